@@ -1,0 +1,196 @@
+/*
+ * wgtensor: tensor math on any GPU through WebGPU, with a CPU backend beside it.
+ *
+ * The whole public C API lives in this header. Conventions:
+ *   - Functions returning a tensor return NULL on failure; functions returning wgt_status
+ *     return a status. Either way wgt_last_error() holds a message naming the bad values.
+ *   - Ops given a NULL tensor return NULL without replacing the first error, so a chain of
+ *     calls fails once, with the message of the call that went wrong.
+ *   - Nothing aborts the caller's process; device loss and driver errors become statuses.
+ *   - Tensors are reference counted: every tensor a function returns is owned by the caller
+ *     and released with wgt_release().
+ */
+#ifndef WGTENSOR_H
+#define WGTENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WGT_MAX_DIMS 8
+
+typedef enum wgt_status {
+    WGT_OK = 0,
+    WGT_ERR_INVALID_ARGUMENT = 1, /* NULL pointer, unknown enum value, bad option */
+    WGT_ERR_SHAPE = 2,            /* rank, dimension, axis or broadcast mismatch */
+    WGT_ERR_DTYPE = 3,            /* data type not accepted or operands disagree */
+    WGT_ERR_USAGE = 4,            /* read of a non-readable tensor, write of a non-writable one, wrong byte count */
+    WGT_ERR_DESTROYED = 5,        /* the tensor's storage was destroyed */
+    WGT_ERR_CONTEXT_MISMATCH = 6, /* tensors of two contexts in one call */
+    WGT_ERR_OUT_OF_MEMORY = 7,    /* host or device allocation failed */
+    WGT_ERR_LIMIT = 8,            /* beyond what the device allows (binding size, element count) */
+    WGT_ERR_UNAVAILABLE = 9,      /* backend or library could not be loaded or started */
+    WGT_ERR_DEVICE_LOST = 10,     /* the GPU device was lost; create a new context */
+    WGT_ERR_TIMEOUT = 11,         /* a wait on the device passed its deadline */
+    WGT_ERR_BACKEND = 12,         /* the driver or shader compiler reported an error */
+    WGT_ERR_INTERNAL = 13         /* a bug in wgtensor: please report it */
+} wgt_status;
+
+typedef enum wgt_dtype {
+    WGT_F32 = 1,
+    WGT_F16 = 2,
+    WGT_I32 = 3,
+    WGT_U32 = 4
+} wgt_dtype;
+
+typedef enum wgt_backend_kind {
+    WGT_BACKEND_AUTO = 0,   /* WebGPU when a real adapter works, else CPU with a one-line notice */
+    WGT_BACKEND_WEBGPU = 1, /* WebGPU or an error */
+    WGT_BACKEND_CPU = 2
+} wgt_backend_kind;
+
+/* Usage flags, after WebNN's MLTensor. */
+enum {
+    WGT_USAGE_READABLE = 1u << 0,   /* wgt_tensor_read and wgt_tensor_data are allowed */
+    WGT_USAGE_WRITABLE = 1u << 1,   /* wgt_tensor_write and wgt_tensor_data_mut are allowed */
+    WGT_USAGE_EXPORTABLE = 1u << 2, /* wgt_tensor_export_buffer hands out the WGPUBuffer */
+    WGT_USAGE_DEFAULT = WGT_USAGE_READABLE | WGT_USAGE_WRITABLE
+};
+
+typedef struct wgt_context wgt_context;
+typedef struct wgt_tensor wgt_tensor;
+
+typedef struct wgt_context_options {
+    wgt_backend_kind backend; /* default AUTO; env WGT_BACKEND=auto|webgpu|cpu overrides AUTO */
+    const char *adapter;      /* adapter index ("1") or name substring; NULL: env WGT_ADAPTER, else high-performance */
+    const char *library_path; /* webgpu.h library; NULL: env WGT_WEBGPU_LIBRARY, installed Dawn, system names */
+    uint32_t wait_timeout_ms; /* bound on every wait for the device; 0: env WGT_TIMEOUT_MS, else 60000 */
+    int quiet;                /* nonzero: no notice on stderr when AUTO falls back to CPU */
+} wgt_context_options;
+
+/* ---- errors ------------------------------------------------------------------------- */
+
+/* Message of the last failure on this thread ("" when none). Valid until the next call. */
+const char *wgt_last_error(void);
+/* Status of the last failure on this thread (WGT_OK when none). */
+wgt_status wgt_last_status(void);
+void wgt_clear_error(void);
+const char *wgt_status_name(wgt_status status);
+
+/* ---- data types --------------------------------------------------------------------- */
+
+size_t wgt_dtype_size(wgt_dtype dtype); /* bytes per element; 0 for an unknown type */
+const char *wgt_dtype_name(wgt_dtype dtype);
+float wgt_f16_to_f32(uint16_t h);
+uint16_t wgt_f32_to_f16(float f); /* round to nearest even; overflow gives infinity */
+
+/* ---- contexts ----------------------------------------------------------------------- */
+
+/* options may be NULL for the defaults. */
+wgt_context *wgt_context_create(const wgt_context_options *options);
+void wgt_context_release(wgt_context *ctx);
+wgt_backend_kind wgt_context_backend(const wgt_context *ctx);
+/* "cpu" or the adapter's name, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)". */
+const char *wgt_context_device_name(const wgt_context *ctx);
+/* WGT_OK while usable; WGT_ERR_DEVICE_LOST after the device was lost (message set). */
+wgt_status wgt_context_status(wgt_context *ctx);
+/* Waits until all submitted work has finished. */
+wgt_status wgt_context_sync(wgt_context *ctx);
+/* Multi-line description of the backend, adapter, limits and features. Caller frees(). */
+char *wgt_context_describe(wgt_context *ctx);
+/* Test hook: makes the device lost as a driver would (no-op status on CPU). */
+wgt_status wgt_context_simulate_device_loss(wgt_context *ctx);
+
+/* Every adapter the webgpu.h library offers, one per line with index, name, vendor,
+ * backend and type; Null adapters are listed and marked as not usable. Caller frees(). */
+char *wgt_list_adapters(const char *library_path);
+
+/* ---- tensors: creation -------------------------------------------------------------- */
+
+/* Zero-filled tensor with the given usage flags. */
+wgt_tensor *wgt_tensor_create(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape,
+                              unsigned usage);
+/* Copies nbytes (which must equal numel * dtype size) of row-major data. */
+wgt_tensor *wgt_tensor_from_data(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape,
+                                 const void *data, size_t nbytes, unsigned usage);
+wgt_tensor *wgt_zeros(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape);
+wgt_tensor *wgt_ones(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape);
+wgt_tensor *wgt_full(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double value);
+/* 1-D tensor of ceil((stop - start) / step) values start, start + step, ... */
+wgt_tensor *wgt_arange(wgt_context *ctx, wgt_dtype dtype, double start, double stop, double step);
+/* Seeded random values; the same seed gives the same values on every backend. Integer
+ * types get floor() of the drawn value. */
+wgt_tensor *wgt_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape,
+                             double low, double high, uint64_t seed);
+wgt_tensor *wgt_rand_normal(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape,
+                            double mean, double stddev, uint64_t seed);
+
+/* ---- tensors: lifetime -------------------------------------------------------------- */
+
+wgt_tensor *wgt_retain(wgt_tensor *t);
+void wgt_release(wgt_tensor *t);
+/* Frees the storage now (every view of it sees WGT_ERR_DESTROYED); the handle stays valid
+ * until released. */
+wgt_status wgt_tensor_destroy(wgt_tensor *t);
+
+/* ---- tensors: properties ------------------------------------------------------------ */
+
+wgt_dtype wgt_tensor_dtype(const wgt_tensor *t);
+int wgt_tensor_ndim(const wgt_tensor *t);
+const int64_t *wgt_tensor_shape(const wgt_tensor *t);
+const int64_t *wgt_tensor_strides(const wgt_tensor *t); /* in elements; 0 for broadcast dims */
+int64_t wgt_tensor_offset(const wgt_tensor *t);         /* in elements, into the storage */
+int64_t wgt_tensor_numel(const wgt_tensor *t);
+size_t wgt_tensor_nbytes(const wgt_tensor *t); /* numel * dtype size */
+unsigned wgt_tensor_usage(const wgt_tensor *t);
+int wgt_tensor_is_contiguous(const wgt_tensor *t);
+wgt_context *wgt_tensor_context(const wgt_tensor *t);
+
+/* ---- tensors: data ------------------------------------------------------------------ */
+
+/* Copies the tensor's elements, row-major, into dst; nbytes must equal wgt_tensor_nbytes. */
+wgt_status wgt_tensor_read(wgt_tensor *t, void *dst, size_t nbytes);
+/* Overwrites the tensor's elements from row-major src; nbytes must equal wgt_tensor_nbytes.
+ * Writing through a view writes the viewed elements of the shared storage; a broadcast view
+ * (stride 0 on a dimension longer than 1) cannot be written. */
+wgt_status wgt_tensor_write(wgt_tensor *t, const void *src, size_t nbytes);
+/* Host pointer to the tensor's first element, synced from the device; index it with the
+ * strides. Valid until the next call on the tensor's context. NULL on error. */
+const void *wgt_tensor_data(wgt_tensor *t);
+/* As wgt_tensor_data, and the caller may write: the device copy is refreshed on next use. */
+void *wgt_tensor_data_mut(wgt_tensor *t);
+/* The WGPUBuffer holding the storage (synced to the device), for the caller's own WebGPU
+ * work; *offset_bytes receives the first element's byte offset. Needs the EXPORTABLE usage
+ * and the WebGPU backend. The buffer stays owned by the tensor. */
+void *wgt_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes);
+
+/* ---- views (share storage) ---------------------------------------------------------- */
+
+/* General strided view; every addressed element must lie inside the storage. */
+wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
+                           int64_t offset);
+wgt_tensor *wgt_transpose(wgt_tensor *t, int axis0, int axis1); /* negative axes count from the end */
+/* Elements start, start + step, ... before stop along axis; step may be negative. */
+wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step);
+wgt_tensor *wgt_broadcast_to(wgt_tensor *t, int ndim, const int64_t *shape);
+/* A view when the layout allows, else a contiguous copy; one dimension may be -1. */
+wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape);
+/* A new tensor with the same elements in row-major storage. */
+wgt_tensor *wgt_contiguous(wgt_tensor *t);
+
+/* ---- elementwise ops (NumPy broadcasting; any views) -------------------------------- */
+/* Integer arithmetic wraps around (two's complement); integer division truncates toward
+ * zero, and a division by zero gives 0. f16 is computed in f32 and rounded once. */
+
+wgt_tensor *wgt_add(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_sub(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_mul(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_div(wgt_tensor *a, wgt_tensor *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

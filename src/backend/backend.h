@@ -1,0 +1,75 @@
+/*
+ * The one interface every backend implements: a table of functions the core calls. The
+ * core owns tensors, shapes and the residency of each storage; a backend owns device
+ * memory (wgt_buffer) and runs kernels over operands the core has already validated and
+ * made resident. Backends never call back into the core, and the core never names a
+ * WebGPU type.
+ */
+#ifndef WGT_BACKEND_H
+#define WGT_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wgtensor.h"
+
+typedef struct wgt_buffer wgt_buffer; /* device memory, defined by each device backend */
+
+/* A strided view of one storage, as a kernel sees it. Shapes and strides are in elements;
+ * strides may be 0 (broadcast) or negative. */
+typedef struct wgt_operand {
+    wgt_dtype dtype;
+    int ndim;
+    int64_t shape[WGT_MAX_DIMS];
+    int64_t strides[WGT_MAX_DIMS];
+    int64_t offset;
+    void *host;         /* host-resident backends: the storage's memory */
+    wgt_buffer *buffer; /* device backends: the storage's buffer */
+} wgt_operand;
+
+typedef enum wgt_binary_op {
+    WGT_BINARY_ADD,
+    WGT_BINARY_SUB,
+    WGT_BINARY_MUL,
+    WGT_BINARY_DIV,
+    WGT_BINARY_COUNT
+} wgt_binary_op;
+
+typedef struct wgt_backend wgt_backend;
+struct wgt_backend {
+    const char *name;
+    wgt_backend_kind kind;
+    /* 1: storages live in host memory and kernels use operand.host; the buffer functions
+     * below are then NULL. 0: kernels use operand.buffer. */
+    int host_resident;
+
+    void (*destroy)(wgt_backend *be);
+    /* WGT_OK, or the error that makes the backend unusable (device loss), with a message. */
+    wgt_status (*status)(wgt_backend *be);
+    const char *(*device_name)(wgt_backend *be);
+    char *(*describe)(wgt_backend *be); /* malloc'd text for `wgtensor info` */
+    wgt_status (*sync)(wgt_backend *be);
+    wgt_status (*simulate_loss)(wgt_backend *be);
+    /* Largest storage the backend can hold, and the largest element count a kernel takes. */
+    uint64_t max_buffer_bytes;
+    uint64_t max_kernel_elements;
+
+    wgt_status (*buffer_create)(wgt_backend *be, size_t nbytes, wgt_buffer **out);
+    void (*buffer_destroy)(wgt_backend *be, wgt_buffer *buf);
+    wgt_status (*buffer_write)(wgt_backend *be, wgt_buffer *buf, size_t offset, const void *src, size_t n);
+    wgt_status (*buffer_read)(wgt_backend *be, wgt_buffer *buf, size_t offset, void *dst, size_t n);
+    void *(*buffer_export)(wgt_backend *be, wgt_buffer *buf);
+
+    /* dst (contiguous, same shape) = src (any view). dtypes are equal. */
+    wgt_status (*copy)(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);
+    /* out (contiguous) = a op b, with a and b already broadcast to out's shape. */
+    wgt_status (*binary)(wgt_backend *be, wgt_binary_op op, const wgt_operand *out,
+                         const wgt_operand *a, const wgt_operand *b);
+};
+
+wgt_backend *wgt_cpu_backend_create(void);
+/* NULL on failure, with the reason in wgt_last_error(). */
+wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options);
+char *wgt_webgpu_list_adapters(const char *library_path);
+
+#endif

@@ -1,0 +1,398 @@
+/*
+ * The WebGPU backend's device: adapter choice, device creation with the adapter's own
+ * limits and the features we use, and the two callbacks through which the driver reports
+ * trouble. Device loss and uncaptured errors become the backend's status, never an abort;
+ * every wait is bounded by the context's timeout.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "webgpu_internal.h"
+
+/* ---- callbacks from the driver (may run on Dawn's threads) ---- */
+
+static void copy_message(char *dst, size_t size, WGPUStringView v) {
+    size_t n = 0;
+    if (v.data) n = v.length == WGPU_STRLEN ? strlen(v.data) : v.length;
+    if (n >= size) n = size - 1;
+    if (n) memcpy(dst, v.data, n);
+    dst[n] = '\0';
+    while (n > 0 && (dst[n - 1] == '\n' || dst[n - 1] == ' ')) dst[--n] = '\0';
+}
+
+static void on_device_lost(const WGPUDevice *device, uint32_t reason, WGPUStringView message, void *u1, void *u2) {
+    (void)device;
+    (void)u2;
+    wgt_webgpu *w = u1;
+    if (atomic_load(&w->shutting_down) || reason == WGPU_DEVICE_LOST_CALLBACK_CANCELLED) return;
+    pthread_mutex_lock(&w->message_lock);
+    copy_message(w->lost_message, sizeof w->lost_message, message);
+    pthread_mutex_unlock(&w->message_lock);
+    atomic_store(&w->lost, 1);
+}
+
+static void on_uncaptured_error(const WGPUDevice *device, uint32_t type, WGPUStringView message, void *u1, void *u2) {
+    (void)device;
+    (void)u2;
+    (void)type;
+    wgt_webgpu *w = u1;
+    pthread_mutex_lock(&w->message_lock);
+    if (!w->has_uncaptured) copy_message(w->uncaptured, sizeof w->uncaptured, message);
+    w->has_uncaptured = 1;
+    pthread_mutex_unlock(&w->message_lock);
+}
+
+wgt_status wgt_wgpu_status(wgt_webgpu *w) {
+    if (atomic_load(&w->lost)) {
+        pthread_mutex_lock(&w->message_lock);
+        wgt_error(WGT_ERR_DEVICE_LOST, "the WebGPU device (%s) was lost: %s; create a new context", w->adapter.name,
+                  w->lost_message[0] ? w->lost_message : "no reason given");
+        pthread_mutex_unlock(&w->message_lock);
+        return WGT_ERR_DEVICE_LOST;
+    }
+    wgt_status st = WGT_OK;
+    pthread_mutex_lock(&w->message_lock);
+    if (w->has_uncaptured) { /* reported once, to the next call, then cleared */
+        st = wgt_error(WGT_ERR_BACKEND, "the WebGPU device reported an error: %s", w->uncaptured);
+        w->has_uncaptured = 0;
+    }
+    pthread_mutex_unlock(&w->message_lock);
+    return st;
+}
+
+/* ---- waits ---- */
+
+typedef struct {
+    int done;
+    uint32_t status, type;
+    char message[512];
+} scope_result;
+
+wgt_status wgt_wgpu_wait(wgt_webgpu *w, WGPUFuture f, const char *what) {
+    WGPUFutureWaitInfo info = {f, 0};
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        uint64_t elapsed;
+        uint32_t s = w->p->wgpuInstanceWaitAny(w->instance, 1, &info, w->timed_wait ? 50000000ull : 0);
+        if (info.completed) return WGT_OK;
+        if (s != WGPU_WAIT_STATUS_SUCCESS && s != WGPU_WAIT_STATUS_TIMED_OUT)
+            return wgt_error(WGT_ERR_BACKEND, "waiting for %s failed (wait status %u)", what, s);
+        if (atomic_load(&w->lost)) return wgt_wgpu_status(w);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        elapsed = (uint64_t)(now.tv_sec - start.tv_sec) * 1000000000ull + (uint64_t)(now.tv_nsec - start.tv_nsec);
+        if (elapsed > w->timeout_ns)
+            return wgt_error(WGT_ERR_TIMEOUT, "waiting for %s took longer than %llu ms: the device may be hung", what,
+                             (unsigned long long)(w->timeout_ns / 1000000));
+        if (!w->timed_wait) nanosleep(&(struct timespec){0, 20000}, NULL);
+    }
+}
+
+static void on_scope(uint32_t status, uint32_t type, WGPUStringView message, void *u1, void *u2) {
+    (void)u2;
+    scope_result *r = u1;
+    r->status = status;
+    r->type = type;
+    copy_message(r->message, sizeof r->message, message);
+    r->done = 1;
+}
+
+void wgt_wgpu_push_scope(wgt_webgpu *w) {
+    w->p->wgpuDevicePushErrorScope(w->device, WGPU_ERROR_FILTER_OUT_OF_MEMORY);
+    w->p->wgpuDevicePushErrorScope(w->device, WGPU_ERROR_FILTER_VALIDATION);
+}
+
+wgt_status wgt_wgpu_pop_scope(wgt_webgpu *w, const char *what) {
+    scope_result r[2];
+    wgt_status st = WGT_OK;
+    memset(r, 0, sizeof r);
+    for (int i = 0; i < 2; i++) { /* validation first (pushed last), then out-of-memory */
+        WGPUCallbackInfo cb = {0};
+        cb.mode = WGPU_CALLBACK_MODE_WAIT_ANY_ONLY;
+        cb.callback = (void (*)(void))on_scope;
+        cb.userdata1 = &r[i];
+        wgt_status ws = wgt_wgpu_wait(w, w->p->wgpuDevicePopErrorScope(w->device, cb), what);
+        if (ws != WGT_OK && st == WGT_OK) st = ws;
+    }
+    if (st != WGT_OK) return st;
+    for (int i = 0; i < 2; i++) {
+        if (r[i].type == WGPU_ERROR_OUT_OF_MEMORY)
+            return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: the device is out of memory: %s", what, r[i].message);
+        if (r[i].type != WGPU_ERROR_NONE && r[i].type != 0)
+            return wgt_error(WGT_ERR_BACKEND, "%s failed: %s", what, r[i].message);
+    }
+    return WGT_OK;
+}
+
+/* ---- adapter choice and device creation ---- */
+
+static int contains_nocase(const char *hay, const char *needle) {
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (!strncasecmp(hay, needle, n)) return 1;
+    return 0;
+}
+
+/* Picks by index or name substring, or the first real adapter. Returns -1 with an error. */
+static int choose_adapter(const wgt_adapter_desc *ad, int n, const char *want) {
+    if (want && *want) {
+        char *end;
+        long idx = strtol(want, &end, 10);
+        int numeric = *end == '\0' && isdigit((unsigned char)want[0]);
+        for (int i = 0; i < n; i++) {
+            if (numeric ? i == idx : contains_nocase(ad[i].name, want) || contains_nocase(ad[i].description, want)) {
+                if (ad[i].backend_type == WGPU_BACKEND_NULL) {
+                    wgt_error(WGT_ERR_UNAVAILABLE, "adapter '%s' is Dawn's Null adapter, which computes nothing", want);
+                    return -1;
+                }
+                return i;
+            }
+        }
+        char names[1024] = "";
+        for (int i = 0; i < n; i++) {
+            size_t used = strlen(names);
+            snprintf(names + used, sizeof names - used, "%s[%d] %s", i ? ", " : "", i, ad[i].name);
+        }
+        wgt_error(WGT_ERR_UNAVAILABLE, "no adapter matches '%s' (have: %s)", want, n ? names : "none");
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (ad[i].backend_type != WGPU_BACKEND_NULL) return i;
+    wgt_error(WGT_ERR_UNAVAILABLE, "%s",
+              n ? "only Dawn's Null adapter is available: no working GPU driver (on Linux, install a Vulkan driver; "
+                  "for lavapipe, mesa-vulkan-drivers from bookworm-backports)"
+                : "the webgpu library found no adapter");
+    return -1;
+}
+
+typedef struct {
+    int done;
+    WGPUDevice device;
+    char message[512];
+} device_request;
+
+static void on_device(uint32_t status, WGPUDevice device, WGPUStringView message, void *u1, void *u2) {
+    (void)u2;
+    device_request *r = u1;
+    r->device = status == WGPU_REQUEST_STATUS_SUCCESS ? device : NULL;
+    copy_message(r->message, sizeof r->message, message);
+    r->done = 1;
+}
+
+static wgt_status create_device(wgt_webgpu *w) {
+    const wgpu_procs *p = w->p;
+    WGPULimitsRoom adapter_limits;
+    memset(&adapter_limits, 0, sizeof adapter_limits);
+    if (p->wgpuAdapterGetLimits(w->adapter.adapter, &adapter_limits.limits) != WGPU_STATUS_SUCCESS)
+        return wgt_error(WGT_ERR_UNAVAILABLE, "adapter %s: cannot read its limits", w->adapter.name);
+    adapter_limits.limits.nextInChain = NULL;
+
+    static const uint32_t wanted[] = {WGPU_FEATURE_SHADER_F16, WGPU_FEATURE_SUBGROUPS, WGPU_FEATURE_TIMESTAMP_QUERY};
+    uint32_t required[4];
+    size_t nreq = 0;
+    for (size_t i = 0; i < sizeof wanted / sizeof *wanted; i++)
+        if (p->wgpuAdapterHasFeature(w->adapter.adapter, wanted[i])) required[nreq++] = wanted[i];
+
+    WGPUDeviceDescriptor desc = {0};
+    desc.label = wgpu_str("wgtensor");
+    desc.requiredFeatureCount = nreq;
+    desc.requiredFeatures = required;
+    desc.requiredLimits = &adapter_limits.limits; /* not the 128 MiB defaults */
+    desc.deviceLostCallbackInfo.mode = WGPU_CALLBACK_MODE_ALLOW_SPONTANEOUS;
+    desc.deviceLostCallbackInfo.callback = (void (*)(void))on_device_lost;
+    desc.deviceLostCallbackInfo.userdata1 = w;
+    desc.uncapturedErrorCallbackInfo.callback = on_uncaptured_error;
+    desc.uncapturedErrorCallbackInfo.userdata1 = w;
+
+    device_request r = {0};
+    WGPUCallbackInfo cb = {0};
+    cb.mode = WGPU_CALLBACK_MODE_WAIT_ANY_ONLY;
+    cb.callback = (void (*)(void))on_device;
+    cb.userdata1 = &r;
+    wgt_status st = wgt_wgpu_wait(w, p->wgpuAdapterRequestDevice(w->adapter.adapter, &desc, cb), "the device");
+    if (st != WGT_OK) return st;
+    if (!r.device)
+        return wgt_error(WGT_ERR_UNAVAILABLE, "adapter %s refused to create a device: %s", w->adapter.name, r.message);
+    w->device = r.device;
+    w->queue = p->wgpuDeviceGetQueue(w->device);
+    memset(&w->limits, 0, sizeof w->limits);
+    if (p->wgpuDeviceGetLimits(w->device, &w->limits.limits) != WGPU_STATUS_SUCCESS) w->limits = adapter_limits;
+    w->has_f16 = p->wgpuDeviceHasFeature(w->device, WGPU_FEATURE_SHADER_F16) != 0;
+    w->has_subgroups = p->wgpuDeviceHasFeature(w->device, WGPU_FEATURE_SUBGROUPS) != 0;
+    w->has_timestamp = p->wgpuDeviceHasFeature(w->device, WGPU_FEATURE_TIMESTAMP_QUERY) != 0;
+    w->has_subgroup_matrix = p->wgpuAdapterHasFeature(w->adapter.adapter, WGPU_FEATURE_SUBGROUP_MATRIX) != 0;
+    WGPUSupportedFeatures f = {0};
+    p->wgpuAdapterGetFeatures(w->adapter.adapter, &f);
+    w->feature_count = f.featureCount < 64 ? f.featureCount : 64;
+    for (size_t i = 0; i < w->feature_count; i++) w->features[i] = f.features[i];
+    p->wgpuSupportedFeaturesFreeMembers(f);
+    return WGT_OK;
+}
+
+/* ---- the backend table ---- */
+
+static void webgpu_destroy(wgt_backend *be) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    const wgpu_procs *p = w->p;
+    if (w->device && !atomic_load(&w->lost)) wgt_wgpu_submit(w);
+    atomic_store(&w->shutting_down, 1);
+    wgt_wgpu_encoder_shutdown(w);
+    wgt_wgpu_buffers_shutdown(w);
+    if (w->queue) p->wgpuQueueRelease(w->queue);
+    if (w->device) {
+        p->wgpuDeviceDestroy(w->device);
+        p->wgpuDeviceRelease(w->device);
+    }
+    if (w->adapter.adapter) p->wgpuAdapterRelease(w->adapter.adapter);
+    if (w->instance) {
+        p->wgpuInstanceProcessEvents(w->instance); /* lets Dawn run the cancelled callbacks now */
+        p->wgpuInstanceRelease(w->instance);
+    }
+    pthread_mutex_destroy(&w->message_lock);
+    free(w);
+}
+
+static wgt_status webgpu_status(wgt_backend *be) { return wgt_wgpu_status((wgt_webgpu *)be); }
+static const char *webgpu_device_name(wgt_backend *be) { return ((wgt_webgpu *)be)->adapter.name; }
+
+/* The wait on the future is the point; the callback has nothing to record. */
+static void on_work_done(uint32_t status, void *u1, void *u2) {
+    (void)status;
+    (void)u1;
+    (void)u2;
+}
+
+static wgt_status webgpu_sync(wgt_backend *be) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    wgt_status st = wgt_wgpu_submit(w);
+    if (st != WGT_OK) return st;
+    WGPUCallbackInfo cb = {0};
+    cb.mode = WGPU_CALLBACK_MODE_WAIT_ANY_ONLY;
+    cb.callback = (void (*)(void))on_work_done;
+    st = wgt_wgpu_wait(w, w->p->wgpuQueueOnSubmittedWorkDone(w->queue, cb), "submitted work");
+    return st != WGT_OK ? st : wgt_wgpu_status(w);
+}
+
+static wgt_status webgpu_simulate_loss(wgt_backend *be) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    w->p->wgpuDeviceForceLoss(w->device, WGPU_DEVICE_LOST_UNKNOWN, wgpu_str("device loss simulated by the caller"));
+    w->p->wgpuInstanceProcessEvents(w->instance);
+    return WGT_OK;
+}
+
+static const char *feature_name(uint32_t f) {
+    switch (f) {
+    case WGPU_FEATURE_TIMESTAMP_QUERY: return "timestamp-query";
+    case WGPU_FEATURE_SHADER_F16: return "shader-f16";
+    case WGPU_FEATURE_SUBGROUPS: return "subgroups";
+    case WGPU_FEATURE_SUBGROUP_MATRIX: return "chromium-experimental-subgroup-matrix";
+    }
+    return NULL;
+}
+
+static char *webgpu_describe(wgt_backend *be) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    const WGPULimits *l = &w->limits.limits;
+    size_t cap = 8192, used = 0;
+    char *s = malloc(cap);
+    if (!s) return NULL;
+#define ADD(...) used += (size_t)snprintf(s + used, used < cap ? cap - used : 0, __VA_ARGS__)
+    ADD("backend: webgpu\nlibrary: %s\n", w->library_path);
+    ADD("adapter: %s\nvendor: %s (0x%04x), device id 0x%04x\narchitecture: %s\ndescription: %s\n", w->adapter.name,
+        w->adapter.vendor, w->adapter.vendor_id, w->adapter.device_id, w->adapter.architecture, w->adapter.description);
+    ADD("adapter backend: %s\nadapter type: %s\nsubgroup size: %u..%u\n", wgt_wgpu_backend_name(w->adapter.backend_type),
+        wgt_wgpu_adapter_type_name(w->adapter.adapter_type), w->adapter.subgroup_min, w->adapter.subgroup_max);
+    ADD("timed waits: %s\n", w->timed_wait ? "yes" : "no (polling)");
+    ADD("limits:\n");
+    ADD("  maxBufferSize: %llu\n", (unsigned long long)l->maxBufferSize);
+    ADD("  maxStorageBufferBindingSize: %llu\n", (unsigned long long)l->maxStorageBufferBindingSize);
+    ADD("  maxUniformBufferBindingSize: %llu\n", (unsigned long long)l->maxUniformBufferBindingSize);
+    ADD("  maxStorageBuffersPerShaderStage: %u\n", l->maxStorageBuffersPerShaderStage);
+    ADD("  maxBindGroups: %u\n", l->maxBindGroups);
+    ADD("  maxBindingsPerBindGroup: %u\n", l->maxBindingsPerBindGroup);
+    ADD("  maxDynamicUniformBuffersPerPipelineLayout: %u\n", l->maxDynamicUniformBuffersPerPipelineLayout);
+    ADD("  minUniformBufferOffsetAlignment: %u\n", l->minUniformBufferOffsetAlignment);
+    ADD("  minStorageBufferOffsetAlignment: %u\n", l->minStorageBufferOffsetAlignment);
+    ADD("  maxComputeWorkgroupStorageSize: %u\n", l->maxComputeWorkgroupStorageSize);
+    ADD("  maxComputeInvocationsPerWorkgroup: %u\n", l->maxComputeInvocationsPerWorkgroup);
+    ADD("  maxComputeWorkgroupSize: %u x %u x %u\n", l->maxComputeWorkgroupSizeX, l->maxComputeWorkgroupSizeY,
+        l->maxComputeWorkgroupSizeZ);
+    ADD("  maxComputeWorkgroupsPerDimension: %u\n", l->maxComputeWorkgroupsPerDimension);
+    ADD("features used: shader-f16 %s, subgroups %s, timestamp-query %s, subgroup-matrix %s\n",
+        w->has_f16 ? "yes" : "no", w->has_subgroups ? "yes" : "no", w->has_timestamp ? "yes" : "no",
+        w->has_subgroup_matrix ? "offered" : "no");
+    ADD("all adapter features:");
+    for (size_t i = 0; i < w->feature_count; i++) {
+        const char *n = feature_name(w->features[i]);
+        if (n) ADD(" %s", n);
+        else ADD(" 0x%x", w->features[i]);
+    }
+    ADD("\n");
+#undef ADD
+    return s;
+}
+
+wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
+    wgt_webgpu *w = calloc(1, sizeof *w);
+    if (!w) {
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the WebGPU backend");
+        return NULL;
+    }
+    pthread_mutex_init(&w->message_lock, NULL);
+    w->timeout_ns = (uint64_t)options->wait_timeout_ms * 1000000ull;
+    w->p = wgt_wgpu_load(options->library_path, w->library_path, sizeof w->library_path);
+    if (!w->p) goto fail;
+    w->instance = wgt_wgpu_create_instance(w->p, &w->timed_wait);
+    if (!w->instance) {
+        wgt_error(WGT_ERR_UNAVAILABLE, "%s: wgpuCreateInstance failed", w->library_path);
+        goto fail;
+    }
+    wgt_adapter_desc ad[WGT_MAX_ADAPTERS];
+    int n = wgt_wgpu_enumerate_adapters(w->p, w->instance, w->timed_wait, ad, WGT_MAX_ADAPTERS);
+    const char *want = options->adapter ? options->adapter : getenv("WGT_ADAPTER");
+    int chosen = choose_adapter(ad, n, want);
+    for (int i = 0; i < n; i++)
+        if (i != chosen) w->p->wgpuAdapterRelease(ad[i].adapter);
+    if (chosen < 0) goto fail;
+    w->adapter = ad[chosen];
+    if (create_device(w) != WGT_OK || wgt_wgpu_encoder_init(w) != WGT_OK) goto fail;
+
+    wgt_backend *be = &w->base;
+    be->name = "webgpu";
+    be->kind = WGT_BACKEND_WEBGPU;
+    be->destroy = webgpu_destroy;
+    be->status = webgpu_status;
+    be->device_name = webgpu_device_name;
+    be->describe = webgpu_describe;
+    be->sync = webgpu_sync;
+    be->simulate_loss = webgpu_simulate_loss;
+    const WGPULimits *l = &w->limits.limits;
+    /* A tensor is bound whole, so it must fit one storage binding as well as one buffer. */
+    be->max_buffer_bytes = l->maxStorageBufferBindingSize < l->maxBufferSize ? l->maxStorageBufferBindingSize
+                                                                           : l->maxBufferSize;
+    be->max_kernel_elements = 0x7fffffffull; /* kernels index with 32-bit integers */
+    be->buffer_create = wgt_wgpu_buffer_create;
+    be->buffer_destroy = wgt_wgpu_buffer_destroy;
+    be->buffer_write = wgt_wgpu_buffer_write;
+    be->buffer_read = wgt_wgpu_buffer_read;
+    be->buffer_export = wgt_wgpu_buffer_export;
+    be->copy = wgt_wgpu_copy;
+    be->binary = wgt_wgpu_binary;
+    return be;
+fail:
+    if (w->p) {
+        wgt_status keep = wgt_last_status();
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", wgt_last_error());
+        webgpu_destroy(&w->base);
+        wgt_error(keep, "%s", msg);
+    } else {
+        pthread_mutex_destroy(&w->message_lock);
+        free(w);
+    }
+    return NULL;
+}

@@ -1,0 +1,134 @@
+/*
+ * State shared by the WebGPU backend's files: the loaded library, the instance, adapter
+ * and device, the command batch being recorded, and the caches.
+ */
+#ifndef WGT_WEBGPU_INTERNAL_H
+#define WGT_WEBGPU_INTERNAL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "backend/backend.h"
+#include "core/error.h"
+#include "webgpu_api.h"
+
+struct wgt_buffer {
+    WGPUBuffer handle;
+    uint64_t size;
+};
+
+/* A compiled kernel: one pipeline and the bind-group layout it was made with. */
+typedef struct wgt_pipeline {
+    char key[128];
+    WGPUComputePipeline pipeline;
+    int storage_count; /* storage bindings 0..n-1 (the last read_write), then the uniform */
+    struct wgt_pipeline *next;
+} wgt_pipeline;
+
+typedef struct wgt_adapter_desc {
+    WGPUAdapter adapter;
+    char name[256], vendor[128], architecture[128], description[256];
+    uint32_t backend_type, adapter_type, vendor_id, device_id, subgroup_min, subgroup_max;
+} wgt_adapter_desc;
+
+#define WGT_MAX_ADAPTERS 16
+#define WGT_MAX_STORAGE_BINDINGS 4
+
+typedef struct wgt_webgpu {
+    wgt_backend base; /* first, so a wgt_backend* is a wgt_webgpu* */
+    const wgpu_procs *p;
+    char library_path[PATH_MAX];
+    WGPUInstance instance;
+    int timed_wait; /* the instance accepts WaitAny with a timeout */
+    uint64_t timeout_ns;
+
+    wgt_adapter_desc adapter;
+    WGPUDevice device;
+    WGPUQueue queue;
+    WGPULimitsRoom limits;
+    uint32_t features[64];
+    size_t feature_count;
+    int has_f16, has_subgroups, has_timestamp, has_subgroup_matrix;
+
+    /* Written by callbacks that may run on Dawn's threads. */
+    atomic_int lost;
+    atomic_int shutting_down;
+    pthread_mutex_t message_lock;
+    char lost_message[512];
+    char uncaptured[512];
+    int has_uncaptured;
+
+    /* The batch being recorded: one encoder and one compute pass until a submit. */
+    WGPUCommandEncoder encoder;
+    WGPUComputePassEncoder pass;
+    uint32_t batch_commands;
+
+    /* Uniform ring: op parameters are staged here and uploaded with one write per submit. */
+    WGPUBuffer ring;
+    uint8_t *ring_host;
+    uint32_t ring_size, ring_used, ring_align;
+
+    WGPUBindGroupLayout layouts[WGT_MAX_STORAGE_BINDINGS + 1]; /* by storage binding count */
+    WGPUPipelineLayout pipeline_layouts[WGT_MAX_STORAGE_BINDINGS + 1];
+    wgt_pipeline *pipelines;
+
+    WGPUBuffer staging; /* reused for reads back to the host */
+    uint64_t staging_size;
+} wgt_webgpu;
+
+/* loader.c */
+const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, size_t loaded_size);
+
+/* adapters.c */
+WGPUInstance wgt_wgpu_create_instance(const wgpu_procs *p, int *timed_wait);
+/* Fills up to max adapters, best first (the default high-performance request leads). */
+int wgt_wgpu_enumerate_adapters(const wgpu_procs *p, WGPUInstance instance, int timed_wait,
+                                wgt_adapter_desc *out, int max);
+const char *wgt_wgpu_backend_name(uint32_t backend_type);
+const char *wgt_wgpu_adapter_type_name(uint32_t adapter_type);
+
+/* device.c */
+/* Blocks until *done is set by a callback of future f, within the context's timeout. */
+wgt_status wgt_wgpu_wait(wgt_webgpu *w, WGPUFuture f, const char *what);
+/* Error scopes around object creation: push before, pop after; pop reports what happened. */
+void wgt_wgpu_push_scope(wgt_webgpu *w);
+wgt_status wgt_wgpu_pop_scope(wgt_webgpu *w, const char *what);
+wgt_status wgt_wgpu_status(wgt_webgpu *w);
+
+/* buffers.c */
+wgt_status wgt_wgpu_buffer_create(wgt_backend *be, size_t nbytes, wgt_buffer **out);
+void wgt_wgpu_buffer_destroy(wgt_backend *be, wgt_buffer *buf);
+wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset, const void *src, size_t n);
+wgt_status wgt_wgpu_buffer_read(wgt_backend *be, wgt_buffer *buf, size_t offset, void *dst, size_t n);
+void *wgt_wgpu_buffer_export(wgt_backend *be, wgt_buffer *buf);
+void wgt_wgpu_buffers_shutdown(wgt_webgpu *w);
+
+/* encoder.c */
+wgt_status wgt_wgpu_encoder_init(wgt_webgpu *w);
+void wgt_wgpu_encoder_shutdown(wgt_webgpu *w);
+/* Finds or compiles the pipeline for key; wgsl is only built when the key is new. */
+wgt_status wgt_wgpu_pipeline(wgt_webgpu *w, const char *key, int storage_count,
+                             char *(*build_wgsl)(wgt_webgpu *w, const void *arg), const void *arg,
+                             wgt_pipeline **out);
+/* Records one dispatch over `invocations` threads of workgroup_size each; params are
+ * copied into the uniform ring. buffers[storage_count-1] is the one written. */
+wgt_status wgt_wgpu_dispatch(wgt_webgpu *w, wgt_pipeline *pl, wgt_buffer *const *buffers, const void *params,
+                             uint32_t params_size, uint64_t workgroups);
+wgt_status wgt_wgpu_copy_buffer(wgt_webgpu *w, WGPUBuffer src, uint64_t src_off, WGPUBuffer dst, uint64_t dst_off,
+                                uint64_t size);
+wgt_status wgt_wgpu_submit(wgt_webgpu *w);
+
+/* shaders.c */
+/* The embedded source of src/backend/webgpu/wgsl/<name>.wgsl, or NULL. */
+const char *wgt_wgsl_source(const char *name);
+/* Copies template, replacing each {{KEY}} by its value from the NULL-terminated pairs.
+ * Returns malloc'd text or NULL. */
+char *wgt_wgsl_expand(const char *template_text, const char *const *pairs);
+
+/* elementwise.c */
+wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
+                           const wgt_operand *b);
+wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * Contexts: choose and start a backend. AUTO tries WebGPU and falls back to the CPU with a
+ * one-line notice; WEBGPU fails with the reason instead. A context lives until the caller
+ * released it and its last storage is gone, so tensors never point at a freed backend.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tensor.h"
+
+static void context_free(wgt_context *ctx) {
+    if (ctx->backend) ctx->backend->destroy(ctx->backend);
+    free(ctx);
+}
+
+void wgt_context_unref(wgt_context *ctx) {
+    if (--ctx->refs == 0) context_free(ctx);
+}
+
+static int parse_backend(const char *s, wgt_backend_kind *out) {
+    if (!strcasecmp(s, "auto")) *out = WGT_BACKEND_AUTO;
+    else if (!strcasecmp(s, "webgpu")) *out = WGT_BACKEND_WEBGPU;
+    else if (!strcasecmp(s, "cpu")) *out = WGT_BACKEND_CPU;
+    else return 0;
+    return 1;
+}
+
+wgt_context *wgt_context_create(const wgt_context_options *options) {
+    wgt_context_options opt = {0};
+    if (options) opt = *options;
+    if (opt.backend != WGT_BACKEND_AUTO && opt.backend != WGT_BACKEND_WEBGPU && opt.backend != WGT_BACKEND_CPU) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: unknown backend %d", (int)opt.backend);
+        return NULL;
+    }
+    const char *env = getenv("WGT_BACKEND");
+    if (opt.backend == WGT_BACKEND_AUTO && env && *env && !parse_backend(env, &opt.backend)) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: WGT_BACKEND=%s is not auto, webgpu or cpu", env);
+        return NULL;
+    }
+    if (opt.wait_timeout_ms == 0) {
+        const char *t = getenv("WGT_TIMEOUT_MS");
+        long v = t ? strtol(t, NULL, 10) : 0;
+        opt.wait_timeout_ms = v > 0 ? (uint32_t)v : 60000;
+    }
+    wgt_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_context_create: out of host memory");
+        return NULL;
+    }
+    ctx->refs = 1;
+    ctx->wait_timeout_ms = opt.wait_timeout_ms;
+    if (opt.backend != WGT_BACKEND_CPU) {
+        ctx->backend = wgt_webgpu_backend_create(&opt);
+        if (!ctx->backend) {
+            if (opt.backend == WGT_BACKEND_WEBGPU) {
+                free(ctx);
+                return NULL; /* the reason is the error already recorded */
+            }
+            if (!opt.quiet) fprintf(stderr, "wgtensor: WebGPU unavailable (%s); using the CPU backend\n", wgt_last_error());
+            wgt_clear_error();
+        }
+    }
+    if (!ctx->backend) ctx->backend = wgt_cpu_backend_create();
+    if (!ctx->backend) {
+        free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+void wgt_context_release(wgt_context *ctx) {
+    if (!ctx || ctx->released) return;
+    ctx->released = 1;
+    wgt_context_unref(ctx);
+}
+
+wgt_status wgt_check_context(const char *fn, wgt_context *ctx) {
+    if (!ctx) return wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "%s: context is NULL", fn);
+    if (ctx->released) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: context was released", fn);
+    wgt_status st = ctx->backend->status(ctx->backend);
+    if (st != WGT_OK) return st; /* the backend set the message */
+    return WGT_OK;
+}
+
+wgt_backend_kind wgt_context_backend(const wgt_context *ctx) {
+    return ctx ? ctx->backend->kind : WGT_BACKEND_AUTO;
+}
+
+const char *wgt_context_device_name(const wgt_context *ctx) {
+    return ctx ? ctx->backend->device_name(ctx->backend) : "";
+}
+
+wgt_status wgt_context_status(wgt_context *ctx) { return wgt_check_context("wgt_context_status", ctx); }
+
+wgt_status wgt_context_sync(wgt_context *ctx) {
+    wgt_status st = wgt_check_context("wgt_context_sync", ctx);
+    return st != WGT_OK ? st : ctx->backend->sync(ctx->backend);
+}
+
+char *wgt_context_describe(wgt_context *ctx) {
+    if (!ctx) {
+        wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "wgt_context_describe: context is NULL");
+        return NULL;
+    }
+    return ctx->backend->describe(ctx->backend);
+}
+
+wgt_status wgt_context_simulate_device_loss(wgt_context *ctx) {
+    wgt_status st = wgt_check_context("wgt_context_simulate_device_loss", ctx);
+    return st != WGT_OK ? st : ctx->backend->simulate_loss(ctx->backend);
+}
+
+char *wgt_list_adapters(const char *library_path) { return wgt_webgpu_list_adapters(library_path); }

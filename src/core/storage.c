@@ -1,0 +1,87 @@
+/*
+ * Storage residency. A storage keeps a host copy, a device buffer, or both, each with a
+ * valid flag. Data moves only when the other side asks for it: a host read syncs the host
+ * copy from the device, a kernel launch syncs the buffer from the host. On host-resident
+ * backends (CPU) the host copy is the only copy.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensor.h"
+
+void wgt_context_unref(wgt_context *ctx); /* context.c */
+
+wgt_storage *wgt_storage_create(wgt_context *ctx, size_t nbytes) {
+    wgt_storage *s = calloc(1, sizeof *s);
+    if (!s) {
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a storage of %zu bytes", nbytes);
+        return NULL;
+    }
+    s->refs = 1;
+    s->ctx = ctx;
+    s->nbytes = nbytes;
+    s->alloc_bytes = (nbytes + 3) & ~(size_t)3;
+    if (s->alloc_bytes == 0) s->alloc_bytes = 4;
+    ctx->refs++;
+    return s;
+}
+
+static wgt_status ensure_host_memory(wgt_storage *s) {
+    if (s->host) return WGT_OK;
+    s->host = calloc(1, s->alloc_bytes);
+    if (!s->host)
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes", s->alloc_bytes);
+    return WGT_OK;
+}
+
+void wgt_storage_destroy_data(wgt_storage *s) {
+    wgt_backend *be = s->ctx->backend;
+    if (s->buffer) be->buffer_destroy(be, s->buffer);
+    free(s->host);
+    s->buffer = NULL;
+    s->host = NULL;
+    s->host_valid = s->device_valid = 0;
+}
+
+void wgt_storage_release(wgt_storage *s) {
+    if (!s || --s->refs > 0) return;
+    wgt_context *ctx = s->ctx;
+    wgt_storage_destroy_data(s);
+    free(s);
+    wgt_context_unref(ctx);
+}
+
+wgt_status wgt_storage_sync_host(wgt_storage *s) {
+    wgt_status st = ensure_host_memory(s);
+    if (st != WGT_OK) return st;
+    if (s->host_valid) return WGT_OK;
+    wgt_backend *be = s->ctx->backend;
+    if (be->host_resident || !s->device_valid) { /* never written: zeros */
+        s->host_valid = 1;
+        return WGT_OK;
+    }
+    st = be->buffer_read(be, s->buffer, 0, s->host, s->alloc_bytes);
+    if (st == WGT_OK) s->host_valid = 1;
+    return st;
+}
+
+wgt_status wgt_storage_sync_device(wgt_storage *s) {
+    wgt_backend *be = s->ctx->backend;
+    if (be->host_resident) return ensure_host_memory(s);
+    if (s->device_valid) return WGT_OK;
+    wgt_status st;
+    if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, &s->buffer)) != WGT_OK) return st;
+    if (s->host_valid && (st = be->buffer_write(be, s->buffer, 0, s->host, s->alloc_bytes)) != WGT_OK)
+        return st;
+    s->device_valid = 1; /* a new buffer without host data is zeros, as WebGPU guarantees */
+    return WGT_OK;
+}
+
+void wgt_storage_mark_device_written(wgt_storage *s) {
+    if (s->ctx->backend->host_resident) {
+        s->host_valid = 1;
+        return;
+    }
+    s->device_valid = 1;
+    s->host_valid = 0;
+}

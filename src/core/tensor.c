@@ -1,0 +1,194 @@
+/*
+ * Tensor handles: lifetime, validation, properties, and moving data between the caller's
+ * memory and a tensor's storage with the usage checks of WebNN's MLTensor.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensor.h"
+
+static int live(const wgt_tensor *t) { return t && t->magic == WGT_TENSOR_MAGIC && t->refs > 0; }
+
+wgt_status wgt_check_dtype(const char *fn, wgt_dtype dtype) {
+    if (wgt_dtype_size(dtype) == 0)
+        return wgt_error(WGT_ERR_DTYPE, "%s: unknown data type %d", fn, (int)dtype);
+    return WGT_OK;
+}
+
+wgt_status wgt_check_tensor(const char *fn, const char *name, const wgt_tensor *t) {
+    if (!t) return wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, name);
+    if (!live(t))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s is not a live tensor (released or not a tensor)", fn, name);
+    if (t->storage->destroyed)
+        return wgt_error(WGT_ERR_DESTROYED, "%s: %s was destroyed", fn, name);
+    return wgt_check_context(fn, t->storage->ctx);
+}
+
+wgt_status wgt_check_same_context(const char *fn, const wgt_tensor *a, const wgt_tensor *b) {
+    if (a->storage->ctx != b->storage->ctx)
+        return wgt_error(WGT_ERR_CONTEXT_MISMATCH, "%s: the operands belong to two different contexts (%s and %s)",
+                         fn, wgt_context_device_name(a->storage->ctx), wgt_context_device_name(b->storage->ctx));
+    return WGT_OK;
+}
+
+static wgt_tensor *tensor_alloc(wgt_storage *s, wgt_dtype dtype, int ndim, const int64_t *shape,
+                                const int64_t *strides, int64_t offset, unsigned usage) {
+    wgt_tensor *t = calloc(1, sizeof *t);
+    if (!t) {
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a tensor handle");
+        return NULL;
+    }
+    t->magic = WGT_TENSOR_MAGIC;
+    t->refs = 1;
+    t->storage = s;
+    s->refs++;
+    t->dtype = dtype;
+    t->ndim = ndim;
+    for (int i = 0; i < ndim; i++) {
+        t->shape[i] = shape[i];
+        t->strides[i] = strides[i];
+    }
+    t->offset = offset;
+    t->usage = usage;
+    return t;
+}
+
+wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim,
+                           const int64_t *shape, unsigned usage) {
+    int64_t numel;
+    if (wgt_check_context(fn, ctx) != WGT_OK || wgt_check_dtype(fn, dtype) != WGT_OK ||
+        wgt_check_shape(fn, ndim, shape, &numel) != WGT_OK)
+        return NULL;
+    if (usage & ~(unsigned)(WGT_USAGE_READABLE | WGT_USAGE_WRITABLE | WGT_USAGE_EXPORTABLE)) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: unknown usage flags 0x%x", fn, usage);
+        return NULL;
+    }
+    if (usage & WGT_USAGE_EXPORTABLE && ctx->backend->host_resident) {
+        wgt_error(WGT_ERR_USAGE, "%s: the exportable usage needs the WebGPU backend; this context uses %s", fn,
+                  ctx->backend->name);
+        return NULL;
+    }
+    size_t esize = wgt_dtype_size(dtype);
+    uint64_t max = ctx->backend->max_buffer_bytes;
+    if ((uint64_t)numel > (max - 4) / esize) {
+        char s[256];
+        wgt_format_shape(s, sizeof s, ndim, shape);
+        wgt_error(WGT_ERR_LIMIT, "%s: a %s tensor of shape %s needs %llu bytes; the %s device allows %llu per tensor",
+                  fn, wgt_dtype_name(dtype), s, (unsigned long long)numel * esize, ctx->backend->name,
+                  (unsigned long long)max);
+        return NULL;
+    }
+    wgt_storage *s = wgt_storage_create(ctx, (size_t)numel * esize);
+    if (!s) return NULL;
+    int64_t strides[WGT_MAX_DIMS];
+    wgt_contiguous_strides(ndim, shape, strides);
+    wgt_tensor *t = tensor_alloc(s, dtype, ndim, shape, strides, 0, usage);
+    wgt_storage_release(s); /* the tensor holds the only reference now */
+    return t;
+}
+
+wgt_tensor *wgt_tensor_new_view(wgt_tensor *base, int ndim, const int64_t *shape,
+                                const int64_t *strides, int64_t offset) {
+    return tensor_alloc(base->storage, base->dtype, ndim, shape, strides, offset, base->usage);
+}
+
+/* A destroyed tensor may still be retained: the handle stays valid until released. */
+wgt_tensor *wgt_retain(wgt_tensor *t) {
+    if (!t) {
+        wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "wgt_retain: tensor is NULL");
+        return NULL;
+    }
+    if (!live(t)) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_retain: tensor is not a live tensor");
+        return NULL;
+    }
+    t->refs++;
+    return t;
+}
+
+void wgt_release(wgt_tensor *t) {
+    if (!live(t)) return;
+    if (--t->refs > 0) return;
+    t->magic = 0;
+    wgt_storage_release(t->storage);
+    free(t);
+}
+
+wgt_status wgt_tensor_destroy(wgt_tensor *t) {
+    if (!t) return wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "wgt_tensor_destroy: tensor is NULL");
+    if (!live(t))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_tensor_destroy: tensor is not a live tensor");
+    if (!t->storage->destroyed) {
+        wgt_storage_destroy_data(t->storage);
+        t->storage->destroyed = 1;
+    }
+    return WGT_OK;
+}
+
+/* ---- properties: NULL-tolerant so they can be used in messages and tests ---- */
+
+wgt_dtype wgt_tensor_dtype(const wgt_tensor *t) { return live(t) ? t->dtype : (wgt_dtype)0; }
+int wgt_tensor_ndim(const wgt_tensor *t) { return live(t) ? t->ndim : -1; }
+const int64_t *wgt_tensor_shape(const wgt_tensor *t) { return live(t) ? t->shape : NULL; }
+const int64_t *wgt_tensor_strides(const wgt_tensor *t) { return live(t) ? t->strides : NULL; }
+int64_t wgt_tensor_offset(const wgt_tensor *t) { return live(t) ? t->offset : -1; }
+int64_t wgt_tensor_numel(const wgt_tensor *t) { return live(t) ? wgt_numel(t->ndim, t->shape) : -1; }
+size_t wgt_tensor_nbytes(const wgt_tensor *t) {
+    return live(t) ? (size_t)wgt_numel(t->ndim, t->shape) * wgt_dtype_size(t->dtype) : 0;
+}
+unsigned wgt_tensor_usage(const wgt_tensor *t) { return live(t) ? t->usage : 0; }
+int wgt_tensor_is_contiguous(const wgt_tensor *t) {
+    return live(t) && wgt_is_contiguous(t->ndim, t->shape, t->strides);
+}
+wgt_context *wgt_tensor_context(const wgt_tensor *t) { return live(t) ? t->storage->ctx : NULL; }
+
+/* ---- kernel operands ---- */
+
+wgt_status wgt_make_operand(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
+                            wgt_operand *op) {
+    wgt_storage *s = t->storage;
+    wgt_status st = wgt_storage_sync_device(s);
+    if (st != WGT_OK) return st;
+    memset(op, 0, sizeof *op);
+    op->dtype = t->dtype;
+    op->ndim = ndim;
+    for (int i = 0; i < ndim; i++) {
+        op->shape[i] = shape[i];
+        op->strides[i] = strides[i];
+    }
+    op->offset = t->offset;
+    op->host = s->host;
+    op->buffer = s->buffer;
+    return WGT_OK;
+}
+
+wgt_status wgt_make_output_operand(wgt_tensor *t, wgt_operand *op) {
+    wgt_storage *s = t->storage;
+    wgt_backend *be = s->ctx->backend;
+    wgt_status st;
+    if (be->host_resident) {
+        if ((st = wgt_storage_sync_device(s)) != WGT_OK) return st; /* allocates host memory */
+    } else if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, &s->buffer)) != WGT_OK) {
+        return st;
+    }
+    memset(op, 0, sizeof *op);
+    op->dtype = t->dtype;
+    op->ndim = t->ndim;
+    memcpy(op->shape, t->shape, sizeof op->shape);
+    memcpy(op->strides, t->strides, sizeof op->strides);
+    op->offset = t->offset;
+    op->host = s->host;
+    op->buffer = s->buffer;
+    return WGT_OK;
+}
+
+void wgt_finish_output(wgt_tensor *t) { wgt_storage_mark_device_written(t->storage); }
+
+wgt_status wgt_check_kernel_size(const char *fn, const wgt_tensor *t) {
+    uint64_t max = t->storage->ctx->backend->max_kernel_elements;
+    int64_t n = wgt_numel(t->ndim, t->shape);
+    if ((uint64_t)n > max)
+        return wgt_error(WGT_ERR_LIMIT, "%s: %lld elements exceed the %llu a %s kernel can index", fn, (long long)n,
+                         (unsigned long long)max, t->storage->ctx->backend->name);
+    return WGT_OK;
+}

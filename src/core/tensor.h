@@ -1,0 +1,92 @@
+/*
+ * Tensors, their shared storage and the context that owns both.
+ *
+ * Unified memory: a storage may hold a host copy, a device buffer, or both; each side has
+ * a valid flag and data moves only when the other side asks (a read syncs to host, a kernel
+ * launch syncs to device). Views share one storage and carry shape, strides and an offset.
+ */
+#ifndef WGT_CORE_TENSOR_H
+#define WGT_CORE_TENSOR_H
+
+#include "backend/backend.h"
+#include "error.h"
+
+struct wgt_context {
+    int refs; /* the caller's handle plus one per live storage */
+    int released;
+    wgt_backend *backend;
+    uint32_t wait_timeout_ms;
+};
+
+typedef struct wgt_storage {
+    int refs;
+    wgt_context *ctx;
+    size_t nbytes;      /* logical size */
+    size_t alloc_bytes; /* rounded up to 4 so device copies stay word aligned */
+    void *host;
+    int host_valid;
+    wgt_buffer *buffer;
+    int device_valid;
+    int destroyed;
+} wgt_storage;
+
+#define WGT_TENSOR_MAGIC 0x77677454u /* "wgtT": catches stale or foreign pointers */
+
+struct wgt_tensor {
+    uint32_t magic;
+    int refs;
+    wgt_storage *storage;
+    wgt_dtype dtype;
+    int ndim;
+    int64_t shape[WGT_MAX_DIMS];
+    int64_t strides[WGT_MAX_DIMS];
+    int64_t offset;
+    unsigned usage;
+};
+
+/* ---- shapes (shape.c) ---- */
+wgt_status wgt_check_shape(const char *fn, int ndim, const int64_t *shape, int64_t *numel_out);
+int64_t wgt_numel(int ndim, const int64_t *shape);
+void wgt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
+int wgt_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides);
+wgt_status wgt_broadcast_shapes(const char *fn, int na, const int64_t *sa, int nb, const int64_t *sb,
+                                int *nout, int64_t *out);
+/* Strides of t viewed at a broadcast shape (0 where t's dimension is 1 or missing). */
+void wgt_broadcast_strides(const wgt_tensor *t, int ndim, const int64_t *shape, int64_t *strides);
+int wgt_normalize_axis(const char *fn, int axis, int ndim, int *out);
+void wgt_format_shape(char *buf, size_t size, int ndim, const int64_t *shape);
+/* Range of storage elements a view touches: [lo, hi]. False for an empty view. */
+int wgt_view_extent(int ndim, const int64_t *shape, const int64_t *strides, int64_t offset,
+                    int64_t *lo, int64_t *hi);
+int wgt_view_overlaps_itself(int ndim, const int64_t *shape, const int64_t *strides);
+
+/* ---- storage and residency (storage.c) ---- */
+wgt_storage *wgt_storage_create(wgt_context *ctx, size_t nbytes);
+void wgt_storage_release(wgt_storage *s);
+wgt_status wgt_storage_sync_host(wgt_storage *s);
+wgt_status wgt_storage_sync_device(wgt_storage *s);
+/* The storage's device buffer now holds new data written by a kernel. */
+void wgt_storage_mark_device_written(wgt_storage *s);
+void wgt_storage_destroy_data(wgt_storage *s);
+
+/* ---- tensors (tensor.c) ---- */
+/* A new contiguous tensor with fresh storage; contents unspecified until written. */
+wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim,
+                           const int64_t *shape, unsigned usage);
+wgt_tensor *wgt_tensor_new_view(wgt_tensor *base, int ndim, const int64_t *shape,
+                                const int64_t *strides, int64_t offset);
+/* Validates a tensor argument: not NULL (keeping an earlier error), a real tensor, storage
+ * alive, context usable. name is the parameter's name for the message. */
+wgt_status wgt_check_tensor(const char *fn, const char *name, const wgt_tensor *t);
+wgt_status wgt_check_context(const char *fn, wgt_context *ctx);
+wgt_status wgt_check_dtype(const char *fn, wgt_dtype dtype);
+wgt_status wgt_check_same_context(const char *fn, const wgt_tensor *a, const wgt_tensor *b);
+/* Operand for a kernel: makes the storage resident on the backend's side first. */
+wgt_status wgt_make_operand(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
+                            wgt_operand *op);
+/* Operand for a freshly created output tensor (no sync needed: the kernel writes it all). */
+wgt_status wgt_make_output_operand(wgt_tensor *t, wgt_operand *op);
+void wgt_finish_output(wgt_tensor *t);
+wgt_status wgt_check_kernel_size(const char *fn, const wgt_tensor *t);
+
+#endif
