@@ -1,0 +1,61 @@
+/*
+ * A small test framework. TEST(name) runs once; TEST_BACKENDS(name) runs once per backend
+ * with that backend's shared context. Tests register themselves at load time, so a new
+ * file in tests/ needs no list to be edited. CHECK failures print the file, line and a
+ * message with what is needed to reproduce (seed, shape).
+ */
+#ifndef WGT_TEST_H
+#define WGT_TEST_H
+
+#include <stdio.h>
+
+#include "wgtensor.h"
+
+typedef void (*test_fn)(wgt_context *ctx);
+void test_register(const char *name, test_fn fn, int per_backend);
+void test_fail(const char *file, int line, const char *cond, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int test_current_failed(void);
+/* Name of the backend the current test runs on ("cpu", "webgpu") or "-" for plain tests. */
+const char *test_backend_name(void);
+/* A context of the given kind for tests that must own theirs (NULL and a failure if none). */
+wgt_context *test_new_context(wgt_backend_kind kind);
+
+#define TEST_REGISTER_(name, per_backend)                                                     \
+    static void test_##name(wgt_context *ctx);                                                \
+    __attribute__((constructor)) static void register_##name(void) {                          \
+        test_register(#name, test_##name, per_backend);                                       \
+    }                                                                                         \
+    static void test_##name(wgt_context *ctx __attribute__((unused)))
+
+#define TEST(name) TEST_REGISTER_(name, 0)
+#define TEST_BACKENDS(name) TEST_REGISTER_(name, 1)
+
+#define CHECK(cond, ...)                                                                      \
+    do {                                                                                      \
+        if (!(cond)) test_fail(__FILE__, __LINE__, #cond, " " __VA_ARGS__);                   \
+    } while (0)
+
+/* A call expected to fail with `status` and a message containing `word`. */
+#define CHECK_ERROR(expr_ok, status, word)                                                    \
+    do {                                                                                      \
+        wgt_clear_error();                                                                    \
+        int ok_ = (expr_ok);                                                                  \
+        CHECK(ok_, "call did not fail");                                                      \
+        CHECK(wgt_last_status() == (status), "status %s, wanted %s; message: %s",             \
+              wgt_status_name(wgt_last_status()), wgt_status_name(status), wgt_last_error()); \
+        CHECK(test_contains(wgt_last_error(), word), "message lacks '%s': %s", word,          \
+              wgt_last_error());                                                              \
+        wgt_clear_error();                                                                    \
+    } while (0)
+
+int test_contains(const char *hay, const char *needle);
+
+/* ---- helpers for differential tests (test_util.c) ---- */
+/* Reads any tensor as float64 values, row-major; returns a malloc'd array. */
+double *test_read_f64(wgt_tensor *t);
+/* Largest allowed difference for one element, by type: exact for integers. */
+double test_tolerance(wgt_dtype dtype, double reference);
+/* The value a dtype stores for v (rounded as the library rounds). */
+double test_round_to(wgt_dtype dtype, double v);
+
+#endif

@@ -51,6 +51,8 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
     }
     ctx->refs = 1;
     ctx->wait_timeout_ms = opt.wait_timeout_ms;
+    const char *poison = getenv("WGT_POISON");
+    ctx->poison = poison && !strcmp(poison, "1");
     if (opt.backend != WGT_BACKEND_CPU) {
         ctx->backend = wgt_webgpu_backend_create(&opt);
         if (!ctx->backend) {

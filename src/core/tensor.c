@@ -162,6 +162,22 @@ wgt_status wgt_make_operand(wgt_tensor *t, int ndim, const int64_t *shape, const
     return WGT_OK;
 }
 
+/* Debug aid: fills a fresh output with 0xff bytes (NaN for floats, -1 or max for integers)
+ * so a kernel that skips elements is caught by the tests. */
+static wgt_status poison(wgt_storage *s) {
+    wgt_backend *be = s->ctx->backend;
+    if (be->host_resident) {
+        memset(s->host, 0xff, s->alloc_bytes);
+        return WGT_OK;
+    }
+    void *junk = malloc(s->alloc_bytes);
+    if (!junk) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes", s->alloc_bytes);
+    memset(junk, 0xff, s->alloc_bytes);
+    wgt_status st = be->buffer_write(be, s->buffer, 0, junk, s->alloc_bytes);
+    free(junk);
+    return st;
+}
+
 wgt_status wgt_make_output_operand(wgt_tensor *t, wgt_operand *op) {
     wgt_storage *s = t->storage;
     wgt_backend *be = s->ctx->backend;
@@ -171,6 +187,7 @@ wgt_status wgt_make_output_operand(wgt_tensor *t, wgt_operand *op) {
     } else if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, &s->buffer)) != WGT_OK) {
         return st;
     }
+    if (s->ctx->poison && (st = poison(s)) != WGT_OK) return st;
     memset(op, 0, sizeof *op);
     op->dtype = t->dtype;
     op->ndim = t->ndim;

@@ -16,6 +16,7 @@ struct wgt_context {
     int released;
     wgt_backend *backend;
     uint32_t wait_timeout_ms;
+    int poison; /* WGT_POISON=1: kernel outputs start as 0xff bytes, so unwritten elements show */
 };
 
 typedef struct wgt_storage {
