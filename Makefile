@@ -14,7 +14,7 @@ HEADERS = $(wildcard include/*.h src/*/*.h src/backend/*/*.h)
 TEST_SRC = $(wildcard tests/*.c)
 
 .PHONY: all setup demo test info clean
-all: $(BUILD)/libwgtensor.a $(BUILD)/libwgtensor.so $(BUILD)/wgtensor $(BUILD)/wgt_tests
+all: $(BUILD)/libwgtensor.a $(BUILD)/libwgtensor.so $(BUILD)/wgtensor $(BUILD)/wgt_tests $(BUILD)/examples/hello
 
 setup:
 	@./scripts/setup.sh
@@ -51,6 +51,10 @@ $(BUILD)/wgtensor: tools/wgtensor.c $(BUILD)/libwgtensor.a
 
 $(BUILD)/wgt_tests: $(TEST_SRC) tests/test.h $(BUILD)/libwgtensor.a
 	$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) -o $@ $(TEST_SRC) $(BUILD)/libwgtensor.a $(LDLIBS)
+
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libwgtensor.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) -o $@ $< $(BUILD)/libwgtensor.a $(LDLIBS)
 
 clean:
 	rm -rf $(BUILD)

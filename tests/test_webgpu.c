@@ -1,0 +1,178 @@
+/*
+ * The WebGPU runtime against the real library: the feature numbers we declare are the ones
+ * the binary answers to (a requested feature is present and a shader needing it compiles),
+ * adapter choice by index and name, Dawn's Null adapter is never used, a missing library
+ * gives a clear message and a working CPU fallback, shader errors come back as statuses
+ * with the compiler's message, and device loss fails later calls without a crash.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/webgpu/webgpu_internal.h"
+#include "core/tensor.h"
+#include "test.h"
+
+static wgt_context *webgpu_or_skip(void) {
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.quiet = 1;
+    wgt_context *ctx = wgt_context_create(&opt);
+    if (!ctx) wgt_clear_error(); /* the runner already failed the run if WebGPU was required */
+    return ctx;
+}
+
+static char *wgsl_text(wgt_webgpu *w, const void *arg) {
+    (void)w;
+    const char *src = arg;
+    char *s = malloc(strlen(src) + 1);
+    if (s) strcpy(s, src);
+    return s;
+}
+
+static wgt_status compile(wgt_webgpu *w, const char *key, const char *wgsl) {
+    wgt_pipeline *pl;
+    return wgt_wgpu_pipeline(w, key, 1, wgsl_text, wgsl, &pl);
+}
+
+TEST(webgpu_feature_values_match_the_library) {
+    wgt_context *gpu = webgpu_or_skip();
+    if (!gpu) return;
+    wgt_webgpu *w = (wgt_webgpu *)gpu->backend;
+    CHECK(w->adapter.backend_type != WGPU_BACKEND_NULL, "the Null adapter was chosen");
+    int listed_f16 = 0, listed_subgroups = 0;
+    for (size_t i = 0; i < w->feature_count; i++) {
+        listed_f16 |= w->features[i] == WGPU_FEATURE_SHADER_F16;
+        listed_subgroups |= w->features[i] == WGPU_FEATURE_SUBGROUPS;
+    }
+    CHECK(listed_f16 == w->has_f16 && listed_subgroups == w->has_subgroups, "feature list and device disagree");
+    /* Each feature number is proven by a shader that needs it: it compiles only if the
+     * device really enabled that feature under that number. */
+    static const char f16_shader[] =
+        "enable f16;\n@group(0) @binding(0) var<storage, read_write> o: array<f32>;\n"
+        "struct P { x: u32 };\n@group(0) @binding(1) var<uniform> p: P;\n"
+        "@compute @workgroup_size(1) fn main() { let h: f16 = f16(1.5); o[0] = f32(h * h) + f32(p.x); }\n";
+    static const char subgroup_shader[] =
+        "enable subgroups;\n@group(0) @binding(0) var<storage, read_write> o: array<f32>;\n"
+        "struct P { x: u32 };\n@group(0) @binding(1) var<uniform> p: P;\n"
+        "@compute @workgroup_size(32) fn main(@builtin(local_invocation_index) i: u32) {\n"
+        "  let s = subgroupAdd(f32(i)); if (i == 0u) { o[0] = s + f32(p.x); } }\n";
+    if (w->has_f16) CHECK(compile(w, "test:f16", f16_shader) == WGT_OK, "shader-f16 (0x%x): %s", WGPU_FEATURE_SHADER_F16, wgt_last_error());
+    else CHECK(compile(w, "test:f16", f16_shader) == WGT_ERR_BACKEND, "f16 must fail where not offered");
+    wgt_clear_error();
+    if (w->has_subgroups)
+        CHECK(compile(w, "test:subgroups", subgroup_shader) == WGT_OK, "subgroups (0x%x): %s", WGPU_FEATURE_SUBGROUPS,
+              wgt_last_error());
+    wgt_clear_error();
+    /* The limits come from the adapter, not the 128 MiB / 256 MiB defaults. */
+    CHECK(w->limits.limits.maxBufferSize > (256ull << 20), "maxBufferSize %llu looks like the default",
+          (unsigned long long)w->limits.limits.maxBufferSize);
+    CHECK(w->limits.limits.maxComputeWorkgroupSizeX >= 256 && w->limits.limits.maxComputeWorkgroupsPerDimension >= 65535,
+          "compute limits read wrongly");
+    wgt_context_release(gpu);
+}
+
+TEST(webgpu_shader_errors_are_statuses_with_the_compiler_message) {
+    wgt_context *gpu = webgpu_or_skip();
+    if (!gpu) return;
+    wgt_webgpu *w = (wgt_webgpu *)gpu->backend;
+    CHECK_ERROR(compile(w, "test:broken", "@compute @workgroup_size(1) fn main() { let x: f32 = undefined_name; }") != WGT_OK,
+                WGT_ERR_BACKEND, "undefined_name");
+    CHECK_ERROR(compile(w, "test:unknown-enable", "enable no_such_extension;\n@compute @workgroup_size(1) fn main() {}") != WGT_OK,
+                WGT_ERR_BACKEND, "no_such_extension");
+    /* The context is still usable. */
+    int64_t shape[1] = {3};
+    wgt_tensor *a = wgt_ones(gpu, WGT_F32, 1, shape), *b = wgt_add(a, a);
+    float v[3];
+    CHECK(b && wgt_tensor_read(b, v, sizeof v) == WGT_OK && v[2] == 2.0f, "%s", wgt_last_error());
+    wgt_release(a), wgt_release(b);
+    wgt_context_release(gpu);
+}
+
+TEST(webgpu_adapter_choice_by_index_and_name) {
+    char *list = wgt_list_adapters(NULL);
+    if (!list) {
+        wgt_clear_error();
+        return;
+    }
+    CHECK(strstr(list, "[0] ") != NULL, "listing: %s", list);
+    free(list);
+    wgt_context *base = webgpu_or_skip();
+    if (!base) return;
+    char name[64];
+    snprintf(name, sizeof name, "%.8s", wgt_context_device_name(base)); /* a prefix is a substring */
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.adapter = "0";
+    wgt_context *by_index = wgt_context_create(&opt);
+    CHECK(by_index && !strcmp(wgt_context_device_name(by_index), wgt_context_device_name(base)), "%s", wgt_last_error());
+    opt.adapter = name;
+    wgt_context *by_name = wgt_context_create(&opt);
+    CHECK(by_name && !strcmp(wgt_context_device_name(by_name), wgt_context_device_name(base)), "%s", wgt_last_error());
+    opt.adapter = "no such adapter anywhere";
+    CHECK_ERROR(wgt_context_create(&opt) == NULL, WGT_ERR_UNAVAILABLE, "no such adapter anywhere");
+    opt.adapter = "99";
+    CHECK_ERROR(wgt_context_create(&opt) == NULL, WGT_ERR_UNAVAILABLE, "'99'");
+    wgt_context_release(by_index), wgt_context_release(by_name), wgt_context_release(base);
+}
+
+TEST(missing_library_is_a_clear_error_and_auto_falls_back) {
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.library_path = "/nonexistent/libwebgpu_dawn.so";
+    CHECK_ERROR(wgt_context_create(&opt) == NULL, WGT_ERR_UNAVAILABLE, "/nonexistent/libwebgpu_dawn.so");
+    opt.backend = WGT_BACKEND_AUTO;
+    opt.quiet = 1;
+    wgt_context *fallback = wgt_context_create(&opt);
+    CHECK(fallback && wgt_context_backend(fallback) == WGT_BACKEND_CPU, "AUTO must fall back to the CPU: %s", wgt_last_error());
+    CHECK(wgt_last_status() == WGT_OK, "the fallback is not an error: %s", wgt_last_error());
+    int64_t shape[1] = {2};
+    wgt_tensor *a = fallback ? wgt_full(fallback, WGT_I32, 1, shape, 20) : NULL, *b = a ? wgt_div(a, a) : NULL;
+    int32_t v[2] = {0, 0};
+    CHECK(b && wgt_tensor_read(b, v, sizeof v) == WGT_OK && v[0] == 1, "the CPU fallback computes");
+    wgt_release(a), wgt_release(b);
+    wgt_context_release(fallback);
+}
+
+TEST(device_loss_fails_later_calls_and_keeps_read_data) {
+    wgt_context *gpu = webgpu_or_skip();
+    if (!gpu) return;
+    int64_t shape[1] = {1000};
+    wgt_tensor *a = wgt_arange(gpu, WGT_F32, 0, 1000, 1);
+    wgt_tensor *b = wgt_add(a, a);
+    float before[1000];
+    CHECK(wgt_tensor_read(b, before, sizeof before) == WGT_OK && before[999] == 1998.0f, "%s", wgt_last_error());
+    wgt_tensor *queued = wgt_mul(b, b); /* recorded, not yet submitted */
+    CHECK(wgt_context_simulate_device_loss(gpu) == WGT_OK, "%s", wgt_last_error());
+    CHECK_ERROR(wgt_context_sync(gpu) != WGT_OK, WGT_ERR_DEVICE_LOST, "lost");
+    float after[1000];
+    CHECK_ERROR(wgt_tensor_read(queued, after, sizeof after) != WGT_OK, WGT_ERR_DEVICE_LOST, "lost");
+    CHECK_ERROR(wgt_add(a, b) == NULL, WGT_ERR_DEVICE_LOST, "lost");
+    CHECK_ERROR(wgt_zeros(gpu, WGT_F32, 1, shape) == NULL, WGT_ERR_DEVICE_LOST, "create a new context");
+    /* Data read back before the loss is still there on the host side. */
+    CHECK(wgt_tensor_read(b, after, sizeof after) == WGT_OK && after[999] == 1998.0f,
+          "host copy survives the loss: %s", wgt_last_error());
+    wgt_clear_error();
+    wgt_release(a), wgt_release(b), wgt_release(queued);
+    wgt_context_release(gpu);
+    /* A new context works. */
+    wgt_context *fresh = webgpu_or_skip();
+    CHECK(fresh != NULL, "a new context after a loss");
+    wgt_tensor *c = fresh ? wgt_ones(fresh, WGT_F32, 1, shape) : NULL, *d = c ? wgt_add(c, c) : NULL;
+    CHECK(d && wgt_tensor_read(d, after, sizeof after) == WGT_OK && after[0] == 2.0f, "%s", wgt_last_error());
+    wgt_release(c), wgt_release(d);
+    wgt_context_release(fresh);
+}
+
+TEST(exported_buffer_is_the_storage) {
+    wgt_context *gpu = webgpu_or_skip();
+    if (!gpu) return;
+    int64_t shape[1] = {8};
+    wgt_tensor *t = wgt_tensor_create(gpu, WGT_F32, 1, shape, WGT_USAGE_DEFAULT | WGT_USAGE_EXPORTABLE);
+    wgt_tensor *v = wgt_slice(t, 0, 3, 8, 1);
+    uint64_t off = 0;
+    void *buf = wgt_tensor_export_buffer(v, &off);
+    CHECK(buf != NULL && off == 12, "buffer %p offset %llu: %s", buf, (unsigned long long)off, wgt_last_error());
+    CHECK(buf == (void *)t->storage->buffer->handle, "the tensor's own buffer");
+    wgt_release(v), wgt_release(t);
+    wgt_context_release(gpu);
+}
