@@ -1,7 +1,9 @@
 /*
- * Elementwise kernels on WebGPU: binary ops and the strided copy. One WGSL template per
- * arity; a pipeline per (op, dtype). f16 is stored packed two to a u32 and computed in
- * f32, so it works on devices without shader-f16.
+ * The elementwise kernel runner shared by every elementwise op family on WebGPU (binary,
+ * unary, casts, comparisons, where): one WGSL template, filled per (op, input types, output
+ * type) with the bindings, the loads and the op's expression, and cached as a pipeline.
+ * f16 is stored packed two to a u32 and computed in f32, so it works on devices without
+ * shader-f16.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,46 +14,53 @@
 typedef struct {
     uint32_t numel, ndim, dense, pad;
     uint32_t offsets[4];
+    uint32_t scalar_bits[4];
     uint32_t shape[8];
-    int32_t strides[2][8];
+    int32_t strides[3][8];
 } elementwise_params;
 
-typedef struct {
-    const char *template_name;
-    wgt_dtype dtype;
-    const char *op_expr;
-} kernel_spec;
-
-static const char *compute_type(wgt_dtype d) {
-    return d == WGT_I32 ? "i32" : d == WGT_U32 ? "u32" : "f32";
-}
+const char *wgt_wgpu_compute_type(wgt_dtype d) { return d == WGT_I32 ? "i32" : d == WGT_U32 ? "u32" : "f32"; }
+static const char *storage_type(wgt_dtype d) { return d == WGT_F16 ? "u32" : wgt_wgpu_compute_type(d); }
 
 static char *build_elementwise(wgt_webgpu *w, const void *arg) {
     (void)w;
-    const kernel_spec *k = arg;
-    const char *common = wgt_wgsl_source("elementwise_common"), *body = wgt_wgsl_source(k->template_name);
-    if (!common || !body) return NULL;
-    int packed = k->dtype == WGT_F16;
-    int binary = !strcmp(k->template_name, "binary");
-    const char *store = packed ? "u32" : compute_type(k->dtype);
-    const char *load0 = packed ? "unpack2x16float(in0[i >> 1u])[i & 1u]" : "in0[i]";
-    const char *load1 = packed ? "unpack2x16float(in1[i >> 1u])[i & 1u]" : "in1[i]";
-    char write_out[256];
-    snprintf(write_out, sizeof write_out, "fn write_out(word: u32, v0: %s, v1: %s) { %s }", compute_type(k->dtype),
-             compute_type(k->dtype), packed ? "out[word] = pack2x16float(vec2<f32>(v0, v1));" : "out[word] = v0;");
-    size_t n = strlen(common) + strlen(body) + 2;
-    char *joined = malloc(n);
-    if (!joined) return NULL;
-    snprintf(joined, n, "%s\n%s", common, body);
-    const char *pairs[] = {"PARAMS_BINDING", binary ? "3" : "2", "ELEMS", packed ? "2u" : "1u", "STORE", store,
-                           "T", compute_type(k->dtype), "LOAD0", load0, "LOAD1", load1, "OP", k->op_expr,
-                           "WRITE_OUT", write_out, NULL};
-    char *wgsl = wgt_wgsl_expand(joined, pairs);
-    free(joined);
-    return wgsl;
+    const wgt_wgpu_elementwise_spec *k = arg;
+    const char *text = wgt_wgsl_source("elementwise");
+    if (!text) return NULL;
+    static const char *const names[3] = {"x", "y", "z"};
+    char bindings[768] = "", functions[2048] = "", args[128] = "", params_list[192] = "", tmp[512];
+    for (int i = 0; i < k->nin; i++) {
+        wgt_dtype d = k->in_dtype[i];
+        snprintf(tmp, sizeof tmp, "@group(0) @binding(%d) var<storage, read> in%d: array<%s>;\n", i, i, storage_type(d));
+        strcat(bindings, tmp);
+        if (d == WGT_F16)
+            snprintf(tmp, sizeof tmp, "fn load%d(i: u32) -> f32 { return unpack2x16float(in%d[i >> 1u])[i & 1u]; }\n", i, i);
+        else snprintf(tmp, sizeof tmp, "fn load%d(i: u32) -> %s { return in%d[i]; }\n", i, wgt_wgpu_compute_type(d), i);
+        strcat(functions, tmp);
+        snprintf(tmp, sizeof tmp, "%sload%d(input_index%d(i))", i ? ", " : "", i, i);
+        strcat(args, tmp);
+        snprintf(tmp, sizeof tmp, "%s%s: %s", i ? ", " : "", names[i], wgt_wgpu_compute_type(d));
+        strcat(params_list, tmp);
+    }
+    const char *t_out = wgt_wgpu_compute_type(k->out_dtype);
+    snprintf(tmp, sizeof tmp, "@group(0) @binding(%d) var<storage, read_write> out: array<%s>;\n", k->nin,
+             storage_type(k->out_dtype));
+    strcat(bindings, tmp);
+    size_t flen = strlen(functions);
+    snprintf(functions + flen, sizeof functions - flen,
+             "fn op(%s) -> %s { return %s; }\n"
+             "fn value(i: u32) -> %s { return op(%s); }\n"
+             "fn write_out(word: u32, v0: %s, v1: %s) { %s }\n",
+             params_list, t_out, k->expr, t_out, args, t_out, t_out,
+             k->out_dtype == WGT_F16 ? "out[word] = pack2x16float(vec2<f32>(v0, v1));" : "out[word] = v0;");
+    char binding_index[16];
+    snprintf(binding_index, sizeof binding_index, "%d", k->nin + 1);
+    const char *pairs[] = {"BINDINGS", bindings, "PARAMS_BINDING", binding_index, "ELEMS",
+                           k->out_dtype == WGT_F16 ? "2u" : "1u", "FUNCTIONS", functions, NULL};
+    return wgt_wgsl_expand(text, pairs);
 }
 
-/* Fills the shared parameter block; inputs are already broadcast to out's shape. */
+/* Fills the parameter block; inputs are already broadcast to out's shape. */
 static void fill_params(elementwise_params *p, const wgt_operand *out, const wgt_operand *const *in, int nin) {
     memset(p, 0, sizeof *p);
     int64_t numel = 1;
@@ -76,20 +85,26 @@ static void fill_params(elementwise_params *p, const wgt_operand *out, const wgt
     }
 }
 
-static wgt_status run(wgt_backend *be, const char *template_name, const char *op_name, const char *op_expr,
-                      const wgt_operand *out, const wgt_operand *const *in, int nin) {
+wgt_status wgt_wgpu_elementwise(wgt_backend *be, const wgt_wgpu_elementwise_spec *spec, const wgt_operand *out,
+                                const wgt_operand *const *in, const uint32_t *scalar_bits) {
     wgt_webgpu *w = (wgt_webgpu *)be;
-    char key[96];
-    snprintf(key, sizeof key, "%s:%s:%s", template_name, op_name, wgt_dtype_name(out->dtype));
-    kernel_spec spec = {template_name, out->dtype, op_expr};
+    if (spec->nin < 1 || spec->nin > 3) return wgt_error(WGT_ERR_INTERNAL, "elementwise kernel with %d inputs", spec->nin);
+    char key[128];
+    int used = snprintf(key, sizeof key, "elementwise:%s", spec->op_name);
+    for (int i = 0; i < spec->nin && used < (int)sizeof key; i++)
+        used += snprintf(key + used, sizeof key - (size_t)used, ":%s", wgt_dtype_name(spec->in_dtype[i]));
+    if (used < (int)sizeof key) snprintf(key + used, sizeof key - (size_t)used, "->%s", wgt_dtype_name(spec->out_dtype));
     wgt_pipeline *pl;
-    wgt_status st = wgt_wgpu_pipeline(w, key, nin + 1, build_elementwise, &spec, &pl);
+    wgt_status st = wgt_wgpu_pipeline(w, key, spec->nin + 1, build_elementwise, spec, &pl);
     if (st != WGT_OK) return st;
     elementwise_params params;
-    fill_params(&params, out, in, nin);
+    fill_params(&params, out, in, spec->nin);
+    if (scalar_bits) memcpy(params.scalar_bits, scalar_bits, sizeof params.scalar_bits);
     uint64_t per_invocation = out->dtype == WGT_F16 ? 2 : 1;
     uint64_t invocations = (params.numel + per_invocation - 1) / per_invocation;
-    wgt_buffer *buffers[3] = {in[0]->buffer, nin > 1 ? in[1]->buffer : out->buffer, out->buffer};
+    wgt_buffer *buffers[WGT_MAX_STORAGE_BINDINGS];
+    for (int i = 0; i < spec->nin; i++) buffers[i] = in[i]->buffer;
+    buffers[spec->nin] = out->buffer;
     return wgt_wgpu_dispatch(w, pl, buffers, &params, sizeof params, (invocations + 255) / 256);
 }
 
@@ -106,11 +121,13 @@ wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand 
     case WGT_BINARY_DIV: expr = is_int ? "select(x / y, x - x, y == (y - y))" : "x / y"; break;
     default: return wgt_error(WGT_ERR_INTERNAL, "unknown binary op %d", (int)op);
     }
+    wgt_wgpu_elementwise_spec spec = {names[op], expr, 2, {a->dtype, b->dtype, 0}, out->dtype};
     const wgt_operand *in[2] = {a, b};
-    return run(be, "binary", names[op], expr, out, in, 2);
+    return wgt_wgpu_elementwise(be, &spec, out, in, NULL);
 }
 
 wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src) {
+    wgt_wgpu_elementwise_spec spec = {"copy", "x", 1, {src->dtype, 0, 0}, dst->dtype};
     const wgt_operand *in[1] = {src};
-    return run(be, "unary", "copy", "x", dst, in, 1);
+    return wgt_wgpu_elementwise(be, &spec, dst, in, NULL);
 }

@@ -126,7 +126,21 @@ const char *wgt_wgsl_source(const char *name);
  * Returns malloc'd text or NULL. */
 char *wgt_wgsl_expand(const char *template_text, const char *const *pairs);
 
-/* elementwise.c */
+/* elementwise.c: the shared elementwise kernel runner */
+typedef struct wgt_wgpu_elementwise_spec {
+    const char *op_name; /* part of the pipeline cache key */
+    /* WGSL expression over x, y, z (the inputs in their compute types: f32 for f16) giving
+     * the output's compute type; may read params.scalar_bits. */
+    const char *expr;
+    int nin;
+    wgt_dtype in_dtype[3];
+    wgt_dtype out_dtype;
+} wgt_wgpu_elementwise_spec;
+/* out (contiguous) = expr over inputs broadcast to out's shape; scalar_bits (4 words, or
+ * NULL) become params.scalar_bits. */
+wgt_status wgt_wgpu_elementwise(wgt_backend *be, const wgt_wgpu_elementwise_spec *spec, const wgt_operand *out,
+                                const wgt_operand *const *in, const uint32_t *scalar_bits);
+const char *wgt_wgpu_compute_type(wgt_dtype d);
 wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
                            const wgt_operand *b);
 wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);
