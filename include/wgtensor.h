@@ -189,6 +189,96 @@ wgt_tensor *wgt_add(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_sub(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_mul(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_div(wgt_tensor *a, wgt_tensor *b);
+/* Floating types: pow, atan2. All types: maximum, minimum (NaN propagates), mod (floored, the
+ * result takes the divisor's sign as in NumPy; integer mod by zero gives 0). Integer pow
+ * wraps around; a negative integer exponent gives 0 except for bases 1 and -1. */
+wgt_tensor *wgt_pow(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_maximum(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_minimum(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_mod(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_atan2(wgt_tensor *a, wgt_tensor *b);
+/* Comparisons and logic give u32 tensors of 0 and 1; logic treats nonzero as true. */
+wgt_tensor *wgt_eq(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_ne(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_lt(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_le(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_gt(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_ge(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_logical_and(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_logical_or(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_logical_not(wgt_tensor *a);
+/* cond (any type, nonzero is true) ? a : b, all three broadcast together; a and b share a type. */
+wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b);
+/* Tensor-with-scalar forms: the scalar becomes a rank-0 tensor of a's type. */
+wgt_tensor *wgt_add_scalar(wgt_tensor *a, double s);
+wgt_tensor *wgt_sub_scalar(wgt_tensor *a, double s);
+wgt_tensor *wgt_mul_scalar(wgt_tensor *a, double s);
+wgt_tensor *wgt_div_scalar(wgt_tensor *a, double s);
+wgt_tensor *wgt_pow_scalar(wgt_tensor *a, double s);
+wgt_tensor *wgt_maximum_scalar(wgt_tensor *a, double s);
+wgt_tensor *wgt_minimum_scalar(wgt_tensor *a, double s);
+/* A rank-0 tensor holding value converted to dtype (as wgt_full does). */
+wgt_tensor *wgt_scalar(wgt_context *ctx, wgt_dtype dtype, double value);
+
+/* ---- unary ops ---------------------------------------------------------------------- */
+/* All types: neg (wraps for integers), abs, sign, square, relu, clamp, floor, ceil and round
+ * (identity on integers). isnan and isinf give u32 0/1 (always 0 for integers). The rest
+ * take floating types only (f32, f16; computed in f32). round is half to even. */
+wgt_tensor *wgt_neg(wgt_tensor *a);
+wgt_tensor *wgt_abs(wgt_tensor *a);
+wgt_tensor *wgt_sign(wgt_tensor *a);
+wgt_tensor *wgt_square(wgt_tensor *a);
+wgt_tensor *wgt_sqrt(wgt_tensor *a);
+wgt_tensor *wgt_rsqrt(wgt_tensor *a);
+wgt_tensor *wgt_reciprocal(wgt_tensor *a);
+wgt_tensor *wgt_exp(wgt_tensor *a);
+wgt_tensor *wgt_expm1(wgt_tensor *a);
+wgt_tensor *wgt_log(wgt_tensor *a);
+wgt_tensor *wgt_log1p(wgt_tensor *a);
+wgt_tensor *wgt_sin(wgt_tensor *a);
+wgt_tensor *wgt_cos(wgt_tensor *a);
+wgt_tensor *wgt_tanh(wgt_tensor *a);
+wgt_tensor *wgt_sigmoid(wgt_tensor *a);
+wgt_tensor *wgt_relu(wgt_tensor *a);
+wgt_tensor *wgt_leaky_relu(wgt_tensor *a, double negative_slope);
+wgt_tensor *wgt_elu(wgt_tensor *a, double alpha);
+wgt_tensor *wgt_gelu(wgt_tensor *a);     /* erf form: x * (1 + erf(x / sqrt 2)) / 2 */
+wgt_tensor *wgt_gelu_tanh(wgt_tensor *a); /* tanh approximation */
+wgt_tensor *wgt_silu(wgt_tensor *a);
+wgt_tensor *wgt_softplus(wgt_tensor *a);
+wgt_tensor *wgt_floor(wgt_tensor *a);
+wgt_tensor *wgt_ceil(wgt_tensor *a);
+wgt_tensor *wgt_round(wgt_tensor *a);
+wgt_tensor *wgt_erf(wgt_tensor *a);
+wgt_tensor *wgt_isnan(wgt_tensor *a);
+wgt_tensor *wgt_isinf(wgt_tensor *a);
+wgt_tensor *wgt_clamp(wgt_tensor *a, double lo, double hi);
+
+/* ---- casts -------------------------------------------------------------------------- */
+/* Between every pair of f32, f16, i32, u32. Float to integer truncates toward zero,
+ * saturates at the type's range and maps NaN to 0; between integer types the bits wrap
+ * (two's complement); to f16 rounds to nearest even, overflowing to infinity. */
+wgt_tensor *wgt_cast(wgt_tensor *a, wgt_dtype dtype);
+
+/* ---- reductions --------------------------------------------------------------------- */
+/* Over the axes listed (negative counts from the end; naxes 0 means every axis); keepdims
+ * keeps the reduced axes with length 1. f16 accumulates in f32. Integer sum and prod wrap
+ * around in 32 bits; mean, var and std of integers give f32. var and std divide by
+ * N - correction (0: population, 1: sample). max and min propagate NaN; over zero elements
+ * sum is 0, prod 1, and max, min, mean, var, std give an error. */
+wgt_tensor *wgt_sum(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_mean(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_max(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_min(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_prod(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_var(wgt_tensor *a, int naxes, const int *axes, int keepdims, int correction);
+wgt_tensor *wgt_std(wgt_tensor *a, int naxes, const int *axes, int keepdims, int correction);
+/* Index (i32) of the first largest / smallest element along axis; NaN counts as largest
+ * and smallest, as in NumPy. */
+wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims);
+wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims);
+/* Running sum along axis, same shape (f16 accumulates in f32). */
+wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis);
 
 #ifdef __cplusplus
 }

@@ -27,13 +27,78 @@ typedef struct wgt_operand {
     wgt_buffer *buffer; /* device backends: the storage's buffer */
 } wgt_operand;
 
+/* Binary ops. The comparisons and logical ops give u32 0/1 outputs. */
 typedef enum wgt_binary_op {
     WGT_BINARY_ADD,
     WGT_BINARY_SUB,
     WGT_BINARY_MUL,
     WGT_BINARY_DIV,
+    WGT_BINARY_POW,
+    WGT_BINARY_MAXIMUM,
+    WGT_BINARY_MINIMUM,
+    WGT_BINARY_MOD,
+    WGT_BINARY_ATAN2,
+    WGT_BINARY_EQ,
+    WGT_BINARY_NE,
+    WGT_BINARY_LT,
+    WGT_BINARY_LE,
+    WGT_BINARY_GT,
+    WGT_BINARY_GE,
+    WGT_BINARY_LOGICAL_AND,
+    WGT_BINARY_LOGICAL_OR,
     WGT_BINARY_COUNT
 } wgt_binary_op;
+
+/* Unary ops; params[0] and params[1] carry leaky_relu's slope, elu's alpha, clamp's bounds.
+ * isnan, isinf and logical_not give u32 0/1 outputs. */
+typedef enum wgt_unary_op {
+    WGT_UNARY_NEG,
+    WGT_UNARY_ABS,
+    WGT_UNARY_SIGN,
+    WGT_UNARY_SQUARE,
+    WGT_UNARY_SQRT,
+    WGT_UNARY_RSQRT,
+    WGT_UNARY_RECIPROCAL,
+    WGT_UNARY_EXP,
+    WGT_UNARY_EXPM1,
+    WGT_UNARY_LOG,
+    WGT_UNARY_LOG1P,
+    WGT_UNARY_SIN,
+    WGT_UNARY_COS,
+    WGT_UNARY_TANH,
+    WGT_UNARY_SIGMOID,
+    WGT_UNARY_RELU,
+    WGT_UNARY_LEAKY_RELU,
+    WGT_UNARY_ELU,
+    WGT_UNARY_GELU,
+    WGT_UNARY_GELU_TANH,
+    WGT_UNARY_SILU,
+    WGT_UNARY_SOFTPLUS,
+    WGT_UNARY_FLOOR,
+    WGT_UNARY_CEIL,
+    WGT_UNARY_ROUND,
+    WGT_UNARY_ERF,
+    WGT_UNARY_ISNAN,
+    WGT_UNARY_ISINF,
+    WGT_UNARY_CLAMP,
+    WGT_UNARY_LOGICAL_NOT,
+    WGT_UNARY_COUNT
+} wgt_unary_op;
+
+/* Reductions over the trailing reduce_ndim dimensions of the input operand; the leading
+ * dimensions match the (contiguous) output's shape. VAR takes the correction as param.
+ * ARGMAX and ARGMIN reduce one dimension and give i32. */
+typedef enum wgt_reduce_op {
+    WGT_REDUCE_SUM,
+    WGT_REDUCE_MEAN,
+    WGT_REDUCE_MAX,
+    WGT_REDUCE_MIN,
+    WGT_REDUCE_PROD,
+    WGT_REDUCE_VAR,
+    WGT_REDUCE_ARGMAX,
+    WGT_REDUCE_ARGMIN,
+    WGT_REDUCE_COUNT
+} wgt_reduce_op;
 
 typedef struct wgt_backend wgt_backend;
 struct wgt_backend {
@@ -65,6 +130,18 @@ struct wgt_backend {
     /* out (contiguous) = a op b, with a and b already broadcast to out's shape. */
     wgt_status (*binary)(wgt_backend *be, wgt_binary_op op, const wgt_operand *out,
                          const wgt_operand *a, const wgt_operand *b);
+    /* out (contiguous, same shape) = op(a); params has two entries. */
+    wgt_status (*unary)(wgt_backend *be, wgt_unary_op op, const wgt_operand *out, const wgt_operand *a,
+                        const double *params);
+    /* out (contiguous, same shape, another dtype) = a converted. */
+    wgt_status (*cast)(wgt_backend *be, const wgt_operand *out, const wgt_operand *a);
+    /* out = cond ? a : b, all broadcast to out's shape. */
+    wgt_status (*where)(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond,
+                        const wgt_operand *a, const wgt_operand *b);
+    wgt_status (*reduce)(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
+                         int reduce_ndim, double param);
+    /* out (contiguous, same shape) = running sum of in along axis. */
+    wgt_status (*cumsum)(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
 };
 
 wgt_backend *wgt_cpu_backend_create(void);
