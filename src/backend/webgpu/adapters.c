@@ -75,14 +75,6 @@ static void on_adapter(uint32_t status, WGPUAdapter adapter, WGPUStringView mess
     r->done = 1;
 }
 
-static void copy_view(char *dst, size_t size, WGPUStringView v) {
-    size_t n = 0;
-    if (v.data) n = v.length == WGPU_STRLEN ? strlen(v.data) : v.length;
-    if (n >= size) n = size - 1;
-    if (n) memcpy(dst, v.data, n);
-    dst[n] = '\0';
-}
-
 static WGPUAdapter request_adapter(const wgpu_procs *p, WGPUInstance inst, int timed_wait, uint32_t backend,
                                    uint32_t power) {
     WGPUDawnTogglesDescriptor t = toggles();
@@ -114,10 +106,10 @@ static void describe_adapter(const wgpu_procs *p, WGPUAdapter a, wgt_adapter_des
         snprintf(d->name, sizeof d->name, "(no adapter info)");
         return;
     }
-    copy_view(d->name, sizeof d->name, room.info.device);
-    copy_view(d->vendor, sizeof d->vendor, room.info.vendor);
-    copy_view(d->architecture, sizeof d->architecture, room.info.architecture);
-    copy_view(d->description, sizeof d->description, room.info.description);
+    wgt_wgpu_copy_string(d->name, sizeof d->name, room.info.device);
+    wgt_wgpu_copy_string(d->vendor, sizeof d->vendor, room.info.vendor);
+    wgt_wgpu_copy_string(d->architecture, sizeof d->architecture, room.info.architecture);
+    wgt_wgpu_copy_string(d->description, sizeof d->description, room.info.description);
     d->backend_type = room.info.backendType;
     d->adapter_type = room.info.adapterType;
     d->vendor_id = room.info.vendorID;

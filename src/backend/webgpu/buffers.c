@@ -68,10 +68,7 @@ static void on_mapped(uint32_t status, WGPUStringView message, void *u1, void *u
     (void)u2;
     map_result *r = u1;
     r->status = status;
-    size_t n = message.data ? (message.length == WGPU_STRLEN ? strlen(message.data) : message.length) : 0;
-    if (n >= sizeof r->message) n = sizeof r->message - 1;
-    if (n) memcpy(r->message, message.data, n);
-    r->message[n] = '\0';
+    wgt_wgpu_copy_string(r->message, sizeof r->message, message);
     r->done = 1;
 }
 

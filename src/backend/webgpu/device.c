@@ -15,22 +15,13 @@
 
 /* ---- callbacks from the driver (may run on Dawn's threads) ---- */
 
-static void copy_message(char *dst, size_t size, WGPUStringView v) {
-    size_t n = 0;
-    if (v.data) n = v.length == WGPU_STRLEN ? strlen(v.data) : v.length;
-    if (n >= size) n = size - 1;
-    if (n) memcpy(dst, v.data, n);
-    dst[n] = '\0';
-    while (n > 0 && (dst[n - 1] == '\n' || dst[n - 1] == ' ')) dst[--n] = '\0';
-}
-
 static void on_device_lost(const WGPUDevice *device, uint32_t reason, WGPUStringView message, void *u1, void *u2) {
     (void)device;
     (void)u2;
     wgt_webgpu *w = u1;
     if (atomic_load(&w->shutting_down) || reason == WGPU_DEVICE_LOST_CALLBACK_CANCELLED) return;
     pthread_mutex_lock(&w->message_lock);
-    copy_message(w->lost_message, sizeof w->lost_message, message);
+    wgt_wgpu_copy_string(w->lost_message, sizeof w->lost_message, message);
     pthread_mutex_unlock(&w->message_lock);
     atomic_store(&w->lost, 1);
 }
@@ -41,7 +32,7 @@ static void on_uncaptured_error(const WGPUDevice *device, uint32_t type, WGPUStr
     (void)type;
     wgt_webgpu *w = u1;
     pthread_mutex_lock(&w->message_lock);
-    if (!w->has_uncaptured) copy_message(w->uncaptured, sizeof w->uncaptured, message);
+    if (!w->has_uncaptured) wgt_wgpu_copy_string(w->uncaptured, sizeof w->uncaptured, message);
     w->has_uncaptured = 1;
     pthread_mutex_unlock(&w->message_lock);
 }
@@ -97,7 +88,7 @@ static void on_scope(uint32_t status, uint32_t type, WGPUStringView message, voi
     scope_result *r = u1;
     r->status = status;
     r->type = type;
-    copy_message(r->message, sizeof r->message, message);
+    wgt_wgpu_copy_string(r->message, sizeof r->message, message);
     r->done = 1;
 }
 
@@ -179,7 +170,7 @@ static void on_device(uint32_t status, WGPUDevice device, WGPUStringView message
     (void)u2;
     device_request *r = u1;
     r->device = status == WGPU_REQUEST_STATUS_SUCCESS ? device : NULL;
-    copy_message(r->message, sizeof r->message, message);
+    wgt_wgpu_copy_string(r->message, sizeof r->message, message);
     r->done = 1;
 }
 

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "backend/backend.h"
 #include "core/error.h"
@@ -76,6 +77,17 @@ typedef struct wgt_webgpu {
     WGPUBuffer staging; /* reused for reads back to the host */
     uint64_t staging_size;
 } wgt_webgpu;
+
+/* Copies a string the driver handed us (not necessarily NUL-terminated) into dst, dropping
+ * trailing newlines. */
+static inline void wgt_wgpu_copy_string(char *dst, size_t size, WGPUStringView v) {
+    size_t n = 0;
+    if (v.data) n = v.length == WGPU_STRLEN ? strlen(v.data) : v.length;
+    if (n >= size) n = size - 1;
+    if (n) memcpy(dst, v.data, n);
+    dst[n] = '\0';
+    while (n > 0 && (dst[n - 1] == '\n' || dst[n - 1] == ' ')) dst[--n] = '\0';
+}
 
 /* loader.c */
 const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, size_t loaded_size);
