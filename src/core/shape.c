@@ -35,26 +35,31 @@ wgt_status wgt_check_shape(const char *fn, int ndim, const int64_t *shape, int64
     /* A zero anywhere makes the count 0 whatever the rest: that is not an overflow. */
     for (int i = 0; i < ndim; i++)
         if (shape[i] == 0) { overflow = 0; numel = 0; }
-    if (overflow) {
+    if (overflow || numel > INT64_MAX / 8) { /* byte counts (up to 8 bytes an element) must fit too */
         char s[256];
         wgt_format_shape(s, sizeof s, ndim, shape);
-        return wgt_error(WGT_ERR_SHAPE, "%s: element count of shape %s overflows 64 bits", fn, s);
+        return wgt_error(WGT_ERR_SHAPE, "%s: the %s count of shape %s overflows 64 bits", fn,
+                         overflow ? "element" : "byte", s);
     }
     if (numel_out) *numel_out = numel;
     return WGT_OK;
 }
 
 int64_t wgt_numel(int ndim, const int64_t *shape) {
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] == 0) return 0; /* before multiplying: the other dimensions may overflow */
     int64_t n = 1;
     for (int i = 0; i < ndim; i++) n *= shape[i];
     return n;
 }
 
+/* Unsigned arithmetic: an empty tensor's other dimensions may multiply past 64 bits, and its
+ * strides never address anything, so wrapping there is harmless where signed overflow is not. */
 void wgt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
-    int64_t s = 1;
+    uint64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
-        strides[i] = s;
-        s *= shape[i] > 0 ? shape[i] : 1;
+        strides[i] = (int64_t)s;
+        if (i > 0) s *= shape[i] > 0 ? (uint64_t)shape[i] : 1;
     }
 }
 

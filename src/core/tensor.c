@@ -70,7 +70,7 @@ wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, in
     }
     size_t esize = wgt_dtype_size(dtype);
     uint64_t max = ctx->backend->max_buffer_bytes;
-    if ((uint64_t)numel > (max - 4) / esize) {
+    if ((uint64_t)numel > (max & ~3ull) / esize) { /* storage is allocated in whole words */
         char s[256];
         wgt_format_shape(s, sizeof s, ndim, shape);
         wgt_error(WGT_ERR_LIMIT, "%s: a %s tensor of shape %s needs %llu bytes; the %s device allows %llu per tensor",

@@ -16,7 +16,8 @@ wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const 
     int64_t lo, hi, limit = (int64_t)(t->storage->nbytes / wgt_dtype_size(t->dtype));
     for (int i = 0; i < ndim; i++) {
         /* Bound each term so the extent arithmetic below cannot overflow. */
-        if (shape[i] > 1 && (strides[i] > limit || strides[i] < -limit)) {
+        int64_t mag = strides[i] < 0 ? -(strides[i] + 1) + 1 : strides[i]; /* |stride| without overflow */
+        if (shape[i] > 1 && (strides[i] > limit || strides[i] < -limit || (mag && shape[i] - 1 > limit / mag))) {
             wgt_error(WGT_ERR_SHAPE, "%s: stride %lld of dimension %d reaches outside the storage of %lld elements",
                       fn, (long long)strides[i], i, (long long)limit);
             return NULL;
@@ -60,21 +61,24 @@ wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int6
     int64_t n = t->shape[ax];
     if (start < 0) start += n;
     if (stop < 0) stop += n;
+    /* Counts in unsigned arithmetic: steps near INT64_MIN or INT64_MAX must not overflow. */
     int64_t count;
+    uint64_t ustep = step > 0 ? (uint64_t)step : (uint64_t)0 - (uint64_t)step;
     if (step > 0) {
         start = start < 0 ? 0 : start > n ? n : start;
         stop = stop < 0 ? 0 : stop > n ? n : stop;
-        count = stop > start ? (stop - start + step - 1) / step : 0;
+        count = stop > start ? (int64_t)(1 + (uint64_t)(stop - start - 1) / ustep) : 0;
     } else {
         start = start < -1 ? -1 : start > n - 1 ? n - 1 : start;
         stop = stop < -1 ? -1 : stop > n - 1 ? n - 1 : stop;
-        count = start > stop ? (start - stop - step - 1) / -step : 0;
+        count = start > stop ? (int64_t)(1 + (uint64_t)(start - stop - 1) / ustep) : 0;
     }
     int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
     memcpy(shape, t->shape, sizeof shape);
     memcpy(strides, t->strides, sizeof strides);
     shape[ax] = count;
-    strides[ax] = t->strides[ax] * step;
+    /* With two or more elements |step| < n, so the product stays inside the storage's range. */
+    strides[ax] = count > 1 ? t->strides[ax] * step : t->strides[ax];
     int64_t offset = t->offset + (count > 0 ? start * t->strides[ax] : 0);
     return wgt_tensor_new_view(t, t->ndim, shape, strides, offset);
 }
