@@ -41,6 +41,7 @@ $(BUILD)/obj/gen/wgsl_sources.o: $(BUILD)/gen/wgsl_sources.c
 	$(CC) $(CFLAGS) -fPIC -c $< -o $@
 
 $(BUILD)/libwgtensor.a: $(LIB_OBJ)
+	rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/libwgtensor.so: $(LIB_OBJ)

@@ -45,5 +45,10 @@ wgt_backend *wgt_cpu_backend_create(void) {
     be->max_kernel_elements = (uint64_t)INT64_MAX;
     be->copy = wgt_cpu_copy;
     be->binary = wgt_cpu_binary;
+    be->unary = wgt_cpu_unary;
+    be->cast = wgt_cpu_cast;
+    be->reduce = wgt_cpu_reduce;
+    be->cumsum = wgt_cpu_cumsum;
+    be->where = wgt_cpu_where;
     return be;
 }

@@ -373,6 +373,11 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->buffer_export = wgt_wgpu_buffer_export;
     be->copy = wgt_wgpu_copy;
     be->binary = wgt_wgpu_binary;
+    be->reduce = wgt_wgpu_reduce;
+    be->cumsum = wgt_wgpu_cumsum;
+    be->unary = wgt_wgpu_unary;
+    be->cast = wgt_wgpu_cast;
+    be->where = wgt_wgpu_where;
     return be;
 fail:
     if (w->p) {

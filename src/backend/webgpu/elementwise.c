@@ -1,9 +1,9 @@
 /*
  * The elementwise kernel runner shared by every elementwise op family on WebGPU (binary,
  * unary, casts, comparisons, where): one WGSL template, filled per (op, input types, output
- * type) with the bindings, the loads and the op's expression, and cached as a pipeline.
- * f16 is stored packed two to a u32 and computed in f32, so it works on devices without
- * shader-f16.
+ * type) with the bindings, the loads, the op's helper functions and its expression, and
+ * cached as a pipeline. f16 is stored packed two to a u32 and computed in f32, so it works
+ * on devices without shader-f16. The strided copy is the runner's identity op.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +22,16 @@ typedef struct {
 const char *wgt_wgpu_compute_type(wgt_dtype d) { return d == WGT_I32 ? "i32" : d == WGT_U32 ? "u32" : "f32"; }
 static const char *storage_type(wgt_dtype d) { return d == WGT_F16 ? "u32" : wgt_wgpu_compute_type(d); }
 
+/* What build_elementwise needs: the spec and the op's helper functions (or NULL). */
+typedef struct {
+    const wgt_wgpu_elementwise_spec *spec;
+    const char *helpers;
+} kernel_source;
+
 static char *build_elementwise(wgt_webgpu *w, const void *arg) {
     (void)w;
-    const wgt_wgpu_elementwise_spec *k = arg;
+    const kernel_source *src = arg;
+    const wgt_wgpu_elementwise_spec *k = src->spec;
     const char *text = wgt_wgsl_source("elementwise");
     if (!text) return NULL;
     static const char *const names[3] = {"x", "y", "z"};
@@ -47,17 +54,25 @@ static char *build_elementwise(wgt_webgpu *w, const void *arg) {
              storage_type(k->out_dtype));
     strcat(bindings, tmp);
     size_t flen = strlen(functions);
-    snprintf(functions + flen, sizeof functions - flen,
+    int wrote = snprintf(functions + flen, sizeof functions - flen,
              "fn op(%s) -> %s { return %s; }\n"
              "fn value(i: u32) -> %s { return op(%s); }\n"
              "fn write_out(word: u32, v0: %s, v1: %s) { %s }\n",
              params_list, t_out, k->expr, t_out, args, t_out, t_out,
              k->out_dtype == WGT_F16 ? "out[word] = pack2x16float(vec2<f32>(v0, v1));" : "out[word] = v0;");
+    if (wrote < 0 || (size_t)wrote >= sizeof functions - flen) return NULL; /* an op expression too long: no truncated kernel */
     char binding_index[16];
     snprintf(binding_index, sizeof binding_index, "%d", k->nin + 1);
+    /* The op's helpers come first so the generated functions can call them. */
+    const char *helpers = src->helpers ? src->helpers : "";
+    char *all = malloc(strlen(helpers) + strlen(functions) + 2);
+    if (!all) return NULL;
+    sprintf(all, "%s\n%s", helpers, functions);
     const char *pairs[] = {"BINDINGS", bindings, "PARAMS_BINDING", binding_index, "ELEMS",
-                           k->out_dtype == WGT_F16 ? "2u" : "1u", "FUNCTIONS", functions, NULL};
-    return wgt_wgsl_expand(text, pairs);
+                           k->out_dtype == WGT_F16 ? "2u" : "1u", "FUNCTIONS", all, NULL};
+    char *wgsl = wgt_wgsl_expand(text, pairs);
+    free(all);
+    return wgsl;
 }
 
 /* Fills the parameter block; inputs are already broadcast to out's shape. */
@@ -87,6 +102,12 @@ static void fill_params(elementwise_params *p, const wgt_operand *out, const wgt
 
 wgt_status wgt_wgpu_elementwise(wgt_backend *be, const wgt_wgpu_elementwise_spec *spec, const wgt_operand *out,
                                 const wgt_operand *const *in, const uint32_t *scalar_bits) {
+    return wgt_wgpu_elementwise_with(be, spec, NULL, out, in, scalar_bits);
+}
+
+wgt_status wgt_wgpu_elementwise_with(wgt_backend *be, const wgt_wgpu_elementwise_spec *spec, const char *helpers,
+                                     const wgt_operand *out, const wgt_operand *const *in,
+                                     const uint32_t *scalar_bits) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     if (spec->nin < 1 || spec->nin > 3) return wgt_error(WGT_ERR_INTERNAL, "elementwise kernel with %d inputs", spec->nin);
     char key[128];
@@ -95,7 +116,8 @@ wgt_status wgt_wgpu_elementwise(wgt_backend *be, const wgt_wgpu_elementwise_spec
         used += snprintf(key + used, sizeof key - (size_t)used, ":%s", wgt_dtype_name(spec->in_dtype[i]));
     if (used < (int)sizeof key) snprintf(key + used, sizeof key - (size_t)used, "->%s", wgt_dtype_name(spec->out_dtype));
     wgt_pipeline *pl;
-    wgt_status st = wgt_wgpu_pipeline(w, key, spec->nin + 1, build_elementwise, spec, &pl);
+    kernel_source source = {spec, helpers};
+    wgt_status st = wgt_wgpu_pipeline(w, key, spec->nin + 1, build_elementwise, &source, &pl);
     if (st != WGT_OK) return st;
     elementwise_params params;
     fill_params(&params, out, in, spec->nin);
@@ -106,24 +128,6 @@ wgt_status wgt_wgpu_elementwise(wgt_backend *be, const wgt_wgpu_elementwise_spec
     for (int i = 0; i < spec->nin; i++) buffers[i] = in[i]->buffer;
     buffers[spec->nin] = out->buffer;
     return wgt_wgpu_dispatch(w, pl, buffers, &params, sizeof params, (invocations + 255) / 256);
-}
-
-wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
-                           const wgt_operand *b) {
-    static const char *const names[WGT_BINARY_COUNT] = {"add", "sub", "mul", "div"};
-    int is_int = out->dtype == WGT_I32 || out->dtype == WGT_U32;
-    const char *expr;
-    switch (op) {
-    case WGT_BINARY_ADD: expr = "x + y"; break;
-    case WGT_BINARY_SUB: expr = "x - y"; break;
-    case WGT_BINARY_MUL: expr = "x * y"; break;
-    /* Integer division by zero is defined as 0 here (WGSL would give x). */
-    case WGT_BINARY_DIV: expr = is_int ? "select(x / y, x - x, y == (y - y))" : "x / y"; break;
-    default: return wgt_error(WGT_ERR_INTERNAL, "unknown binary op %d", (int)op);
-    }
-    wgt_wgpu_elementwise_spec spec = {names[op], expr, 2, {a->dtype, b->dtype, 0}, out->dtype};
-    const wgt_operand *in[2] = {a, b};
-    return wgt_wgpu_elementwise(be, &spec, out, in, NULL);
 }
 
 wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src) {

@@ -152,9 +152,25 @@ typedef struct wgt_wgpu_elementwise_spec {
  * NULL) become params.scalar_bits. */
 wgt_status wgt_wgpu_elementwise(wgt_backend *be, const wgt_wgpu_elementwise_spec *spec, const wgt_operand *out,
                                 const wgt_operand *const *in, const uint32_t *scalar_bits);
+/* As wgt_wgpu_elementwise, with WGSL functions (placed before expr) that expr may call;
+ * spec->op_name must tell apart kernels whose helpers differ. */
+wgt_status wgt_wgpu_elementwise_with(wgt_backend *be, const wgt_wgpu_elementwise_spec *spec, const char *helpers,
+                                     const wgt_operand *out, const wgt_operand *const *in,
+                                     const uint32_t *scalar_bits);
 const char *wgt_wgpu_compute_type(wgt_dtype d);
+/* reduce.c: reductions (wgsl/reduce.wgsl) and cumsum (wgsl/cumsum.wgsl) */
+wgt_status wgt_wgpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
+                           int reduce_ndim, double param);
+wgt_status wgt_wgpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
+wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);
+/* unary.c: unary ops, logical_not and casts, on the elementwise runner */
+wgt_status wgt_wgpu_unary(wgt_backend *be, wgt_unary_op op, const wgt_operand *out, const wgt_operand *a,
+                          const double *params);
+wgt_status wgt_wgpu_cast(wgt_backend *be, const wgt_operand *out, const wgt_operand *a);
+/* binary.c: binary ops, comparisons, logical ops and where */
 wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
                            const wgt_operand *b);
-wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);
+wgt_status wgt_wgpu_where(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond, const wgt_operand *a,
+                          const wgt_operand *b);
 
 #endif

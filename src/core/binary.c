@@ -1,0 +1,206 @@
+/*
+ * Binary ops, comparisons, logical ops, where and the tensor-with-scalar forms: validate
+ * operands, broadcast them to a common shape, create the output and hand the backend
+ * operands it can run on directly (strided and broadcast inputs are read in place, never
+ * copied first). wgt_contiguous lives here too, as the one-input copy through the backend.
+ */
+#include <stdio.h>
+
+#include "tensor.h"
+
+/* How an op constrains its operands' types and what type it gives. */
+typedef enum {
+    KIND_ARITH,   /* a and b share a type; the result has it */
+    KIND_FLOAT,   /* as ARITH, floating types only */
+    KIND_COMPARE, /* a and b share a type; the result is u32 0/1 */
+    KIND_LOGICAL  /* any types, may differ; the result is u32 0/1 */
+} op_kind;
+
+static const struct {
+    const char *name;
+    op_kind kind;
+} binary_ops[WGT_BINARY_COUNT] = {
+    [WGT_BINARY_ADD] = {"wgt_add", KIND_ARITH},
+    [WGT_BINARY_SUB] = {"wgt_sub", KIND_ARITH},
+    [WGT_BINARY_MUL] = {"wgt_mul", KIND_ARITH},
+    [WGT_BINARY_DIV] = {"wgt_div", KIND_ARITH},
+    [WGT_BINARY_POW] = {"wgt_pow", KIND_ARITH},
+    [WGT_BINARY_MAXIMUM] = {"wgt_maximum", KIND_ARITH},
+    [WGT_BINARY_MINIMUM] = {"wgt_minimum", KIND_ARITH},
+    [WGT_BINARY_MOD] = {"wgt_mod", KIND_ARITH},
+    [WGT_BINARY_ATAN2] = {"wgt_atan2", KIND_FLOAT},
+    [WGT_BINARY_EQ] = {"wgt_eq", KIND_COMPARE},
+    [WGT_BINARY_NE] = {"wgt_ne", KIND_COMPARE},
+    [WGT_BINARY_LT] = {"wgt_lt", KIND_COMPARE},
+    [WGT_BINARY_LE] = {"wgt_le", KIND_COMPARE},
+    [WGT_BINARY_GT] = {"wgt_gt", KIND_COMPARE},
+    [WGT_BINARY_GE] = {"wgt_ge", KIND_COMPARE},
+    [WGT_BINARY_LOGICAL_AND] = {"wgt_logical_and", KIND_LOGICAL},
+    [WGT_BINARY_LOGICAL_OR] = {"wgt_logical_or", KIND_LOGICAL},
+};
+
+/* fn is the public name for messages: the *_scalar forms pass their own. */
+static wgt_tensor *run_binary(const char *fn, wgt_binary_op op, wgt_tensor *a, wgt_tensor *b) {
+    op_kind kind = binary_ops[op].kind;
+    if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_tensor(fn, "b", b) != WGT_OK ||
+        wgt_check_same_context(fn, a, b) != WGT_OK)
+        return NULL;
+    if (kind != KIND_LOGICAL && a->dtype != b->dtype) {
+        wgt_error(WGT_ERR_DTYPE, "%s: operand types differ (a is %s, b is %s); cast one first", fn,
+                  wgt_dtype_name(a->dtype), wgt_dtype_name(b->dtype));
+        return NULL;
+    }
+    if (kind == KIND_FLOAT && a->dtype != WGT_F32 && a->dtype != WGT_F16) {
+        wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16), not %s", fn, wgt_dtype_name(a->dtype));
+        return NULL;
+    }
+    int ndim;
+    int64_t shape[WGT_MAX_DIMS], sa[WGT_MAX_DIMS], sb[WGT_MAX_DIMS];
+    if (wgt_broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &ndim, shape) != WGT_OK) return NULL;
+    wgt_context *ctx = a->storage->ctx;
+    wgt_dtype out_dtype = kind == KIND_COMPARE || kind == KIND_LOGICAL ? WGT_U32 : a->dtype;
+    wgt_tensor *out = wgt_tensor_new(ctx, fn, out_dtype, ndim, shape, WGT_USAGE_DEFAULT);
+    if (!out) return NULL;
+    if (wgt_tensor_numel(out) == 0) return out;
+    if (wgt_check_kernel_size(fn, out) != WGT_OK) goto fail;
+    wgt_broadcast_strides(a, ndim, shape, sa);
+    wgt_broadcast_strides(b, ndim, shape, sb);
+    wgt_operand oa, ob, oo;
+    if (wgt_make_operand(a, ndim, shape, sa, &oa) != WGT_OK || wgt_make_operand(b, ndim, shape, sb, &ob) != WGT_OK ||
+        wgt_make_output_operand(out, &oo) != WGT_OK)
+        goto fail;
+    if (ctx->backend->binary(ctx->backend, op, &oo, &oa, &ob) != WGT_OK) goto fail;
+    wgt_finish_output(out);
+    return out;
+fail:
+    wgt_release(out);
+    return NULL;
+}
+
+#define BINARY(name, op) \
+    wgt_tensor *wgt_##name(wgt_tensor *a, wgt_tensor *b) { return run_binary("wgt_" #name, op, a, b); }
+BINARY(add, WGT_BINARY_ADD)
+BINARY(sub, WGT_BINARY_SUB)
+BINARY(mul, WGT_BINARY_MUL)
+BINARY(div, WGT_BINARY_DIV)
+BINARY(pow, WGT_BINARY_POW)
+BINARY(maximum, WGT_BINARY_MAXIMUM)
+BINARY(minimum, WGT_BINARY_MINIMUM)
+BINARY(mod, WGT_BINARY_MOD)
+BINARY(atan2, WGT_BINARY_ATAN2)
+BINARY(eq, WGT_BINARY_EQ)
+BINARY(ne, WGT_BINARY_NE)
+BINARY(lt, WGT_BINARY_LT)
+BINARY(le, WGT_BINARY_LE)
+BINARY(gt, WGT_BINARY_GT)
+BINARY(ge, WGT_BINARY_GE)
+BINARY(logical_and, WGT_BINARY_LOGICAL_AND)
+BINARY(logical_or, WGT_BINARY_LOGICAL_OR)
+#undef BINARY
+
+wgt_tensor *wgt_scalar(wgt_context *ctx, wgt_dtype dtype, double value) {
+    /* Checked here so a bad argument is reported under this function's name. */
+    if (wgt_check_context("wgt_scalar", ctx) != WGT_OK || wgt_check_dtype("wgt_scalar", dtype) != WGT_OK)
+        return NULL;
+    return wgt_full(ctx, dtype, 0, NULL, value);
+}
+
+/* The scalar is a rank-0 tensor of a's type, so broadcasting does the rest; it is released
+ * before returning (the output never refers to it). */
+static wgt_tensor *run_scalar(const char *fn, wgt_binary_op op, wgt_tensor *a, double s) {
+    if (wgt_check_tensor(fn, "a", a) != WGT_OK) return NULL;
+    wgt_tensor *b = wgt_scalar(a->storage->ctx, a->dtype, s);
+    if (!b) return NULL;
+    wgt_tensor *out = run_binary(fn, op, a, b);
+    wgt_release(b);
+    return out;
+}
+
+#define SCALAR(name, op) \
+    wgt_tensor *wgt_##name##_scalar(wgt_tensor *a, double s) { return run_scalar("wgt_" #name "_scalar", op, a, s); }
+SCALAR(add, WGT_BINARY_ADD)
+SCALAR(sub, WGT_BINARY_SUB)
+SCALAR(mul, WGT_BINARY_MUL)
+SCALAR(div, WGT_BINARY_DIV)
+SCALAR(pow, WGT_BINARY_POW)
+SCALAR(maximum, WGT_BINARY_MAXIMUM)
+SCALAR(minimum, WGT_BINARY_MINIMUM)
+#undef SCALAR
+
+/* NumPy's rule over three shapes at once, so a mismatch names all three. */
+static wgt_status broadcast3(const char *fn, wgt_tensor *const t[3], int *nout, int64_t *out) {
+    int n = 0;
+    for (int k = 0; k < 3; k++)
+        if (t[k]->ndim > n) n = t[k]->ndim;
+    for (int i = 0; i < n; i++) {
+        int64_t d = 1;
+        for (int k = 0; k < 3; k++) {
+            int ik = t[k]->ndim - n + i;
+            int64_t dk = ik >= 0 ? t[k]->shape[ik] : 1;
+            if (dk == 1 || dk == d) continue;
+            if (d != 1) {
+                char s[3][256];
+                for (int j = 0; j < 3; j++) wgt_format_shape(s[j], sizeof s[j], t[j]->ndim, t[j]->shape);
+                return wgt_error(WGT_ERR_SHAPE,
+                                 "%s: shapes %s (cond), %s (a) and %s (b) do not broadcast (dimension %d: %lld vs %lld)",
+                                 fn, s[0], s[1], s[2], i, (long long)d, (long long)dk);
+            }
+            d = dk;
+        }
+        out[i] = d;
+    }
+    *nout = n;
+    return WGT_OK;
+}
+
+wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b) {
+    static const char fn[] = "wgt_where";
+    if (wgt_check_tensor(fn, "cond", cond) != WGT_OK || wgt_check_tensor(fn, "a", a) != WGT_OK ||
+        wgt_check_tensor(fn, "b", b) != WGT_OK || wgt_check_same_context(fn, cond, a) != WGT_OK ||
+        wgt_check_same_context(fn, a, b) != WGT_OK)
+        return NULL;
+    if (a->dtype != b->dtype) {
+        wgt_error(WGT_ERR_DTYPE, "%s: a and b types differ (a is %s, b is %s); cast one first", fn,
+                  wgt_dtype_name(a->dtype), wgt_dtype_name(b->dtype));
+        return NULL;
+    }
+    wgt_tensor *const ts[3] = {cond, a, b};
+    int ndim = 0;
+    int64_t shape[WGT_MAX_DIMS], strides[3][WGT_MAX_DIMS];
+    if (broadcast3(fn, ts, &ndim, shape) != WGT_OK) return NULL;
+    wgt_context *ctx = a->storage->ctx;
+    wgt_tensor *out = wgt_tensor_new(ctx, fn, a->dtype, ndim, shape, WGT_USAGE_DEFAULT);
+    if (!out) return NULL;
+    if (wgt_tensor_numel(out) == 0) return out;
+    if (wgt_check_kernel_size(fn, out) != WGT_OK) goto fail;
+    wgt_operand ops[3], oo;
+    for (int k = 0; k < 3; k++) {
+        wgt_broadcast_strides(ts[k], ndim, shape, strides[k]);
+        if (wgt_make_operand(ts[k], ndim, shape, strides[k], &ops[k]) != WGT_OK) goto fail;
+    }
+    if (wgt_make_output_operand(out, &oo) != WGT_OK ||
+        ctx->backend->where(ctx->backend, &oo, &ops[0], &ops[1], &ops[2]) != WGT_OK)
+        goto fail;
+    wgt_finish_output(out);
+    return out;
+fail:
+    wgt_release(out);
+    return NULL;
+}
+
+wgt_tensor *wgt_contiguous(wgt_tensor *t) {
+    static const char fn[] = "wgt_contiguous";
+    if (wgt_check_tensor(fn, "tensor", t) != WGT_OK) return NULL;
+    wgt_context *ctx = t->storage->ctx;
+    wgt_tensor *out = wgt_tensor_new(ctx, fn, t->dtype, t->ndim, t->shape, t->usage);
+    if (!out) return NULL;
+    if (wgt_tensor_numel(out) == 0) return out;
+    wgt_operand src, dst;
+    if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_make_operand(t, t->ndim, t->shape, t->strides, &src) != WGT_OK ||
+        wgt_make_output_operand(out, &dst) != WGT_OK || ctx->backend->copy(ctx->backend, &dst, &src) != WGT_OK) {
+        wgt_release(out);
+        return NULL;
+    }
+    wgt_finish_output(out);
+    return out;
+}
