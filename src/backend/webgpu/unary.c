@@ -23,6 +23,13 @@ static const char float_helpers[] =
     /* Bit tests, because a compiler may assume floats are never NaN and fold x != x. */
     "fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\n"
     "fn is_inf(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) == 0x7f800000u; }\n"
+    /* GPU sin and cos are only accurate near [-pi, pi] (WGSL promises nothing outside), so
+     * arguments are reduced first: x - k*2pi with 2pi split in two (Cody-Waite), the first
+     * part exact in few bits so k*C1 is exact for |k| < 2^12. */
+    "fn reduce_angle(v: f32) -> f32 {\n"
+    "    let k = round(v * 0.15915494309189535);\n"
+    "    return (v - k * 6.28125) - k * 0.0019353071795864769;\n"
+    "}\n"
     "fn is_neg_inf(v: f32) -> bool { return bitcast<u32>(v) == 0xff800000u; }\n"
     "fn signed_inf(v: f32) -> f32 { return bitcast<f32>((bitcast<u32>(v) & 0x80000000u) | 0x7f800000u); }\n"
     "fn signed_zero(v: f32) -> f32 { return bitcast<f32>(bitcast<u32>(v) & 0x80000000u); }\n"
@@ -150,8 +157,8 @@ static const char *float_expr(wgt_unary_op op) {
     case WGT_UNARY_EXPM1: return "expm1_f(x)";
     case WGT_UNARY_LOG: return "u_log(x)";
     case WGT_UNARY_LOG1P: return "u_log1p(x)";
-    case WGT_UNARY_SIN: return "select(sin(x), nan_f32(), is_inf(x))";
-    case WGT_UNARY_COS: return "select(cos(x), nan_f32(), is_inf(x))";
+    case WGT_UNARY_SIN: return "select(sin(reduce_angle(x)), nan_f32(), is_inf(x))";
+    case WGT_UNARY_COS: return "select(cos(reduce_angle(x)), nan_f32(), is_inf(x))";
     case WGT_UNARY_TANH: return "u_tanh(x)";
     case WGT_UNARY_SIGMOID: return "sigmoid_f(x)";
     /* Zeros pass through the activations unchanged (no 0 * slope). */
