@@ -280,6 +280,66 @@ wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims);
 /* Running sum along axis, same shape (f16 accumulates in f32). */
 wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis);
 
+/* ---- linear algebra ------------------------------------------------------------------ */
+/* numpy.matmul: 1-D operands are promoted (a to [1, K], b to [K, 1]) and the added dimension
+ * removed; leading (batch) dimensions broadcast. Floating types; f16 accumulates in f32. */
+wgt_tensor *wgt_matmul(wgt_tensor *a, wgt_tensor *b);
+/* x @ w^T + bias with w of shape [out, in] and bias [out] (bias may be NULL). */
+wgt_tensor *wgt_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias);
+
+/* ---- normalisation and activation rows ---------------------------------------------- */
+/* Floating types; computed in f32. The result has a's shape. */
+wgt_tensor *wgt_softmax(wgt_tensor *a, int axis);
+wgt_tensor *wgt_log_softmax(wgt_tensor *a, int axis);
+/* Over the last axis: (x - mean) / sqrt(var + eps) * weight + bias; weight and bias are
+ * [D] or NULL. */
+wgt_tensor *wgt_layer_norm(wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps);
+/* Over the last axis: x / sqrt(mean(x^2) + eps) * weight; weight is [D] or NULL. */
+wgt_tensor *wgt_rms_norm(wgt_tensor *a, wgt_tensor *weight, double eps);
+
+/* ---- shape -------------------------------------------------------------------------- */
+/* Views unless stated. axes lists a permutation of 0..ndim-1 (negative allowed). */
+wgt_tensor *wgt_permute(wgt_tensor *a, const int *axes);
+wgt_tensor *wgt_squeeze(wgt_tensor *a, int axis); /* the axis must have length 1 */
+wgt_tensor *wgt_unsqueeze(wgt_tensor *a, int axis); /* axis in -(ndim+1)..ndim */
+/* As wgt_broadcast_to, where -1 keeps a's dimension. */
+wgt_tensor *wgt_expand(wgt_tensor *a, int ndim, const int64_t *shape);
+wgt_tensor *wgt_flip(wgt_tensor *a, int naxes, const int *axes);
+/* New tensors: all inputs share dtype and context and agree on every other dimension. */
+wgt_tensor *wgt_concat(wgt_tensor *const *tensors, int count, int axis);
+wgt_tensor *wgt_stack(wgt_tensor *const *tensors, int count, int axis);
+/* Views of consecutive pieces along axis with the given sizes (summing to its length);
+ * out receives count tensors. */
+wgt_status wgt_split(wgt_tensor *a, int axis, int count, const int64_t *sizes, wgt_tensor **out);
+/* A new tensor with before[d] and after[d] elements of value added on each side of dim d. */
+wgt_tensor *wgt_pad(wgt_tensor *a, const int64_t *before, const int64_t *after, double value);
+
+/* ---- indexing ----------------------------------------------------------------------- */
+/* Index tensors are i32 or u32; an index out of range is an error naming it, and nothing
+ * is written. Reading indices that live on the device waits for them. */
+/* table [N, ...] rows at indices (any shape): [indices..., ...] (an embedding lookup). */
+wgt_tensor *wgt_gather_rows(wgt_tensor *table, wgt_tensor *indices);
+/* Elements at 1-D indices along axis (numpy.take). Negative indices are errors. */
+wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices);
+/* dst[indices[i]] = rows[i] for 1-D indices and rows of shape [len(indices), dst row...];
+ * dst is written in place (it needs the writable usage). Repeated indices: the last wins. */
+wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows);
+/* [indices..., classes] of dtype with 1 at each index; an index outside 0..classes-1 is an error. */
+wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
+/* Upper / lower triangle of the last two dimensions, others set to 0: element (i, j) is kept
+ * when j - i >= diagonal (triu) or j - i <= diagonal (tril). */
+wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal);
+wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal);
+
+/* ---- transformer pieces ------------------------------------------------------------- */
+/* Rotary position embedding, "rotate half" layout (pairs (i, i + d/2) of the last dim d):
+ * x [..., seq, d] with d even; positions i32 [seq] or NULL for 0..seq-1; frequencies
+ * base^(-2i/d). */
+wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base);
+/* softmax(q k^T * scale [+ causal mask]) v for q [..., Lq, d], k [..., Lk, d], v [..., Lk, dv];
+ * scale 0 means 1/sqrt(d); causal masks key j > query i + (Lk - Lq). */
+wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
+
 #ifdef __cplusplus
 }
 #endif

@@ -100,6 +100,15 @@ typedef enum wgt_reduce_op {
     WGT_REDUCE_COUNT
 } wgt_reduce_op;
 
+/* Row ops over the last dimension. */
+typedef enum wgt_rows_op {
+    WGT_ROWS_SOFTMAX,
+    WGT_ROWS_LOG_SOFTMAX,
+    WGT_ROWS_LAYER_NORM,
+    WGT_ROWS_RMS_NORM,
+    WGT_ROWS_COUNT
+} wgt_rows_op;
+
 typedef struct wgt_backend wgt_backend;
 struct wgt_backend {
     const char *name;
@@ -142,6 +151,28 @@ struct wgt_backend {
                          int reduce_ndim, double param);
     /* out (contiguous, same shape) = running sum of in along axis. */
     wgt_status (*cumsum)(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
+    /* out [batch..., M, N] (contiguous) = a [batch..., M, K] @ b [batch..., K, N]; the batch
+     * dimensions are already broadcast (stride 0 where repeated); any strides. */
+    wgt_status (*matmul)(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
+    /* out (contiguous, in's shape) = op over each row (last dimension) of in; weight and bias
+     * are 1-D operands of the row length, or NULL. */
+    wgt_status (*rows)(wgt_backend *be, wgt_rows_op op, const wgt_operand *out, const wgt_operand *in,
+                       const wgt_operand *weight, const wgt_operand *bias, double eps);
+    /* Writes src into the box of dst starting at box_start (src's shape); dst is a contiguous
+     * tensor seen whole, and elements outside the box keep their values. */
+    wgt_status (*write_box)(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
+                            const wgt_operand *src);
+    /* out (contiguous) = in shifted by before in each dimension, value outside in. */
+    wgt_status (*pad)(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
+                      double value);
+    /* out [n, row...] (contiguous) = rows indices[i] of table [N, row...]; indices are 1-D
+     * and already checked to be in range. */
+    wgt_status (*gather_rows)(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
+                              const wgt_operand *indices);
+    /* Rows indices[i] of dst (contiguous, seen whole) = rows[i]; indices checked; when an
+     * index repeats the last row wins. */
+    wgt_status (*set_rows)(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
+                           const wgt_operand *rows);
 };
 
 wgt_backend *wgt_cpu_backend_create(void);
