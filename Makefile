@@ -5,7 +5,7 @@ BUILD ?= build
 WARN = -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -Werror=implicit-function-declaration
 DAWN_LIB = $(CURDIR)/.deps/dawn/libwebgpu_wrapper.so
 CPPFLAGS_ALL = -D_GNU_SOURCE -Iinclude -Isrc -I$(BUILD)/gen -DWGT_DAWN_INSTALL_PATH='"$(DAWN_LIB)"'
-LDLIBS = -lm -ldl -lpthread
+LDLIBS = -lm -ldl -lpthread -lopenblas
 
 LIB_SRC = $(wildcard src/core/*.c) $(wildcard src/backend/cpu/*.c) $(wildcard src/backend/webgpu/*.c)
 WGSL = $(sort $(wildcard src/backend/webgpu/wgsl/*.wgsl))
@@ -47,11 +47,11 @@ $(BUILD)/libwgtensor.a: $(LIB_OBJ)
 $(BUILD)/libwgtensor.so: $(LIB_OBJ)
 	$(CC) -shared $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/wgtensor: tools/wgtensor.c $(BUILD)/libwgtensor.a
-	$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) -o $@ $< $(BUILD)/libwgtensor.a $(LDLIBS)
+$(BUILD)/wgtensor: tools/wgtensor.c tools/mlp_demo.c $(BUILD)/libwgtensor.a
+	$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) -o $@ tools/wgtensor.c tools/mlp_demo.c $(BUILD)/libwgtensor.a $(LDLIBS)
 
 $(BUILD)/wgt_tests: $(TEST_SRC) tests/test.h $(BUILD)/libwgtensor.a
-	$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) -o $@ $(TEST_SRC) $(BUILD)/libwgtensor.a $(LDLIBS)
+	$(CC) $(CPPFLAGS_ALL) -DWGT_SOURCE_DIR='"$(CURDIR)"' $(WARN) $(CFLAGS) -o $@ $(TEST_SRC) $(BUILD)/libwgtensor.a $(LDLIBS)
 
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libwgtensor.a
 	@mkdir -p $(@D)

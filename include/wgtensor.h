@@ -288,7 +288,9 @@ wgt_tensor *wgt_matmul(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias);
 
 /* ---- normalisation and activation rows ---------------------------------------------- */
-/* Floating types; computed in f32. The result has a's shape. */
+/* Floating types; computed in f32. The result has a's shape; along an axis other than the
+ * last it is a (non-contiguous) view. A row whose maximum is NaN or infinite, or that is all
+ * -inf, gives NaN, as in PyTorch. */
 wgt_tensor *wgt_softmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_log_softmax(wgt_tensor *a, int axis);
 /* Over the last axis: (x - mean) / sqrt(var + eps) * weight + bias; weight and bias are
@@ -304,7 +306,7 @@ wgt_tensor *wgt_squeeze(wgt_tensor *a, int axis); /* the axis must have length 1
 wgt_tensor *wgt_unsqueeze(wgt_tensor *a, int axis); /* axis in -(ndim+1)..ndim */
 /* As wgt_broadcast_to, where -1 keeps a's dimension. */
 wgt_tensor *wgt_expand(wgt_tensor *a, int ndim, const int64_t *shape);
-wgt_tensor *wgt_flip(wgt_tensor *a, int naxes, const int *axes);
+wgt_tensor *wgt_flip(wgt_tensor *a, int naxes, const int *axes); /* naxes 0 flips every axis */
 /* New tensors: all inputs share dtype and context and agree on every other dimension. */
 wgt_tensor *wgt_concat(wgt_tensor *const *tensors, int count, int axis);
 wgt_tensor *wgt_stack(wgt_tensor *const *tensors, int count, int axis);
@@ -315,14 +317,17 @@ wgt_status wgt_split(wgt_tensor *a, int axis, int count, const int64_t *sizes, w
 wgt_tensor *wgt_pad(wgt_tensor *a, const int64_t *before, const int64_t *after, double value);
 
 /* ---- indexing ----------------------------------------------------------------------- */
-/* Index tensors are i32 or u32; an index out of range is an error naming it, and nothing
- * is written. Reading indices that live on the device waits for them. */
+/* Index tensors are i32 or u32 of any shape and layout; an index out of range (a negative
+ * i32 included) is WGT_ERR_INVALID_ARGUMENT naming its position, its value and the bound,
+ * and nothing is written. Reading indices that live on the device waits for them. */
 /* table [N, ...] rows at indices (any shape): [indices..., ...] (an embedding lookup). */
 wgt_tensor *wgt_gather_rows(wgt_tensor *table, wgt_tensor *indices);
 /* Elements at 1-D indices along axis (numpy.take). Negative indices are errors. */
 wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices);
 /* dst[indices[i]] = rows[i] for 1-D indices and rows of shape [len(indices), dst row...];
- * dst is written in place (it needs the writable usage). Repeated indices: the last wins. */
+ * dst is written in place (it needs the writable usage) and may be any view that does not
+ * address an element twice (a broadcast dst is WGT_ERR_USAGE). Repeated indices: the last
+ * wins. */
 wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows);
 /* [indices..., classes] of dtype with 1 at each index; an index outside 0..classes-1 is an error. */
 wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
@@ -337,7 +342,9 @@ wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal);
  * base^(-2i/d). */
 wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base);
 /* softmax(q k^T * scale [+ causal mask]) v for q [..., Lq, d], k [..., Lk, d], v [..., Lk, dv];
- * scale 0 means 1/sqrt(d); causal masks key j > query i + (Lk - Lq). */
+ * scale 0 means 1/sqrt(d); causal masks key j > query i + (Lk - Lq) (queries are the last Lq
+ * positions), and a query that sees no key gets NaN, as in PyTorch. Composed from matmul,
+ * where and softmax for now. */
 wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 
 #ifdef __cplusplus

@@ -60,6 +60,22 @@ wgt_context *test_new_context(wgt_backend_kind kind) {
     return ctx;
 }
 
+wgt_context *test_webgpu_context(void) {
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.quiet = 1;
+    wgt_context *ctx = wgt_context_create(&opt);
+    if (!ctx) wgt_clear_error();
+    return ctx;
+}
+
+int test_backend_pair(wgt_context **cpu, wgt_context **gpu) {
+    *gpu = test_webgpu_context();
+    *cpu = *gpu ? test_new_context(WGT_BACKEND_CPU) : NULL;
+    if (*gpu && !*cpu) wgt_context_release(*gpu);
+    return *gpu && *cpu;
+}
+
 static double seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -19,6 +19,12 @@ int test_current_failed(void);
 const char *test_backend_name(void);
 /* A context of the given kind for tests that must own theirs (NULL and a failure if none). */
 wgt_context *test_new_context(wgt_backend_kind kind);
+/* A WebGPU context of the test's own, or NULL with no failure recorded when there is none
+ * (the runner has already failed the run if WebGPU was required). */
+wgt_context *test_webgpu_context(void);
+/* A CPU and a WebGPU context for tests that compare the backends; 0 (nothing to release)
+ * when WebGPU is unavailable. */
+int test_backend_pair(wgt_context **cpu, wgt_context **gpu);
 
 #define TEST_REGISTER_(name, per_backend)                                                     \
     static void test_##name(wgt_context *ctx);                                                \

@@ -592,16 +592,8 @@ TEST_BACKENDS(binary_scalar_forms) {
 /* The WebGPU backend against the CPU backend directly, on the same seeded inputs: every op
  * and accepted type, logic on mixed types, and where. */
 TEST(binary_webgpu_matches_cpu) {
-    wgt_context *cpu = test_new_context(WGT_BACKEND_CPU);
-    wgt_context_options opt = {0};
-    opt.backend = WGT_BACKEND_WEBGPU;
-    opt.quiet = 1;
-    wgt_context *gpu = wgt_context_create(&opt);
-    if (!gpu) { /* the runner already failed the run if WebGPU was required */
-        wgt_clear_error();
-        wgt_context_release(cpu);
-        return;
-    }
+    wgt_context *cpu, *gpu;
+    if (!test_backend_pair(&cpu, &gpu)) return;
     wgt_context *cs[2] = {cpu, gpu};
     for (int op = 0; op < NOPS + 1; op++) /* NOPS stands for where */
         for (int d = 0; d < NDT; d++) {

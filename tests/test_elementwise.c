@@ -251,16 +251,8 @@ TEST_BACKENDS(elementwise_beyond_one_dispatch_dimension) {
 
 /* The WebGPU backend against the CPU backend directly, on the same seeded inputs. */
 TEST(elementwise_webgpu_matches_cpu) {
-    wgt_context *cpu = test_new_context(WGT_BACKEND_CPU);
-    wgt_context_options opt = {0};
-    opt.backend = WGT_BACKEND_WEBGPU;
-    opt.quiet = 1;
-    wgt_context *gpu = wgt_context_create(&opt);
-    if (!gpu) { /* the runner already failed the run if WebGPU was required */
-        wgt_clear_error();
-        wgt_context_release(cpu);
-        return;
-    }
+    wgt_context *cpu, *gpu;
+    if (!test_backend_pair(&cpu, &gpu)) return;
     int64_t shape[2] = {33, 65};
     for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
         for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++) {

@@ -651,16 +651,8 @@ TEST_BACKENDS(cumsum_sizes_and_long_rows) {
 /* ---- the two backends on the same inputs ------------------------------------------------ */
 
 TEST(reduce_webgpu_matches_cpu) {
-    wgt_context *cpu = test_new_context(WGT_BACKEND_CPU);
-    wgt_context_options opt = {0};
-    opt.backend = WGT_BACKEND_WEBGPU;
-    opt.quiet = 1;
-    wgt_context *gpu = wgt_context_create(&opt);
-    if (!gpu) { /* the runner already failed the run if WebGPU was required */
-        wgt_clear_error();
-        wgt_context_release(cpu);
-        return;
-    }
+    wgt_context *cpu, *gpu;
+    if (!test_backend_pair(&cpu, &gpu)) return;
     int64_t shape[3] = {9, 33, 65};
     int axes[2] = {-1, 0};
     /* Every op in two types each (the types rotate), to keep the kernel compiles few. */

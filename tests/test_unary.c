@@ -499,16 +499,8 @@ TEST_BACKENDS(cast_edge_values_exact) {
 /* ---- the WebGPU backend against the CPU backend ---- */
 
 TEST(unary_webgpu_matches_cpu) {
-    wgt_context *cpu = test_new_context(WGT_BACKEND_CPU);
-    wgt_context_options opt = {0};
-    opt.backend = WGT_BACKEND_WEBGPU;
-    opt.quiet = 1;
-    wgt_context *gpu = wgt_context_create(&opt);
-    if (!gpu) { /* the runner already failed the run if WebGPU was required */
-        wgt_clear_error();
-        wgt_context_release(cpu);
-        return;
-    }
+    wgt_context *cpu, *gpu;
+    if (!test_backend_pair(&cpu, &gpu)) return;
     wgt_context *cs[2] = {cpu, gpu};
     const int64_t n = 33 * 65;
     for (int op = 0; op <= OP_COUNT; op++) /* op == OP_COUNT: casts to every type */

@@ -12,15 +12,6 @@
 #include "core/tensor.h"
 #include "test.h"
 
-static wgt_context *webgpu_or_skip(void) {
-    wgt_context_options opt = {0};
-    opt.backend = WGT_BACKEND_WEBGPU;
-    opt.quiet = 1;
-    wgt_context *ctx = wgt_context_create(&opt);
-    if (!ctx) wgt_clear_error(); /* the runner already failed the run if WebGPU was required */
-    return ctx;
-}
-
 static char *wgsl_text(wgt_webgpu *w, const void *arg) {
     (void)w;
     const char *src = arg;
@@ -35,7 +26,7 @@ static wgt_status compile(wgt_webgpu *w, const char *key, const char *wgsl) {
 }
 
 TEST(webgpu_feature_values_match_the_library) {
-    wgt_context *gpu = webgpu_or_skip();
+    wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
     wgt_webgpu *w = (wgt_webgpu *)gpu->backend;
     CHECK(w->adapter.backend_type != WGPU_BACKEND_NULL, "the Null adapter was chosen");
@@ -72,7 +63,7 @@ TEST(webgpu_feature_values_match_the_library) {
 }
 
 TEST(webgpu_shader_errors_are_statuses_with_the_compiler_message) {
-    wgt_context *gpu = webgpu_or_skip();
+    wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
     wgt_webgpu *w = (wgt_webgpu *)gpu->backend;
     CHECK_ERROR(compile(w, "test:broken", "@compute @workgroup_size(1) fn main() { let x: f32 = undefined_name; }") != WGT_OK,
@@ -96,7 +87,7 @@ TEST(webgpu_adapter_choice_by_index_and_name) {
     }
     CHECK(strstr(list, "[0] ") != NULL, "listing: %s", list);
     free(list);
-    wgt_context *base = webgpu_or_skip();
+    wgt_context *base = test_webgpu_context();
     if (!base) return;
     char name[64];
     snprintf(name, sizeof name, "%.8s", wgt_context_device_name(base)); /* a prefix is a substring */
@@ -134,7 +125,7 @@ TEST(missing_library_is_a_clear_error_and_auto_falls_back) {
 }
 
 TEST(device_loss_fails_later_calls_and_keeps_read_data) {
-    wgt_context *gpu = webgpu_or_skip();
+    wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
     int64_t shape[1] = {1000};
     wgt_tensor *a = wgt_arange(gpu, WGT_F32, 0, 1000, 1);
@@ -155,7 +146,7 @@ TEST(device_loss_fails_later_calls_and_keeps_read_data) {
     wgt_release(a), wgt_release(b), wgt_release(queued);
     wgt_context_release(gpu);
     /* A new context works. */
-    wgt_context *fresh = webgpu_or_skip();
+    wgt_context *fresh = test_webgpu_context();
     CHECK(fresh != NULL, "a new context after a loss");
     wgt_tensor *c = fresh ? wgt_ones(fresh, WGT_F32, 1, shape) : NULL, *d = c ? wgt_add(c, c) : NULL;
     CHECK(d && wgt_tensor_read(d, after, sizeof after) == WGT_OK && after[0] == 2.0f, "%s", wgt_last_error());
@@ -164,7 +155,7 @@ TEST(device_loss_fails_later_calls_and_keeps_read_data) {
 }
 
 TEST(exported_buffer_is_the_storage) {
-    wgt_context *gpu = webgpu_or_skip();
+    wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
     int64_t shape[1] = {8};
     wgt_tensor *t = wgt_tensor_create(gpu, WGT_F32, 1, shape, WGT_USAGE_DEFAULT | WGT_USAGE_EXPORTABLE);

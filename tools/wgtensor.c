@@ -1,6 +1,7 @@
 /*
  * The `wgtensor` command: `info` describes every adapter and the device a context gets;
- * `demo` runs the library's main job on the best device and checks it against the CPU.
+ * `demo` runs the library's main job (tools/mlp_demo.c) on the best device and beside it on the CPU;
+ * `poly` is a quick end-to-end check of the elementwise path.
  */
 #include <math.h>
 #include <stdio.h>
@@ -74,7 +75,10 @@ static wgt_tensor *horner_exp(wgt_context *ctx, int64_t rows, int64_t cols, uint
     return y;
 }
 
-static int cmd_demo(void) {
+int wgt_demo_mlp(void); /* mlp_demo.c */
+
+/* A smaller check that needs only elementwise ops: `wgtensor poly`. */
+static int cmd_poly(void) {
     const int64_t rows = 1024, cols = 1536, n = rows * cols;
     const uint64_t seed = 2026;
     wgt_context *gpu = wgt_context_create(NULL);
@@ -136,11 +140,13 @@ static int cmd_demo(void) {
 int main(int argc, char **argv) {
     const char *cmd = argc > 1 ? argv[1] : "";
     if (!strcmp(cmd, "info")) return cmd_info();
-    if (!strcmp(cmd, "demo")) return cmd_demo();
+    if (!strcmp(cmd, "demo")) return wgt_demo_mlp();
+    if (!strcmp(cmd, "poly")) return cmd_poly();
     fprintf(stderr,
-            "usage: wgtensor info | demo\n"
+            "usage: wgtensor info | demo | poly\n"
             "  info  list every adapter and describe the device a context gets\n"
-            "  demo  run the main job on the best device and check it against the CPU backend\n"
+            "  demo  the main job: train a perceptron on the digits data on the best device and on the CPU\n"
+            "  poly  exp(x) by a polynomial in broadcast elementwise ops, checked against the CPU\n"
             "environment: WGT_BACKEND=auto|webgpu|cpu, WGT_ADAPTER=<index or name>, WGT_WEBGPU_LIBRARY=<path>,\n"
             "             WGT_TIMEOUT_MS=<ms>\n");
     return 2;

@@ -162,15 +162,16 @@ struct wgt_backend {
      * tensor seen whole, and elements outside the box keep their values. */
     wgt_status (*write_box)(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
                             const wgt_operand *src);
-    /* out (contiguous) = in shifted by before in each dimension, value outside in. */
+    /* out (contiguous) = in shifted by before in each dimension; outside in, the element
+     * whose bits are value_bits (f16 in the low 16 bits), converted by the core. */
     wgt_status (*pad)(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
-                      double value);
+                      uint32_t value_bits);
     /* out [n, row...] (contiguous) = rows indices[i] of table [N, row...]; indices are 1-D
      * and already checked to be in range. */
     wgt_status (*gather_rows)(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
                               const wgt_operand *indices);
-    /* Rows indices[i] of dst (contiguous, seen whole) = rows[i]; indices checked; when an
-     * index repeats the last row wins. */
+    /* Rows indices[i] of dst = rows[i]; dst may be any view that addresses no element twice;
+     * indices are checked; when an index repeats the last row wins. */
     wgt_status (*set_rows)(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                            const wgt_operand *rows);
 };

@@ -47,7 +47,7 @@ wgt_tensor *wgt_tensor_from_data(wgt_context *ctx, wgt_dtype dtype, int ndim, co
 
 /* Stores a double as one element of dtype. Integer conversion saturates and maps NaN to 0,
  * so no input is undefined behaviour. */
-static void store_value(wgt_dtype dtype, void *dst, double v) {
+void wgt_store_value(wgt_dtype dtype, void *dst, double v) {
     switch (dtype) {
     case WGT_F32: *(float *)dst = (float)v; break;
     case WGT_F16: *(uint16_t *)dst = wgt_f32_to_f16((float)v); break;
@@ -58,6 +58,17 @@ static void store_value(wgt_dtype dtype, void *dst, double v) {
         *(uint32_t *)dst = isnan(v) || v <= 0 ? 0 : v >= 4294967295.0 ? UINT32_MAX : (uint32_t)v;
         break;
     }
+}
+
+uint32_t wgt_value_bits(wgt_dtype dtype, double v) {
+    if (dtype == WGT_F16) {
+        uint16_t h;
+        wgt_store_value(dtype, &h, v);
+        return h;
+    }
+    uint32_t bits = 0;
+    wgt_store_value(dtype, &bits, v);
+    return bits;
 }
 
 /* Creates a tensor and fills its host copy with gen(i) for each element. */
@@ -72,7 +83,7 @@ static wgt_tensor *generate(wgt_context *ctx, const char *fn, wgt_dtype dtype, i
     }
     size_t es = wgt_dtype_size(dtype);
     int64_t n = wgt_tensor_numel(t);
-    for (int64_t i = 0; i < n; i++) store_value(dtype, (char *)s->host + (size_t)i * es, gen(state, i));
+    for (int64_t i = 0; i < n; i++) wgt_store_value(dtype, (char *)s->host + (size_t)i * es, gen(state, i));
     s->device_valid = 0;
     return t;
 }

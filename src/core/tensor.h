@@ -90,4 +90,10 @@ wgt_status wgt_make_output_operand(wgt_tensor *t, wgt_operand *op);
 void wgt_finish_output(wgt_tensor *t);
 wgt_status wgt_check_kernel_size(const char *fn, const wgt_tensor *t);
 
+/* ---- values (creation.c) ---- */
+/* Stores v as one element of dtype at dst, as wgt_full does: integers saturate, NaN is 0. */
+void wgt_store_value(wgt_dtype dtype, void *dst, double v);
+/* The same element's bits in a word (f16 in the low 16 bits): how backends receive constants. */
+uint32_t wgt_value_bits(wgt_dtype dtype, double v);
+
 #endif

@@ -45,10 +45,16 @@ wgt_backend *wgt_cpu_backend_create(void) {
     be->max_kernel_elements = (uint64_t)INT64_MAX;
     be->copy = wgt_cpu_copy;
     be->binary = wgt_cpu_binary;
+    be->gather_rows = wgt_cpu_gather_rows;
+    be->set_rows = wgt_cpu_set_rows;
     be->unary = wgt_cpu_unary;
     be->cast = wgt_cpu_cast;
     be->reduce = wgt_cpu_reduce;
     be->cumsum = wgt_cpu_cumsum;
     be->where = wgt_cpu_where;
+    be->matmul = wgt_cpu_matmul;
+    be->rows = wgt_cpu_rows;
+    be->write_box = wgt_cpu_write_box;
+    be->pad = wgt_cpu_pad;
     return be;
 }

@@ -16,7 +16,22 @@ wgt_status wgt_cpu_cast(wgt_backend *be, const wgt_operand *out, const wgt_opera
 wgt_status wgt_cpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
                           int reduce_ndim, double param);
 wgt_status wgt_cpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
+/* cpu_rows.c: softmax, log_softmax, layer_norm, rms_norm over the last dimension */
+wgt_status wgt_cpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out, const wgt_operand *in,
+                        const wgt_operand *weight, const wgt_operand *bias, double eps);
 wgt_status wgt_cpu_where(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond, const wgt_operand *a,
                          const wgt_operand *b);
+/* cpu_matmul.c: OpenBLAS sgemm for f32, a blocked double-accumulating loop for f16 */
+wgt_status wgt_cpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
+/* cpu_indexing.c: row gather and row scatter */
+wgt_status wgt_cpu_gather_rows(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
+                               const wgt_operand *indices);
+wgt_status wgt_cpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
+                            const wgt_operand *rows);
+/* cpu_shape.c: write_box (concat, stack) and pad */
+wgt_status wgt_cpu_write_box(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
+                             const wgt_operand *src);
+wgt_status wgt_cpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
+                       uint32_t value_bits);
 
 #endif

@@ -373,6 +373,12 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->buffer_export = wgt_wgpu_buffer_export;
     be->copy = wgt_wgpu_copy;
     be->binary = wgt_wgpu_binary;
+    be->matmul = wgt_wgpu_matmul;
+    be->gather_rows = wgt_wgpu_gather_rows;
+    be->set_rows = wgt_wgpu_set_rows;
+    be->rows = wgt_wgpu_rows;
+    be->write_box = wgt_wgpu_write_box;
+    be->pad = wgt_wgpu_pad;
     be->reduce = wgt_wgpu_reduce;
     be->cumsum = wgt_wgpu_cumsum;
     be->unary = wgt_wgpu_unary;

@@ -163,6 +163,11 @@ wgt_status wgt_wgpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand 
                            int reduce_ndim, double param);
 wgt_status wgt_wgpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
 wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);
+/* matmul.c: tiled and matrix-vector matmul kernels (wgsl/matmul.wgsl) */
+wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
+/* rows.c: softmax, log_softmax, layer_norm, rms_norm over the last dimension (wgsl/rows.wgsl) */
+wgt_status wgt_wgpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out, const wgt_operand *in,
+                         const wgt_operand *weight, const wgt_operand *bias, double eps);
 /* unary.c: unary ops, logical_not and casts, on the elementwise runner */
 wgt_status wgt_wgpu_unary(wgt_backend *be, wgt_unary_op op, const wgt_operand *out, const wgt_operand *a,
                           const double *params);
@@ -172,5 +177,15 @@ wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand 
                            const wgt_operand *b);
 wgt_status wgt_wgpu_where(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond, const wgt_operand *a,
                           const wgt_operand *b);
+/* indexing.c: row gather and row scatter (wgsl/gather_rows.wgsl, wgsl/set_rows.wgsl) */
+wgt_status wgt_wgpu_gather_rows(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
+                                const wgt_operand *indices);
+wgt_status wgt_wgpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
+                             const wgt_operand *rows);
+/* shape.c: write_box (wgsl/write_box.wgsl; concat, stack) and pad (wgsl/pad.wgsl) */
+wgt_status wgt_wgpu_write_box(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
+                              const wgt_operand *src);
+wgt_status wgt_wgpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
+                        uint32_t value_bits);
 
 #endif

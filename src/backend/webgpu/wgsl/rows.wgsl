@@ -1,0 +1,288 @@
+// Row kernel: softmax, log_softmax, layer_norm or rms_norm over each row (the last
+// dimension) of a strided input, written to a contiguous output. A workgroup of 256
+// invocations is split into segments of `threads` invocations (a power of two the host picks
+// from the row length and the row count); each segment takes one row per round. Within a
+// segment, invocation `lane` reads elements lane, lane + threads, ... of the row and the
+// partial results meet in a tree in workgroup memory: max then sum of exponentials
+// (softmax), sum then squared deviations (layer_norm), sum of squares (rms_norm). The
+// per-row statistics land in workgroup memory, and a write pass over the workgroup's
+// contiguous range of the output then has all 256 invocations write consecutive elements.
+// threads = 1 gives each invocation short rows alone, which it also writes: no workgroup
+// memory and no barrier (lavapipe is slow at barriers).
+//
+// f16 is stored packed two to a u32 and computed in f32. The write passes produce whole
+// words; the host makes each workgroup's (or lone invocation's) range start at an even
+// element (an even number of rows when the row length is odd), so no word is shared.
+//
+// The backend fills in the bindings, loads and the op (names in double braces).
+
+struct Params {
+    rows: u32,
+    len: u32,                // row length
+    lead_ndim: u32,          // dimensions enumerating the rows
+    offset: u32,             // element offset of the input view
+    stride: i32,             // input stride along the row
+    threads: u32,            // invocations per row: 1, 2, 4, ..., 256
+    rounds: u32,             // rows per segment (2 only for odd f16 rows, threads 1 or 256)
+    len_f: f32,
+    eps: f32,
+    w_offset: u32,           // weight and bias views (unused when absent)
+    w_stride: i32,
+    b_offset: u32,
+    b_stride: i32,
+    nan_bits: u32,           // NaN and infinity as bits: WGSL constants cannot hold them
+    inf_bits: u32,
+    _pad: u32,
+    lead_shape: array<vec4<u32>, 2>,
+    lead_strides: array<vec4<i32>, 2>,
+};
+
+{{BINDINGS}}
+@group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: Params;
+
+const WG: u32 = 256u;
+const OP: u32 = {{OP}};
+// The op codes of wgt_rows_op.
+const SOFTMAX: u32 = 0u;
+const LOG_SOFTMAX: u32 = 1u;
+const LAYER_NORM: u32 = 2u;
+const RMS_NORM: u32 = 3u;
+const BLOCK: u32 = 64u;
+// exp of anything below this is 0 in f32; clamping there keeps exp away from -inf, whose
+// result WGSL leaves to the implementation.
+const EXP_FLOOR: f32 = -128.0;
+
+var<workgroup> scratch: array<vec2<f32>, 256>;
+// Per row: softmax (max, 1 / sum, -), log_softmax (max, log sum, -), layer_norm (shift,
+// mean - shift, rstd), rms_norm (-, -, rstd).
+var<workgroup> stats: array<vec3<f32>, 256>;
+var<workgroup> bases: array<i32, 256>;        // per row: storage index of its first element
+
+fn load(i: u32) -> f32 {
+    {{LOAD}}
+}
+
+{{PARAM_LOADS}}
+
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
+fn nan() -> f32 { return bitcast<f32>(params.nan_bits); }
+fn inf() -> f32 { return bitcast<f32>(params.inf_bits); }
+
+// max that propagates NaN (WGSL's max may drop it).
+fn max_nan(a: f32, b: f32) -> f32 {
+    if (is_nan(a)) { return a; }
+    if (is_nan(b) || b > a) { return b; }
+    return a;
+}
+
+// 1 / sqrt(v) with IEEE's answers at the edges, which WGSL leaves to the implementation:
+// infinity for 0 (a constant row with eps 0 gives 0 * inf = NaN, as in PyTorch), 0 for
+// infinity (rms_norm of a row holding inf gives 0 beside NaN, as x * rsqrt(inf) does), NaN
+// for NaN. v is never negative.
+fn rstd(v: f32) -> f32 {
+    if (is_nan(v)) { return v; }
+    if (v == 0.0) { return inf(); }
+    if (!is_finite(v)) { return 0.0; }
+    return inverseSqrt(v);
+}
+
+// Storage index of the first element of row r.
+fn row_base(r: u32) -> i32 {
+    var rem = r;
+    var index = i32(params.offset);
+    for (var d = i32(params.lead_ndim) - 1; d >= 0; d = d - 1) {
+        let n = params.lead_shape[d / 4][d % 4];
+        index = index + i32(rem % n) * params.lead_strides[d / 4][d % 4];
+        rem = rem / n;
+    }
+    return index;
+}
+
+fn element(base: i32, j: u32) -> f32 { return load(u32(base + i32(j) * params.stride)); }
+
+// Largest of this lane's elements (NaN wins); -inf when the lane has none.
+fn lane_max(base: i32, lane: u32) -> f32 {
+    var m = -inf();
+    for (var j = lane; j < params.len; j = j + params.threads) { m = max_nan(m, element(base, j)); }
+    return m;
+}
+
+// What one element adds to a sum: exp(x - max) for softmax (shift.x is the max); for
+// layer_norm x - shift.x, then (d^2, d) with d = x - shift.x - shift.y (the shifted mean);
+// x^2 for rms_norm.
+fn term(x: f32, shift: vec2<f32>, second_pass: bool) -> vec2<f32> {
+    if (OP == SOFTMAX || OP == LOG_SOFTMAX) { return vec2<f32>(exp(max(x - shift.x, EXP_FLOOR)), 0.0); }
+    if (OP == LAYER_NORM) {
+        if (!second_pass) { return vec2<f32>(x - shift.x, 0.0); }
+        let d = (x - shift.x) - shift.y;
+        return vec2<f32>(d * d, d);
+    }
+    return vec2<f32>(x * x, 0.0);
+}
+
+// This lane's share of a sum. Elements are added in blocks of BLOCK and the blocks then
+// added up, so the rounding error grows with BLOCK plus the block count rather than with the
+// element count (no compensated arithmetic for a compiler to simplify away).
+fn lane_sum(base: i32, lane: u32, shift: vec2<f32>, second_pass: bool) -> vec2<f32> {
+    var total = vec2<f32>(0.0);
+    var block = vec2<f32>(0.0);
+    var n = 0u;
+    for (var j = lane; j < params.len; j = j + params.threads) {
+        block = block + term(element(base, j), shift, second_pass);
+        n = n + 1u;
+        if (n == BLOCK) {
+            total = total + block;
+            block = vec2<f32>(0.0);
+            n = 0u;
+        }
+    }
+    return total + block;
+}
+
+// Combines the partials of each segment (max of .x or sum of both components); every
+// invocation gets its segment's result. Called in uniform control flow only.
+fn tree(v: vec2<f32>, tid: u32, lane: u32, take_max: bool) -> vec2<f32> {
+    if (params.threads == 1u) { return v; }
+    scratch[tid] = v;
+    workgroupBarrier();
+    for (var s = params.threads / 2u; s > 0u; s = s / 2u) {
+        if (lane < s) {
+            let a = scratch[tid];
+            let b = scratch[tid + s];
+            if (take_max) { scratch[tid] = vec2<f32>(max_nan(a.x, b.x), 0.0); } else { scratch[tid] = a + b; }
+        }
+        workgroupBarrier();
+    }
+    let result = scratch[tid - lane];
+    workgroupBarrier();  // all have read before scratch is written again
+    return result;
+}
+
+// The statistics of the row starting at base (valid: the segment has a row this round).
+fn row_stats(base: i32, valid: bool, tid: u32, lane: u32) -> vec3<f32> {
+    var part = vec2<f32>(0.0);
+    if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
+        var m = -inf();
+        if (valid) { m = lane_max(base, lane); }
+        m = tree(vec2<f32>(m, 0.0), tid, lane, true).x;
+        // A non-finite max makes the row NaN in the write pass; the sum is not needed.
+        if (valid && is_finite(m)) { part = lane_sum(base, lane, vec2<f32>(m, 0.0), false); }
+        let s = tree(part, tid, lane, false).x;  // >= 1: the max contributes exp(0)
+        if (OP == SOFTMAX) { return vec3<f32>(m, 1.0 / s, 0.0); }
+        return vec3<f32>(m, log(s), 0.0);
+    }
+    if (OP == RMS_NORM) {
+        if (valid) { part = lane_sum(base, lane, vec2<f32>(0.0), false); }
+        let sum = tree(part, tid, lane, false).x;
+        return vec3<f32>(0.0, 0.0, rstd(sum / params.len_f + params.eps));
+    }
+    // layer_norm works on the row shifted by its first element, so the mean's rounding error
+    // scales with the row's spread, not its magnitude (a mean of 1e4 with a spread of 1
+    // would otherwise lose three digits in f32). Every lane reads the same element.
+    var shift = 0.0;
+    if (valid) {
+        shift = element(base, 0u);
+        part = lane_sum(base, lane, vec2<f32>(shift, 0.0), false);
+    }
+    let mean = tree(part, tid, lane, false).x / params.len_f;
+    part = vec2<f32>(0.0);
+    if (valid) { part = lane_sum(base, lane, vec2<f32>(shift, mean), true); }
+    let t = tree(part, tid, lane, false);
+    // t.y (the deviations' sum) is 0 in exact arithmetic: subtracting its share removes the
+    // rounding of the mean. A NaN (from an inf or NaN in the row) is kept by a bit test:
+    // NVIDIA's compiler turns a comparison-and-select clamp into max(c, 0), which drops it.
+    let c = (t.x - t.y * t.y / params.len_f) / params.len_f;
+    var v = c;
+    if (!is_nan(c)) { v = max(c, 0.0); }
+    return vec3<f32>(shift, mean, rstd(v + params.eps));
+}
+
+// Output element j of the row starting at base, whose statistics are st.
+fn value(st: vec3<f32>, base: i32, j: u32) -> f32 {
+    let x = element(base, j);
+    var y: f32;
+    if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
+        if (!is_finite(st.x)) { return nan(); }
+        if (OP == SOFTMAX) { return exp(max(x - st.x, EXP_FLOOR)) * st.y; }
+        return (x - st.x) - st.y;  // x = -inf stays -inf
+    } else if (OP == LAYER_NORM) {
+        y = ((x - st.x) - st.y) * st.z;
+    } else {
+        y = x * st.z;
+    }
+    {{AFFINE}}
+    return y;
+}
+
+// The (slot, position) `by` elements after p in the workgroup's row-major range; divides
+// only when rows are shorter than the step.
+fn advance(p: vec2<u32>, by: u32) -> vec2<u32> {
+    let j = p.y + by;
+    if (j < params.len) { return vec2<u32>(p.x, j); }
+    if (j - params.len < params.len) { return vec2<u32>(p.x + 1u, j - params.len); }
+    return vec2<u32>(p.x + j / params.len, j % params.len);
+}
+
+// Output element j of the workgroup's row in `slot`.
+fn slot_value(slot: u32, j: u32) -> f32 { return value(stats[slot], bases[slot], j); }
+
+// f32 to f16 bits, rounding to nearest; NaN, infinity and overflow are handled here
+// because pack2x16float leaves values outside the f16 range indeterminate.
+fn f16_bits(x: f32) -> u32 {
+    let bits = bitcast<u32>(x);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) { return 0x7e00u; }
+    if (abs(x) >= 65520.0) { return ((bits >> 16u) & 0x8000u) | 0x7c00u; }
+    return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+    // Many rows use a 2-D grid of workgroups: the limit per dimension is 65535.
+    let group = wid.x + wid.y * groups.x;
+    if (params.threads == 1u) {
+        // Short rows: each invocation takes `rounds` consecutive rows alone (2 when f16 rows
+        // of odd length, so its words hold its own elements only) and writes them itself:
+        // no workgroup memory, no barrier.
+        let row0 = (group * WG + tid) * params.rounds;
+        var st: array<vec3<f32>, 2>;
+        var base: array<i32, 2>;
+        for (var round = 0u; round < params.rounds; round = round + 1u) {
+            let valid = row0 + round < params.rows;
+            base[round] = 0;
+            if (valid) { base[round] = row_base(row0 + round); }
+            st[round] = row_stats(base[round], valid, tid, 0u);  // no trees with one invocation
+        }
+        // No early return for rows past the end: the barriers after this branch must be
+        // reached (or skipped) by all invocations alike.
+        if (row0 < params.rows) {
+            let total = min(params.rounds, params.rows - row0) * params.len;
+            let out_first = row0 * params.len;
+            {{WRITE_ALONE}}
+        }
+        return;
+    }
+    let segments = WG / params.threads;
+    let per_group = segments * params.rounds;
+    let first = group * per_group;
+    if (first >= params.rows) { return; }  // whole workgroups only: barriers stay uniform
+    let seg = tid / params.threads;
+    let lane = tid % params.threads;
+    for (var round = 0u; round < params.rounds; round = round + 1u) {
+        let slot = round * segments + seg;
+        let valid = first + slot < params.rows;
+        var base = 0;
+        if (valid) { base = row_base(first + slot); }
+        let st = row_stats(base, valid, tid, lane);
+        if (lane == 0u) {
+            stats[slot] = st;
+            bases[slot] = base;
+        }
+    }
+    workgroupBarrier();
+    // The write pass: this workgroup's rows are output elements [out_first, out_first + total).
+    let total = min(per_group, params.rows - first) * params.len;
+    let out_first = first * params.len;
+    {{WRITE}}
+}

@@ -1,0 +1,329 @@
+/*
+ * Indexing: gather_rows, index_select, set_rows, one_hot, triu and tril.
+ *
+ * Index tensors are i32 or u32 of any layout. Their values are read on the host and checked
+ * before any kernel runs or any output is made (the library's own read: the caller's usage
+ * flags do not apply), so a bad index never reaches a kernel and set_rows leaves dst
+ * untouched. An index outside 0..N-1, a negative i32 included, is WGT_ERR_INVALID_ARGUMENT:
+ * the shapes are fine, one value is not; the message names the first such index's position
+ * in the index tensor, its value and the bound.
+ *
+ * gather_rows hands the backend 1-D indices (any index tensor flattened: a view when the
+ * layout allows, else a copy) and a table of any strides; index_select is a gather of a
+ * view with the axis moved first, returned as a view with the axis moved back. set_rows
+ * writes through dst's own strides, so dst may be any view that does not address an
+ * element twice (a broadcast view is WGT_ERR_USAGE, as in wgt_tensor_write); operands that
+ * share dst's storage are copied first so a kernel never reads what it writes. one_hot,
+ * triu and tril are compositions of arange, comparisons, cast and where.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/strided_iter.h"
+#include "tensor.h"
+
+static wgt_status check_index_dtype(const char *fn, const wgt_tensor *indices) {
+    if (indices->dtype != WGT_I32 && indices->dtype != WGT_U32)
+        return wgt_error(WGT_ERR_DTYPE, "%s: indices must be i32 or u32, not %s", fn, wgt_dtype_name(indices->dtype));
+    return WGT_OK;
+}
+
+/* Reads every index on the host and reports the first (row-major) outside [0, bound);
+ * `unit` names what is counted ("rows", "classes"). */
+static wgt_status check_index_values(const char *fn, wgt_tensor *indices, int64_t bound, const char *unit) {
+    int64_t n = wgt_numel(indices->ndim, indices->shape);
+    if (n == 0) return WGT_OK;
+    wgt_status st = wgt_storage_sync_host(indices->storage);
+    if (st != WGT_OK) return st;
+    const int64_t *strides[1] = {indices->strides};
+    int64_t offsets[1] = {indices->offset}, inner, is[1], flat = 0;
+    wgt_strided_iter it;
+    wgt_strided_iter_init(&it, indices->ndim, indices->shape, 1, strides, offsets, &inner, is);
+    const int32_t *pi = indices->storage->host;
+    const uint32_t *pu = indices->storage->host;
+    int is_signed = indices->dtype == WGT_I32;
+    do {
+        for (int64_t i = 0; i < inner; i++, flat++) {
+            int64_t at = it.base[0] + i * is[0];
+            int64_t v = is_signed ? (int64_t)pi[at] : (int64_t)pu[at];
+            if (v >= 0 && v < bound) continue;
+            int64_t pos[WGT_MAX_DIMS], rem = flat;
+            for (int d = indices->ndim - 1; d >= 0; d--) {
+                pos[d] = rem % indices->shape[d];
+                rem /= indices->shape[d];
+            }
+            char where[256], valid[64];
+            wgt_format_shape(where, sizeof where, indices->ndim, pos);
+            if (bound > 0) snprintf(valid, sizeof valid, "valid: 0..%lld", (long long)(bound - 1));
+            else snprintf(valid, sizeof valid, "there are none to pick");
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT,
+                             "%s: index %lld at position %s of indices is %s for %lld %s (%s)", fn, (long long)v,
+                             where, v < 0 ? "negative" : "out of range", (long long)bound, unit, valid);
+        }
+    } while (wgt_strided_iter_next(&it));
+    return WGT_OK;
+}
+
+/* Drops length-1 dimensions of a row and merges neighbours that chain in both operands'
+ * strides, so a contiguous row reaches the kernels as one dimension. Works in place on
+ * dimensions 1..ndim-1 (dimension 0 is the row index); returns the new rank. */
+static int merge_row_dims(int ndim, int64_t *shape, int64_t *sa, int64_t *sb) {
+    int n = 1;
+    for (int d = 1; d < ndim; d++) {
+        if (shape[d] == 1) continue;
+        if (n > 1 && sa[n - 1] == sa[d] * shape[d] && sb[n - 1] == sb[d] * shape[d]) {
+            shape[n - 1] *= shape[d];
+            sa[n - 1] = sa[d];
+            sb[n - 1] = sb[d];
+            continue;
+        }
+        shape[n] = shape[d];
+        sa[n] = sa[d];
+        sb[n] = sb[d];
+        n++;
+    }
+    return n;
+}
+
+/* 1-D view of any index tensor (rank 0 included): a view when the layout allows, else a
+ * contiguous copy. */
+static wgt_tensor *flat_indices(wgt_tensor *indices) {
+    int64_t all = -1;
+    return wgt_reshape(indices, 1, &all);
+}
+
+/* out [indices..., row...] = table[indices[i]] for a table of rank >= 1 already checked by
+ * the caller; fn names the public function in messages, unit what dimension 0 counts. */
+static wgt_tensor *gather(const char *fn, const char *unit, wgt_tensor *table, wgt_tensor *indices) {
+    int ondim = indices->ndim + table->ndim - 1;
+    if (ondim > WGT_MAX_DIMS) {
+        char s1[256], s2[256];
+        wgt_format_shape(s1, sizeof s1, indices->ndim, indices->shape);
+        wgt_format_shape(s2, sizeof s2, table->ndim, table->shape);
+        wgt_error(WGT_ERR_SHAPE, "%s: indices %s with table %s give rank %d, more than %d", fn, s1, s2, ondim,
+                  WGT_MAX_DIMS);
+        return NULL;
+    }
+    if (check_index_values(fn, indices, table->shape[0], unit) != WGT_OK) return NULL;
+    int64_t oshape[WGT_MAX_DIMS];
+    memcpy(oshape, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
+    for (int d = 1; d < table->ndim; d++) oshape[indices->ndim + d - 1] = table->shape[d];
+    wgt_context *ctx = table->storage->ctx;
+    wgt_tensor *out = wgt_tensor_new(ctx, fn, table->dtype, ondim, oshape, WGT_USAGE_DEFAULT);
+    if (!out || wgt_tensor_numel(out) == 0) return out;
+    wgt_tensor *flat = NULL;
+    if (wgt_check_kernel_size(fn, out) != WGT_OK || !(flat = flat_indices(indices))) goto fail;
+    /* The kernel sees table [N, row...] and out [n, row...] with the row dims merged. */
+    int64_t shape[WGT_MAX_DIMS], ts[WGT_MAX_DIMS], os[WGT_MAX_DIMS];
+    memcpy(shape, table->shape, sizeof shape);
+    memcpy(ts, table->strides, sizeof ts);
+    wgt_contiguous_strides(table->ndim, table->shape, os);
+    int rndim = merge_row_dims(table->ndim, shape, ts, os);
+    wgt_operand ot, oi, oo;
+    if (wgt_make_operand(table, rndim, shape, ts, &ot) != WGT_OK ||
+        wgt_make_operand(flat, 1, flat->shape, flat->strides, &oi) != WGT_OK ||
+        wgt_make_output_operand(out, &oo) != WGT_OK)
+        goto fail;
+    oo.ndim = rndim;
+    shape[0] = flat->shape[0];
+    wgt_contiguous_strides(rndim, shape, oo.strides);
+    memcpy(oo.shape, shape, sizeof oo.shape);
+    if (ctx->backend->gather_rows(ctx->backend, &oo, &ot, &oi) != WGT_OK) goto fail;
+    wgt_finish_output(out);
+    wgt_release(flat);
+    return out;
+fail:
+    wgt_release(flat);
+    wgt_release(out);
+    return NULL;
+}
+
+wgt_tensor *wgt_gather_rows(wgt_tensor *table, wgt_tensor *indices) {
+    static const char fn[] = "wgt_gather_rows";
+    if (wgt_check_tensor(fn, "table", table) != WGT_OK || wgt_check_tensor(fn, "indices", indices) != WGT_OK ||
+        wgt_check_same_context(fn, table, indices) != WGT_OK || check_index_dtype(fn, indices) != WGT_OK)
+        return NULL;
+    if (table->ndim < 1) {
+        wgt_error(WGT_ERR_SHAPE, "%s: the table has rank 0; it needs rank >= 1 (rows along dimension 0)", fn);
+        return NULL;
+    }
+    return gather(fn, "rows", table, indices);
+}
+
+wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices) {
+    static const char fn[] = "wgt_index_select";
+    int ax;
+    if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_tensor(fn, "indices", indices) != WGT_OK ||
+        wgt_check_same_context(fn, a, indices) != WGT_OK || check_index_dtype(fn, indices) != WGT_OK ||
+        !wgt_normalize_axis(fn, axis, a->ndim, &ax))
+        return NULL;
+    if (indices->ndim != 1) {
+        char s[256];
+        wgt_format_shape(s, sizeof s, indices->ndim, indices->shape);
+        wgt_error(WGT_ERR_SHAPE, "%s: indices must be 1-D, not of shape %s", fn, s);
+        return NULL;
+    }
+    /* A view with the axis first makes the selection a row gather. */
+    int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
+    shape[0] = a->shape[ax];
+    strides[0] = a->strides[ax];
+    for (int d = 0, k = 1; d < a->ndim; d++)
+        if (d != ax) shape[k] = a->shape[d], strides[k++] = a->strides[d];
+    wgt_tensor *moved = wgt_tensor_new_view(a, a->ndim, shape, strides, a->offset);
+    if (!moved) return NULL;
+    char unit[64];
+    snprintf(unit, sizeof unit, "entries along axis %d", ax);
+    wgt_tensor *g = gather(fn, unit, moved, indices);
+    wgt_release(moved);
+    if (!g) return NULL;
+    /* g is [n, others...]: move its first dimension back to the axis. */
+    shape[ax] = g->shape[0];
+    strides[ax] = g->strides[0];
+    for (int d = 0, k = 1; d < a->ndim; d++)
+        if (d != ax) shape[d] = g->shape[k], strides[d] = g->strides[k++];
+    wgt_tensor *out = wgt_tensor_new_view(g, a->ndim, shape, strides, g->offset);
+    wgt_release(g);
+    return out;
+}
+
+wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) {
+    static const char fn[] = "wgt_set_rows";
+    wgt_status st;
+    if ((st = wgt_check_tensor(fn, "dst", dst)) != WGT_OK || (st = wgt_check_tensor(fn, "indices", indices)) != WGT_OK ||
+        (st = wgt_check_tensor(fn, "rows", rows)) != WGT_OK ||
+        (st = wgt_check_same_context(fn, dst, indices)) != WGT_OK ||
+        (st = wgt_check_same_context(fn, dst, rows)) != WGT_OK || (st = check_index_dtype(fn, indices)) != WGT_OK)
+        return st;
+    if (!(dst->usage & WGT_USAGE_WRITABLE))
+        return wgt_error(WGT_ERR_USAGE, "%s: dst was created without the writable usage", fn);
+    if (rows->dtype != dst->dtype)
+        return wgt_error(WGT_ERR_DTYPE, "%s: rows are %s but dst is %s; cast them first", fn,
+                         wgt_dtype_name(rows->dtype), wgt_dtype_name(dst->dtype));
+    char sd[256], si[256], sr[256];
+    wgt_format_shape(sd, sizeof sd, dst->ndim, dst->shape);
+    wgt_format_shape(si, sizeof si, indices->ndim, indices->shape);
+    wgt_format_shape(sr, sizeof sr, rows->ndim, rows->shape);
+    if (dst->ndim < 1)
+        return wgt_error(WGT_ERR_SHAPE, "%s: dst has rank 0; it needs rank >= 1 (rows along dimension 0)", fn);
+    if (indices->ndim != 1) return wgt_error(WGT_ERR_SHAPE, "%s: indices must be 1-D, not of shape %s", fn, si);
+    int64_t n = indices->shape[0], want[WGT_MAX_DIMS];
+    want[0] = n;
+    memcpy(want + 1, dst->shape + 1, sizeof(int64_t) * (size_t)(dst->ndim - 1));
+    int same = rows->ndim == dst->ndim;
+    for (int d = 0; same && d < dst->ndim; d++) same = rows->shape[d] == want[d];
+    if (!same) {
+        char sw[256];
+        wgt_format_shape(sw, sizeof sw, dst->ndim, want);
+        return wgt_error(WGT_ERR_SHAPE,
+                         "%s: rows of shape %s do not fit: %lld indices into dst of shape %s need rows of shape %s", fn,
+                         sr, (long long)n, sd, sw);
+    }
+    if (wgt_view_overlaps_itself(dst->ndim, dst->shape, dst->strides))
+        return wgt_error(WGT_ERR_USAGE,
+                         "%s: dst of shape %s addresses some elements more than once (a broadcast view); "
+                         "write the tensor it was made from", fn, sd);
+    if ((st = check_index_values(fn, indices, dst->shape[0], "rows")) != WGT_OK) return st;
+    if (wgt_numel(rows->ndim, rows->shape) == 0) return WGT_OK;
+    if ((st = wgt_check_kernel_size(fn, rows)) != WGT_OK) return st;
+    /* A kernel must not read the storage it writes: such operands are copied first. */
+    wgt_tensor *src = rows->storage == dst->storage ? wgt_contiguous(rows) : wgt_retain(rows);
+    wgt_tensor *idx = indices->storage == dst->storage ? wgt_contiguous(indices) : wgt_retain(indices);
+    wgt_context *ctx = dst->storage->ctx;
+    st = WGT_OK;
+    if (!src || !idx) {
+        st = wgt_last_status() != WGT_OK ? wgt_last_status() : WGT_ERR_INTERNAL;
+    } else {
+        int64_t shape[WGT_MAX_DIMS], ds[WGT_MAX_DIMS], rs[WGT_MAX_DIMS];
+        memcpy(shape, dst->shape, sizeof shape);
+        memcpy(ds, dst->strides, sizeof ds);
+        memcpy(rs, src->strides, sizeof rs);
+        int rndim = merge_row_dims(dst->ndim, shape, ds, rs);
+        wgt_operand od, oi, orr;
+        if ((st = wgt_make_operand(dst, rndim, shape, ds, &od)) == WGT_OK &&
+            (st = wgt_make_operand(idx, 1, idx->shape, idx->strides, &oi)) == WGT_OK) {
+            shape[0] = n;
+            if ((st = wgt_make_operand(src, rndim, shape, rs, &orr)) == WGT_OK &&
+                (st = ctx->backend->set_rows(ctx->backend, &od, &oi, &orr)) == WGT_OK)
+                wgt_storage_mark_device_written(dst->storage);
+        }
+    }
+    wgt_release(src);
+    wgt_release(idx);
+    return st;
+}
+
+wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) {
+    static const char fn[] = "wgt_one_hot";
+    if (wgt_check_tensor(fn, "indices", indices) != WGT_OK || check_index_dtype(fn, indices) != WGT_OK ||
+        wgt_check_dtype(fn, dtype) != WGT_OK)
+        return NULL;
+    if (classes < 1) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: classes is %lld; it must be at least 1", fn, (long long)classes);
+        return NULL;
+    }
+    /* The comparison runs in the indices' type, whose range every valid index lies in. */
+    if (classes > INT32_MAX) {
+        wgt_error(WGT_ERR_LIMIT, "%s: %lld classes are more than the %d supported", fn, (long long)classes, INT32_MAX);
+        return NULL;
+    }
+    if (indices->ndim + 1 > WGT_MAX_DIMS) {
+        wgt_error(WGT_ERR_SHAPE, "%s: indices of rank %d give rank %d, more than %d", fn, indices->ndim,
+                  indices->ndim + 1, WGT_MAX_DIMS);
+        return NULL;
+    }
+    if (check_index_values(fn, indices, classes, "classes") != WGT_OK) return NULL;
+    /* indices [..., 1] == arange(classes) broadcasts to [..., classes]. */
+    int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
+    memcpy(shape, indices->shape, sizeof shape);
+    memcpy(strides, indices->strides, sizeof strides);
+    shape[indices->ndim] = 1;
+    strides[indices->ndim] = 0;
+    wgt_tensor *col = wgt_tensor_new_view(indices, indices->ndim + 1, shape, strides, indices->offset);
+    wgt_tensor *ar = col ? wgt_arange(indices->storage->ctx, indices->dtype, 0, (double)classes, 1) : NULL;
+    wgt_tensor *eq = ar ? wgt_eq(col, ar) : NULL;
+    wgt_tensor *out = !eq ? NULL : dtype == WGT_U32 ? wgt_retain(eq) : wgt_cast(eq, dtype);
+    wgt_release(col);
+    wgt_release(ar);
+    wgt_release(eq);
+    return out;
+}
+
+/* Keeps element (i, j) of the last two dimensions where j - i >= diagonal (upper) or
+ * j - i <= diagonal (lower), else 0: a [M, N] mask from two aranges, then where. */
+static wgt_tensor *triangle(const char *fn, wgt_tensor *a, int64_t diagonal, int upper) {
+    if (wgt_check_tensor(fn, "a", a) != WGT_OK) return NULL;
+    if (a->ndim < 2) {
+        char s[256];
+        wgt_format_shape(s, sizeof s, a->ndim, a->shape);
+        wgt_error(WGT_ERR_SHAPE, "%s: needs rank >= 2 (a matrix or a batch of them), not shape %s", fn, s);
+        return NULL;
+    }
+    int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
+    if (m > INT32_MAX || n > INT32_MAX) {
+        wgt_error(WGT_ERR_LIMIT, "%s: a %lld x %lld matrix is beyond the %d rows or columns supported", fn,
+                  (long long)m, (long long)n, INT32_MAX);
+        return NULL;
+    }
+    /* j - i lies in [-(m-1), n-1]; beyond that the mask is constant, so clamping keeps the
+     * diagonal exact in i32. */
+    if (diagonal < -m) diagonal = -m;
+    if (diagonal > n) diagonal = n;
+    wgt_context *ctx = a->storage->ctx;
+    wgt_tensor *rows = wgt_arange(ctx, WGT_I32, 0, (double)m, 1), *cols = wgt_arange(ctx, WGT_I32, 0, (double)n, 1);
+    wgt_tensor *col = NULL, *diff = NULL, *d = NULL, *mask = NULL, *zero = NULL, *out = NULL;
+    if (rows && cols) {
+        int64_t shape[2] = {m, 1}, strides[2] = {1, 0};
+        col = wgt_tensor_new_view(rows, 2, shape, strides, 0); /* i as [M, 1] */
+    }
+    if (col) diff = wgt_sub(cols, col); /* j - i, [M, N] */
+    if (diff) d = wgt_scalar(ctx, WGT_I32, (double)diagonal);
+    if (d) mask = upper ? wgt_ge(diff, d) : wgt_le(diff, d);
+    if (mask) zero = wgt_zeros(ctx, a->dtype, 0, NULL);
+    if (zero) out = wgt_where(mask, a, zero);
+    wgt_tensor *all[] = {rows, cols, col, diff, d, mask, zero};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) wgt_release(all[k]);
+    return out;
+}
+
+wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal) { return triangle("wgt_triu", a, diagonal, 1); }
+wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal) { return triangle("wgt_tril", a, diagonal, 0); }

@@ -1,0 +1,145 @@
+/*
+ * Transformer pieces composed from the library's ops: rotary position embedding and scaled
+ * dot-product attention. Composition keeps them exactly as right as the ops they use on
+ * every backend; fused kernels for speed are the performance work's job.
+ */
+#include <math.h>
+
+#include "tensor.h"
+
+/* Releases a list of intermediate tensors (NULL entries are fine). */
+static void release_all(wgt_tensor **ts, int n) {
+    for (int i = 0; i < n; i++) wgt_release(ts[i]);
+}
+
+static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
+
+/* Angles [seq, d/2]: positions[p] * base^(-2i/d), computed in f32. */
+static wgt_tensor *rope_angles(wgt_context *ctx, wgt_tensor *positions, int64_t seq, int64_t half, double base) {
+    wgt_tensor *t[6] = {0};
+    int64_t col[2] = {seq, 1};
+    t[0] = positions ? wgt_cast(positions, WGT_F32) : wgt_arange(ctx, WGT_F32, 0, (double)seq, 1);
+    t[1] = wgt_reshape(t[0], 2, col);
+    /* inv_freq[i] = base^(-i / half) = exp(-i * ln(base) / half) */
+    t[2] = wgt_arange(ctx, WGT_F32, 0, (double)half, 1);
+    t[3] = wgt_mul_scalar(t[2], -log(base) / (double)half);
+    t[4] = wgt_exp(t[3]);
+    wgt_tensor *angles = wgt_mul(t[1], t[4]); /* [seq, 1] * [half] -> [seq, half] */
+    release_all(t, 6);
+    return angles;
+}
+
+wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) {
+    static const char fn[] = "wgt_rope";
+    if (wgt_check_tensor(fn, "x", x) != WGT_OK) return NULL;
+    if (positions && (wgt_check_tensor(fn, "positions", positions) != WGT_OK ||
+                      wgt_check_same_context(fn, x, positions) != WGT_OK))
+        return NULL;
+    if (!is_float(x->dtype)) {
+        wgt_error(WGT_ERR_DTYPE, "%s: x is %s; rope takes f32 or f16", fn, wgt_dtype_name(x->dtype));
+        return NULL;
+    }
+    if (x->ndim < 2) {
+        wgt_error(WGT_ERR_SHAPE, "%s: x has rank %d; rope needs [..., seq, d]", fn, x->ndim);
+        return NULL;
+    }
+    int64_t seq = x->shape[x->ndim - 2], d = x->shape[x->ndim - 1];
+    if (d % 2) {
+        wgt_error(WGT_ERR_SHAPE, "%s: the last dimension of x is %lld; it must be even", fn, (long long)d);
+        return NULL;
+    }
+    if (!(base > 0) || !isfinite(base)) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: base %g must be finite and positive", fn, base);
+        return NULL;
+    }
+    if (positions) {
+        if (positions->dtype != WGT_I32 && positions->dtype != WGT_U32) {
+            wgt_error(WGT_ERR_DTYPE, "%s: positions are %s; they must be i32 or u32", fn,
+                      wgt_dtype_name(positions->dtype));
+            return NULL;
+        }
+        if (positions->ndim != 1 || positions->shape[0] != seq) {
+            char s[256];
+            wgt_format_shape(s, sizeof s, positions->ndim, positions->shape);
+            wgt_error(WGT_ERR_SHAPE, "%s: positions have shape %s; they must be [%lld], one per row of x", fn, s,
+                      (long long)seq);
+            return NULL;
+        }
+    }
+    int64_t half = d / 2;
+    if (half == 0 || seq == 0 || wgt_tensor_numel(x) == 0) return wgt_contiguous(x);
+    wgt_context *ctx = x->storage->ctx;
+    enum { ANG, COS_H, SIN_H, COS_F, SIN_F, COS, SIN, X1, X2, NEG_X2, ROT, XC, RS, OUT_N };
+    wgt_tensor *t[OUT_N] = {0};
+    t[ANG] = rope_angles(ctx, positions, seq, half, base);
+    t[COS_H] = wgt_cos(t[ANG]);
+    t[SIN_H] = wgt_sin(t[ANG]);
+    wgt_tensor *cc[2] = {t[COS_H], t[COS_H]}, *ss[2] = {t[SIN_H], t[SIN_H]};
+    t[COS_F] = t[COS_H] ? wgt_concat(cc, 2, -1) : NULL; /* [seq, d]: each angle serves the pair (i, i + d/2) */
+    t[SIN_F] = t[SIN_H] ? wgt_concat(ss, 2, -1) : NULL;
+    t[COS] = wgt_cast(t[COS_F], x->dtype);
+    t[SIN] = wgt_cast(t[SIN_F], x->dtype);
+    /* rotate_half(x) = concat(-x[..., d/2:], x[..., :d/2]) */
+    t[X1] = wgt_slice(x, -1, 0, half, 1);
+    t[X2] = wgt_slice(x, -1, half, d, 1);
+    t[NEG_X2] = wgt_neg(t[X2]);
+    wgt_tensor *parts[2] = {t[NEG_X2], t[X1]};
+    t[ROT] = t[NEG_X2] && t[X1] ? wgt_concat(parts, 2, -1) : NULL;
+    t[XC] = wgt_mul(x, t[COS]);
+    t[RS] = wgt_mul(t[ROT], t[SIN]);
+    wgt_tensor *out = wgt_add(t[XC], t[RS]);
+    release_all(t, OUT_N);
+    return out;
+}
+
+wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale) {
+    static const char fn[] = "wgt_attention";
+    if (wgt_check_tensor(fn, "q", q) != WGT_OK || wgt_check_tensor(fn, "k", k) != WGT_OK ||
+        wgt_check_tensor(fn, "v", v) != WGT_OK || wgt_check_same_context(fn, q, k) != WGT_OK ||
+        wgt_check_same_context(fn, q, v) != WGT_OK)
+        return NULL;
+    if (!is_float(q->dtype) || k->dtype != q->dtype || v->dtype != q->dtype) {
+        wgt_error(WGT_ERR_DTYPE, "%s: q, k and v are %s, %s and %s; they must share one floating type", fn,
+                  wgt_dtype_name(q->dtype), wgt_dtype_name(k->dtype), wgt_dtype_name(v->dtype));
+        return NULL;
+    }
+    if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2) {
+        wgt_error(WGT_ERR_SHAPE, "%s: q, k and v need rank 2 or more (have %d, %d, %d)", fn, q->ndim, k->ndim, v->ndim);
+        return NULL;
+    }
+    int64_t lq = q->shape[q->ndim - 2], d = q->shape[q->ndim - 1], lk = k->shape[k->ndim - 2];
+    if (k->shape[k->ndim - 1] != d || v->shape[v->ndim - 2] != lk) {
+        char s1[256], s2[256], s3[256];
+        wgt_format_shape(s1, sizeof s1, q->ndim, q->shape);
+        wgt_format_shape(s2, sizeof s2, k->ndim, k->shape);
+        wgt_format_shape(s3, sizeof s3, v->ndim, v->shape);
+        wgt_error(WGT_ERR_SHAPE, "%s: q %s, k %s and v %s do not fit [.., Lq, d], [.., Lk, d], [.., Lk, dv]", fn, s1, s2,
+                  s3);
+        return NULL;
+    }
+    if (!isfinite(scale) || scale < 0) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: scale %g must be finite and not negative (0 means 1/sqrt(d))", fn, scale);
+        return NULL;
+    }
+    if (scale == 0) scale = d > 0 ? 1.0 / sqrt((double)d) : 1.0;
+    wgt_context *ctx = q->storage->ctx;
+    enum { KT, SCORES, SCALED, ONES, KEEP, NEG_INF, MASKED, PROBS, N_TMP };
+    wgt_tensor *t[N_TMP] = {0};
+    t[KT] = wgt_transpose(k, -1, -2);
+    t[SCORES] = wgt_matmul(q, t[KT]);
+    t[SCALED] = wgt_mul_scalar(t[SCORES], scale);
+    wgt_tensor *logits = t[SCALED];
+    if (causal && logits) {
+        /* Query i sees keys j <= i + (Lk - Lq): queries are the last Lq positions of the keys. */
+        int64_t mask_shape[2] = {lq, lk};
+        t[ONES] = wgt_ones(ctx, WGT_U32, 2, mask_shape);
+        t[KEEP] = wgt_tril(t[ONES], lk - lq);
+        t[NEG_INF] = wgt_scalar(ctx, q->dtype, -INFINITY);
+        t[MASKED] = wgt_where(t[KEEP], logits, t[NEG_INF]);
+        logits = t[MASKED];
+    }
+    t[PROBS] = logits ? wgt_softmax(logits, -1) : NULL;
+    wgt_tensor *out = t[PROBS] ? wgt_matmul(t[PROBS], v) : NULL;
+    release_all(t, N_TMP);
+    return out;
+}
