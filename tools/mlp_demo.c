@@ -47,8 +47,17 @@ static uint32_t next_random(void) {
     return (uint32_t)(rng_state >> 32);
 }
 
+/* The data's path: WGT_DIGITS overrides Debian's location (other systems, other copies). */
+static const char *digits_path(void) {
+    const char *env = getenv("WGT_DIGITS");
+    return env && *env ? env : DIGITS_PATH;
+}
+
 static int load_digits(digits *d) {
-    FILE *f = popen("gzip -dc " DIGITS_PATH " 2>/dev/null", "r");
+    char cmd[1200];
+    if (strchr(digits_path(), '\'')) return 0; /* the path goes inside single quotes below */
+    snprintf(cmd, sizeof cmd, "gzip -dc '%s' 2>/dev/null", digits_path());
+    FILE *f = popen(cmd, "r");
     if (!f) return 0;
     int n = 0;
     while (n < MAX_SAMPLES) {
@@ -214,7 +223,8 @@ static run_result train(wgt_context *ctx, const digits *d) {
 int wgt_demo_mlp(void) {
     static digits d;
     if (!load_digits(&d)) {
-        fprintf(stderr, "wgtensor demo: cannot read %s (install python3-sklearn: make setup)\n", DIGITS_PATH);
+        fprintf(stderr, "wgtensor demo: cannot read %s (install python3-sklearn: make setup; or set WGT_DIGITS)\n",
+                digits_path());
         return 1;
     }
     wgt_context *dev = wgt_context_create(NULL);
