@@ -689,3 +689,18 @@ TEST(reduce_webgpu_matches_cpu) {
     wgt_context_release(gpu);
     wgt_context_release(cpu);
 }
+
+/* var and std of rows holding NaN or infinity are NaN on every backend (a GPU compiler may
+ * turn a clamp into max(), which would drop the NaN). */
+TEST_BACKENDS(reduce_var_of_nan_and_inf_rows_is_nan) {
+    float v[3][4] = {{1, 2, NAN, 4}, {1, INFINITY, 3, 4}, {-INFINITY, 0, 0, 0}};
+    int64_t shape[2] = {3, 4};
+    int axis = 1;
+    wgt_tensor *t = wgt_tensor_from_data(ctx, WGT_F32, 2, shape, v, sizeof v, WGT_USAGE_DEFAULT);
+    wgt_tensor *var = wgt_var(t, 1, &axis, 0, 0), *sd = wgt_std(t, 1, &axis, 0, 1);
+    float a[3] = {0, 0, 0}, b[3] = {0, 0, 0};
+    CHECK(var && sd && wgt_tensor_read(var, a, sizeof a) == WGT_OK && wgt_tensor_read(sd, b, sizeof b) == WGT_OK, "%s",
+          wgt_last_error());
+    for (int i = 0; i < 3; i++) CHECK(isnan(a[i]) && isnan(b[i]), "row %d: var %g std %g", i, a[i], b[i]);
+    wgt_release(t), wgt_release(var), wgt_release(sd);
+}

@@ -73,9 +73,11 @@ static char *build_reduce(wgt_webgpu *w, const void *arg) {
         mean_of = "return a.v / params.count_f;";
         /* w (the deviations' sum) is 0 in exact arithmetic: subtracting its share removes
          * the rounding of the mean. A divisor of 0 gives NaN or infinity, as in NumPy. */
+        /* NaN is tested by bits before the clamp: a compiler may turn the select into
+         * max(c, 0), which drops NaN (NVIDIA's does). */
         finish = "let c = a.v - a.w * a.w / params.count_f;\n"
+                 "    if (is_nan(c)) { return c; }\n"
                  "    let ssq = select(c, 0.0, c < 0.0);\n"
-                 "    if (is_nan(ssq)) { return ssq; }\n"
                  "    if (params.divisor_f > 0.0) { return ssq / params.divisor_f; }\n"
                  "    if (ssq == 0.0) { return bitcast<f32>(params.nan_bits); }\n"
                  "    return bitcast<f32>(params.inf_bits);";
