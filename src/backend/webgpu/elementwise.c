@@ -130,8 +130,15 @@ wgt_status wgt_wgpu_elementwise_with(wgt_backend *be, const wgt_wgpu_elementwise
     return wgt_wgpu_dispatch(w, pl, buffers, &params, sizeof params, (invocations + 255) / 256);
 }
 
+/* A copy moves bits: it is a box write at the origin of the whole destination. (Through the
+ * elementwise runner, f16 would pass pack2x16float, which WGSL leaves undefined for
+ * infinities and NaN.) */
 wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src) {
-    wgt_wgpu_elementwise_spec spec = {"copy", "x", 1, {src->dtype, 0, 0}, dst->dtype};
-    const wgt_operand *in[1] = {src};
-    return wgt_wgpu_elementwise(be, &spec, dst, in, NULL);
+    static const int64_t origin[WGT_MAX_DIMS] = {0};
+    if (dst->ndim > 0) return wgt_wgpu_write_box(be, dst, origin, src);
+    wgt_operand d1 = *dst, s1 = *src; /* a box has at least one dimension: a scalar is [1] */
+    d1.ndim = s1.ndim = 1;
+    d1.shape[0] = s1.shape[0] = 1;
+    d1.strides[0] = s1.strides[0] = 1;
+    return wgt_wgpu_write_box(be, &d1, origin, &s1);
 }

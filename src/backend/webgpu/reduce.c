@@ -246,7 +246,7 @@ wgt_status wgt_wgpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_op
         t.offset = 0;
         t.buffer = tmp;
         t.host = NULL;
-        st = wgt_wgpu_copy(be, out, &t);
+        st = wgt_wgpu_cast(be, out, &t); /* f32 to f16 with overflow to infinity, not a bit copy */
     }
     wgt_wgpu_buffer_destroy(be, tmp); /* a release: the recorded commands keep it alive */
     return st;
