@@ -47,8 +47,9 @@ $(BUILD)/libwgtensor.a: $(LIB_OBJ)
 $(BUILD)/libwgtensor.so: $(LIB_OBJ)
 	$(CC) -shared $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/wgtensor: tools/wgtensor.c tools/mlp_demo.c $(BUILD)/libwgtensor.a
-	$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) -o $@ tools/wgtensor.c tools/mlp_demo.c $(BUILD)/libwgtensor.a $(LDLIBS)
+TOOLS_SRC = tools/wgtensor.c tools/mlp_demo.c tools/bench.c
+$(BUILD)/wgtensor: $(TOOLS_SRC) $(BUILD)/libwgtensor.a
+	$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) -o $@ $(TOOLS_SRC) $(BUILD)/libwgtensor.a $(LDLIBS)
 
 $(BUILD)/wgt_tests: $(TEST_SRC) tests/test.h $(BUILD)/libwgtensor.a
 	$(CC) $(CPPFLAGS_ALL) -DWGT_SOURCE_DIR='"$(CURDIR)"' $(WARN) $(CFLAGS) -o $@ $(TEST_SRC) $(BUILD)/libwgtensor.a $(LDLIBS)

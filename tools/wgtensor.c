@@ -1,7 +1,7 @@
 /*
  * The `wgtensor` command: `info` describes every adapter and the device a context gets;
  * `demo` runs the library's main job (tools/mlp_demo.c) on the best device and beside it on the CPU;
- * `poly` is a quick end-to-end check of the elementwise path.
+ * `poly` is a quick end-to-end check of the elementwise path; `bench` (tools/bench.c) measures.
  */
 #include <math.h>
 #include <stdio.h>
@@ -75,7 +75,8 @@ static wgt_tensor *horner_exp(wgt_context *ctx, int64_t rows, int64_t cols, uint
     return y;
 }
 
-int wgt_demo_mlp(void); /* mlp_demo.c */
+int wgt_demo_mlp(void);                     /* mlp_demo.c */
+int wgt_bench_main(int argc, char **argv); /* bench.c */
 
 /* A smaller check that needs only elementwise ops: `wgtensor poly`. */
 static int cmd_poly(void) {
@@ -142,11 +143,13 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "info")) return cmd_info();
     if (!strcmp(cmd, "demo")) return wgt_demo_mlp();
     if (!strcmp(cmd, "poly")) return cmd_poly();
+    if (!strcmp(cmd, "bench")) return wgt_bench_main(argc - 2, argv + 2);
     fprintf(stderr,
-            "usage: wgtensor info | demo | poly\n"
+            "usage: wgtensor info | demo | poly | bench [options]\n"
             "  info  list every adapter and describe the device a context gets\n"
             "  demo  the main job: train a perceptron on the digits data on the best device and on the CPU\n"
             "  poly  exp(x) by a polynomial in broadcast elementwise ops, checked against the CPU\n"
+            "  bench the benchmark workloads with times, rates and fraction of the floor (--help)\n"
             "environment: WGT_BACKEND=auto|webgpu|cpu, WGT_ADAPTER=<index or name>, WGT_WEBGPU_LIBRARY=<path>,\n"
             "             WGT_TIMEOUT_MS=<ms>\n");
     return 2;

@@ -1,0 +1,348 @@
+/*
+ * `wgtensor bench`: the workloads the project measures itself by, run on one device.
+ * Each workload is warmed up, then timed as the median of repeats with the wall clock
+ * around a full device sync (GPU timestamps are a later refinement), checked on a sample of
+ * outputs against float64 sums computed here from the inputs, and reported with its
+ * achieved rate and the fraction of the hardware floor: the larger of flops over peak rate
+ * and bytes over bandwidth. `--json FILE` writes the rows for bench/compare_torch.py.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "wgtensor.h"
+
+typedef struct {
+    const char *name, *device;
+    double peak_gflops, peak_gbps; /* 0: unknown */
+} device_peak;
+
+/* Peak rates for the fraction-of-floor column (f32 non-tensor-core FLOP/s, memory GB/s). */
+static const device_peak known_peaks[] = {
+    {"H200", "NVIDIA H200", 66900, 4800},
+    {"H100", "NVIDIA H100", 66900, 3350},
+};
+
+typedef struct {
+    const char *name;
+    double ms, gflop, gbyte, max_rel_err;
+    int ok;
+    char size[64];
+} bench_row;
+
+typedef struct {
+    wgt_context *ctx;
+    int repeats, quick;
+    double peak_gflops, peak_gbps;
+} bench_env;
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Times op(): warm-up, then the median of `repeats` runs, each ended by a device sync. */
+static double time_op(bench_env *env, wgt_tensor *(*op)(void *), void *arg) {
+    double t[64];
+    int n = env->repeats < 64 ? env->repeats : 64;
+    wgt_release(op(arg)); /* compiles pipelines, fills caches */
+    wgt_context_sync(env->ctx);
+    for (int i = 0; i < n; i++) {
+        double t0 = now_ms();
+        wgt_tensor *r = op(arg);
+        wgt_context_sync(env->ctx);
+        t[i] = now_ms() - t0;
+        wgt_release(r);
+    }
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return t[n / 2];
+}
+
+/* ---- GEMM-like workloads ---- */
+
+typedef struct {
+    wgt_tensor *a, *b;
+} pair;
+
+static wgt_tensor *run_matmul(void *arg) {
+    pair *p = arg;
+    return wgt_matmul(p->a, p->b);
+}
+
+/* Checks `samples` entries of c = a @ b (shapes [batch, m, k] @ [batch, k, n]) in float64. */
+static double check_matmul(wgt_tensor *a, wgt_tensor *b, wgt_tensor *c, int64_t batch, int64_t m, int64_t k,
+                           int64_t n) {
+    const float *pa = wgt_tensor_data(a), *pb = wgt_tensor_data(b), *pc = wgt_tensor_data(c);
+    if (!pa || !pb || !pc) return INFINITY;
+    double worst = 0;
+    for (int s = 0; s < 64; s++) {
+        int64_t bi = (s * 7) % batch, i = (s * 7919) % m, j = (s * 104729) % n;
+        double want = 0, mag = 0;
+        for (int64_t q = 0; q < k; q++) {
+            double x = pa[(bi * m + i) * k + q], y = pb[(bi * k + q) * n + j];
+            want += x * y;
+            mag += fabs(x * y);
+        }
+        double err = fabs(pc[(bi * m + i) * n + j] - want) / (mag > 0 ? mag : 1);
+        if (err > worst) worst = err;
+    }
+    return worst;
+}
+
+static bench_row bench_gemm(bench_env *env, const char *name, int64_t batch, int64_t m, int64_t k, int64_t n) {
+    bench_row r = {name, 0, 0, 0, 0, 0, ""};
+    snprintf(r.size, sizeof r.size, batch > 1 ? "%lldx%lldx%lldx%lld" : "%lldx%lldx%lld",
+             batch > 1 ? (long long)batch : (long long)m, batch > 1 ? (long long)m : (long long)k,
+             batch > 1 ? (long long)k : (long long)n, (long long)n);
+    int64_t sa[3] = {batch, m, k}, sb[3] = {batch, k, n};
+    pair p = {wgt_rand_uniform(env->ctx, WGT_F32, 3, sa, -1, 1, 1), wgt_rand_uniform(env->ctx, WGT_F32, 3, sb, -1, 1, 2)};
+    if (p.a && p.b) {
+        r.ms = time_op(env, run_matmul, &p);
+        wgt_tensor *c = run_matmul(&p);
+        r.max_rel_err = c ? check_matmul(p.a, p.b, c, batch, m, k, n) : INFINITY;
+        r.ok = r.max_rel_err <= 1e-5 * sqrt((double)k) + 1e-6;
+        wgt_release(c);
+    }
+    r.gflop = 2.0 * batch * m * n * k * 1e-9;
+    r.gbyte = 4.0 * batch * (m * k + k * n + m * n) * 1e-9;
+    wgt_release(p.a), wgt_release(p.b);
+    return r;
+}
+
+/* ---- bandwidth workloads ---- */
+
+typedef struct {
+    wgt_tensor *a, *b;
+    int axis;
+    int kind; /* 0 add, 1 sum all, 2 sum rows, 3 softmax, 4 layer_norm, 5 rms_norm */
+} unary_arg;
+
+static wgt_tensor *run_bw(void *arg) {
+    unary_arg *u = arg;
+    switch (u->kind) {
+    case 0: return wgt_add(u->a, u->b);
+    case 1: return wgt_sum(u->a, 0, NULL, 0);
+    case 2: return wgt_sum(u->a, 1, &u->axis, 0);
+    case 3: return wgt_softmax(u->a, -1);
+    case 4: return wgt_layer_norm(u->a, NULL, NULL, 1e-5);
+    default: return wgt_rms_norm(u->a, NULL, 1e-5);
+    }
+}
+
+/* Float64 check of a sample: elementwise entries, or whole rows for reductions and norms. */
+static double check_bw(unary_arg *u, wgt_tensor *out, int64_t rows, int64_t cols) {
+    const float *a = wgt_tensor_data(u->a), *o = wgt_tensor_data(out);
+    const float *b = u->b ? wgt_tensor_data(u->b) : NULL;
+    if (!a || !o || (u->b && !b)) return INFINITY;
+    double worst = 0;
+    int64_t bcols = u->b ? wgt_tensor_numel(u->b) : 0;
+    for (int s = 0; s < 8; s++) {
+        int64_t row = (s * 7919) % rows;
+        const float *x = a + row * cols;
+        double sum = 0, sq = 0, mx = -INFINITY, abs_sum = 0;
+        for (int64_t j = 0; j < cols; j++) {
+            sum += x[j];
+            sq += (double)x[j] * x[j];
+            abs_sum += fabs(x[j]);
+            if (x[j] > mx) mx = x[j];
+        }
+        double mean = sum / cols, var = sq / cols - mean * mean, e = 0;
+        for (int64_t j = 0; j < cols && u->kind >= 3; j += cols / 16 + 1) {
+            double want = u->kind == 3 ? 0 : u->kind == 4 ? (x[j] - mean) / sqrt(var + 1e-5) : x[j] / sqrt(sq / cols + 1e-5);
+            if (u->kind == 3) {
+                double z = 0;
+                for (int64_t q = 0; q < cols; q++) z += exp(x[q] - mx);
+                want = exp(x[j] - mx) / z;
+            }
+            double err = fabs(o[row * cols + j] - want) / (fabs(want) + 1e-6);
+            if (err > e) e = err;
+        }
+        if (u->kind == 0)
+            for (int64_t j = 0; j < cols; j += cols / 16 + 1) {
+                double want = (double)x[j] + b[bcols == cols ? j : row * cols + j];
+                double err = fabs(o[row * cols + j] - want) / (fabs(want) + 1e-30);
+                if (err > e) e = err;
+            }
+        if (u->kind == 2) e = fabs(o[row] - sum) / (abs_sum + 1e-30);
+        if (e > worst) worst = e;
+    }
+    if (u->kind == 1) {
+        double sum = 0, abs_sum = 0;
+        for (int64_t i = 0; i < rows * cols; i++) sum += a[i], abs_sum += fabs(a[i]);
+        worst = fabs(o[0] - sum) / (abs_sum + 1e-30);
+    }
+    return worst;
+}
+
+static bench_row bench_bw(bench_env *env, const char *name, int kind, int64_t rows, int64_t cols, int broadcast) {
+    bench_row r = {name, 0, 0, 0, 0, 0, ""};
+    snprintf(r.size, sizeof r.size, "%lldx%lld", (long long)rows, (long long)cols);
+    int64_t shape[2] = {rows, cols}, row[1] = {cols};
+    unary_arg u = {wgt_rand_normal(env->ctx, WGT_F32, 2, shape, 0, 1, 3), NULL, 1, kind};
+    if (kind == 0) u.b = broadcast ? wgt_rand_normal(env->ctx, WGT_F32, 1, row, 0, 1, 4)
+                                   : wgt_rand_normal(env->ctx, WGT_F32, 2, shape, 0, 1, 4);
+    if (u.a && (kind != 0 || u.b)) {
+        r.ms = time_op(env, run_bw, &u);
+        wgt_tensor *o = run_bw(&u);
+        r.max_rel_err = o ? check_bw(&u, o, rows, cols) : INFINITY;
+        r.ok = r.max_rel_err <= (kind == 1 ? 1e-4 : 1e-4);
+        wgt_release(o);
+    }
+    double elems = (double)rows * (double)cols;
+    /* Bytes that must move: inputs read once, outputs written once. */
+    double out_elems = kind == 1 ? 1 : kind == 2 ? (double)rows : elems;
+    double in_elems = elems + (kind == 0 ? (broadcast ? (double)cols : elems) : 0);
+    r.gbyte = 4.0 * (in_elems + out_elems) * 1e-9;
+    r.gflop = elems * (kind == 0 || kind <= 2 ? 1 : 5) * 1e-9;
+    wgt_release(u.a), wgt_release(u.b);
+    return r;
+}
+
+/* ---- attention ---- */
+
+typedef struct {
+    wgt_tensor *q, *k, *v;
+} qkv;
+
+static wgt_tensor *run_attention(void *arg) {
+    qkv *t = arg;
+    return wgt_attention(t->q, t->k, t->v, 1, 0);
+}
+
+static bench_row bench_attention(bench_env *env, int64_t heads, int64_t seq, int64_t d) {
+    bench_row r = {"attention_causal", 0, 0, 0, 0, 0, ""};
+    snprintf(r.size, sizeof r.size, "%lldh %lld %lld", (long long)heads, (long long)seq, (long long)d);
+    int64_t s[3] = {heads, seq, d};
+    qkv t = {wgt_rand_normal(env->ctx, WGT_F32, 3, s, 0, 1, 5), wgt_rand_normal(env->ctx, WGT_F32, 3, s, 0, 1, 6),
+             wgt_rand_normal(env->ctx, WGT_F32, 3, s, 0, 1, 7)};
+    if (t.q && t.k && t.v) {
+        r.ms = time_op(env, run_attention, &t);
+        wgt_tensor *o = run_attention(&t);
+        const float *pq = wgt_tensor_data(t.q), *pk = wgt_tensor_data(t.k), *pv = wgt_tensor_data(t.v);
+        const float *po = o ? wgt_tensor_data(o) : NULL;
+        double worst = po ? 0 : INFINITY;
+        double *w = malloc((size_t)seq * sizeof *w);
+        for (int smp = 0; po && w && smp < 4; smp++) { /* a few full query rows in float64 */
+            int64_t h = smp % heads, i = (smp * 977) % seq, c = (smp * 31) % d;
+            double mx = -INFINITY, z = 0, want = 0;
+            for (int64_t j = 0; j <= i; j++) {
+                double dot = 0;
+                for (int64_t e = 0; e < d; e++) dot += (double)pq[(h * seq + i) * d + e] * pk[(h * seq + j) * d + e];
+                w[j] = dot / sqrt((double)d);
+                if (w[j] > mx) mx = w[j];
+            }
+            for (int64_t j = 0; j <= i; j++) z += w[j] = exp(w[j] - mx);
+            for (int64_t j = 0; j <= i; j++) want += w[j] / z * pv[(h * seq + j) * d + c];
+            double err = fabs(po[(h * seq + i) * d + c] - want) / (fabs(want) + 1e-3);
+            if (err > worst) worst = err;
+        }
+        free(w);
+        r.max_rel_err = worst;
+        r.ok = worst <= 1e-3;
+        wgt_release(o);
+    }
+    r.gflop = 4.0 * heads * seq * seq * d * 0.5 * 1e-9; /* two causal matmuls */
+    r.gbyte = 4.0 * 4 * heads * seq * d * 1e-9;
+    wgt_release(t.q), wgt_release(t.k), wgt_release(t.v);
+    return r;
+}
+
+static double floor_fraction(const bench_env *env, const bench_row *r) {
+    double t_flop = env->peak_gflops > 0 ? r->gflop / env->peak_gflops : 0;
+    double t_byte = env->peak_gbps > 0 ? r->gbyte / env->peak_gbps : 0;
+    double floor_s = t_flop > t_byte ? t_flop : t_byte;
+    return floor_s > 0 && r->ms > 0 ? floor_s / (r->ms * 1e-3) : 0;
+}
+
+int wgt_bench_main(int argc, char **argv) {
+    const char *json = NULL, *filter = NULL;
+    wgt_context_options opt = {0};
+    bench_env env = {NULL, 10, 0, 0, 0};
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+        else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
+        else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+            const char *d = argv[++i];
+            opt.backend = !strcmp(d, "cpu") ? WGT_BACKEND_CPU : !strcmp(d, "webgpu") ? WGT_BACKEND_WEBGPU : WGT_BACKEND_AUTO;
+        } else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) env.repeats = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--quick")) env.quick = 1;
+        else if (!strcmp(argv[i], "--peak-gflops") && i + 1 < argc) env.peak_gflops = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--peak-gbps") && i + 1 < argc) env.peak_gbps = atof(argv[++i]);
+        else {
+            fprintf(stderr, "usage: wgtensor bench [--json FILE] [--filter NAME] [--device auto|webgpu|cpu] [--repeat N]\n"
+                            "                      [--quick] [--peak-gflops X] [--peak-gbps Y]\n");
+            return 2;
+        }
+    }
+    if (env.repeats < 1) env.repeats = 1;
+    env.ctx = wgt_context_create(&opt);
+    if (!env.ctx) {
+        fprintf(stderr, "wgtensor bench: %s\n", wgt_last_error());
+        return 1;
+    }
+    const char *device = wgt_context_device_name(env.ctx);
+    for (size_t i = 0; i < sizeof known_peaks / sizeof *known_peaks; i++)
+        if (strstr(device, known_peaks[i].name)) {
+            if (env.peak_gflops == 0) env.peak_gflops = known_peaks[i].peak_gflops;
+            if (env.peak_gbps == 0) env.peak_gbps = known_peaks[i].peak_gbps;
+        }
+    /* --quick shrinks every workload (for slow devices such as lavapipe, and for smoke runs). */
+    int q = env.quick ? 8 : 1;
+    bench_row rows[32];
+    int n = 0;
+#define RUN(name_, expr)                                          \
+    if (!filter || strstr(name_, filter)) {                       \
+        rows[n++] = expr;                                         \
+        fprintf(stderr, "  %s done\n", rows[n - 1].name);         \
+    }
+    RUN("gemm_f32", bench_gemm(&env, "gemm_f32", 1, 4096 / q, 4096 / q, 4096 / q));
+    RUN("gemm_f32_4097", bench_gemm(&env, "gemm_f32_4097", 1, (4097 / q) | 1, (4097 / q) | 1, (4097 / q) | 1));
+    RUN("gemm_f32_skinny", bench_gemm(&env, "gemm_f32_skinny_m16", 1, 16, 4096 / q, 4096 / q));
+    RUN("gemm_batched", bench_gemm(&env, "gemm_batched_attn", 32, 128, 128, 1024 / q));
+    RUN("matvec_f32", bench_gemm(&env, "matvec_f32", 1, 1, 8192 / q, 8192 / q));
+    RUN("add_f32", bench_bw(&env, "add_f32", 0, 8192 / q, 8192, 0));
+    RUN("add_broadcast", bench_bw(&env, "add_broadcast_f32", 0, 8192 / q, 8192, 1));
+    RUN("sum_all", bench_bw(&env, "sum_all_f32", 1, 8192 / q, 8192, 0));
+    RUN("sum_rows", bench_bw(&env, "sum_rows_f32", 2, 8192 / q, 8192, 0));
+    RUN("softmax", bench_bw(&env, "softmax_rows", 3, 8192 / q, 4096, 0));
+    RUN("layer_norm", bench_bw(&env, "layer_norm_rows", 4, 8192 / q, 4096, 0));
+    RUN("rms_norm", bench_bw(&env, "rms_norm_rows", 5, 8192 / q, 4096, 0));
+    RUN("attention", bench_attention(&env, 32 / (q > 1 ? 4 : 1), 2048 / q, 128));
+#undef RUN
+    printf("device: %s; peaks used for the floor: %.0f GFLOP/s, %.0f GB/s%s\n", device, env.peak_gflops,
+           env.peak_gbps, env.peak_gflops == 0 ? " (unknown: pass --peak-gflops/--peak-gbps)" : "");
+    printf("%-22s %-18s %10s %10s %9s %8s %9s %s\n", "workload", "size", "ms", "GFLOP/s", "GB/s", "floor", "max err",
+           "check");
+    for (int i = 0; i < n; i++)
+        printf("%-22s %-18s %10.3f %10.1f %9.1f %7.1f%% %9.2g %s\n", rows[i].name, rows[i].size, rows[i].ms,
+               rows[i].gflop / (rows[i].ms * 1e-3), rows[i].gbyte / (rows[i].ms * 1e-3),
+               100 * floor_fraction(&env, &rows[i]), rows[i].max_rel_err, rows[i].ok ? "ok" : "FAIL");
+    if (json) {
+        FILE *f = fopen(json, "w");
+        if (!f) {
+            fprintf(stderr, "wgtensor bench: cannot write %s\n", json);
+        } else {
+            fprintf(f, "{\"device\": \"%s\", \"quick\": %d, \"rows\": [\n", device, env.quick);
+            for (int i = 0; i < n; i++)
+                fprintf(f, "  {\"name\": \"%s\", \"size\": \"%s\", \"ms\": %.6f, \"gflop\": %.6f, \"gbyte\": %.6f, "
+                           "\"floor_fraction\": %.4f, \"max_rel_err\": %.3g, \"ok\": %s}%s\n",
+                        rows[i].name, rows[i].size, rows[i].ms, rows[i].gflop, rows[i].gbyte,
+                        floor_fraction(&env, &rows[i]), rows[i].max_rel_err, rows[i].ok ? "true" : "false",
+                        i + 1 < n ? "," : "");
+            fprintf(f, "]}\n");
+            fclose(f);
+        }
+    }
+    int all_ok = 1;
+    for (int i = 0; i < n; i++) all_ok &= rows[i].ok;
+    wgt_context_release(env.ctx);
+    return all_ok ? 0 : 1;
+}
