@@ -58,5 +58,87 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libwgtensor.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) -o $@ $< $(BUILD)/libwgtensor.a $(LDLIBS)
 
+# ---- fuzzing: `make fuzz` (clang and libFuzzer; never part of `all`) ------------------------
+# tests/fuzz/fuzz_api.c against the library rebuilt with ASan and UBSan (every report fatal):
+# FUZZ_SECONDS on the CPU backend with a corpus kept in build/fuzz/corpus-cpu between runs,
+# then FUZZ_WEBGPU_SECONDS through WebGPU (lavapipe here) from a fresh corpus with full-length
+# inputs from the start (libFuzzer replays a kept corpus before its clock starts, which on a
+# GPU would outlast the run). A finding is saved as build/fuzz/{cpu,webgpu}-crash-* (or leak-,
+# oom-, timeout-); WGT_FUZZ_TRACE=1 build/fuzz/fuzz_api FILE prints its calls.
+FUZZ_CC = clang
+FUZZ_SECONDS ?= 60
+FUZZ_WEBGPU_SECONDS ?= 20
+FUZZ_DIR = $(BUILD)/fuzz
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_OBJ = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/gen/wgsl_sources.o
+FUZZ_ARGS = -max_len=1024 -timeout=60 -rss_limit_mb=4096 -malloc_limit_mb=512 -print_final_stats=1
+FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+
+.PHONY: fuzz
+fuzz: setup $(FUZZ_DIR)/fuzz_api
+	@mkdir -p $(FUZZ_DIR)/corpus-cpu && rm -rf $(FUZZ_DIR)/corpus-webgpu && mkdir -p $(FUZZ_DIR)/corpus-webgpu
+	$(FUZZ_ENV) WGT_BACKEND=cpu $(FUZZ_DIR)/fuzz_api $(FUZZ_ARGS) -max_total_time=$(FUZZ_SECONDS) \
+		-artifact_prefix=$(FUZZ_DIR)/cpu- $(FUZZ_DIR)/corpus-cpu
+	$(FUZZ_ENV) WGT_BACKEND=webgpu $(FUZZ_DIR)/fuzz_api $(FUZZ_ARGS) -len_control=0 \
+		-max_total_time=$(FUZZ_WEBGPU_SECONDS) -artifact_prefix=$(FUZZ_DIR)/webgpu- $(FUZZ_DIR)/corpus-webgpu
+
+$(FUZZ_DIR)/obj/%.o: %.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS_ALL) $(WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -fPIC -c $< -o $@
+
+$(FUZZ_DIR)/obj/gen/wgsl_sources.o: $(BUILD)/gen/wgsl_sources.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -O1 -fPIC -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_api: tests/fuzz/fuzz_api.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(CPPFLAGS_ALL) $(WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+
+# ---- sanitizers: `make test-asan`, `make test-valgrind` ------------------------------------
+# test-asan: the library, tools and tests rebuilt into build/asan/ with ASan and UBSan (the
+# rules above, with BUILD and CFLAGS changed; CFLAGS reaches the link lines), then the whole
+# suite and the demo; any report fails the run. Dawn and the driver are dlopen'ed and not
+# instrumented: their malloc/new/delete still go through ASan's allocator, so LeakSanitizer
+# sees their blocks too. Keep fast_unwind_on_malloc at its default: 0 deadlocks in libgcc's
+# unwinder once lavapipe's JIT has registered frames. pin_lavapipe.o: see tests/lsan.supp.
+ASAN_BUILD = $(BUILD)/asan
+SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# test-valgrind: memcheck over the CPU backend only (under valgrind, Dawn and lavapipe run ~100x
+# slower and bring ld.so and driver reports of their own): the run sees a machine without
+# WebGPU, as README describes, so the WebGPU tests skip.
+VALGRIND = valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --track-origins=yes \
+	--error-exitcode=1
+VALGRIND_ENV = WGT_TEST_ALLOW_NO_WEBGPU=1 WGT_WEBGPU_LIBRARY=/nonexistent/no-webgpu-under-valgrind.so
+
+# test-tsan: the suite rebuilt with ThreadSanitizer, running the threading and timeout tests
+# (the whole suite takes about two minutes under TSan here; pass TSAN_TESTS= to run it all).
+TSAN_BUILD = $(BUILD)/tsan
+TSAN_TESTS ?= threads
+TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp"
+
+.PHONY: test-asan test-valgrind test-tsan
+test-tsan: setup
+	$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) CFLAGS="-O1 -g -fsanitize=thread" $(TSAN_BUILD)/wgt_tests
+	$(TSAN_ENV) $(TSAN_BUILD)/wgt_tests $(TSAN_TESTS)
+
+test-asan: setup $(ASAN_BUILD)/pin_lavapipe.o
+	$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CFLAGS="$(CFLAGS) $(SANITIZE)" \
+		LDLIBS="$(LDLIBS) $(CURDIR)/$(ASAN_BUILD)/pin_lavapipe.o" all
+	$(ASAN_ENV) $(ASAN_BUILD)/wgt_tests
+	$(ASAN_ENV) $(ASAN_BUILD)/wgtensor demo
+
+test-valgrind: setup all
+	@command -v valgrind >/dev/null || { echo 'test-valgrind: valgrind is not installed (see scripts/setup.sh)' >&2; exit 1; }
+	$(VALGRIND_ENV) $(VALGRIND) $(BUILD)/wgt_tests
+
+# Linked into the sanitized programs only: opens Mesa's lavapipe once with RTLD_NODELETE, so
+# the driver stays mapped to the end and LeakSanitizer still scans its globals.
+$(ASAN_BUILD)/pin_lavapipe.o:
+	@mkdir -p $(@D)
+	printf '%s\n' '#include <dlfcn.h>' '__attribute__((constructor)) static void pin_lavapipe(void) {' \
+		'    dlopen("libvulkan_lvp.so", RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);' '}' \
+		| $(CC) -x c -c -fPIC -o $@ -
+
 clean:
 	rm -rf $(BUILD)

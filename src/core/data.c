@@ -42,8 +42,8 @@ wgt_status wgt_tensor_read(wgt_tensor *t, void *dst, size_t nbytes) {
     static const char fn[] = "wgt_tensor_read";
     wgt_status st = wgt_check_tensor(fn, "tensor", t);
     wgt_storage *s = t ? t->storage : NULL;
-    /* Data already on the host stays readable after a device loss. */
-    if (st == WGT_ERR_DEVICE_LOST && s && s->host_valid && !s->destroyed) st = WGT_OK;
+    /* Data already on the host stays readable after a device loss or a timeout. */
+    if ((st == WGT_ERR_DEVICE_LOST || st == WGT_ERR_TIMEOUT) && s && s->host_valid && !s->destroyed) st = WGT_OK;
     if (st != WGT_OK) return st;
     if (!(t->usage & WGT_USAGE_READABLE))
         return wgt_error(WGT_ERR_USAGE, "%s: the tensor was created without the readable usage", fn);

@@ -299,6 +299,9 @@ static wgt_tensor *triangle(const char *fn, wgt_tensor *a, int64_t diagonal, int
         return NULL;
     }
     int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
+    /* Nothing to mask: an empty a may still have huge matrix dimensions ([0, 2^16, 2^16]). */
+    if (wgt_numel(a->ndim, a->shape) == 0)
+        return wgt_tensor_new(a->storage->ctx, fn, a->dtype, a->ndim, a->shape, WGT_USAGE_DEFAULT);
     if (m > INT32_MAX || n > INT32_MAX) {
         wgt_error(WGT_ERR_LIMIT, "%s: a %lld x %lld matrix is beyond the %d rows or columns supported", fn,
                   (long long)m, (long long)n, INT32_MAX);

@@ -45,13 +45,15 @@ static void append_merged(int *n, int64_t *shape, int64_t *strides, const int64_
 static wgt_tensor *reduce_axes(const char *fn, wgt_reduce_op op, wgt_tensor *a, const int *reduced, int keepdims,
                                double param) {
     int ndim = a->ndim, out_ndim = 0, keep_n = 0, order[WGT_MAX_DIMS];
-    int64_t out_shape[WGT_MAX_DIMS], kept = 1, count = 1;
+    int64_t out_shape[WGT_MAX_DIMS];
+    /* Only emptiness matters: an empty tensor's other lengths may multiply past 64 bits. */
+    int none_kept = 0, none_reduced = 0;
     for (int d = 0; d < ndim; d++) {
         if (reduced[d]) {
-            count *= a->shape[d];
+            none_reduced |= a->shape[d] == 0;
             if (keepdims) out_shape[out_ndim++] = 1;
         } else {
-            kept *= a->shape[d];
+            none_kept |= a->shape[d] == 0;
             out_shape[out_ndim++] = a->shape[d];
             order[keep_n++] = d;
         }
@@ -60,7 +62,7 @@ static wgt_tensor *reduce_axes(const char *fn, wgt_reduce_op op, wgt_tensor *a, 
         if (reduced[d]) order[k++] = d;
 
     /* No identity: an empty reduction is an error, unless there is nothing to produce. */
-    if (count == 0 && kept > 0 && op != WGT_REDUCE_SUM && op != WGT_REDUCE_PROD) {
+    if (none_reduced && !none_kept && op != WGT_REDUCE_SUM && op != WGT_REDUCE_PROD) {
         int axis = 0;
         while (!(reduced[axis] && a->shape[axis] == 0)) axis++;
         char s[256];
@@ -71,16 +73,18 @@ static wgt_tensor *reduce_axes(const char *fn, wgt_reduce_op op, wgt_tensor *a, 
     }
     wgt_context *ctx = a->storage->ctx;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, result_dtype(op, a->dtype), out_ndim, out_shape, WGT_USAGE_DEFAULT);
-    if (!out || kept == 0) return out;
+    if (!out || none_kept) return out;
     if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_check_kernel_size(fn, a) != WGT_OK) goto fail;
 
     /* Leading dims: the kept axes in order (they match the output's layout); trailing: the
      * reduced axes. An empty reduction becomes one dimension of length 0. */
     int n = 0;
-    int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
-    append_merged(&n, shape, strides, a->shape, a->strides, order, 0, keep_n);
+    int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS], no_strides[WGT_MAX_DIMS] = {0};
+    /* An empty input is never read, and its strides may be huge (wgt_contiguous_strides wraps
+     * them): the kept dims then get stride 0, so no kernel does arithmetic on them. */
+    append_merged(&n, shape, strides, a->shape, none_reduced ? no_strides : a->strides, order, 0, keep_n);
     int kept_dims = n;
-    if (count == 0) {
+    if (none_reduced) {
         shape[n] = 0;
         strides[n++] = 0;
     } else {

@@ -83,12 +83,16 @@ wgt_tensor *wgt_squeeze(wgt_tensor *a, int axis) {
 }
 
 /* The shape and strides of t with a length-1 dimension inserted at ax (0..ndim). The new
- * stride is what a contiguous layout would give, so contiguity is unchanged. */
+ * stride is what a contiguous layout would give, so contiguity is unchanged. It is computed
+ * wrapping: an empty tensor's strides may already have wrapped (wgt_contiguous_strides), and
+ * they never address anything; a non-empty view's stride times its length stays in range. */
 static void insert_unit_dim(const wgt_tensor *t, int ax, int64_t *shape, int64_t *strides) {
     for (int i = 0, j = 0; i <= t->ndim; i++) {
         if (i == ax) {
             shape[i] = 1;
-            strides[i] = ax < t->ndim ? t->strides[ax] * (t->shape[ax] > 0 ? t->shape[ax] : 1) : 1;
+            strides[i] = ax < t->ndim
+                             ? (int64_t)((uint64_t)t->strides[ax] * (uint64_t)(t->shape[ax] > 0 ? t->shape[ax] : 1))
+                             : 1;
             continue;
         }
         shape[i] = t->shape[j];
@@ -119,8 +123,6 @@ wgt_tensor *wgt_unsqueeze(wgt_tensor *a, int axis) {
     if (wgt_check_tensor(fn, "a", a) != WGT_OK || !insert_axis(fn, axis, a->ndim, &ax)) return NULL;
     int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
     insert_unit_dim(a, ax, shape, strides);
-    /* A stride overflow here would need a dimension of more than 2^63 / stride elements,
-     * which wgt_check_shape already keeps out of every storage. */
     return wgt_tensor_new_view(a, a->ndim + 1, shape, strides, a->offset);
 }
 
@@ -190,7 +192,8 @@ wgt_tensor *wgt_flip(wgt_tensor *a, int naxes, const int *axes) {
         strides[i] = a->strides[i];
         if (naxes == 0 || seen[i]) { /* start at the last element and step back */
             if (!empty) offset += (a->shape[i] - 1) * a->strides[i];
-            strides[i] = -a->strides[i];
+            /* Negated wrapping: a length-1 or empty dimension may carry any stride, INT64_MIN too. */
+            strides[i] = (int64_t)(0 - (uint64_t)a->strides[i]);
         }
     }
     return wgt_tensor_new_view(a, a->ndim, shape, strides, offset);

@@ -129,7 +129,8 @@ wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causa
     t[SCORES] = wgt_matmul(q, t[KT]);
     t[SCALED] = wgt_mul_scalar(t[SCORES], scale);
     wgt_tensor *logits = t[SCALED];
-    if (causal && logits) {
+    /* Empty scores need no mask, which would be [Lq, Lk] however empty the batch is. */
+    if (causal && logits && wgt_tensor_numel(logits) > 0) {
         /* Query i sees keys j <= i + (Lk - Lq): queries are the last Lq positions of the keys. */
         int64_t mask_shape[2] = {lq, lk};
         t[ONES] = wgt_ones(ctx, WGT_U32, 2, mask_shape);

@@ -15,15 +15,21 @@ wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const 
     }
     int64_t lo, hi, limit = (int64_t)(t->storage->nbytes / wgt_dtype_size(t->dtype));
     for (int i = 0; i < ndim; i++) {
-        /* Bound each term so the extent arithmetic below cannot overflow. */
-        int64_t mag = strides[i] < 0 ? -(strides[i] + 1) + 1 : strides[i]; /* |stride| without overflow */
-        if (shape[i] > 1 && (strides[i] > limit || strides[i] < -limit || (mag && shape[i] - 1 > limit / mag))) {
+        /* Bound each term so the extent arithmetic below cannot overflow. |stride| is taken
+         * unsigned: INT64_MIN has no positive int64_t counterpart. */
+        uint64_t mag = strides[i] < 0 ? 0 - (uint64_t)strides[i] : (uint64_t)strides[i];
+        if (shape[i] > 1 && (strides[i] > limit || strides[i] < -limit ||
+                             (mag && (uint64_t)(shape[i] - 1) > (uint64_t)limit / mag))) {
             wgt_error(WGT_ERR_SHAPE, "%s: stride %lld of dimension %d reaches outside the storage of %lld elements",
                       fn, (long long)strides[i], i, (long long)limit);
             return NULL;
         }
     }
-    if (offset < 0 || (wgt_view_extent(ndim, shape, strides, offset, &lo, &hi) && (lo < 0 || hi >= limit))) {
+    /* A non-empty view's offset is checked first: the extent adds every span to it, and each
+     * span is bounded by the storage only, so a huge offset would overflow the sum. */
+    int empty = wgt_numel(ndim, shape) == 0;
+    if (offset < 0 || (!empty && (offset >= limit || (wgt_view_extent(ndim, shape, strides, offset, &lo, &hi) &&
+                                                      (lo < 0 || hi >= limit))))) {
         char s[256];
         wgt_format_shape(s, sizeof s, ndim, shape);
         wgt_error(WGT_ERR_SHAPE, "%s: view of shape %s at offset %lld reaches outside the storage of %lld elements",
@@ -77,9 +83,12 @@ wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int6
     memcpy(shape, t->shape, sizeof shape);
     memcpy(strides, t->strides, sizeof strides);
     shape[ax] = count;
-    /* With two or more elements |step| < n, so the product stays inside the storage's range. */
-    strides[ax] = count > 1 ? t->strides[ax] * step : t->strides[ax];
-    int64_t offset = t->offset + (count > 0 ? start * t->strides[ax] : 0);
+    /* With two or more elements |step| < n, so the product stays inside the storage's range.
+     * An empty result addresses nothing and keeps stride and offset: an empty tensor's strides
+     * may be huge (wgt_contiguous_strides wraps them), and multiplying them could overflow. */
+    int empty = wgt_numel(t->ndim, shape) == 0;
+    strides[ax] = count > 1 && !empty ? t->strides[ax] * step : t->strides[ax];
+    int64_t offset = t->offset + (count > 0 && !empty ? start * t->strides[ax] : 0);
     return wgt_tensor_new_view(t, t->ndim, shape, strides, offset);
 }
 

@@ -83,18 +83,24 @@ static WGPUAdapter request_adapter(const wgpu_procs *p, WGPUInstance inst, int t
     opt.featureLevel = WGPU_FEATURE_LEVEL_CORE;
     opt.powerPreference = power;
     opt.backendType = backend;
-    adapter_request r = {0};
+    /* On the heap: if the wait gives up, Dawn still runs the callback when the instance is
+     * released, so the result must outlive this frame (it is then leaked on purpose). */
+    adapter_request *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
     WGPUCallbackInfo cb = {0};
     cb.mode = WGPU_CALLBACK_MODE_WAIT_ANY_ONLY;
     cb.callback = (void (*)(void))on_adapter;
-    cb.userdata1 = &r;
+    cb.userdata1 = r;
     WGPUFutureWaitInfo info = {p->wgpuInstanceRequestAdapter(inst, &opt, cb), 0};
     /* Adapter discovery needs no GPU work; 30 s only guards against a broken driver. */
-    for (int spins = 0; !r.done && spins < 300000; spins++) {
+    for (int spins = 0; !r->done && spins < (timed_wait ? 300 : 300000); spins++) { /* 100 ms or 100 us each */
         p->wgpuInstanceWaitAny(inst, 1, &info, timed_wait ? 100000000ull : 0);
-        if (!r.done && !timed_wait) nanosleep(&(struct timespec){0, 100000}, NULL);
+        if (!r->done && !timed_wait) nanosleep(&(struct timespec){0, 100000}, NULL);
     }
-    return r.adapter;
+    if (!r->done) return NULL; /* r stays allocated for the pending callback */
+    WGPUAdapter a = r->adapter;
+    free(r);
+    return a;
 }
 
 static void describe_adapter(const wgpu_procs *p, WGPUAdapter a, wgt_adapter_desc *d) {

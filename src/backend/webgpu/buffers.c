@@ -11,6 +11,10 @@
 
 #define BUFFER_USAGE (WGPU_BUFFER_USAGE_STORAGE | WGPU_BUFFER_USAGE_COPY_SRC | WGPU_BUFFER_USAGE_COPY_DST)
 
+static atomic_llong live_buffers; /* storage buffers created minus released, for leak tests */
+
+long long wgt_wgpu_live_buffers(void) { return atomic_load(&live_buffers); }
+
 wgt_status wgt_wgpu_buffer_create(wgt_backend *be, size_t nbytes, wgt_buffer **out) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     wgt_status st = wgt_wgpu_status(w);
@@ -33,6 +37,7 @@ wgt_status wgt_wgpu_buffer_create(wgt_backend *be, size_t nbytes, wgt_buffer **o
         free(b);
         return st != WGT_OK ? st : wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s failed", what);
     }
+    atomic_fetch_add(&live_buffers, 1);
     *out = b;
     return WGT_OK;
 }
@@ -44,6 +49,7 @@ void wgt_wgpu_buffer_destroy(wgt_backend *be, wgt_buffer *buf) {
      * the memory alive until they finish. */
     w->p->wgpuBufferRelease(buf->handle);
     free(buf);
+    atomic_fetch_sub(&live_buffers, 1);
 }
 
 wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset, const void *src, size_t n) {
@@ -58,15 +64,9 @@ wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset
     return wgt_wgpu_status(w);
 }
 
-typedef struct {
-    int done;
-    uint32_t status;
-    char message[256];
-} map_result;
-
 static void on_mapped(uint32_t status, WGPUStringView message, void *u1, void *u2) {
     (void)u2;
-    map_result *r = u1;
+    wgt_wgpu_result *r = u1;
     r->status = status;
     wgt_wgpu_copy_string(r->message, sizeof r->message, message);
     r->done = 1;
@@ -108,17 +108,18 @@ wgt_status wgt_wgpu_buffer_read(wgt_backend *be, wgt_buffer *buf, size_t offset,
         if ((st = wgt_wgpu_copy_buffer(w, buf->handle, offset + done, w->staging, 0, chunk)) != WGT_OK ||
             (st = wgt_wgpu_submit(w)) != WGT_OK)
             return st;
-        map_result r = {0};
+        wgt_wgpu_result *r = &w->map_result; /* not on the stack: see wgt_wgpu_result */
+        memset(r, 0, sizeof *r);
         WGPUCallbackInfo cb = {0};
         cb.mode = WGPU_CALLBACK_MODE_WAIT_ANY_ONLY;
         cb.callback = (void (*)(void))on_mapped;
-        cb.userdata1 = &r;
+        cb.userdata1 = r;
         st = wgt_wgpu_wait(w, w->p->wgpuBufferMapAsync(w->staging, WGPU_MAP_MODE_READ, 0, (size_t)chunk, cb),
                            "a read from the device");
         if (st != WGT_OK) return st;
-        if (r.status != WGPU_REQUEST_STATUS_SUCCESS) {
+        if (r->status != WGPU_REQUEST_STATUS_SUCCESS) {
             st = wgt_wgpu_status(w); /* a lost device explains a failed map best */
-            return st != WGT_OK ? st : wgt_error(WGT_ERR_BACKEND, "mapping the staging buffer failed: %s", r.message);
+            return st != WGT_OK ? st : wgt_error(WGT_ERR_BACKEND, "mapping the staging buffer failed: %s", r->message);
         }
         const void *src = w->p->wgpuBufferGetConstMappedRange(w->staging, 0, (size_t)chunk);
         if (!src) {

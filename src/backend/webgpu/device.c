@@ -45,6 +45,7 @@ wgt_status wgt_wgpu_status(wgt_webgpu *w) {
         pthread_mutex_unlock(&w->message_lock);
         return WGT_ERR_DEVICE_LOST;
     }
+    if (w->stuck != WGT_OK) return wgt_error(w->stuck, "%s", w->stuck_message);
     wgt_status st = WGT_OK;
     pthread_mutex_lock(&w->message_lock);
     if (w->has_uncaptured) { /* reported once, to the next call, then cleared */
@@ -57,35 +58,48 @@ wgt_status wgt_wgpu_status(wgt_webgpu *w) {
 
 /* ---- waits ---- */
 
-typedef struct {
-    int done;
-    uint32_t status, type;
-    char message[512];
-} scope_result;
+/* The wait gave up with the future still pending: the context refuses device work from now on
+ * (wgt_wgpu_status repeats this message), since what the wait was for may never finish and its
+ * callback still holds the backend's result slot. */
+static wgt_status give_up(wgt_webgpu *w, wgt_status st, const char *why) {
+    w->stuck = st;
+    snprintf(w->stuck_message, sizeof w->stuck_message,
+             "%s; the context can no longer use the device: release it and create a new one", why);
+    return wgt_error(st, "%s", w->stuck_message);
+}
 
 wgt_status wgt_wgpu_wait(wgt_webgpu *w, WGPUFuture f, const char *what) {
     WGPUFutureWaitInfo info = {f, 0};
     struct timespec start, now;
+    if (w->stuck != WGT_OK || atomic_load(&w->lost)) return wgt_wgpu_status(w); /* no new waits */
     clock_gettime(CLOCK_MONOTONIC, &start);
-    for (;;) {
-        uint64_t elapsed;
-        uint32_t s = w->p->wgpuInstanceWaitAny(w->instance, 1, &info, w->timed_wait ? 50000000ull : 0);
+    for (uint64_t elapsed = 0;;) {
+        /* Timed waits sleep in slices of at most 50 ms (to notice device loss) and never past
+         * the deadline, so a short timeout is honoured to the millisecond. */
+        uint64_t slice = 0;
+        if (w->timed_wait) slice = w->timeout_ns - elapsed < 50000000ull ? w->timeout_ns - elapsed : 50000000ull;
+        uint32_t s = w->p->wgpuInstanceWaitAny(w->instance, 1, &info, slice);
         if (info.completed) return WGT_OK;
-        if (s != WGPU_WAIT_STATUS_SUCCESS && s != WGPU_WAIT_STATUS_TIMED_OUT)
-            return wgt_error(WGT_ERR_BACKEND, "waiting for %s failed (wait status %u)", what, s);
+        char why[256];
+        if (s != WGPU_WAIT_STATUS_SUCCESS && s != WGPU_WAIT_STATUS_TIMED_OUT) {
+            snprintf(why, sizeof why, "waiting for %s failed (wait status %u)", what, s);
+            return give_up(w, WGT_ERR_BACKEND, why);
+        }
         if (atomic_load(&w->lost)) return wgt_wgpu_status(w);
         clock_gettime(CLOCK_MONOTONIC, &now);
         elapsed = (uint64_t)(now.tv_sec - start.tv_sec) * 1000000000ull + (uint64_t)(now.tv_nsec - start.tv_nsec);
-        if (elapsed > w->timeout_ns)
-            return wgt_error(WGT_ERR_TIMEOUT, "waiting for %s took longer than %llu ms: the device may be hung", what,
-                             (unsigned long long)(w->timeout_ns / 1000000));
+        if (elapsed >= w->timeout_ns) {
+            snprintf(why, sizeof why, "waiting for %s took longer than %llu ms: the device may be hung", what,
+                     (unsigned long long)(w->timeout_ns / 1000000));
+            return give_up(w, WGT_ERR_TIMEOUT, why);
+        }
         if (!w->timed_wait) nanosleep(&(struct timespec){0, 20000}, NULL);
     }
 }
 
 static void on_scope(uint32_t status, uint32_t type, WGPUStringView message, void *u1, void *u2) {
     (void)u2;
-    scope_result *r = u1;
+    wgt_wgpu_result *r = u1;
     r->status = status;
     r->type = type;
     wgt_wgpu_copy_string(r->message, sizeof r->message, message);
@@ -98,18 +112,16 @@ void wgt_wgpu_push_scope(wgt_webgpu *w) {
 }
 
 wgt_status wgt_wgpu_pop_scope(wgt_webgpu *w, const char *what) {
-    scope_result r[2];
-    wgt_status st = WGT_OK;
-    memset(r, 0, sizeof r);
+    wgt_wgpu_result *r = w->scope_results;
+    memset(r, 0, 2 * sizeof *r);
     for (int i = 0; i < 2; i++) { /* validation first (pushed last), then out-of-memory */
         WGPUCallbackInfo cb = {0};
         cb.mode = WGPU_CALLBACK_MODE_WAIT_ANY_ONLY;
         cb.callback = (void (*)(void))on_scope;
         cb.userdata1 = &r[i];
-        wgt_status ws = wgt_wgpu_wait(w, w->p->wgpuDevicePopErrorScope(w->device, cb), what);
-        if (ws != WGT_OK && st == WGT_OK) st = ws;
+        wgt_status st = wgt_wgpu_wait(w, w->p->wgpuDevicePopErrorScope(w->device, cb), what);
+        if (st != WGT_OK) return st;
     }
-    if (st != WGT_OK) return st;
     for (int i = 0; i < 2; i++) {
         if (r[i].type == WGPU_ERROR_OUT_OF_MEMORY)
             return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: the device is out of memory: %s", what, r[i].message);
@@ -160,15 +172,10 @@ static int choose_adapter(const wgt_adapter_desc *ad, int n, const char *want) {
     return -1;
 }
 
-typedef struct {
-    int done;
-    WGPUDevice device;
-    char message[512];
-} device_request;
-
 static void on_device(uint32_t status, WGPUDevice device, WGPUStringView message, void *u1, void *u2) {
     (void)u2;
-    device_request *r = u1;
+    wgt_wgpu_result *r = u1;
+    r->status = status;
     r->device = status == WGPU_REQUEST_STATUS_SUCCESS ? device : NULL;
     wgt_wgpu_copy_string(r->message, sizeof r->message, message);
     r->done = 1;
@@ -199,16 +206,17 @@ static wgt_status create_device(wgt_webgpu *w) {
     desc.uncapturedErrorCallbackInfo.callback = on_uncaptured_error;
     desc.uncapturedErrorCallbackInfo.userdata1 = w;
 
-    device_request r = {0};
+    wgt_wgpu_result *r = &w->device_result;
+    memset(r, 0, sizeof *r);
     WGPUCallbackInfo cb = {0};
     cb.mode = WGPU_CALLBACK_MODE_WAIT_ANY_ONLY;
     cb.callback = (void (*)(void))on_device;
-    cb.userdata1 = &r;
+    cb.userdata1 = r;
     wgt_status st = wgt_wgpu_wait(w, p->wgpuAdapterRequestDevice(w->adapter.adapter, &desc, cb), "the device");
     if (st != WGT_OK) return st;
-    if (!r.device)
-        return wgt_error(WGT_ERR_UNAVAILABLE, "adapter %s refused to create a device: %s", w->adapter.name, r.message);
-    w->device = r.device;
+    if (!r->device)
+        return wgt_error(WGT_ERR_UNAVAILABLE, "adapter %s refused to create a device: %s", w->adapter.name, r->message);
+    w->device = r->device;
     w->queue = p->wgpuDeviceGetQueue(w->device);
     memset(&w->limits, 0, sizeof w->limits);
     if (p->wgpuDeviceGetLimits(w->device, &w->limits.limits) != WGPU_STATUS_SUCCESS) w->limits = adapter_limits;
@@ -229,7 +237,7 @@ static wgt_status create_device(wgt_webgpu *w) {
 static void webgpu_destroy(wgt_backend *be) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     const wgpu_procs *p = w->p;
-    if (w->device && !atomic_load(&w->lost)) wgt_wgpu_submit(w);
+    if (w->device && !atomic_load(&w->lost) && w->stuck == WGT_OK) wgt_wgpu_submit(w);
     atomic_store(&w->shutting_down, 1);
     wgt_wgpu_encoder_shutdown(w);
     wgt_wgpu_buffers_shutdown(w);
@@ -241,7 +249,7 @@ static void webgpu_destroy(wgt_backend *be) {
     if (w->adapter.adapter) p->wgpuAdapterRelease(w->adapter.adapter);
     if (w->instance) {
         p->wgpuInstanceProcessEvents(w->instance); /* lets Dawn run the cancelled callbacks now */
-        p->wgpuInstanceRelease(w->instance);
+        p->wgpuInstanceRelease(w->instance); /* runs the callbacks of abandoned waits, into w */
     }
     pthread_mutex_destroy(&w->message_lock);
     free(w);

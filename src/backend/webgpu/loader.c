@@ -67,8 +67,8 @@ static int exe_relative(char *out, size_t size) {
     for (int up = 1; up <= 3; up++) {
         char prefix[PATH_MAX] = "";
         for (int i = 0; i < up; i++) strcat(prefix, "../");
-        snprintf(out, size, "%s/%s.deps/dawn/libwebgpu_wrapper.so", exe, prefix);
-        if (access(out, R_OK) == 0) return 1;
+        int len = snprintf(out, size, "%s/%s.deps/dawn/libwebgpu_wrapper.so", exe, prefix);
+        if (len > 0 && (size_t)len < size && access(out, R_OK) == 0) return 1; /* never a truncated path */
     }
     return 0;
 }

@@ -36,6 +36,16 @@ typedef struct wgt_adapter_desc {
 #define WGT_MAX_ADAPTERS 16
 #define WGT_MAX_STORAGE_BINDINGS 4
 
+/* What a callback we wait for reports (an error scope, a map, a device request). It lives in
+ * the backend, not on the waiter's stack: a wait that gives up leaves its callback pending, and
+ * Dawn runs it (cancelled) when the instance is released, long after the waiter returned. */
+typedef struct wgt_wgpu_result {
+    int done;
+    uint32_t status, type;
+    WGPUDevice device;
+    char message[512];
+} wgt_wgpu_result;
+
 typedef struct wgt_webgpu {
     wgt_backend base; /* first, so a wgt_backend* is a wgt_webgpu* */
     const wgpu_procs *p;
@@ -59,6 +69,13 @@ typedef struct wgt_webgpu {
     char lost_message[512];
     char uncaptured[512];
     int has_uncaptured;
+
+    /* Set when a wait gave up (its deadline passed, or WaitAny failed): the operation it waited
+     * for may still be running and its callback is still pending, so every later call that
+     * needs the device fails with this status and message. */
+    wgt_status stuck;
+    char stuck_message[512];
+    wgt_wgpu_result scope_results[2], map_result, device_result;
 
     /* The batch being recorded: one encoder and one compute pass until a submit. */
     WGPUCommandEncoder encoder;
@@ -101,7 +118,8 @@ const char *wgt_wgpu_backend_name(uint32_t backend_type);
 const char *wgt_wgpu_adapter_type_name(uint32_t adapter_type);
 
 /* device.c */
-/* Blocks until *done is set by a callback of future f, within the context's timeout. */
+/* Blocks until future f completes (its callback has run), within the context's timeout. A wait
+ * that gives up makes the context stuck (see wgt_webgpu.stuck). */
 wgt_status wgt_wgpu_wait(wgt_webgpu *w, WGPUFuture f, const char *what);
 /* Error scopes around object creation: push before, pop after; pop reports what happened. */
 void wgt_wgpu_push_scope(wgt_webgpu *w);
@@ -115,6 +133,8 @@ wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset
 wgt_status wgt_wgpu_buffer_read(wgt_backend *be, wgt_buffer *buf, size_t offset, void *dst, size_t n);
 void *wgt_wgpu_buffer_export(wgt_backend *be, wgt_buffer *buf);
 void wgt_wgpu_buffers_shutdown(wgt_webgpu *w);
+/* Test hook: storage buffers created and not yet released, over all contexts of the process. */
+long long wgt_wgpu_live_buffers(void);
 
 /* encoder.c */
 wgt_status wgt_wgpu_encoder_init(wgt_webgpu *w);

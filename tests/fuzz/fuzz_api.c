@@ -1,0 +1,741 @@
+/*
+ * fuzz_api: a libFuzzer target that turns its input into a random sequence of wgtensor API
+ * calls and checks the API's contract after each one. The bytes pick creation with valid and
+ * invalid dtypes, ranks and dimensions (0, negative, huge, overflowing), views, ops of every
+ * family, reads and writes with wrong byte counts, retain/release/destroy in any order, NULL
+ * arguments and the NULLs of failed calls fed onward (at times with the error left pending),
+ * usage misuse, and tensors of several contexts in one call: a peer of the same backend, a
+ * CPU one, and a per-input one that may be released while its tensors live. Live tensors sit
+ * in a pool of 16; a call whose result would exceed OUT_CAP elements is skipped. After every
+ * call: a failure has a known status and a message, a success recorded no error and mixed no
+ * contexts, a result has a sane shape, and the extreme elements its view addresses are
+ * touched through wgt_tensor_data (ASan checks they lie in the storage). All is released at
+ * the end of an input, so LeakSanitizer sees leaks. The backend is the library's WGT_BACKEND
+ * (cpu or webgpu; `make fuzz` runs both); WGT_FUZZ_TRACE=1 prints every call with its
+ * arguments, which is how a finding becomes a test in tests/test_fuzz_regressions.c.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wgtensor.h"
+
+enum { POOL = 16, CAP = 1024, OUT_CAP = 16384, BUF = 16384, MAX_STEPS = 64 };
+#define INTS (1u << WGT_I32 | 1u << WGT_U32)
+#define FLOATS (1u << WGT_F32 | 1u << WGT_F16)
+#define COUNT(a) (sizeof a / sizeof a[0])
+
+/* ---- input bytes, tracing, violations ---- */
+static const uint8_t *in_p;
+static size_t in_n;
+static unsigned u8(void) { return in_n ? (in_n--, *in_p++) : 0; }
+static unsigned pick(unsigned n) { return u8() % n; }
+static int chance(unsigned one_in) { return pick(one_in) == 0; }
+
+static int tracing;
+static char call_name[64];
+#define trace(...) (tracing ? fprintf(stderr, __VA_ARGS__) : 0)
+static void trace_list(const char *label, int n, const int64_t *v) {
+    trace(" %s [", label);
+    for (int i = 0; v && i < n && i < 16; i++) trace(i ? ", %lld" : "%lld", (long long)v[i]);
+    trace(v ? "]" : "NULL]");
+}
+static void trace_ints(const char *label, int n, const int *v) {
+    int64_t w[16];
+    for (int i = 0; v && i < n && i < 16; i++) w[i] = v[i];
+    trace_list(label, n, v ? w : NULL);
+}
+
+static void violation(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "fuzz_api: contract violation in %s: ", call_name);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (last error: %s: %s)\n", wgt_status_name(wgt_last_status()), wgt_last_error());
+    va_end(ap);
+    abort();
+}
+
+/* ---- contexts ---- */
+static wgt_context *ctx_main, *ctx_peer, *ctx_cpu; /* kept across inputs */
+static wgt_context *ctx_eph;                       /* a CPU context per input */
+static int eph_released, peer_lost, webgpu;
+
+static wgt_context *new_context(wgt_backend_kind kind) {
+    wgt_context_options o = {0};
+    o.backend = kind;
+    o.quiet = 1;
+    wgt_context *c = wgt_context_create(&o);
+    if (!c) fprintf(stderr, "fuzz_api: cannot create a context: %s\n", wgt_last_error()), abort();
+    return c;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc, (void)argv;
+    const char *t = getenv("WGT_FUZZ_TRACE"), *env = getenv("WGT_BACKEND");
+    tracing = t && *t && strcmp(t, "0");
+    ctx_main = new_context(WGT_BACKEND_AUTO); /* WGT_BACKEND=cpu|webgpu decides */
+    ctx_peer = new_context(WGT_BACKEND_AUTO);
+    ctx_cpu = new_context(WGT_BACKEND_CPU);
+    webgpu = wgt_context_backend(ctx_main) == WGT_BACKEND_WEBGPU;
+    if (env && !strcmp(env, "webgpu") && !webgpu) abort();
+    fprintf(stderr, "fuzz_api: %s backend on %s\n", webgpu ? "webgpu" : "cpu", wgt_context_device_name(ctx_main));
+    return 0;
+}
+
+/* ---- the pool of live tensors; each entry owns one reference ---- */
+static wgt_tensor *pool[POOL];
+static int npool, serial, ids[POOL];
+
+static int eph_alive(void) { /* a released context lives while one of its tensors does */
+    if (!ctx_eph) return 0;
+    for (int i = 0; eph_released && i < npool; i++)
+        if (wgt_tensor_context(pool[i]) == ctx_eph) return 1;
+    return !eph_released;
+}
+
+static wgt_context *gen_ctx(void) {
+    unsigned b = pick(16);
+    return b < 10 ? ctx_main : b < 12 ? ctx_peer : b < 13 ? ctx_cpu : b == 15 ? NULL : eph_alive() ? ctx_eph : ctx_main;
+}
+static const char *ctx_name(wgt_context *c) {
+    return !c ? "NULL" : c == ctx_main ? "main" : c == ctx_peer ? "peer" : c == ctx_cpu ? "cpu" : "per-input";
+}
+
+static int id_of(const wgt_tensor *t) {
+    for (int i = 0; i < npool; i++)
+        if (pool[i] == t) return ids[i];
+    return -1;
+}
+
+/* ---- one call: its tensor inputs and the error state before it ---- */
+static wgt_tensor *ins[8];
+static int nins, cleared, first_null, keeps_first;
+static wgt_status saved_status;
+static char saved_msg[1024];
+
+/* keeps: the call checks its first tensor before anything else, so a NULL there must keep a
+ * pending error. Most calls start from a cleared error state; some from the last one. */
+static void begin(const char *name, int keeps) {
+    snprintf(call_name, sizeof call_name, "%s", name);
+    nins = first_null = 0;
+    keeps_first = keeps;
+    if ((cleared = !chance(8))) wgt_clear_error();
+    trace("%s%s", name, cleared ? "" : " (not cleared)");
+    saved_status = wgt_last_status();
+    snprintf(saved_msg, sizeof saved_msg, "%s", wgt_last_error());
+}
+
+static wgt_tensor *again(wgt_tensor *t) { /* an argument; also used to repeat an earlier one */
+    if (nins == 0) first_null = t == NULL;
+    if (nins < 8) ins[nins++] = t;
+    trace(" #%d", t ? id_of(t) : -1);
+    return t;
+}
+/* A tensor argument: usually a pool entry (preferring the dtypes in mask), sometimes NULL. */
+static wgt_tensor *targ_pref(unsigned mask) {
+    unsigned b = u8();
+    wgt_tensor *t = npool && b < 240 ? pool[b % npool] : NULL;
+    for (int k = 0; t && mask && b % 4 && k < npool; k++) {
+        wgt_tensor *c = pool[(b + (unsigned)k) % (unsigned)npool];
+        if (mask >> wgt_tensor_dtype(c) & 1) { t = c; break; }
+    }
+    return again(t);
+}
+static wgt_tensor *targ(void) { return targ_pref(0); }
+
+/* ---- contract checks ---- */
+static int known(wgt_status s) { return s >= WGT_OK && s <= WGT_ERR_INTERNAL; }
+
+/* ret: the status a call returned, or -1 for a call that returned NULL. */
+static void check_failure(int ret) {
+    wgt_status st = wgt_last_status();
+    const char *msg = wgt_last_error();
+    trace(" -> %s: %s\n", wgt_status_name(st), msg);
+    if (st == WGT_OK || !known(st)) violation("failed, but the last status is %d", (int)st);
+    if (!msg || !*msg) violation("failed with an empty message");
+    if (ret != -1 && (ret == WGT_OK || !known((wgt_status)ret))) violation("returned status %d", ret);
+    if (cleared && ret != -1 && (wgt_status)ret != st)
+        violation("returned %s but recorded %s", wgt_status_name((wgt_status)ret), wgt_status_name(st));
+    if (st == WGT_ERR_INTERNAL) violation("internal error");
+    if ((st == WGT_ERR_BACKEND || st == WGT_ERR_DEVICE_LOST || st == WGT_ERR_TIMEOUT) && !peer_lost)
+        violation("%s without a lost device", wgt_status_name(st));
+    if (!cleared && saved_status != WGT_OK && first_null && keeps_first &&
+        (st != saved_status || strcmp(msg, saved_msg)))
+        violation("a NULL argument replaced the pending error '%s'", saved_msg);
+}
+
+/* A success recorded no error (when none was pending), was not made in a released or lost
+ * context and, for ops, took no NULL first tensor and no tensors of two, released or lost
+ * contexts. */
+static void check_success(int op, wgt_context *made_in) {
+    if (cleared && wgt_last_status() != WGT_OK) violation("succeeded but recorded an error");
+    if (made_in && ((made_in == ctx_eph && eph_released) || (made_in == ctx_peer && peer_lost)))
+        violation("created a tensor in a released context or on a lost device");
+    if (!op) return;
+    if (nins == 0 || !ins[0]) violation("succeeded with a NULL first tensor");
+    for (int i = 0; i < nins; i++) {
+        wgt_context *c = wgt_tensor_context(ins[i]);
+        if (c && c != wgt_tensor_context(ins[0])) violation("succeeded on tensors of two contexts");
+        if (c && ((c == ctx_eph && eph_released) || (c == ctx_peer && peer_lost)))
+            violation("succeeded on a tensor of a released context or a lost device");
+    }
+}
+
+/* Touches the lowest and highest element the view addresses: ASan reports one outside the
+ * storage's host memory. */
+static void touch(wgt_tensor *t, int write) {
+    int nd = wgt_tensor_ndim(t);
+    const int64_t *sh = wgt_tensor_shape(t), *st = wgt_tensor_strides(t);
+    __int128 lo = 0, hi = 0, es = (__int128)wgt_dtype_size(wgt_tensor_dtype(t));
+    if (wgt_tensor_numel(t) <= 0) return;
+    volatile char *p = write ? wgt_tensor_data_mut(t) : (char *)wgt_tensor_data(t);
+    if (!p) { check_failure(-1), wgt_clear_error(); return; }
+    for (int d = 0; d < nd; d++) {
+        __int128 span = (__int128)(sh[d] - 1) * st[d];
+        *(span < 0 ? &lo : &hi) += span;
+    }
+    if (write) p[(ptrdiff_t)(lo * es)] = 0, p[(ptrdiff_t)(hi * es + es - 1)] = 0;
+    else (void)p[(ptrdiff_t)(lo * es)], (void)p[(ptrdiff_t)(hi * es + es - 1)];
+}
+
+/* want: the context the tensor must belong to; created: made by a creation call. */
+static void check_tensor(wgt_tensor *t, wgt_context *want, int created) {
+    int nd = wgt_tensor_ndim(t), zero = 0, ovf = 0;
+    const int64_t *sh = wgt_tensor_shape(t), *st = wgt_tensor_strides(t);
+    size_t es = wgt_dtype_size(wgt_tensor_dtype(t));
+    if (nd < 0 || nd > WGT_MAX_DIMS || !sh || !st || !es) violation("rank %d, dtype %d", nd, wgt_tensor_dtype(t));
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++) {
+        if (sh[d] < 0) violation("dimension %d is %lld", d, (long long)sh[d]);
+        if (sh[d] == 0) zero = 1;
+        else if (n > INT64_MAX / sh[d]) ovf = 1;
+        else n *= sh[d];
+    }
+    if (zero) n = 0;
+    else if (ovf || n > INT64_MAX / 8) violation("a tensor whose byte count overflows");
+    if (wgt_tensor_numel(t) != n || wgt_tensor_nbytes(t) != (size_t)n * es)
+        violation("numel %lld, nbytes %zu for %lld elements", (long long)wgt_tensor_numel(t), wgt_tensor_nbytes(t),
+                  (long long)n);
+    if (wgt_tensor_usage(t) & ~7u || wgt_tensor_offset(t) < 0) violation("usage 0x%x", wgt_tensor_usage(t));
+    if (want && wgt_tensor_context(t) != want) violation("the result belongs to another context");
+    /* A giant from a lazy creation call has no memory yet: touching would allocate it. */
+    if (wgt_tensor_usage(t) & WGT_USAGE_READABLE && (!created || n <= OUT_CAP)) touch(t, 0);
+}
+
+static void pool_add(wgt_tensor *t) {
+    if (wgt_tensor_numel(t) > CAP) { wgt_release(t); return; } /* giant views are checked, not kept */
+    int k;
+    if (npool < POOL) k = npool++;
+    else wgt_release(pool[k = (int)pick(POOL)]); /* full: a random entry makes room */
+    pool[k] = t;
+    ids[k] = serial++;
+    trace("   = #%d %s", ids[k], wgt_dtype_name(wgt_tensor_dtype(t))), trace_list("shape", wgt_tensor_ndim(t), wgt_tensor_shape(t));
+    trace_list("strides", wgt_tensor_ndim(t), wgt_tensor_strides(t)), trace(" offset %lld\n", (long long)wgt_tensor_offset(t));
+}
+
+/* A tensor-returning call's result; want: the context it must belong to (creation calls), or
+ * NULL for the first input's. */
+static void result(wgt_tensor *t, wgt_context *want) {
+    if (!t) { check_failure(-1); return; }
+    trace(" -> ok\n");
+    check_success(want == NULL, want);
+    check_tensor(t, want ? want : wgt_tensor_context(ins[0]), want != NULL);
+    pool_add(t);
+}
+static void status_result(wgt_status st, int op) {
+    if (st != WGT_OK) check_failure((int)st);
+    else trace(" -> ok\n"), check_success(op, NULL);
+}
+
+/* ---- argument generators: mostly small and valid, sometimes odd ---- */
+static wgt_dtype gen_dtype(void) {
+    return (wgt_dtype)(int[]){1, 2, 3, 4, 1, 2, 3, 4, 1, 3, 1, 4, 0, 5, 99, -1}[pick(16)];
+}
+static int64_t gen_dim(void) {
+    static const int64_t odd[16] = {-1, -2, 64, 1000, 1LL << 31, 1LL << 32, 1LL << 40, 1LL << 61, (1LL << 62) + 1,
+                                    INT64_MAX, INT64_MIN, 3037000500LL, 1LL << 20, 65536, 9, -(1LL << 40)};
+    unsigned b = u8();
+    return b < 224 ? b % 7 : odd[b % 16];
+}
+/* A shape of rank 0..4 mostly (5..9 and -1 too) in shape[9]; NULL now and then. */
+static const int64_t *gen_shape(int *ndim, int64_t *shape) {
+    unsigned b = pick(24);
+    *ndim = b < 18 ? (int)(b % 5) : (int[]){5, 6, 7, 8, 9, -1}[b - 18];
+    for (int i = 0; i < 9; i++) shape[i] = i < *ndim ? gen_dim() : 1;
+    return chance(32) ? NULL : shape;
+}
+static double gen_double(void) {
+    static const double odd[12] = {NAN, INFINITY, -INFINITY, 1e30, -1e30, 1e-30, 3e9, -3e9, 65504, 70000, -0.0, 1e300};
+    unsigned b = u8();
+    return b < 200 ? ((double)b - 100.0) / 8.0 : odd[b % 12];
+}
+static int gen_axis(void) {
+    unsigned b = u8();
+    return b < 240 ? (int)(b % 19) - 9 : (int[]){INT_MIN, INT_MAX, 100, -100}[b % 4];
+}
+static int gen_axes(int *axes) { /* returns naxes; fills all 16 entries */
+    unsigned b = pick(20);
+    int n = b < 16 ? (int)(b % 5) : (int[]){-1, 9, 16, INT_MIN}[b - 16];
+    for (int i = 0; i < 16; i++) axes[i] = gen_axis();
+    return n;
+}
+static int64_t gen_i64(void) {
+    static const int64_t odd[8] = {INT64_MIN, INT64_MAX, 1LL << 40, -(1LL << 40), INT32_MAX, INT32_MIN, 100, -100};
+    unsigned b = u8();
+    return b < 224 ? (int64_t)(b % 13) - 6 : odd[b % 8];
+}
+static size_t gen_nbytes(size_t want) {
+    unsigned b = pick(16);
+    size_t n = b < 10 ? want : b == 10 ? want + 1 : b == 11 ? want - 1 : b == 12 ? 0
+             : (size_t[]){SIZE_MAX, (size_t)1 << 40, 3}[b - 13];
+    return n > BUF && n == want ? BUF + 1 : n; /* never more than our buffers hold */
+}
+
+/* ---- predicted output sizes: calls whose result would be huge are skipped ---- */
+static int64_t mul_sat(int64_t a, int64_t b) { /* both >= 0; saturates at OUT_CAP + 1 */
+    if (a == 0 || b == 0) return 0;
+    return a > (OUT_CAP + 1) / b || a * b > OUT_CAP ? OUT_CAP + 1 : a * b;
+}
+static int fits(int64_t n) { return n <= OUT_CAP; } /* -1 (invalid) fails before allocating */
+
+/* Elements of a shape: -1 when the library must reject it, else the count (capped). */
+static int64_t shape_numel(int ndim, const int64_t *shape) {
+    if (ndim < 0 || ndim > WGT_MAX_DIMS || (ndim > 0 && !shape)) return -1;
+    unsigned __int128 p = 1;
+    int zero = 0;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) return -1;
+        if (shape[i] == 0) zero = 1;
+        else if (p <= (unsigned __int128)INT64_MAX) p *= (uint64_t)shape[i];
+    }
+    if (zero) return 0;
+    return p > (unsigned __int128)(INT64_MAX / 8) ? -1 : p > OUT_CAP ? OUT_CAP + 1 : (int64_t)p;
+}
+
+/* Elements of the broadcast of k tensors, each without its last `drop` dimensions. */
+static int64_t bcast_numel(wgt_tensor *const *ts, int k, int drop) {
+    int n = 0, zero = 0;
+    for (int j = 0; j < k; j++)
+        if (ts[j] && wgt_tensor_ndim(ts[j]) - drop > n) n = wgt_tensor_ndim(ts[j]) - drop;
+    int64_t total = 1;
+    for (int i = 0; i < n; i++) {
+        int64_t d = 1;
+        for (int j = 0; j < k; j++) {
+            int idx = ts[j] ? wgt_tensor_ndim(ts[j]) - drop - n + i : -1;
+            if (idx >= 0 && wgt_tensor_shape(ts[j])[idx] != 1) d = wgt_tensor_shape(ts[j])[idx];
+        }
+        if (d == 0) zero = 1;
+        else total = mul_sat(total, d);
+    }
+    return zero ? 0 : total;
+}
+static int64_t dim_from_end(wgt_tensor *t, int k) { /* shape[ndim - k], or 1 */
+    return t && wgt_tensor_ndim(t) >= k ? wgt_tensor_shape(t)[wgt_tensor_ndim(t) - k] : 1;
+}
+/* Product of t's dimensions from `from` on, except `skip` (-1: none). */
+static int64_t numel_except(wgt_tensor *t, int from, int skip) {
+    int64_t n = 1;
+    for (int d = from; t && d < wgt_tensor_ndim(t); d++)
+        if (d != skip) n = wgt_tensor_shape(t)[d] == 0 || n == 0 ? 0 : mul_sat(n, wgt_tensor_shape(t)[d]);
+    return n;
+}
+static int norm_axis(wgt_tensor *t, int axis) { /* -1 when out of range */
+    long long nd = wgt_tensor_ndim(t), a = axis < 0 ? axis + nd : axis;
+    return t && a >= 0 && a < nd ? (int)a : -1;
+}
+
+static uint8_t buf[BUF + 64], junk[BUF + 64];
+
+/* ---- the calls ---- */
+#define F(f) {f, #f}
+static const struct { wgt_tensor *(*f)(wgt_tensor *); const char *name; } unary_ops[] = {
+    F(wgt_neg), F(wgt_abs), F(wgt_sign), F(wgt_square), F(wgt_sqrt), F(wgt_rsqrt), F(wgt_reciprocal),
+    F(wgt_exp), F(wgt_expm1), F(wgt_log), F(wgt_log1p), F(wgt_sin), F(wgt_cos), F(wgt_tanh), F(wgt_sigmoid),
+    F(wgt_relu), F(wgt_gelu), F(wgt_gelu_tanh), F(wgt_silu), F(wgt_softplus), F(wgt_floor), F(wgt_ceil),
+    F(wgt_round), F(wgt_erf), F(wgt_isnan), F(wgt_isinf), F(wgt_logical_not), F(wgt_contiguous)};
+static const struct { wgt_tensor *(*f)(wgt_tensor *, wgt_tensor *); const char *name; } binary_ops[] = {
+    F(wgt_add), F(wgt_sub), F(wgt_mul), F(wgt_div), F(wgt_pow), F(wgt_maximum), F(wgt_minimum), F(wgt_mod),
+    F(wgt_atan2), F(wgt_eq), F(wgt_ne), F(wgt_lt), F(wgt_le), F(wgt_gt), F(wgt_ge), F(wgt_logical_and),
+    F(wgt_logical_or), F(wgt_matmul)};
+static const struct { wgt_tensor *(*f)(wgt_tensor *, double); const char *name; } scalar_ops[] = {
+    F(wgt_add_scalar), F(wgt_sub_scalar), F(wgt_mul_scalar), F(wgt_div_scalar), F(wgt_pow_scalar),
+    F(wgt_maximum_scalar), F(wgt_minimum_scalar), F(wgt_leaky_relu), F(wgt_elu)};
+static const struct { wgt_tensor *(*f)(wgt_tensor *, int, const int *, int); const char *name; } reduce_ops[] = {
+    F(wgt_sum), F(wgt_mean), F(wgt_max), F(wgt_min), F(wgt_prod)};
+
+/* Ops of one tensor and small integer arguments: (a, x, y, keepdims, diagonal, dtype). */
+static const char *const small_ops[] = {"wgt_transpose", "wgt_squeeze", "wgt_unsqueeze", "wgt_argmax", "wgt_argmin",
+                                        "wgt_cumsum", "wgt_softmax", "wgt_log_softmax", "wgt_triu", "wgt_tril",
+                                        "wgt_cast"};
+static wgt_tensor *small_op(unsigned k, wgt_tensor *a, int x, int y, int keep, int64_t diag, wgt_dtype dt) {
+    return k == 0 ? wgt_transpose(a, x, y) : k == 1 ? wgt_squeeze(a, x) : k == 2 ? wgt_unsqueeze(a, x)
+         : k == 3 ? wgt_argmax(a, x, keep) : k == 4 ? wgt_argmin(a, x, keep) : k == 5 ? wgt_cumsum(a, x)
+         : k == 6 ? wgt_softmax(a, x) : k == 7 ? wgt_log_softmax(a, x) : k == 8 ? wgt_triu(a, diag)
+         : k == 9 ? wgt_tril(a, diag) : wgt_cast(a, dt);
+}
+
+/* Creation calls; which < 9 share a generated context, dtype, shape, usage and values. */
+static void op_create(unsigned which) {
+    int nd;
+    int64_t shape[9];
+    wgt_context *ctx = gen_ctx();
+    wgt_dtype dt = gen_dtype();
+    const int64_t *sh = gen_shape(&nd, shape);
+    int64_t n = shape_numel(nd, sh);
+    double x = gen_double(), y = gen_double(), z = chance(4) ? gen_double() : 1;
+    unsigned usage = (unsigned[]){3, 3, 1, 2, 0, 7, 4, 8, 3, 0x80000003u}[pick(10)], seed = u8();
+    if (which < 9)
+        trace("[ctx %s, dtype %d, rank %d,", ctx_name(ctx), (int)dt, nd), trace_list("shape", nd, sh),
+            trace(", usage 0x%x, values %g %g %g, seed %u] ", usage, x, y, z, seed);
+    if (which >= 3 && which <= 6 && !fits(n)) return; /* these fill memory: no giants */
+    switch (which) {
+    case 0: begin("wgt_tensor_create", 0), result(wgt_tensor_create(ctx, dt, nd, sh, usage), ctx); break;
+    case 1: begin("wgt_zeros", 0), result(wgt_zeros(ctx, dt, nd, sh), ctx); break; /* lazy: giants too */
+    case 2: {
+        size_t want = n > 0 ? (size_t)n * wgt_dtype_size(dt) : 0;
+        size_t nb = n > OUT_CAP ? (size_t)pick(64) : gen_nbytes(want); /* a giant never gets its count */
+        for (size_t i = 0; i < 64; i++) buf[i] = (uint8_t)u8();
+        const void *data = chance(16) ? NULL : buf;
+        begin("wgt_tensor_from_data", 0), trace(" nbytes %zu%s", nb, data ? "" : " data NULL");
+        result(wgt_tensor_from_data(ctx, dt, nd, sh, data, nb, usage), ctx);
+    } break;
+    case 3: begin("wgt_ones", 0), result(wgt_ones(ctx, dt, nd, sh), ctx); break;
+    case 4: begin("wgt_full", 0), result(wgt_full(ctx, dt, nd, sh, x), ctx); break;
+    case 5: begin("wgt_rand_uniform", 0), result(wgt_rand_uniform(ctx, dt, nd, sh, x, y, seed), ctx); break;
+    case 6: begin("wgt_rand_normal", 0), result(wgt_rand_normal(ctx, dt, nd, sh, x, y, seed), ctx); break;
+    case 7: begin("wgt_scalar", 0), result(wgt_scalar(ctx, dt, x), ctx); break;
+    case 8: {
+        double count = ceil((y - x) / z);
+        if (!isfinite(x) || !isfinite(y) || !isfinite(z) || z == 0 || count <= OUT_CAP || count > 9.0e18)
+            begin("wgt_arange", 0), result(wgt_arange(ctx, dt, x, y, z), ctx);
+    } break;
+    case 9: { /* small index tensors, mostly valid */
+        int rank = (int)pick(3);
+        int64_t s[2] = {pick(7), rank == 2 ? 2 : 1};
+        int32_t v[12];
+        for (int i = 0; i < 12; i++) {
+            unsigned b = u8();
+            v[i] = b < 240 ? (int32_t)(b % 8) : (int32_t[]){INT32_MAX, INT32_MIN, -1, 1000}[b % 4];
+        }
+        dt = chance(3) ? WGT_U32 : WGT_I32;
+        begin("wgt_tensor_from_data (indices)", 0);
+        trace(" ctx %s %s rank %d", ctx_name(ctx), wgt_dtype_name(dt), rank), trace_list("shape", rank, s);
+        for (int i = 0; i < 12; i++) trace(i ? ", %d" : " values %d", (int)v[i]);
+        result(wgt_tensor_from_data(ctx, dt, rank, s, v, (size_t)shape_numel(rank, s) * 4, WGT_USAGE_DEFAULT), ctx);
+    } break;
+    default: { /* random values shaped like a pool tensor, so that shapes meet */
+        wgt_tensor *t = npool ? pool[pick(npool)] : NULL;
+        if (!t) break;
+        if (!chance(3)) dt = wgt_tensor_dtype(t);
+        begin("wgt_rand_uniform (like)", 0), trace(" #%d dtype %d [-4, 8) seed %u", id_of(t), (int)dt, seed);
+        result(wgt_rand_uniform(wgt_tensor_context(t), dt, wgt_tensor_ndim(t), wgt_tensor_shape(t), -4, 8, seed),
+               wgt_tensor_context(t));
+    }
+    }
+}
+
+static void step(void) {
+    int64_t shape[9], strides[9], n;
+    int axes[16], nd;
+    wgt_tensor *t[4];
+    unsigned op = pick(50);
+    if (op < 13) { op_create(op < 11 ? op : 9 + op % 2); return; } /* more index and like-shaped tensors */
+    switch (op) {
+    case 13: { /* retain: a second pool entry owning the new reference */
+        begin("wgt_retain", 1);
+        wgt_tensor *a = targ(), *r = wgt_retain(a);
+        if (!r) check_failure(-1);
+        else if (r != a) violation("retain returned another tensor");
+        else trace(" -> ok\n"), check_success(0, NULL), pool_add(r);
+    } break;
+    case 14: case 15: { /* release a pool entry, in any order, or NULL */
+        int k = npool && !chance(16) ? (int)pick(npool) : -1;
+        trace("wgt_release #%d\n", k < 0 ? -1 : ids[k]);
+        wgt_release(k < 0 ? NULL : pool[k]);
+        if (k >= 0) pool[k] = pool[--npool], ids[k] = ids[npool];
+    } break;
+    case 16: begin("wgt_tensor_destroy", 1), status_result(wgt_tensor_destroy(targ()), 0); break;
+    case 17: case 18: { /* read and write with random byte counts */
+        begin(op == 17 ? "wgt_tensor_read" : "wgt_tensor_write", 1);
+        wgt_tensor *a = targ();
+        size_t nb = gen_nbytes(wgt_tensor_nbytes(a));
+        void *p = chance(16) ? NULL : op == 17 ? junk : buf;
+        trace(" nbytes %zu%s", nb, p ? "" : " buffer NULL");
+        status_result(op == 17 ? wgt_tensor_read(a, p, nb) : wgt_tensor_write(a, p, nb), op == 18);
+    } break;
+    case 19: case 20: { /* host pointers, touched at both ends */
+        begin(op == 19 ? "wgt_tensor_data" : "wgt_tensor_data_mut", 1);
+        wgt_tensor *a = targ();
+        if (a && wgt_tensor_numel(a) > 0) trace("\n"), touch(a, op == 20);
+        else if (op == 19 ? wgt_tensor_data(a) != NULL : wgt_tensor_data_mut(a) != NULL) status_result(WGT_OK, 0);
+        else check_failure(-1);
+    } break;
+    case 21: {
+        begin("wgt_tensor_export_buffer", 1);
+        uint64_t off = 0;
+        wgt_tensor *a = targ();
+        if (!wgt_tensor_export_buffer(a, chance(4) ? NULL : &off)) check_failure(-1);
+        else if (wgt_context_backend(wgt_tensor_context(a)) != WGT_BACKEND_WEBGPU) violation("exported a CPU buffer");
+        else if (!(wgt_tensor_usage(a) & WGT_USAGE_EXPORTABLE)) violation("exported without the usage");
+        else trace(" -> ok\n"), check_success(1, NULL);
+    } break;
+    case 22: { /* context calls, and releasing the per-input context while its tensors live */
+        wgt_context *c = gen_ctx();
+        unsigned k = pick(6);
+        begin("context call", 0), trace(" %u on %s\n", k, ctx_name(c));
+        if (k == 0) status_result(wgt_context_sync(c), 0);
+        else if (k == 1) status_result(wgt_context_status(c), 0);
+        else if (k == 2) { char *d = wgt_context_describe(c); if (!d) check_failure(-1); free(d); }
+        else if (k == 3 && ctx_eph && !eph_released) {
+            wgt_context_release(ctx_eph);
+            eph_released = 1;
+            if (!eph_alive()) ctx_eph = NULL;
+        } else if (k == 4 && (c != ctx_main && (c != ctx_peer || webgpu))) { /* CPU: an error */
+            wgt_status st = wgt_context_simulate_device_loss(c);
+            status_result(st, 0);
+            peer_lost |= st == WGT_OK && c == ctx_peer;
+        } else if (k == 5) (void)wgt_context_device_name(c), (void)wgt_context_backend(c);
+    } break;
+    case 23: {
+        begin("wgt_as_strided", 1);
+        wgt_tensor *a = targ();
+        const int64_t *sh = gen_shape(&nd, shape);
+        for (int i = 0; i < 9; i++) strides[i] = gen_i64();
+        const int64_t *st = chance(16) ? NULL : strides;
+        int64_t off = chance(2) ? gen_i64() : (int64_t)pick(8);
+        trace(" rank %d", nd), trace_list("shape", nd, sh), trace_list("strides", nd, st);
+        trace(" offset %lld", (long long)off);
+        result(wgt_as_strided(a, nd, sh, st, off), NULL);
+    } break;
+    case 24: case 25: case 26: case 27: { /* one tensor and small integer arguments */
+        unsigned k = pick(COUNT(small_ops));
+        begin(small_ops[k], 1);
+        wgt_tensor *a = k == 6 || k == 7 ? targ_pref(FLOATS) : targ();
+        int x = gen_axis(), y = gen_axis(), keep = (int)pick(2), ax = norm_axis(a, x);
+        int64_t diag = gen_i64();
+        wgt_dtype dt = gen_dtype();
+        if ((k == 3 || k == 4) && ax >= 0 && !fits(numel_except(a, 0, ax))) break;
+        trace(" x %d y %d keepdims %d diagonal %lld dtype %d", x, y, keep, (long long)diag, (int)dt);
+        result(small_op(k, a, x, y, keep, diag, dt), NULL);
+    } break;
+    case 28: {
+        begin("wgt_slice", 1);
+        wgt_tensor *a = targ();
+        int ax = gen_axis();
+        int64_t b = gen_i64(), e = gen_i64(), s = chance(4) ? gen_i64() : 1 + (int64_t)pick(3);
+        trace(" axis %d start %lld stop %lld step %lld", ax, (long long)b, (long long)e, (long long)s);
+        result(wgt_slice(a, ax, b, e, s), NULL);
+    } break;
+    case 29: case 30: case 31: { /* broadcast_to, reshape, expand: shapes often derived from a */
+        begin(op == 29 ? "wgt_broadcast_to" : op == 30 ? "wgt_reshape" : "wgt_expand", 1);
+        wgt_tensor *a = targ();
+        const int64_t *sh = gen_shape(&nd, shape);
+        if (a && chance(2)) { /* a's shape with a few entries changed */
+            nd = wgt_tensor_ndim(a) + (int)pick(3) - (op == 30);
+            nd = nd < 0 ? 0 : nd > 8 ? 8 : nd;
+            for (int i = 0, j = wgt_tensor_ndim(a) - nd; i < nd; i++, j++) {
+                shape[i] = j >= 0 ? wgt_tensor_shape(a)[j] : 1 + (int64_t)pick(3);
+                if (chance(4)) shape[i] = chance(2) ? -1 : gen_dim();
+            }
+            sh = shape;
+        }
+        trace(" rank %d", nd), trace_list("shape", nd, sh);
+        result(op == 29 ? wgt_broadcast_to(a, nd, sh) : op == 30 ? wgt_reshape(a, nd, sh) : wgt_expand(a, nd, sh),
+               NULL);
+    } break;
+    case 32: case 33: { /* permute (a reversal, a few entries changed), flip */
+        begin(op == 32 ? "wgt_permute" : "wgt_flip", 1);
+        wgt_tensor *a = targ();
+        int k = wgt_tensor_ndim(a) > 0 ? wgt_tensor_ndim(a) : 0;
+        if (op == 33) k = gen_axes(axes);
+        else for (int i = 0; i < 16; i++) axes[i] = i < k ? k - 1 - i : 0;
+        for (int r = (int)pick(3); op == 32 && r > 0; r--) axes[pick(9)] = gen_axis();
+        const int *ax = chance(16) ? NULL : axes;
+        trace(" n %d", k), trace_ints("axes", k, ax);
+        result(op == 32 ? wgt_permute(a, ax) : wgt_flip(a, k, ax), NULL);
+    } break;
+    case 34: { /* split: each piece a pool entry; out must stay untouched on failure */
+        begin("wgt_split", 1);
+        wgt_tensor *a = targ(), *out[8], *const sentinel = (wgt_tensor *)buf;
+        int axis = gen_axis(), ax = norm_axis(a, axis);
+        int count = (int)(unsigned[]){1, 2, 3, 4, 2, 3, 0, UINT_MAX}[pick(8)];
+        int64_t sizes[8], left = ax >= 0 ? wgt_tensor_shape(a)[ax] : 0;
+        for (int k = 0; k < 8; k++) {
+            sizes[k] = k == count - 1 ? left : left > 0 ? (int64_t)pick((unsigned)(left < 8 ? left : 8) + 1) : 0;
+            if (chance(8)) sizes[k] = gen_i64();
+            left = (int64_t)((uint64_t)left - (uint64_t)sizes[k]); /* wraps on odd sizes: fine */
+            out[k] = sentinel;
+        }
+        int64_t *sz = chance(16) ? NULL : sizes;
+        wgt_tensor **o = chance(16) ? NULL : out;
+        trace(" axis %d count %d", axis, count), trace_list("sizes", count, sz), trace("%s", o ? "" : " out NULL");
+        wgt_status st = wgt_split(a, axis, count, sz, o);
+        wgt_context *ac = wgt_tensor_context(a); /* adding pieces may evict a from the pool */
+        status_result(st, 1);
+        for (int k = 0; k < 8; k++) {
+            if (st == WGT_OK && k < count) check_tensor(out[k], ac, 0), pool_add(out[k]);
+            else if (out[k] != sentinel) violation("a failed split wrote out[%d]", k);
+        }
+    } break;
+    case 35: case 36: {
+        unsigned k = pick(COUNT(unary_ops));
+        begin(unary_ops[k].name, 1);
+        wgt_tensor *a = targ();
+        result(unary_ops[k].f(a), NULL);
+    } break;
+    case 37: case 38: { /* binary ops; b is often a itself so shapes meet, and matmul often takes a^T */
+        unsigned k = pick(COUNT(binary_ops));
+        int matmul = binary_ops[k].f == wgt_matmul, own = chance(2);
+        begin(binary_ops[k].name, 1);
+        wgt_tensor *tr = NULL;
+        t[0] = targ();
+        if (matmul && own && wgt_tensor_ndim(t[0]) >= 2 && !(tr = wgt_transpose(t[0], -1, -2)) && cleared)
+            wgt_clear_error();
+        if (tr) ins[nins++] = t[1] = tr, trace(" #%d^T", id_of(t[0]));
+        else t[1] = chance(3) ? again(t[0]) : targ();
+        n = matmul ? mul_sat(bcast_numel(t, 2, 2), mul_sat(wgt_tensor_ndim(t[0]) > 1 ? dim_from_end(t[0], 2) : 1,
+                                                            wgt_tensor_ndim(t[1]) > 1 ? dim_from_end(t[1], 1) : 1))
+                   : bcast_numel(t, 2, 0);
+        if (fits(n)) result(binary_ops[k].f(t[0], t[1]), NULL);
+        wgt_release(tr);
+    } break;
+    case 39: case 40: { /* tensor with scalars; clamp */
+        unsigned k = pick(COUNT(scalar_ops));
+        begin(op == 40 ? "wgt_clamp" : scalar_ops[k].name, 1);
+        wgt_tensor *a = targ();
+        double v = gen_double(), w = gen_double();
+        trace(" %g %g", v, w);
+        result(op == 40 ? wgt_clamp(a, v, w) : scalar_ops[k].f(a, v), NULL);
+    } break;
+    case 41: {
+        begin("wgt_where", 1);
+        t[0] = targ(), t[1] = targ(), t[2] = chance(2) ? again(t[1]) : targ();
+        if (fits(bcast_numel(t, 3, 0))) result(wgt_where(t[0], t[1], t[2]), NULL);
+    } break;
+    case 42: { /* reductions with random axes; the kept dimensions bound the output */
+        unsigned k = pick(COUNT(reduce_ops) + 2);
+        begin(k < COUNT(reduce_ops) ? reduce_ops[k].name : k == COUNT(reduce_ops) ? "wgt_var" : "wgt_std", 1);
+        wgt_tensor *a = targ();
+        int na = gen_axes(axes), keep = (int)pick(2), corr = (int)pick(3) - (chance(8) ? 100 : 0), red[9];
+        for (int d = 0; d < 9; d++) red[d] = na == 0;
+        for (int i = 0; i < na && i < 16; i++) if (norm_axis(a, axes[i]) >= 0) red[norm_axis(a, axes[i])] = 1;
+        n = 1;
+        for (int d = 0; a && d < wgt_tensor_ndim(a); d++)
+            if (!red[d]) n = wgt_tensor_shape(a)[d] == 0 || n == 0 ? 0 : mul_sat(n, wgt_tensor_shape(a)[d]);
+        if (!fits(n)) break;
+        int *ax = chance(16) ? NULL : axes;
+        trace(" naxes %d", na), trace_ints("axes", na, ax), trace(" keepdims %d correction %d", keep, corr);
+        result(k < COUNT(reduce_ops) ? reduce_ops[k].f(a, na, ax, keep)
+               : k == COUNT(reduce_ops) ? wgt_var(a, na, ax, keep, corr) : wgt_std(a, na, ax, keep, corr), NULL);
+    } break;
+    case 43: { /* linear, layer_norm, rms_norm */
+        unsigned k = pick(3);
+        begin((const char *[]){"wgt_linear", "wgt_layer_norm", "wgt_rms_norm"}[k], 1);
+        t[0] = k ? targ_pref(FLOATS) : targ(), t[1] = k && chance(2) ? NULL : targ();
+        t[2] = k == 2 || chance(2) ? NULL : targ();
+        double eps = chance(4) ? gen_double() : 1e-5;
+        trace(" eps %g", eps);
+        if (k == 0 && fits(mul_sat(bcast_numel(t, 1, 1), dim_from_end(t[1], 2))))
+            result(wgt_linear(t[0], t[1], t[2]), NULL);
+        else if (k) result(k == 1 ? wgt_layer_norm(t[0], t[1], t[2], eps) : wgt_rms_norm(t[0], t[1], eps), NULL);
+    } break;
+    case 44: case 45: { /* concat, stack */
+        begin(op == 45 ? "wgt_stack" : "wgt_concat", 1);
+        int count = (int)(unsigned[]){1, 2, 3, 4, 2, 2, 0, UINT_MAX}[pick(8)], axis = gen_axis();
+        for (int k = 0; k < 4; k++) t[k] = k && chance(2) ? again(t[0]) : targ();
+        wgt_tensor *const *l = chance(16) ? NULL : t;
+        keeps_first = l && count >= 1; /* count and the array are checked before the tensors */
+        if (count >= 0 && count < nins) nins = count; /* only the first count entries are inputs */
+        trace(" count %d axis %d%s", count, axis, l ? "" : " tensors NULL");
+        result(op == 45 ? wgt_stack(l, count, axis) : wgt_concat(l, count, axis), NULL);
+    } break;
+    case 46: {
+        begin("wgt_pad", 1);
+        wgt_tensor *a = targ();
+        int64_t before[8], after[8];
+        int zero = 0, fail = 0;
+        n = 1;
+        for (int d = 0; d < 8; d++) {
+            before[d] = chance(6) ? gen_i64() : (int64_t)pick(3);
+            after[d] = chance(6) ? gen_i64() : (int64_t)pick(3);
+            __int128 len = d < wgt_tensor_ndim(a) ? (__int128)before[d] + after[d] + wgt_tensor_shape(a)[d] : 1;
+            if (d < wgt_tensor_ndim(a) && (before[d] < 0 || after[d] < 0 || len > INT64_MAX)) fail = 1;
+            else if (len == 0) zero = 1;
+            else n = mul_sat(n, (int64_t)len);
+        }
+        const int64_t *bf = chance(16) ? NULL : before;
+        double v = gen_double();
+        trace_list("before", wgt_tensor_ndim(a), bf), trace_list("after", wgt_tensor_ndim(a), after);
+        trace(" value %g", v);
+        if (fail || zero || fits(n)) result(wgt_pad(a, bf, after, v), NULL);
+    } break;
+    case 47: { /* gather_rows, index_select, set_rows, one_hot */
+        unsigned k = pick(4);
+        begin((const char *[]){"wgt_gather_rows", "wgt_index_select", "wgt_set_rows", "wgt_one_hot"}[k], 1);
+        wgt_tensor *a = k == 3 ? NULL : targ(), *idx = targ_pref(INTS), *rows = k == 2 ? targ() : NULL;
+        int axis = k == 0 ? 0 : gen_axis(), ax = norm_axis(a, axis);
+        int64_t classes = chance(4) ? gen_i64() : 1 + (int64_t)pick(8), ni = wgt_tensor_numel(idx);
+        ni = ni > 0 ? ni : 0;
+        wgt_dtype dt = gen_dtype();
+        if (k < 2 && ax >= 0 && !fits(mul_sat(ni, numel_except(a, k == 0, ax)))) break;
+        if (k == 3 && classes >= 1 && classes <= INT32_MAX && (classes > OUT_CAP || !fits(mul_sat(ni, classes)))) break;
+        trace(" axis %d classes %lld dtype %d", axis, (long long)classes, (int)dt);
+        if (k == 2) status_result(wgt_set_rows(a, idx, rows), 1);
+        else if (k == 3) result(wgt_one_hot(idx, classes, dt), NULL);
+        else result(k == 0 ? wgt_gather_rows(a, idx) : wgt_index_select(a, axis, idx), NULL);
+    } break;
+    case 48: {
+        begin("wgt_rope", 1);
+        wgt_tensor *x = targ_pref(FLOATS), *pos = chance(2) ? NULL : targ_pref(INTS);
+        double base = chance(4) ? gen_double() : 10000.0;
+        trace(" base %g", base);
+        result(wgt_rope(x, pos, base), NULL);
+    } break;
+    default: {
+        begin("wgt_attention", 1);
+        t[0] = targ_pref(FLOATS);
+        t[1] = chance(2) ? again(t[0]) : targ_pref(FLOATS);
+        t[2] = chance(2) ? again(t[1]) : targ_pref(FLOATS);
+        int64_t lk = dim_from_end(t[1], 2), dv = dim_from_end(t[2], 1);
+        int causal = (int)pick(2);
+        double scale = chance(4) ? gen_double() : 0;
+        trace(" causal %d scale %g", causal, scale);
+        if (fits(mul_sat(bcast_numel(t, 3, 2), mul_sat(dim_from_end(t[0], 2), lk > dv ? lk : dv))))
+            result(wgt_attention(t[0], t[1], t[2], causal, scale), NULL);
+    }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    in_p = data;
+    in_n = size;
+    npool = serial = eph_released = 0;
+    if (peer_lost) { /* a device lost by an earlier input is replaced */
+        wgt_context_release(ctx_peer);
+        ctx_peer = new_context(WGT_BACKEND_AUTO);
+        peer_lost = 0;
+    }
+    ctx_eph = new_context(WGT_BACKEND_CPU);
+    for (int s = 0; s < MAX_STEPS && in_n > 0; s++) step();
+    while (npool > 0) { /* released in an order the input picks */
+        int k = (int)pick(npool);
+        wgt_release(pool[k]);
+        pool[k] = pool[--npool], ids[k] = ids[npool];
+    }
+    if (!eph_released) wgt_context_release(ctx_eph);
+    ctx_eph = NULL;
+    /* The main context must still compute after whatever happened. */
+    snprintf(call_name, sizeof call_name, "the final check");
+    wgt_clear_error();
+    float got[4] = {0};
+    wgt_tensor *r = wgt_arange(ctx_main, WGT_F32, 0, 4, 1), *s = wgt_add(r, r);
+    if (wgt_tensor_read(s, got, sizeof got) != WGT_OK || got[3] != 6) violation("the main context stopped computing");
+    wgt_release(r);
+    wgt_release(s);
+    wgt_clear_error();
+    return 0;
+}

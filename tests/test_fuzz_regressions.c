@@ -1,0 +1,153 @@
+/*
+ * Regression tests for what tests/fuzz/fuzz_api.c (`make fuzz`) found: each test is the call
+ * sequence of one finding, cut down to the calls that matter, with the fuzzer's trace in its
+ * comment. Most are signed overflows that UBSan reported in arithmetic on the strides of
+ * empty tensors: wgt_contiguous_strides lets those wrap (they never address anything), so
+ * every later computation on them must wrap or skip too. Others are allocations far larger
+ * than an empty result needs. Each test checks the result's shape and that the context still
+ * computes; run under ASan/UBSan (the fuzz build) they also show the overflow is gone.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "test.h"
+
+static int shape_is(wgt_tensor *t, int ndim, const int64_t *shape) {
+    if (!t || wgt_tensor_ndim(t) != ndim) return 0;
+    for (int d = 0; d < ndim; d++)
+        if (wgt_tensor_shape(t)[d] != shape[d]) return 0;
+    return 1;
+}
+
+/* The context still computes 1 + 1 after the finding's calls. */
+static void still_computes(wgt_context *ctx, const char *what) {
+    wgt_clear_error();
+    wgt_tensor *one = wgt_ones(ctx, WGT_F32, 0, NULL), *two = wgt_add(one, one);
+    float v = 0;
+    CHECK(two && wgt_tensor_read(two, &v, sizeof v) == WGT_OK && v == 2, "after %s: %s", what, wgt_last_error());
+    wgt_release(one);
+    wgt_release(two);
+}
+
+/* Trace: "wgt_tensor_create f32 [0, 2, 2, 2, 4611686018427387905, 2] strides [16, 8, 4,
+ * -9223372036854775806, 2, 1]; wgt_unsqueeze #0 3" overflowed stride * length in
+ * insert_unit_dim (src/core/shape_ops.c). */
+TEST_BACKENDS(fuzz_unsqueeze_empty_with_wrapped_strides) {
+    static const int64_t shape[6] = {0, 2, 2, 2, (1LL << 62) + 1, 2}, want[7] = {0, 2, 2, 1, 2, (1LL << 62) + 1, 2};
+    wgt_clear_error();
+    wgt_tensor *t = wgt_tensor_create(ctx, WGT_F32, 6, shape, WGT_USAGE_DEFAULT), *u = wgt_unsqueeze(t, 3);
+    CHECK(shape_is(u, 7, want) && wgt_tensor_numel(u) == 0, "unsqueeze of an empty tensor: %s", wgt_last_error());
+    wgt_release(t);
+    wgt_release(u);
+    still_computes(ctx, "unsqueeze");
+}
+
+/* Trace: "wgt_full u32 [3037000500, 2, 3037000500, 4, 1000, 0]; wgt_sum #0" overflowed the
+ * reduced element count in reduce_axes (src/core/reduce.c). The second case, found while
+ * fixing it: an empty input with a non-empty result (sum over the empty axes) walked the kept
+ * dimensions with the input's huge strides (append_merged, then the CPU kernel). */
+TEST_BACKENDS(fuzz_reduce_empty_with_huge_dims) {
+    static const int64_t s1[6] = {3037000500LL, 2, 3037000500LL, 4, 1000, 0}, s2[4] = {2, 2, 1LL << 62, 0},
+                         want2[2] = {2, 2};
+    static const int axes[2] = {2, 3};
+    wgt_clear_error();
+    wgt_tensor *t = wgt_full(ctx, WGT_U32, 6, s1, 1), *all = wgt_sum(t, 0, NULL, 0);
+    uint32_t v = 7;
+    CHECK(all && wgt_tensor_ndim(all) == 0 && wgt_tensor_read(all, &v, 4) == WGT_OK && v == 0,
+          "sum of an empty u32 tensor: %s", wgt_last_error());
+    wgt_tensor *e = wgt_zeros(ctx, WGT_F32, 4, s2), *part = wgt_sum(e, 2, axes, 0), *pr = wgt_prod(e, 2, axes, 0);
+    float got[4] = {9, 9, 9, 9}, gp[4] = {0};
+    CHECK(shape_is(part, 2, want2) && wgt_tensor_read(part, got, sizeof got) == WGT_OK && got[0] == 0 && got[3] == 0,
+          "sum over the empty axes of [2, 2, 2^62, 0]: %s", wgt_last_error());
+    CHECK(pr && wgt_tensor_read(pr, gp, sizeof gp) == WGT_OK && gp[0] == 1 && gp[3] == 1, "prod: %s", wgt_last_error());
+    CHECK_ERROR(wgt_max(e, 2, axes, 0) == NULL, WGT_ERR_SHAPE, "cannot reduce zero elements");
+    wgt_tensor *all_t[] = {t, all, e, part, pr};
+    for (size_t i = 0; i < sizeof all_t / sizeof all_t[0]; i++) wgt_release(all_t[i]);
+    still_computes(ctx, "reductions");
+}
+
+/* Trace: "wgt_tensor_create i32 [0, 65536, 65536]; wgt_triu #0" asked for a 16 GiB mask
+ * (libFuzzer: malloc(17179869184)) for an empty result (src/core/indexing.c, triangle). */
+TEST_BACKENDS(fuzz_triu_of_empty_allocates_nothing) {
+    static const int64_t shape[3] = {0, 65536, 65536};
+    wgt_clear_error();
+    wgt_tensor *t = wgt_tensor_create(ctx, WGT_I32, 3, shape, WGT_USAGE_DEFAULT);
+    wgt_tensor *u = wgt_triu(t, 0), *l = wgt_tril(t, -3);
+    CHECK(shape_is(u, 3, shape) && shape_is(l, 3, shape) && wgt_tensor_numel(u) == 0,
+          "triu/tril of an empty [0, 65536, 65536]: %s", wgt_last_error());
+    wgt_release(t);
+    wgt_release(u);
+    wgt_release(l);
+    still_computes(ctx, "triu");
+}
+
+/* Trace: "wgt_tensor_create f32 []; wgt_as_strided #0 with a stride of INT64_MIN" overflowed
+ * taking |stride| in wgt_as_strided (src/core/views.c). A length-1 dimension may have any
+ * stride (only index 0 is addressed); a longer one may not. */
+TEST_BACKENDS(fuzz_as_strided_int64_min_stride) {
+    static const int64_t one[1] = {1}, two[1] = {2}, min_stride[1] = {INT64_MIN};
+    wgt_clear_error();
+    wgt_tensor *t = wgt_tensor_create(ctx, WGT_F32, 0, NULL, WGT_USAGE_DEFAULT);
+    wgt_tensor *v = wgt_as_strided(t, 1, one, min_stride, 0);
+    CHECK(shape_is(v, 1, one), "a length-1 view with stride INT64_MIN: %s", wgt_last_error());
+    CHECK_ERROR(wgt_as_strided(t, 1, two, min_stride, 0) == NULL, WGT_ERR_SHAPE, "reaches outside");
+    wgt_release(t);
+    wgt_release(v);
+    still_computes(ctx, "as_strided");
+}
+
+/* Trace: "wgt_full i32 [2, 5]; wgt_as_strided #0 rank 2 shape [5, 6] strides [-1, 2] offset
+ * 9223372036854775807" overflowed the view's extent (offset + spans) before the bounds check. */
+TEST_BACKENDS(fuzz_as_strided_huge_offset) {
+    static const int64_t s25[2] = {2, 5}, s56[2] = {5, 6}, st[2] = {-1, 2}, s1[1] = {1}, st1[1] = {1};
+    wgt_clear_error();
+    wgt_tensor *t = wgt_full(ctx, WGT_I32, 2, s25, 10.5);
+    CHECK_ERROR(wgt_as_strided(t, 2, s56, st, INT64_MAX) == NULL, WGT_ERR_SHAPE, "reaches outside");
+    CHECK_ERROR(wgt_as_strided(t, 1, s1, st1, INT64_MAX) == NULL, WGT_ERR_SHAPE, "reaches outside");
+    CHECK_ERROR(wgt_as_strided(t, 1, s1, st1, 10) == NULL, WGT_ERR_SHAPE, "offset 10");
+    wgt_release(t);
+    still_computes(ctx, "as_strided");
+}
+
+/* Trace: "... wgt_abs -> f32 [3, 6, 0, 2147483648, 0, 2147483648, 0] strides
+ * [-9223372036854775808, ...]; wgt_flip #2 naxes 0" negated INT64_MIN (src/core/shape_ops.c).
+ * A length-1 view of as_strided with stride INT64_MIN reaches the same negation. */
+TEST_BACKENDS(fuzz_flip_int64_min_stride) {
+    static const int64_t shape[7] = {3, 6, 0, 1LL << 31, 0, 1LL << 31, 0}, one[1] = {1}, min_stride[1] = {INT64_MIN};
+    wgt_clear_error();
+    wgt_tensor *z = wgt_zeros(ctx, WGT_F32, 7, shape), *a = wgt_abs(z), *f = wgt_flip(a, 0, NULL);
+    CHECK(shape_is(f, 7, shape) && wgt_tensor_numel(f) == 0, "flip of an empty tensor: %s", wgt_last_error());
+    wgt_tensor *s = wgt_ones(ctx, WGT_F32, 1, one), *v = wgt_as_strided(s, 1, one, min_stride, 0);
+    wgt_tensor *fv = wgt_flip(v, 0, NULL);
+    float x = 0;
+    CHECK(fv && wgt_tensor_read(fv, &x, 4) == WGT_OK && x == 1, "flip of a length-1 view: %s", wgt_last_error());
+    wgt_tensor *all[] = {z, a, f, s, v, fv};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wgt_release(all[i]);
+    still_computes(ctx, "flip");
+}
+
+/* Found reading wgt_slice beside the flip fix: a slice of an empty tensor multiplied its huge
+ * stride by the step and by the start (src/core/views.c). */
+TEST_BACKENDS(fuzz_slice_empty_with_huge_stride) {
+    static const int64_t shape[3] = {4, 1LL << 62, 0}, w1[3] = {2, 1LL << 62, 0}, w2[3] = {1, 1LL << 62, 0};
+    wgt_clear_error();
+    wgt_tensor *t = wgt_zeros(ctx, WGT_F32, 3, shape), *a = wgt_slice(t, 0, 1, 4, 2), *b = wgt_slice(t, 0, 3, 4, 1);
+    CHECK(shape_is(a, 3, w1) && shape_is(b, 3, w2), "slices of an empty [4, 2^62, 0]: %s", wgt_last_error());
+    wgt_release(t);
+    wgt_release(a);
+    wgt_release(b);
+    still_computes(ctx, "slice");
+}
+
+/* Trace: "f32 [2147483648, 4, 0, 2, 0, 65536, 3]; wgt_attention #3 #3 #3 causal 1 scale 0"
+ * asked for a [65536, 65536] mask (16 GiB) for empty scores (src/core/transformer.c). */
+TEST_BACKENDS(fuzz_causal_attention_of_empty_allocates_nothing) {
+    static const int64_t shape[7] = {1LL << 31, 4, 0, 2, 0, 65536, 3};
+    wgt_clear_error();
+    wgt_tensor *q = wgt_zeros(ctx, WGT_F32, 7, shape), *o = wgt_attention(q, q, q, 1, 0);
+    CHECK(shape_is(o, 7, shape) && wgt_tensor_numel(o) == 0, "causal attention of empty q, k, v: %s",
+          wgt_last_error());
+    wgt_release(q);
+    wgt_release(o);
+    still_computes(ctx, "attention");
+}

@@ -1,0 +1,271 @@
+/*
+ * Running out: memory and time.
+ *
+ * Memory. Every way an op can ask for more than the device allows (a tensor, a result of
+ * broadcasting, a matmul, a concat, a copy, each one element past the per-tensor limit) and,
+ * on the CPU backend, more host memory than the machine has, fails with a status; after each
+ * failure the context still computes correctly, the live device buffers are back where they
+ * were and, after many rounds, host memory has not grown. Not tested: many allocations that
+ * each fit but together exceed the device's memory. On lavapipe "device" memory is host
+ * memory, so that test would drive this machine into swap or the OOM killer rather than into
+ * an out-of-memory status; on a real GPU it belongs in a separate, opt-in run.
+ *
+ * Time. A wait the device cannot finish within the context's wait_timeout_ms gives
+ * WGT_ERR_TIMEOUT within that time (a 1 ms timeout against a large matmul on lavapipe);
+ * afterwards the context is consistently unusable for device work (each call says why), host
+ * copies already read stay readable, and releasing it is safe, even when a read timed out
+ * with its buffer mapping still pending (that once left Dawn a pointer into a dead stack
+ * frame, written when the instance was released).
+ */
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+
+#include "backend/webgpu/webgpu_internal.h"
+#include "core/tensor.h"
+#include "test.h"
+
+static long long heap_in_use(void) {
+    struct mallinfo2 m = mallinfo2();
+    return (long long)(m.uordblks + m.hblkhd);
+}
+
+static double seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A scalar of value v broadcast to [n] or [n, m]: no storage of its own, any size. */
+static wgt_tensor *broadcast_scalar(wgt_context *ctx, double v, int ndim, const int64_t *shape) {
+    wgt_tensor *s = wgt_scalar(ctx, WGT_F32, v), *b = wgt_broadcast_to(s, ndim, shape);
+    wgt_release(s);
+    return b;
+}
+
+/* Bytes of host memory no single allocation can get: twice RAM plus swap. 0 when the kernel
+ * would grant it anyway (vm.overcommit_memory=1: the first write would call the OOM killer),
+ * or under a sanitizer, whose allocator aborts on such requests unless told otherwise. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+static uint64_t impossible_host_bytes(void) {
+#ifdef SANITIZED
+    return 0;
+#else
+    FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
+    int mode = 1;
+    if (f) {
+        if (fscanf(f, "%d", &mode) != 1) mode = 1;
+        fclose(f);
+    }
+    struct sysinfo si;
+    if (mode == 1 || sysinfo(&si) != 0) return 0;
+    return 2 * ((uint64_t)si.totalram + (uint64_t)si.totalswap) * si.mem_unit;
+#endif
+}
+
+typedef struct failing {
+    const char *what;
+    wgt_tensor *(*call)(wgt_context *ctx, int64_t n);
+    int cpu; /* 1: CPU backend (n is past host memory); 0: WebGPU (n is past the tensor limit) */
+} failing;
+
+static wgt_tensor *f_create(wgt_context *ctx, int64_t n) { return wgt_tensor_create(ctx, WGT_F32, 1, &n, WGT_USAGE_DEFAULT); }
+static wgt_tensor *f_full(wgt_context *ctx, int64_t n) { return wgt_full(ctx, WGT_F32, 1, &n, 1.0); }
+static wgt_tensor *f_add(wgt_context *ctx, int64_t n) {
+    wgt_tensor *a = broadcast_scalar(ctx, 1, 1, &n), *b = broadcast_scalar(ctx, 2, 1, &n), *r = wgt_add(a, b);
+    wgt_release(a), wgt_release(b);
+    return r;
+}
+static wgt_tensor *f_contiguous(wgt_context *ctx, int64_t n) {
+    wgt_tensor *a = broadcast_scalar(ctx, 1, 1, &n), *r = wgt_contiguous(a);
+    wgt_release(a);
+    return r;
+}
+static wgt_tensor *f_matmul(wgt_context *ctx, int64_t n) { /* [k, 1] @ [1, k] with k * k >= n */
+    int64_t k = 1;
+    while (k * k < n) k *= 2;
+    int64_t s1[2] = {k, 1}, s2[2] = {1, k};
+    wgt_tensor *a = broadcast_scalar(ctx, 1, 2, s1), *b = broadcast_scalar(ctx, 2, 2, s2), *r = wgt_matmul(a, b);
+    wgt_release(a), wgt_release(b);
+    return r;
+}
+static wgt_tensor *f_concat(wgt_context *ctx, int64_t n) { /* two halves, each under the limit */
+    int64_t half = n / 2 + 1;
+    wgt_tensor *parts[2] = {broadcast_scalar(ctx, 1, 1, &half), broadcast_scalar(ctx, 2, 1, &half)};
+    wgt_tensor *r = wgt_concat(parts, 2, 0);
+    wgt_release(parts[0]), wgt_release(parts[1]);
+    return r;
+}
+
+static const failing failings[] = {
+    {"wgt_tensor_create", f_create, 0}, {"wgt_full", f_full, 0},     {"wgt_add of broadcasts", f_add, 0},
+    {"wgt_contiguous", f_contiguous, 0}, {"wgt_matmul", f_matmul, 0}, {"wgt_concat", f_concat, 0},
+    {"wgt_full", f_full, 1},             {"wgt_add of broadcasts", f_add, 1},
+};
+
+/* The context computes [0..5] * 2 + 1 correctly. */
+static int still_computes(wgt_context *ctx) {
+    wgt_tensor *a = wgt_arange(ctx, WGT_F32, 0, 6, 1), *b = wgt_mul_scalar(a, 2), *c = wgt_add_scalar(b, 1);
+    float v[6] = {0};
+    int ok = c && wgt_tensor_read(c, v, sizeof v) == WGT_OK && v[0] == 1 && v[5] == 11;
+    wgt_release(a), wgt_release(b), wgt_release(c);
+    return ok;
+}
+
+TEST_BACKENDS(limits_failures_leave_the_context_working_and_leak_nothing) {
+    int cpu = wgt_context_backend(ctx) == WGT_BACKEND_CPU;
+    int64_t n;
+    if (cpu) {
+        uint64_t bytes = impossible_host_bytes();
+        if (!bytes) return; /* nothing can be refused safely here */
+        n = (int64_t)(bytes / 4);
+    } else {
+        n = (int64_t)(ctx->backend->max_buffer_bytes / 4) + 1; /* one f32 past the limit */
+    }
+    CHECK(still_computes(ctx), "before: %s", wgt_last_error());
+    wgt_clear_error();
+    long long bufs = wgt_wgpu_live_buffers(), heap = 0;
+    const int rounds = 20;
+    for (int round = 0; round < rounds; round++) {
+        if (round == 1) heap = heap_in_use(); /* after the first round has warmed what it uses */
+        for (size_t i = 0; i < sizeof failings / sizeof failings[0]; i++) {
+            const failing *f = &failings[i];
+            if (f->cpu != cpu) continue;
+            wgt_clear_error();
+            wgt_tensor *r = f->call(ctx, n);
+            wgt_status st = wgt_last_status();
+            CHECK(!r, "%s of %lld elements succeeded", f->what, (long long)n);
+            CHECK(st == (cpu ? WGT_ERR_OUT_OF_MEMORY : WGT_ERR_LIMIT) || st == WGT_ERR_OUT_OF_MEMORY,
+                  "%s of %lld elements: %s: %s", f->what, (long long)n, wgt_status_name(st), wgt_last_error());
+            wgt_release(r);
+            wgt_clear_error();
+            CHECK(wgt_context_status(ctx) == WGT_OK, "after %s: %s", f->what, wgt_last_error());
+            CHECK(still_computes(ctx), "after %s: %s", f->what, wgt_last_error());
+            CHECK(wgt_wgpu_live_buffers() == bufs, "after %s: %lld live device buffers, %lld before", f->what,
+                  wgt_wgpu_live_buffers(), bufs);
+            if (test_current_failed()) return;
+        }
+    }
+    long long grown = heap_in_use() - heap;
+    CHECK(grown < (cpu ? 64ll << 10 : 1ll << 20), "host memory in use grew by %lld bytes over %d rounds of failures",
+          grown, rounds - 1);
+    CHECK(wgt_last_status() == WGT_OK, "%s", wgt_last_error());
+}
+
+/* ---- timeouts ---- */
+
+static wgt_context *webgpu_with_timeout(uint32_t ms) {
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.quiet = 1;
+    opt.wait_timeout_ms = ms;
+    return wgt_context_create(&opt);
+}
+
+/* Records k matmuls of a [1024, 1024] by itself (2 GFLOP each: ~0.4 s on lavapipe here). */
+static void record_matmuls(wgt_tensor *a, int k) {
+    for (int i = 0; i < k; i++) wgt_release(wgt_matmul(a, a));
+}
+
+TEST(timeout_is_reported_within_the_deadline_and_the_context_stays_failed) {
+    wgt_context *probe = test_webgpu_context();
+    if (!probe) return;
+    wgt_context_release(probe);
+    long long bufs = wgt_wgpu_live_buffers();
+    wgt_clear_error();
+    wgt_context *tc = webgpu_with_timeout(1);
+    if (!tc) { /* creating a device may itself pass 1 ms somewhere: then that is the timeout */
+        CHECK(wgt_last_status() == WGT_ERR_TIMEOUT, "a 1 ms context: %s", wgt_last_error());
+        wgt_clear_error();
+        return;
+    }
+    static const int64_t s[2] = {1024, 1024};
+    float host[4] = {1, 2, 3, 4}, back[4] = {0};
+    wgt_tensor *a = wgt_rand_uniform(tc, WGT_F32, 2, s, -1, 1, 7);
+    wgt_tensor *small = wgt_tensor_from_data(tc, WGT_F32, 1, (const int64_t[]){4}, host, sizeof host, WGT_USAGE_DEFAULT);
+    wgt_tensor *gpu_only = wgt_add(small, small);
+    /* A read before the timeout: its host copy must stay readable after. */
+    CHECK(wgt_tensor_read(small, back, sizeof back) == WGT_OK && back[3] == 4, "%s", wgt_last_error());
+    /* More work each time until the device cannot finish it in 1 ms: one matmul is plenty on
+     * lavapipe; a fast GPU gets up to 256. */
+    wgt_status st = WGT_OK;
+    double took = 0;
+    for (int k = 1; k <= 256 && st == WGT_OK; k *= 4) {
+        record_matmuls(a, k);
+        double t0 = seconds();
+        st = wgt_context_sync(tc);
+        took = seconds() - t0;
+    }
+    CHECK(st == WGT_ERR_TIMEOUT, "no wait passed 1 ms: %s: %s", wgt_status_name(st), wgt_last_error());
+    CHECK(test_contains(wgt_last_error(), "took longer than 1 ms") &&
+              test_contains(wgt_last_error(), "create a new one"),
+          "%s", wgt_last_error());
+    /* Within the deadline: 1 ms of waiting, plus the submit and scheduling noise. */
+    CHECK(took < 0.1, "the 1 ms wait returned after %.1f ms", took * 1e3);
+    /* Afterwards every call that needs the device fails the same way, without waiting. */
+    const char *why = "took longer than 1 ms";
+    CHECK_ERROR(wgt_context_status(tc) != WGT_OK, WGT_ERR_TIMEOUT, why);
+    CHECK_ERROR(wgt_context_sync(tc) != WGT_OK, WGT_ERR_TIMEOUT, why);
+    CHECK_ERROR(wgt_add(small, small) == NULL, WGT_ERR_TIMEOUT, why);
+    CHECK_ERROR(wgt_zeros(tc, WGT_F32, 1, (const int64_t[]){4}) == NULL, WGT_ERR_TIMEOUT, why);
+    CHECK_ERROR(wgt_tensor_read(gpu_only, back, sizeof back) != WGT_OK, WGT_ERR_TIMEOUT, why);
+    CHECK_ERROR(wgt_tensor_write(small, host, sizeof host) != WGT_OK, WGT_ERR_TIMEOUT, why);
+    /* What was already read to the host stays readable, as after a device loss. */
+    wgt_clear_error();
+    back[3] = 0;
+    CHECK(wgt_tensor_read(small, back, sizeof back) == WGT_OK && back[3] == 4, "host copy after the timeout: %s",
+          wgt_last_error());
+    wgt_clear_error();
+    /* Release is safe and frees every buffer (it waits for the work in flight to finish). */
+    wgt_release(a), wgt_release(small), wgt_release(gpu_only);
+    wgt_context_release(tc);
+    CHECK(wgt_wgpu_live_buffers() == bufs, "%lld live buffers after the release, %lld before",
+          wgt_wgpu_live_buffers(), bufs);
+    CHECK(wgt_last_status() == WGT_OK, "the release recorded an error: %s", wgt_last_error());
+    /* A new context works. */
+    wgt_context *fresh = test_webgpu_context();
+    CHECK(fresh && still_computes(fresh), "a new context after a timeout: %s", wgt_last_error());
+    wgt_context_release(fresh);
+}
+
+/* A read whose map wait times out leaves the map pending; its callback runs when the instance
+ * is released, and must find live memory (run under ASan with
+ * ASAN_OPTIONS=detect_stack_use_after_return=1 to see the difference). */
+TEST(timeout_in_a_read_then_release_is_safe) {
+    wgt_context *probe = test_webgpu_context();
+    if (!probe) return;
+    wgt_context_release(probe);
+    wgt_clear_error();
+    wgt_context *tc = webgpu_with_timeout(1);
+    if (!tc) {
+        wgt_clear_error();
+        return;
+    }
+    static const int64_t s[2] = {1024, 1024};
+    wgt_tensor *a = wgt_rand_uniform(tc, WGT_F32, 2, s, -1, 1, 7), *c = NULL;
+    float *out = malloc(sizeof(float) * 1024 * 1024);
+    wgt_status st = WGT_OK;
+    for (int k = 1; k <= 256 && st == WGT_OK && out; k *= 4) {
+        record_matmuls(a, k - 1);
+        wgt_release(c);
+        c = wgt_matmul(a, a);
+        st = wgt_tensor_read(c, out, sizeof(float) * 1024 * 1024);
+    }
+    CHECK(st == WGT_ERR_TIMEOUT && test_contains(wgt_last_error(), "a read from the device"), "%s: %s",
+          wgt_status_name(st), wgt_last_error());
+    CHECK_ERROR(wgt_tensor_read(c, out, sizeof(float) * 1024 * 1024) != WGT_OK, WGT_ERR_TIMEOUT, "took longer");
+    free(out);
+    wgt_release(a), wgt_release(c);
+    wgt_context_release(tc);
+    CHECK(wgt_last_status() == WGT_OK, "the release recorded an error: %s", wgt_last_error());
+}
