@@ -151,3 +151,29 @@ TEST_BACKENDS(fuzz_causal_attention_of_empty_allocates_nothing) {
     wgt_release(o);
     still_computes(ctx, "attention");
 }
+
+/* Trace: "f16 [2, 4, 2]; wgt_as_strided #0 rank 3 shape [1, 0, 6] strides [9223372036854775807,
+ * -1, -3]; wgt_pad #1 before [2, 2, 2] after [2, 2, 2] value -5.125": the CPU pad kernel added
+ * coordinate * stride before checking the coordinate was inside the input, -2 * INT64_MAX
+ * (src/backend/cpu/cpu_shape.c). A non-empty length-1 view with that stride did the same. */
+TEST_BACKENDS(fuzz_pad_length_one_dim_with_huge_stride) {
+    static const int64_t s242[3] = {2, 4, 2}, s106[3] = {1, 0, 6}, st[3] = {INT64_MAX, -1, -3}, b2[3] = {2, 2, 2},
+                         want[3] = {5, 4, 10}, s13[2] = {1, 3}, st13[2] = {INT64_MAX, 1}, b20[2] = {2, 0},
+                         a00[2] = {0, 0}, want2[2] = {3, 3};
+    wgt_clear_error();
+    wgt_tensor *t = wgt_zeros(ctx, WGT_F16, 3, s242), *e = wgt_as_strided(t, 3, s106, st, 0);
+    wgt_tensor *p = wgt_pad(e, b2, b2, -5.125);
+    uint16_t h[200] = {0};
+    int all = p && wgt_tensor_read(p, h, sizeof h) == WGT_OK;
+    for (int i = 0; all && i < 200; i++) all = wgt_f16_to_f32(h[i]) == -5.125f;
+    CHECK(shape_is(p, 3, want) && all, "pad of an empty [1, 0, 6] view: %s", wgt_last_error());
+    wgt_tensor *o = wgt_ones(ctx, WGT_F32, 1, s13 + 1), *v = wgt_as_strided(o, 2, s13, st13, 0);
+    wgt_tensor *q = wgt_pad(v, b20, a00, 7);
+    float f[9] = {0};
+    CHECK(shape_is(q, 2, want2) && wgt_tensor_read(q, f, sizeof f) == WGT_OK && f[0] == 7 && f[5] == 7 && f[6] == 1 &&
+              f[8] == 1,
+          "pad of a [1, 3] view with stride INT64_MAX: %s", wgt_last_error());
+    wgt_tensor *all_t[] = {t, e, p, o, v, q};
+    for (size_t i = 0; i < sizeof all_t / sizeof all_t[0]; i++) wgt_release(all_t[i]);
+    still_computes(ctx, "pad");
+}

@@ -79,15 +79,19 @@ wgt_status wgt_cpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operan
     int64_t lo = nd > 0 ? before[nd - 1] : 0, n_in = nd > 0 ? in->shape[nd - 1] : 1;
     int64_t hi = lo + n_in, in_step = nd > 0 ? in->strides[nd - 1] : 0;
     if (nd > 0 && is[0] != 1) return wgt_error(WGT_ERR_INTERNAL, "pad output is not contiguous");
+    /* An empty input is never read: every row is the value (and its strides may be huge). */
+    int in_empty = n_in == 0;
+    for (int d = 0; d < nd - 1; d++) in_empty |= in->shape[d] == 0;
     do {
         /* The row lies inside the input when every outer coordinate does (the iterator's
-         * index holds them); then it maps to one input row. */
-        int inside = 1;
+         * index holds them); then it maps to one input row. Offsets are added only for
+         * coordinates inside: a length-1 dimension may have any stride. */
+        int inside = !in_empty;
         int64_t src = in->offset;
         for (int d = 0; d < nd - 1 && inside; d++) {
             int64_t c = it.index[d] - before[d];
             inside = c >= 0 && c < in->shape[d];
-            src += c * in->strides[d];
+            if (inside) src += c * in->strides[d];
         }
         int64_t o = it.base[0];
         if (!inside || n_in == 0) {
