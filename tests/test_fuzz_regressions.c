@@ -177,3 +177,20 @@ TEST_BACKENDS(fuzz_pad_length_one_dim_with_huge_stride) {
     for (size_t i = 0; i < sizeof all_t / sizeof all_t[0]; i++) wgt_release(all_t[i]);
     still_computes(ctx, "pad");
 }
+
+/* Trace: "f32 #3 [3, 3, 65536, 0]; wgt_slice #3 axis 0 start 2 stop 2 step 3 -> #6 [0, 3, 65536,
+ * 0]; wgt_attention #3 #3 #6 causal 1" computed the scores q k^T, [3, 3, 65536, 65536] (144 GiB),
+ * before finding that v's batch [0, 3] does not broadcast with [3, 3]; with a v that fits, the
+ * result is empty and needs no scores either (src/core/transformer.c). */
+TEST_BACKENDS(fuzz_attention_checks_batch_and_empty_result_first) {
+    static const int64_t s[4] = {3, 3, 65536, 0};
+    wgt_clear_error();
+    wgt_tensor *q = wgt_zeros(ctx, WGT_F32, 4, s), *v = wgt_slice(q, 0, 2, 2, 3);
+    CHECK_ERROR(wgt_attention(q, q, v, 1, 0) == NULL, WGT_ERR_SHAPE, "[0, 3]");
+    wgt_tensor *o = wgt_attention(q, q, q, 1, 0);
+    CHECK(shape_is(o, 4, s) && wgt_tensor_numel(o) == 0, "attention with d = dv = 0: %s", wgt_last_error());
+    wgt_release(q);
+    wgt_release(v);
+    wgt_release(o);
+    still_computes(ctx, "attention");
+}

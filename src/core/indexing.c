@@ -276,6 +276,10 @@ wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) {
     int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
     memcpy(shape, indices->shape, sizeof shape);
     memcpy(strides, indices->strides, sizeof strides);
+    if (wgt_numel(indices->ndim, indices->shape) == 0) { /* no arange(classes) for an empty result */
+        shape[indices->ndim] = classes;
+        return wgt_tensor_new(indices->storage->ctx, fn, dtype, indices->ndim + 1, shape, WGT_USAGE_DEFAULT);
+    }
     shape[indices->ndim] = 1;
     strides[indices->ndim] = 0;
     wgt_tensor *col = wgt_tensor_new_view(indices, indices->ndim + 1, shape, strides, indices->offset);

@@ -123,6 +123,16 @@ wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causa
     }
     if (scale == 0) scale = d > 0 ? 1.0 / sqrt((double)d) : 1.0;
     wgt_context *ctx = q->storage->ctx;
+    /* Batch dimensions that do not broadcast, and a result with no elements, are settled before
+     * the scores: those are [batch..., Lq, Lk] however small (or impossible) the result is. */
+    int nqk = 0, nb = 0;
+    int64_t qk[WGT_MAX_DIMS], shape[WGT_MAX_DIMS];
+    if (wgt_broadcast_shapes(fn, q->ndim - 2, q->shape, k->ndim - 2, k->shape, &nqk, qk) != WGT_OK ||
+        wgt_broadcast_shapes(fn, nqk, qk, v->ndim - 2, v->shape, &nb, shape) != WGT_OK)
+        return NULL;
+    shape[nb] = lq;
+    shape[nb + 1] = v->shape[v->ndim - 1];
+    if (wgt_numel(nb + 2, shape) == 0) return wgt_tensor_new(ctx, fn, q->dtype, nb + 2, shape, WGT_USAGE_DEFAULT);
     enum { KT, SCORES, SCALED, ONES, KEEP, NEG_INF, MASKED, PROBS, N_TMP };
     wgt_tensor *t[N_TMP] = {0};
     t[KT] = wgt_transpose(k, -1, -2);
