@@ -194,3 +194,58 @@ TEST_BACKENDS(fuzz_attention_checks_batch_and_empty_result_first) {
     wgt_release(o);
     still_computes(ctx, "attention");
 }
+
+/* Found beside the attention fix (the fuzzer's guard kept it from this call): one_hot of empty
+ * indices built arange(classes), 8 GiB for 2^31 - 1 classes, for an empty result
+ * (src/core/indexing.c). */
+TEST_BACKENDS(fuzz_one_hot_of_empty_indices_allocates_nothing) {
+    static const int64_t s0[1] = {0}, want[2] = {0, INT32_MAX};
+    wgt_clear_error();
+    wgt_tensor *i = wgt_zeros(ctx, WGT_I32, 1, s0), *h = wgt_one_hot(i, INT32_MAX, WGT_F32);
+    CHECK(shape_is(h, 2, want) && wgt_tensor_dtype(h) == WGT_F32, "one_hot of [0] indices: %s", wgt_last_error());
+    wgt_release(i);
+    wgt_release(h);
+    still_computes(ctx, "one_hot");
+}
+
+/* Trace (WebGPU): "wgt_tensor_create f32 [] on the peer context; wgt_tensor_data_mut #3; context
+ * call 4 on peer (simulated device loss); wgt_tensor_read #3 nbytes 4 -> ok" left DEVICE_LOST
+ * recorded although the read succeeded, as host data may after a loss (src/core/data.c): a
+ * success must leave the error state alone, a pending error included. */
+TEST(fuzz_read_after_device_loss_records_nothing) {
+    wgt_context *gpu = test_webgpu_context();
+    if (!gpu) return;
+    wgt_tensor *t = wgt_tensor_create(gpu, WGT_F32, 0, NULL, WGT_USAGE_DEFAULT);
+    CHECK(t && wgt_tensor_data_mut(t) != NULL, "host copy: %s", wgt_last_error());
+    CHECK(wgt_context_simulate_device_loss(gpu) == WGT_OK, "simulated loss: %s", wgt_last_error());
+    float v = 1;
+    wgt_clear_error();
+    CHECK(wgt_tensor_read(t, &v, sizeof v) == WGT_OK && v == 0, "read of host data: %s", wgt_last_error());
+    CHECK(wgt_last_status() == WGT_OK, "a successful read recorded: %s", wgt_last_error());
+    CHECK(wgt_tensor_create(NULL, WGT_F32, 0, NULL, WGT_USAGE_DEFAULT) == NULL, "no context, no tensor");
+    CHECK(wgt_tensor_read(t, &v, sizeof v) == WGT_OK && wgt_last_status() == WGT_ERR_INVALID_ARGUMENT &&
+              test_contains(wgt_last_error(), "context is NULL"),
+          "a successful read replaced the pending error: %s", wgt_last_error());
+    CHECK_ERROR(wgt_tensor_read(t, &v, 3) != WGT_OK, WGT_ERR_USAGE, "byte count 3");
+    wgt_clear_error();
+    wgt_release(t);
+    wgt_context_release(gpu);
+}
+
+/* Trace: "wgt_as_strided -> #1 u32 [0, 3, 3] strides [2, 2, 2] offset 9223372036854775807 (an
+ * empty view, accepted); wgt_tensor_data_mut #1" overflowed the host pointer, host + offset * 4
+ * (src/core/data.c via src/core/views.c). An empty view's offset may now reach one past the end
+ * of the storage, as a slice at the end does, and no further. */
+TEST_BACKENDS(fuzz_empty_view_offset_past_storage) {
+    static const int64_t s33[2] = {3, 3}, s033[3] = {0, 3, 3}, st[3] = {2, 2, 2};
+    wgt_clear_error();
+    wgt_tensor *t = wgt_zeros(ctx, WGT_U32, 2, s33);
+    CHECK_ERROR(wgt_as_strided(t, 3, s033, st, INT64_MAX) == NULL, WGT_ERR_SHAPE, "offset 9223372036854775807");
+    CHECK_ERROR(wgt_as_strided(t, 3, s033, st, 10) == NULL, WGT_ERR_SHAPE, "offset 10");
+    wgt_tensor *e = wgt_as_strided(t, 3, s033, st, 9);
+    CHECK(shape_is(e, 3, s033) && wgt_tensor_data_mut(e) != NULL && wgt_tensor_data(e) != NULL,
+          "an empty view at the end of the storage: %s", wgt_last_error());
+    wgt_release(t);
+    wgt_release(e);
+    still_computes(ctx, "as_strided");
+}

@@ -3,6 +3,7 @@
  * and the exported WGPUBuffer. Usage flags are checked first, then byte counts, so a misuse
  * never touches the storage.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "backend/strided_iter.h"
@@ -40,10 +41,19 @@ static int covers_whole_storage(const wgt_tensor *t) {
 
 wgt_status wgt_tensor_read(wgt_tensor *t, void *dst, size_t nbytes) {
     static const char fn[] = "wgt_tensor_read";
+    /* The check below records a lost or stuck device; when that turns out not to matter, the
+     * error state before the call is put back: a read that succeeds leaves it alone. */
+    wgt_status pending = wgt_last_status();
+    char pending_msg[1024] = "";
+    if (pending != WGT_OK) snprintf(pending_msg, sizeof pending_msg, "%s", wgt_last_error());
     wgt_status st = wgt_check_tensor(fn, "tensor", t);
     wgt_storage *s = t ? t->storage : NULL;
     /* Data already on the host stays readable after a device loss or a timeout. */
-    if ((st == WGT_ERR_DEVICE_LOST || st == WGT_ERR_TIMEOUT) && s && s->host_valid && !s->destroyed) st = WGT_OK;
+    if ((st == WGT_ERR_DEVICE_LOST || st == WGT_ERR_TIMEOUT) && s && s->host_valid && !s->destroyed) {
+        st = WGT_OK;
+        if (pending == WGT_OK) wgt_clear_error();
+        else wgt_error(pending, "%s", pending_msg);
+    }
     if (st != WGT_OK) return st;
     if (!(t->usage & WGT_USAGE_READABLE))
         return wgt_error(WGT_ERR_USAGE, "%s: the tensor was created without the readable usage", fn);

@@ -25,11 +25,13 @@ wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const 
             return NULL;
         }
     }
-    /* A non-empty view's offset is checked first: the extent adds every span to it, and each
-     * span is bounded by the storage only, so a huge offset would overflow the sum. */
+    /* The offset is checked first: the extent adds every span to it, and each span is bounded
+     * by the storage only, so a huge offset would overflow the sum. An empty view addresses
+     * nothing, but its offset still places wgt_tensor_data's pointer: at most one past the end. */
     int empty = wgt_numel(ndim, shape) == 0;
-    if (offset < 0 || (!empty && (offset >= limit || (wgt_view_extent(ndim, shape, strides, offset, &lo, &hi) &&
-                                                      (lo < 0 || hi >= limit))))) {
+    if (offset < 0 || offset > limit ||
+        (!empty && (offset == limit || (wgt_view_extent(ndim, shape, strides, offset, &lo, &hi) &&
+                                        (lo < 0 || hi >= limit))))) {
         char s[256];
         wgt_format_shape(s, sizeof s, ndim, shape);
         wgt_error(WGT_ERR_SHAPE, "%s: view of shape %s at offset %lld reaches outside the storage of %lld elements",

@@ -233,8 +233,9 @@ static void pool_add(wgt_tensor *t) {
     else wgt_release(pool[k = (int)pick(POOL)]); /* full: a random entry makes room */
     pool[k] = t;
     ids[k] = serial++;
-    trace("   = #%d %s", ids[k], wgt_dtype_name(wgt_tensor_dtype(t))), trace_list("shape", wgt_tensor_ndim(t), wgt_tensor_shape(t));
-    trace_list("strides", wgt_tensor_ndim(t), wgt_tensor_strides(t)), trace(" offset %lld\n", (long long)wgt_tensor_offset(t));
+    int nd = wgt_tensor_ndim(t);
+    trace("   = #%d %s", ids[k], wgt_dtype_name(wgt_tensor_dtype(t))), trace_list("shape", nd, wgt_tensor_shape(t));
+    trace_list("strides", nd, wgt_tensor_strides(t)), trace(" offset %lld\n", (long long)wgt_tensor_offset(t));
 }
 
 /* A tensor-returning call's result; want: the context it must belong to (creation calls), or
@@ -682,7 +683,8 @@ static void step(void) {
         ni = ni > 0 ? ni : 0;
         wgt_dtype dt = gen_dtype();
         if (k < 2 && ax >= 0 && !fits(mul_sat(ni, numel_except(a, k == 0, ax)))) break;
-        if (k == 3 && classes >= 1 && classes <= INT32_MAX && (classes > OUT_CAP || !fits(mul_sat(ni, classes)))) break;
+        if (k == 3 && classes >= 1 && classes <= INT32_MAX && ni && (classes > OUT_CAP || !fits(mul_sat(ni, classes))))
+            break; /* empty indices take any classes: the result is empty */
         trace(" axis %d classes %lld dtype %d", axis, (long long)classes, (int)dt);
         if (k == 2) status_result(wgt_set_rows(a, idx, rows), 1);
         else if (k == 3) result(wgt_one_hot(idx, classes, dt), NULL);
@@ -700,11 +702,12 @@ static void step(void) {
         t[0] = targ_pref(FLOATS);
         t[1] = chance(2) ? again(t[0]) : targ_pref(FLOATS);
         t[2] = chance(2) ? again(t[1]) : targ_pref(FLOATS);
-        int64_t lk = dim_from_end(t[1], 2), dv = dim_from_end(t[2], 1);
+        int64_t lq = dim_from_end(t[0], 2), out = mul_sat(bcast_numel(t, 3, 2), mul_sat(lq, dim_from_end(t[2], 1)));
         int causal = (int)pick(2);
         double scale = chance(4) ? gen_double() : 0;
         trace(" causal %d scale %g", causal, scale);
-        if (fits(mul_sat(bcast_numel(t, 3, 2), mul_sat(dim_from_end(t[0], 2), lk > dv ? lk : dv))))
+        /* An empty result needs no scores [batch, Lq, Lk]; otherwise both must be small. */
+        if (out == 0 || (fits(out) && fits(mul_sat(bcast_numel(t, 2, 2), mul_sat(lq, dim_from_end(t[1], 2))))))
             result(wgt_attention(t[0], t[1], t[2], causal, scale), NULL);
     }
     }
