@@ -69,6 +69,7 @@ typedef struct wgt_context_options {
     const char *library_path; /* webgpu.h library; NULL: env WGT_WEBGPU_LIBRARY, installed Dawn, system names */
     uint32_t wait_timeout_ms; /* bound on every wait for the device; 0: env WGT_TIMEOUT_MS, else 60000 */
     int quiet;                /* nonzero: no notice on stderr when AUTO falls back to CPU */
+    int no_fusion;            /* nonzero: elementwise chains run op by op (also env WGT_FUSION=0) */
 } wgt_context_options;
 
 /* ---- errors ------------------------------------------------------------------------- */
@@ -107,6 +108,79 @@ wgt_status wgt_context_simulate_device_loss(wgt_context *ctx);
 /* Every adapter the webgpu.h library offers, one per line with index, name, vendor,
  * backend and type; Null adapters are listed and marked as not usable. Caller frees(). */
 char *wgt_list_adapters(const char *library_path);
+
+/* ---- evaluation ----------------------------------------------------------------------- */
+/* Ops are lazy: each call checks its arguments, records the work and returns at once. Work
+ * runs when a result is needed on the host (a read, wgt_tensor_data, an export), on
+ * wgt_eval, or when a compiled graph is dispatched. Chains of elementwise ops then run as one
+ * generated kernel (unless fusion is off), intermediates nobody holds are never stored, and
+ * freed device memory returns to a pool that later tensors reuse. Errors found while running
+ * (device loss, out of memory) are reported by the call that made the work run. */
+
+/* Runs the pending work the n tensors depend on (NULL entries are skipped) and submits it;
+ * does not wait for the device: a later read waits only as long as it must. */
+wgt_status wgt_eval(int n, wgt_tensor *const *tensors);
+
+typedef struct wgt_stats {
+    uint64_t device_bytes_in_use; /* device memory held by live tensors and pending work */
+    uint64_t device_bytes_pooled; /* freed device memory kept for reuse */
+    uint64_t device_bytes_peak;   /* most device memory ever held (in use + pooled) since the
+                                     context was created or last trimmed */
+    uint64_t buffers_created;     /* device buffers allocated from the driver */
+    uint64_t buffers_reused;      /* allocations served from the pool */
+    uint64_t ops_run;             /* recorded ops that ran */
+    uint64_t ops_skipped;         /* recorded ops whose results nobody could read any more */
+    uint64_t ops_fused;           /* ops that ran inside a fused kernel */
+    uint64_t launches;            /* backend kernel launches: a fused kernel counts once */
+    uint64_t submits;             /* command buffers submitted to the device queue */
+} wgt_stats;
+/* Counters since the context was created (CPU contexts report no device memory). */
+wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out);
+/* Runs pending work, then gives the pool's memory back to the driver and restarts the peak
+ * at what is in use. */
+wgt_status wgt_context_trim(wgt_context *ctx);
+
+/* ---- asynchronous reads --------------------------------------------------------------- */
+/* A read request copies the tensor's elements (row-major) into dst once the device has them;
+ * the work the tensor depends on is submitted at once, and several requests made before the
+ * first poll or wait share one submission. Work recorded after the request is not held back
+ * by it. dst must stay valid until the request finished or was released; nbytes must equal
+ * wgt_tensor_nbytes. */
+typedef struct wgt_read wgt_read;
+wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes);
+/* Never blocks: *done becomes 1 once dst holds the data. */
+wgt_status wgt_read_poll(wgt_read *r, int *done);
+/* Blocks until dst holds the data (or the context's timeout passes). */
+wgt_status wgt_read_wait(wgt_read *r);
+/* Frees the request; an unfinished one is abandoned and dst is not written after this. */
+void wgt_read_release(wgt_read *r);
+
+/* ---- compiled graphs ------------------------------------------------------------------ */
+/* As WebNN's build and dispatch: ops applied to graph inputs (placeholders with a name, a
+ * type and a shape, and no data) are recorded, not run. wgt_graph_build takes named outputs
+ * and compiles what they depend on: fused kernels, planned memory. wgt_graph_dispatch then
+ * runs it with caller tensors bound by name, as often as wanted; each call checks every
+ * binding and says which one is wrong. Tensors with data that the recording used (weights)
+ * are kept by the graph. */
+typedef struct wgt_graph wgt_graph;
+typedef struct wgt_binding {
+    const char *name;
+    wgt_tensor *tensor;
+} wgt_binding;
+
+/* A placeholder for a graph input; its name must be unique in the context while it lives.
+ * Reading it or anything computed from it outside a graph is WGT_ERR_USAGE. */
+wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape);
+/* outputs[i].tensor must be computed from graph inputs; names must be unique. */
+wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs);
+/* Every input and output name exactly once; tensors of the graph's context with the
+ * recorded types and shapes; outputs writable, contiguous and distinct from every input.
+ * Outputs are overwritten with the results. */
+wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inputs, int n_outputs,
+                              const wgt_binding *outputs);
+/* Kernel launches one dispatch makes (after fusion). */
+int wgt_graph_launches(const wgt_graph *g);
+void wgt_graph_release(wgt_graph *g);
 
 /* ---- tensors: creation -------------------------------------------------------------- */
 

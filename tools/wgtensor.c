@@ -84,7 +84,7 @@ static int cmd_poly(void) {
     const uint64_t seed = 2026;
     wgt_context *gpu = wgt_context_create(NULL);
     if (!gpu) return fail("creating a context");
-    wgt_context_options cpu_opt = {WGT_BACKEND_CPU, NULL, NULL, 0, 0};
+    wgt_context_options cpu_opt = {.backend = WGT_BACKEND_CPU};
     wgt_context *cpu = wgt_context_create(&cpu_opt);
     if (!cpu) return fail("creating the CPU context");
     printf("wgtensor demo: exp(x) by a degree-%d polynomial over %lld values (%d broadcast ops on a strided view)\n",

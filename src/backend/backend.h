@@ -25,6 +25,7 @@ typedef struct wgt_operand {
     int64_t offset;
     void *host;         /* host-resident backends: the storage's memory */
     wgt_buffer *buffer; /* device backends: the storage's buffer */
+    struct wgt_storage *storage; /* the core's bookkeeping; backends never look at it */
 } wgt_operand;
 
 /* Binary ops. The comparisons and logical ops give u32 0/1 outputs. */
@@ -109,6 +110,40 @@ typedef enum wgt_rows_op {
     WGT_ROWS_COUNT
 } wgt_rows_op;
 
+/* A fused elementwise kernel: a chain of unary, binary, cast and where steps computed per
+ * output element in registers. Values are numbered: 0..ninputs-1 are the inputs (loaded at
+ * the element, each broadcast to the common shape with any strides), ninputs + k is step k's
+ * result. Steps come in order and only use earlier values. Each output is contiguous, has the
+ * common shape and receives one step's result. A step gives exactly what the op alone gives
+ * for the same operands: a result of a 16-bit type is rounded to it before later steps use
+ * it, and no float expression is contracted across steps (so f32 is bit-for-bit with the
+ * unfused ops). */
+#define WGT_FUSED_MAX_INPUTS 8
+#define WGT_FUSED_MAX_OUTPUTS 4
+#define WGT_FUSED_MAX_STEPS 64
+typedef enum wgt_fused_kind {
+    WGT_FUSED_UNARY,  /* op is a wgt_unary_op; params as for the unary entry */
+    WGT_FUSED_BINARY, /* op is a wgt_binary_op */
+    WGT_FUSED_CAST,   /* args[0] converted to dtype */
+    WGT_FUSED_WHERE   /* args[0] ? args[1] : args[2] */
+} wgt_fused_kind;
+typedef struct wgt_fused_step {
+    wgt_fused_kind kind;
+    int op;
+    int args[3];
+    wgt_dtype dtype; /* the result's type; each argument has its value's type */
+    double params[2];
+} wgt_fused_step;
+typedef struct wgt_fused_kernel {
+    int ninputs, nsteps, noutputs;
+    wgt_operand inputs[WGT_FUSED_MAX_INPUTS];
+    wgt_fused_step steps[WGT_FUSED_MAX_STEPS];
+    wgt_operand outputs[WGT_FUSED_MAX_OUTPUTS];
+    int output_steps[WGT_FUSED_MAX_OUTPUTS];
+} wgt_fused_kernel;
+
+typedef struct wgt_pending_read wgt_pending_read; /* an asynchronous read, defined by each device backend */
+
 typedef struct wgt_backend wgt_backend;
 struct wgt_backend {
     const char *name;
@@ -128,11 +163,32 @@ struct wgt_backend {
     uint64_t max_buffer_bytes;
     uint64_t max_kernel_elements;
 
-    wgt_status (*buffer_create)(wgt_backend *be, size_t nbytes, wgt_buffer **out);
+    /* zero: the contents must read as zeros; otherwise they are unspecified (the caller writes
+     * all of it), which lets a pooled buffer be reused without clearing. */
+    wgt_status (*buffer_create)(wgt_backend *be, size_t nbytes, int zero, wgt_buffer **out);
     void (*buffer_destroy)(wgt_backend *be, wgt_buffer *buf);
     wgt_status (*buffer_write)(wgt_backend *be, wgt_buffer *buf, size_t offset, const void *src, size_t n);
     wgt_status (*buffer_read)(wgt_backend *be, wgt_buffer *buf, size_t offset, void *dst, size_t n);
     void *(*buffer_export)(wgt_backend *be, wgt_buffer *buf);
+    /* Device memory and queue counters: fills the device_* and buffers_* fields and submits. */
+    void (*stats)(wgt_backend *be, wgt_stats *out);
+    /* Gives pooled memory back to the driver and restarts the peak at what is in use. */
+    void (*trim)(wgt_backend *be);
+
+    /* Asynchronous reads of n bytes at offset of buf. The copy is recorded with the current
+     * batch, so reads begun before the next submit share it; read_poll never blocks and sets
+     * *done once read_data may be called; read_wait blocks within the context's timeout;
+     * read_release frees the request, finished or not. */
+    wgt_status (*read_begin)(wgt_backend *be, wgt_buffer *buf, size_t offset, size_t n, wgt_pending_read **out);
+    wgt_status (*read_poll)(wgt_backend *be, wgt_pending_read *r, int *done);
+    wgt_status (*read_wait)(wgt_backend *be, wgt_pending_read *r);
+    const void *(*read_data)(wgt_backend *be, wgt_pending_read *r);
+    void (*read_release)(wgt_backend *be, wgt_pending_read *r);
+
+    /* A fused elementwise kernel (see wgt_fused_kernel), or NULL when the backend runs the ops
+     * one by one. max_fused_buffers bounds inputs plus outputs of one kernel. */
+    wgt_status (*fused)(wgt_backend *be, const wgt_fused_kernel *k);
+    int max_fused_buffers;
 
     /* dst (contiguous, same shape) = src (any view). dtypes are equal. */
     wgt_status (*copy)(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);

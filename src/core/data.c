@@ -87,7 +87,7 @@ wgt_status wgt_tensor_write(wgt_tensor *t, const void *src, size_t nbytes) {
     wgt_backend *be = s->ctx->backend;
     if (!be->host_resident && covers_whole_storage(t)) {
         /* Straight to the device: no host copy needed, and the old host copy is stale. */
-        if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, &s->buffer)) != WGT_OK) return st;
+        if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, 0, &s->buffer)) != WGT_OK) return st;
         if (nbytes % 4 == 0) {
             st = be->buffer_write(be, s->buffer, 0, src, nbytes);
         } else { /* device writes are whole words: pad the tail */

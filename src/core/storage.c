@@ -70,7 +70,7 @@ wgt_status wgt_storage_sync_device(wgt_storage *s) {
     if (be->host_resident) return ensure_host_memory(s);
     if (s->device_valid) return WGT_OK;
     wgt_status st;
-    if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, &s->buffer)) != WGT_OK) return st;
+    if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, !s->host_valid, &s->buffer)) != WGT_OK) return st;
     if (s->host_valid && (st = be->buffer_write(be, s->buffer, 0, s->host, s->alloc_bytes)) != WGT_OK)
         return st;
     s->device_valid = 1; /* a new buffer without host data is zeros, as WebGPU guarantees */

@@ -184,7 +184,7 @@ wgt_status wgt_make_output_operand(wgt_tensor *t, wgt_operand *op) {
     wgt_status st;
     if (be->host_resident) {
         if ((st = wgt_storage_sync_device(s)) != WGT_OK) return st; /* allocates host memory */
-    } else if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, &s->buffer)) != WGT_OK) {
+    } else if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, 0, &s->buffer)) != WGT_OK) {
         return st;
     }
     if (s->ctx->poison && (st = poison(s)) != WGT_OK) return st;

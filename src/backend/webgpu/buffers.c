@@ -15,8 +15,9 @@ static atomic_llong live_buffers; /* storage buffers created minus released, for
 
 long long wgt_wgpu_live_buffers(void) { return atomic_load(&live_buffers); }
 
-wgt_status wgt_wgpu_buffer_create(wgt_backend *be, size_t nbytes, wgt_buffer **out) {
+wgt_status wgt_wgpu_buffer_create(wgt_backend *be, size_t nbytes, int zero, wgt_buffer **out) {
     wgt_webgpu *w = (wgt_webgpu *)be;
+    (void)zero; /* a new buffer reads as zeros: WebGPU clears it before first use */
     wgt_status st = wgt_wgpu_status(w);
     if (st != WGT_OK) return st;
     wgt_buffer *b = calloc(1, sizeof *b);

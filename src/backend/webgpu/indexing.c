@@ -103,7 +103,7 @@ static wgt_status read_indices(wgt_backend *be, const wgt_operand *indices, uint
     if (indices->strides[0] == 1)
         return wgt_wgpu_buffer_read(be, indices->buffer, (size_t)indices->offset * 4, host, n * 4);
     wgt_buffer *tmp;
-    wgt_status st = wgt_wgpu_buffer_create(be, n * 4, &tmp);
+    wgt_status st = wgt_wgpu_buffer_create(be, n * 4, 0, &tmp);
     if (st != WGT_OK) return st;
     wgt_operand dense = *indices;
     dense.offset = 0;
@@ -161,7 +161,7 @@ wgt_status wgt_wgpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_
     }
     if ((st = read_indices(be, indices, idx, (size_t)n)) != WGT_OK) goto done;
     size_t kept = last_occurrences(idx, (size_t)n, keys, pairs);
-    if ((st = wgt_wgpu_buffer_create(be, kept * 8, &pair_buf)) != WGT_OK ||
+    if ((st = wgt_wgpu_buffer_create(be, kept * 8, 0, &pair_buf)) != WGT_OK ||
         (st = wgt_wgpu_buffer_write(be, pair_buf, 0, pairs, kept * 8)) != WGT_OK)
         goto done;
     p.count = (uint32_t)(kept * p.row);

@@ -174,7 +174,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
 
     /* f16 with odd N: compute into f32, then convert in one pass that writes whole words. */
     wgt_buffer *tmp;
-    wgt_status st = wgt_wgpu_buffer_create(be, (size_t)total * 4, &tmp);
+    wgt_status st = wgt_wgpu_buffer_create(be, (size_t)total * 4, 0, &tmp);
     if (st != WGT_OK) return st;
     k.out = WGT_F32;
     st = run(w, &k, &p, a, b, tmp, workgroups);

@@ -237,7 +237,7 @@ wgt_status wgt_wgpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_op
     int64_t numel = 1;
     for (int d = 0; d < out->ndim; d++) numel *= out->shape[d];
     wgt_buffer *tmp;
-    if ((st = wgt_wgpu_buffer_create(be, (size_t)numel * 4, &tmp)) != WGT_OK) return st;
+    if ((st = wgt_wgpu_buffer_create(be, (size_t)numel * 4, 0, &tmp)) != WGT_OK) return st;
     wgt_buffer *buffers[2] = {in->buffer, tmp};
     st = wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, groups);
     if (st == WGT_OK) {

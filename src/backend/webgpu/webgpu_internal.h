@@ -127,7 +127,7 @@ wgt_status wgt_wgpu_pop_scope(wgt_webgpu *w, const char *what);
 wgt_status wgt_wgpu_status(wgt_webgpu *w);
 
 /* buffers.c */
-wgt_status wgt_wgpu_buffer_create(wgt_backend *be, size_t nbytes, wgt_buffer **out);
+wgt_status wgt_wgpu_buffer_create(wgt_backend *be, size_t nbytes, int zero, wgt_buffer **out);
 void wgt_wgpu_buffer_destroy(wgt_backend *be, wgt_buffer *buf);
 wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset, const void *src, size_t n);
 wgt_status wgt_wgpu_buffer_read(wgt_backend *be, wgt_buffer *buf, size_t offset, void *dst, size_t n);
