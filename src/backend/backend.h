@@ -158,6 +158,8 @@ struct wgt_backend {
     const char *(*device_name)(wgt_backend *be);
     char *(*describe)(wgt_backend *be); /* malloc'd text for `wgtensor info` */
     wgt_status (*sync)(wgt_backend *be);
+    /* Sends recorded work to the device without waiting for it (NULL: nothing is deferred). */
+    wgt_status (*submit)(wgt_backend *be);
     wgt_status (*simulate_loss)(wgt_backend *be);
     /* Largest storage the backend can hold, and the largest element count a kernel takes. */
     uint64_t max_buffer_bytes;

@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 
-#include "tensor.h"
+#include "node.h"
 
 /* How an op constrains its operands' types and what type it gives. */
 typedef enum {
@@ -66,11 +66,10 @@ static wgt_tensor *run_binary(const char *fn, wgt_binary_op op, wgt_tensor *a, w
     wgt_broadcast_strides(a, ndim, shape, sa);
     wgt_broadcast_strides(b, ndim, shape, sb);
     wgt_operand oa, ob, oo;
-    if (wgt_make_operand(a, ndim, shape, sa, &oa) != WGT_OK || wgt_make_operand(b, ndim, shape, sb, &ob) != WGT_OK ||
-        wgt_make_output_operand(out, &oo) != WGT_OK)
+    if (wgt_view_operand(a, ndim, shape, sa, &oa) != WGT_OK || wgt_view_operand(b, ndim, shape, sb, &ob) != WGT_OK ||
+        wgt_output_operand(out, &oo) != WGT_OK)
         goto fail;
-    if (ctx->backend->binary(ctx->backend, op, &oo, &oa, &ob) != WGT_OK) goto fail;
-    wgt_finish_output(out);
+    if (wgt_record_binary(ctx, fn, op, &oo, &oa, &ob) != WGT_OK) goto fail;
     return out;
 fail:
     wgt_release(out);
@@ -176,12 +175,11 @@ wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b) {
     wgt_operand ops[3], oo;
     for (int k = 0; k < 3; k++) {
         wgt_broadcast_strides(ts[k], ndim, shape, strides[k]);
-        if (wgt_make_operand(ts[k], ndim, shape, strides[k], &ops[k]) != WGT_OK) goto fail;
+        if (wgt_view_operand(ts[k], ndim, shape, strides[k], &ops[k]) != WGT_OK) goto fail;
     }
-    if (wgt_make_output_operand(out, &oo) != WGT_OK ||
-        ctx->backend->where(ctx->backend, &oo, &ops[0], &ops[1], &ops[2]) != WGT_OK)
+    if (wgt_output_operand(out, &oo) != WGT_OK ||
+        wgt_record_where(ctx, fn, &oo, &ops[0], &ops[1], &ops[2]) != WGT_OK)
         goto fail;
-    wgt_finish_output(out);
     return out;
 fail:
     wgt_release(out);
@@ -196,11 +194,10 @@ wgt_tensor *wgt_contiguous(wgt_tensor *t) {
     if (!out) return NULL;
     if (wgt_tensor_numel(out) == 0) return out;
     wgt_operand src, dst;
-    if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_make_operand(t, t->ndim, t->shape, t->strides, &src) != WGT_OK ||
-        wgt_make_output_operand(out, &dst) != WGT_OK || ctx->backend->copy(ctx->backend, &dst, &src) != WGT_OK) {
+    if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_view_operand(t, t->ndim, t->shape, t->strides, &src) != WGT_OK ||
+        wgt_output_operand(out, &dst) != WGT_OK || wgt_record_copy(ctx, fn, &dst, &src) != WGT_OK) {
         wgt_release(out);
         return NULL;
     }
-    wgt_finish_output(out);
     return out;
 }

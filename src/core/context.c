@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "tensor.h"
+#include "node.h"
 
 static void context_free(wgt_context *ctx) {
     if (ctx->backend) ctx->backend->destroy(ctx->backend);
@@ -53,6 +53,8 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
     ctx->wait_timeout_ms = opt.wait_timeout_ms;
     const char *poison = getenv("WGT_POISON");
     ctx->poison = poison && !strcmp(poison, "1");
+    const char *fusion = getenv("WGT_FUSION");
+    ctx->fusion = !opt.no_fusion && !(fusion && !strcmp(fusion, "0"));
     if (opt.backend != WGT_BACKEND_CPU) {
         ctx->backend = wgt_webgpu_backend_create(&opt);
         if (!ctx->backend) {
@@ -74,6 +76,12 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
 
 void wgt_context_release(wgt_context *ctx) {
     if (!ctx || ctx->released) return;
+    /* Pending work holds storages, which hold the context: run it (tensors the caller keeps
+     * still get their values), or drop it when it cannot run. */
+    if (wgt_flush(ctx) != WGT_OK) {
+        wgt_drop_pending(ctx);
+        wgt_clear_error();
+    }
     ctx->released = 1;
     wgt_context_unref(ctx);
 }
@@ -98,7 +106,28 @@ wgt_status wgt_context_status(wgt_context *ctx) { return wgt_check_context("wgt_
 
 wgt_status wgt_context_sync(wgt_context *ctx) {
     wgt_status st = wgt_check_context("wgt_context_sync", ctx);
+    if (st == WGT_OK) st = wgt_flush(ctx);
     return st != WGT_OK ? st : ctx->backend->sync(ctx->backend);
+}
+
+wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out) {
+    if (!ctx) return wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "wgt_context_stats: context is NULL");
+    if (!out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_stats: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (ctx->backend->stats) ctx->backend->stats(ctx->backend, out);
+    out->ops_run = ctx->counters.ops_run;
+    out->ops_skipped = ctx->counters.ops_skipped;
+    out->ops_fused = ctx->counters.ops_fused;
+    out->launches = ctx->counters.launches;
+    return WGT_OK;
+}
+
+wgt_status wgt_context_trim(wgt_context *ctx) {
+    wgt_status st = wgt_check_context("wgt_context_trim", ctx);
+    if (st == WGT_OK) st = wgt_flush(ctx);
+    if (st != WGT_OK) return st;
+    if (ctx->backend->trim) ctx->backend->trim(ctx->backend);
+    return WGT_OK;
 }
 
 char *wgt_context_describe(wgt_context *ctx) {

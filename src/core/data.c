@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "backend/strided_iter.h"
-#include "tensor.h"
+#include "core/node.h"
 
 /* Copies between a strided view of storage memory and a dense row-major buffer. */
 static void host_transfer(const wgt_tensor *t, char *storage, char *dense, int to_dense) {
@@ -85,6 +85,11 @@ wgt_status wgt_tensor_write(wgt_tensor *t, const void *src, size_t nbytes) {
                          "write the tensor it was made from", fn);
     wgt_storage *s = t->storage;
     wgt_backend *be = s->ctx->backend;
+    if (s->symbolic)
+        return wgt_error(WGT_ERR_USAGE, "%s: the tensor is %s; bind a tensor to it in wgt_graph_dispatch instead", fn,
+                         s->input_name ? "a graph input" : "computed from graph inputs");
+    /* Recorded work that reads or writes it runs first, against the old contents. */
+    if ((st = wgt_flush_for(s, 1)) != WGT_OK) return st;
     if (!be->host_resident && covers_whole_storage(t)) {
         /* Straight to the device: no host copy needed, and the old host copy is stale. */
         if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, 0, &s->buffer)) != WGT_OK) return st;
@@ -123,7 +128,14 @@ const void *wgt_tensor_data(wgt_tensor *t) {
     return host_pointer(t, "wgt_tensor_data", WGT_USAGE_READABLE, "readable");
 }
 
+/* A handle whose storage may be flushed before the checks (which report every misuse). */
+static int live_storage(const wgt_tensor *t) {
+    return t && t->magic == WGT_TENSOR_MAGIC && t->storage && !t->storage->destroyed && !t->storage->symbolic;
+}
+
 void *wgt_tensor_data_mut(wgt_tensor *t) {
+    /* Recorded work that reads it runs first, against the contents before the caller writes. */
+    if (live_storage(t) && wgt_flush_for(t->storage, 1) != WGT_OK) return NULL;
     void *p = host_pointer(t, "wgt_tensor_data_mut", WGT_USAGE_WRITABLE, "writable");
     if (p) t->storage->device_valid = 0; /* the caller may write: the device copy goes stale */
     return p;

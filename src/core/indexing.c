@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "backend/strided_iter.h"
-#include "tensor.h"
+#include "node.h"
 
 static wgt_status check_index_dtype(const char *fn, const wgt_tensor *indices) {
     if (indices->dtype != WGT_I32 && indices->dtype != WGT_U32)
@@ -32,7 +32,7 @@ static wgt_status check_index_dtype(const char *fn, const wgt_tensor *indices) {
  * `unit` names what is counted ("rows", "classes"). */
 static wgt_status check_index_values(const char *fn, wgt_tensor *indices, int64_t bound, const char *unit) {
     int64_t n = wgt_numel(indices->ndim, indices->shape);
-    if (n == 0) return WGT_OK;
+    if (n == 0 || indices->storage->symbolic) return WGT_OK; /* graph inputs: checked when the node runs */
     wgt_status st = wgt_storage_sync_host(indices->storage);
     if (st != WGT_OK) return st;
     const int64_t *strides[1] = {indices->strides};
@@ -120,16 +120,15 @@ static wgt_tensor *gather(const char *fn, const char *unit, wgt_tensor *table, w
     wgt_contiguous_strides(table->ndim, table->shape, os);
     int rndim = merge_row_dims(table->ndim, shape, ts, os);
     wgt_operand ot, oi, oo;
-    if (wgt_make_operand(table, rndim, shape, ts, &ot) != WGT_OK ||
-        wgt_make_operand(flat, 1, flat->shape, flat->strides, &oi) != WGT_OK ||
-        wgt_make_output_operand(out, &oo) != WGT_OK)
+    if (wgt_view_operand(table, rndim, shape, ts, &ot) != WGT_OK ||
+        wgt_view_operand(flat, 1, flat->shape, flat->strides, &oi) != WGT_OK ||
+        wgt_output_operand(out, &oo) != WGT_OK)
         goto fail;
     oo.ndim = rndim;
     shape[0] = flat->shape[0];
     wgt_contiguous_strides(rndim, shape, oo.strides);
     memcpy(oo.shape, shape, sizeof oo.shape);
-    if (ctx->backend->gather_rows(ctx->backend, &oo, &ot, &oi) != WGT_OK) goto fail;
-    wgt_finish_output(out);
+    if (wgt_record_gather_rows(ctx, fn, &oo, &ot, &oi) != WGT_OK) goto fail;
     wgt_release(flat);
     return out;
 fail:
@@ -239,12 +238,11 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
         memcpy(rs, src->strides, sizeof rs);
         int rndim = merge_row_dims(dst->ndim, shape, ds, rs);
         wgt_operand od, oi, orr;
-        if ((st = wgt_make_operand(dst, rndim, shape, ds, &od)) == WGT_OK &&
-            (st = wgt_make_operand(idx, 1, idx->shape, idx->strides, &oi)) == WGT_OK) {
+        if ((st = wgt_view_operand(dst, rndim, shape, ds, &od)) == WGT_OK &&
+            (st = wgt_view_operand(idx, 1, idx->shape, idx->strides, &oi)) == WGT_OK) {
             shape[0] = n;
-            if ((st = wgt_make_operand(src, rndim, shape, rs, &orr)) == WGT_OK &&
-                (st = ctx->backend->set_rows(ctx->backend, &od, &oi, &orr)) == WGT_OK)
-                wgt_storage_mark_device_written(dst->storage);
+            if ((st = wgt_view_operand(src, rndim, shape, rs, &orr)) == WGT_OK)
+                st = wgt_record_set_rows(ctx, fn, &od, &oi, &orr);
         }
     }
     wgt_release(src);

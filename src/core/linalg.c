@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tensor.h"
+#include "node.h"
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 
@@ -90,19 +90,18 @@ static wgt_tensor *matmul_impl(const char *fn, wgt_tensor *a, wgt_tensor *b) {
     as[nd - 2] = a_sm;
     as[nd - 1] = a_sk;
     wgt_operand oa, ob, oo;
-    if (wgt_make_operand(a, nd, shape, as, &oa) != WGT_OK) goto fail;
+    if (wgt_view_operand(a, nd, shape, as, &oa) != WGT_OK) goto fail;
     shape[nd - 2] = K;
     shape[nd - 1] = N;
     bs[nd - 2] = b_sk;
     bs[nd - 1] = b_sn;
-    if (wgt_make_operand(b, nd, shape, bs, &ob) != WGT_OK || wgt_make_output_operand(out, &oo) != WGT_OK) goto fail;
+    if (wgt_view_operand(b, nd, shape, bs, &ob) != WGT_OK || wgt_output_operand(out, &oo) != WGT_OK) goto fail;
     /* The output seen with the promoted dimensions: the same contiguous memory. */
     shape[nd - 2] = M;
     oo.ndim = nd;
     memcpy(oo.shape, shape, sizeof(int64_t) * (size_t)nd);
     wgt_contiguous_strides(nd, oo.shape, oo.strides);
-    if (ctx->backend->matmul(ctx->backend, &oo, &oa, &ob) != WGT_OK) goto fail;
-    wgt_finish_output(out);
+    if (wgt_record_matmul(ctx, fn, &oo, &oa, &ob) != WGT_OK) goto fail;
     return out;
 fail:
     wgt_release(out);

@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "tensor.h"
+#include "node.h"
 
 static const char *const op_names[WGT_ROWS_COUNT] = {"wgt_softmax", "wgt_log_softmax", "wgt_layer_norm",
                                                      "wgt_rms_norm"};
@@ -57,15 +57,15 @@ static wgt_status run_rows(const char *fn, wgt_rows_op op, wgt_tensor *a, int nd
     int64_t mshape[WGT_MAX_DIMS], mstrides[WGT_MAX_DIMS];
     row_layout(ndim, shape, strides, &n, mshape, mstrides);
     wgt_operand in_op, out_op, w_op, b_op;
-    if ((st = wgt_make_operand(a, n, mshape, mstrides, &in_op)) != WGT_OK) return st;
-    if (weight && (st = wgt_make_operand(weight, 1, weight->shape, weight->strides, &w_op)) != WGT_OK) return st;
-    if (bias && (st = wgt_make_operand(bias, 1, bias->shape, bias->strides, &b_op)) != WGT_OK) return st;
-    if ((st = wgt_make_output_operand(out, &out_op)) != WGT_OK) return st;
+    if ((st = wgt_view_operand(a, n, mshape, mstrides, &in_op)) != WGT_OK) return st;
+    if (weight && (st = wgt_view_operand(weight, 1, weight->shape, weight->strides, &w_op)) != WGT_OK) return st;
+    if (bias && (st = wgt_view_operand(bias, 1, bias->shape, bias->strides, &b_op)) != WGT_OK) return st;
+    if ((st = wgt_output_operand(out, &out_op)) != WGT_OK) return st;
     out_op.ndim = n;
     memcpy(out_op.shape, mshape, sizeof(int64_t) * (size_t)n);
     wgt_contiguous_strides(n, out_op.shape, out_op.strides);
-    st = be->rows(be, op, &out_op, &in_op, weight ? &w_op : NULL, bias ? &b_op : NULL, eps);
-    if (st == WGT_OK) wgt_finish_output(out);
+    st = wgt_record_rows(a->storage->ctx, fn, op, &out_op, &in_op, weight ? &w_op : NULL, bias ? &b_op : NULL, eps);
+
     return st;
 }
 

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "tensor.h"
+#include "node.h"
 
 static const char *const op_names[WGT_REDUCE_COUNT] = {"sum", "mean", "max", "min", "prod", "var", "argmax", "argmin"};
 
@@ -91,14 +91,13 @@ static wgt_tensor *reduce_axes(const char *fn, wgt_reduce_op op, wgt_tensor *a, 
         append_merged(&n, shape, strides, a->shape, a->strides, order, keep_n, ndim);
     }
     wgt_operand in_op, out_op;
-    if (wgt_make_operand(a, n, shape, strides, &in_op) != WGT_OK || wgt_make_output_operand(out, &out_op) != WGT_OK)
+    if (wgt_view_operand(a, n, shape, strides, &in_op) != WGT_OK || wgt_output_operand(out, &out_op) != WGT_OK)
         goto fail;
     /* The output is contiguous, so the merged kept shape describes it as well. */
     out_op.ndim = kept_dims;
     memcpy(out_op.shape, shape, sizeof(int64_t) * (size_t)kept_dims);
     wgt_contiguous_strides(kept_dims, out_op.shape, out_op.strides);
-    if (ctx->backend->reduce(ctx->backend, op, &out_op, &in_op, n - kept_dims, param) != WGT_OK) goto fail;
-    wgt_finish_output(out);
+    if (wgt_record_reduce(ctx, fn, op, &out_op, &in_op, n - kept_dims, param) != WGT_OK) goto fail;
     return out;
 fail:
     wgt_release(out);
@@ -176,12 +175,10 @@ wgt_tensor *wgt_std(wgt_tensor *a, int naxes, const int *axes, int keepdims, int
     static const double no_params[2] = {0, 0};
     wgt_tensor *out = wgt_tensor_new(v->storage->ctx, fn, v->dtype, v->ndim, v->shape, WGT_USAGE_DEFAULT);
     wgt_operand ov, oo;
-    if (!out || wgt_make_operand(v, v->ndim, v->shape, v->strides, &ov) != WGT_OK ||
-        wgt_make_output_operand(out, &oo) != WGT_OK || be->unary(be, WGT_UNARY_SQRT, &oo, &ov, no_params) != WGT_OK) {
+    if (!out || wgt_view_operand(v, v->ndim, v->shape, v->strides, &ov) != WGT_OK ||
+        wgt_output_operand(out, &oo) != WGT_OK || wgt_record_unary(v->storage->ctx, fn, WGT_UNARY_SQRT, &oo, &ov, no_params) != WGT_OK) {
         wgt_release(out);
         out = NULL;
-    } else {
-        wgt_finish_output(out);
     }
     wgt_release(v);
     return out;
@@ -209,11 +206,10 @@ wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis) {
     wgt_tensor *out = wgt_tensor_new(ctx, fn, a->dtype, a->ndim, a->shape, WGT_USAGE_DEFAULT);
     if (!out || wgt_tensor_numel(out) == 0) return out;
     wgt_operand in_op, out_op;
-    if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_make_operand(a, a->ndim, a->shape, a->strides, &in_op) != WGT_OK ||
-        wgt_make_output_operand(out, &out_op) != WGT_OK || ctx->backend->cumsum(ctx->backend, &out_op, &in_op, ax) != WGT_OK) {
+    if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_view_operand(a, a->ndim, a->shape, a->strides, &in_op) != WGT_OK ||
+        wgt_output_operand(out, &out_op) != WGT_OK || wgt_record_cumsum(ctx, fn, &out_op, &in_op, ax) != WGT_OK) {
         wgt_release(out);
         return NULL;
     }
-    wgt_finish_output(out);
     return out;
 }

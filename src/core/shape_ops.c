@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensor.h"
+#include "node.h"
 
 static void format_axes(char *buf, size_t size, int n, const int *axes) {
     int64_t wide[WGT_MAX_DIMS];
@@ -299,7 +299,7 @@ static wgt_tensor *write_boxes(const char *fn, wgt_tensor *const *tensors, int c
     if (!out) return NULL;
     if (wgt_tensor_numel(out) == 0) return out;
     wgt_operand dst;
-    if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_make_output_operand(out, &dst) != WGT_OK) goto fail;
+    if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_output_operand(out, &dst) != WGT_OK) goto fail;
     int64_t box_start[WGT_MAX_DIMS] = {0};
     for (int k = 0; k < count; k++) {
         wgt_tensor *t = tensors[k];
@@ -308,13 +308,12 @@ static wgt_tensor *write_boxes(const char *fn, wgt_tensor *const *tensors, int c
         else memcpy(shape, t->shape, sizeof shape), memcpy(strides, t->strides, sizeof strides);
         if (wgt_numel(out_ndim, shape) > 0) {
             wgt_operand src;
-            if (wgt_make_operand(t, out_ndim, shape, strides, &src) != WGT_OK ||
-                ctx->backend->write_box(ctx->backend, &dst, box_start, &src) != WGT_OK)
+            if (wgt_view_operand(t, out_ndim, shape, strides, &src) != WGT_OK ||
+                wgt_record_write_box(ctx, fn, &dst, box_start, &src) != WGT_OK)
                 goto fail;
         }
         box_start[ax] += shape[ax];
     }
-    wgt_finish_output(out);
     return out;
 fail:
     wgt_release(out);
@@ -382,11 +381,10 @@ wgt_tensor *wgt_pad(wgt_tensor *a, const int64_t *before, const int64_t *after, 
     if (wgt_tensor_numel(out) == 0) return out;
     wgt_operand src, dst;
     if (wgt_check_kernel_size(fn, out) != WGT_OK ||
-        wgt_make_operand(a, a->ndim, a->shape, a->strides, &src) != WGT_OK || wgt_make_output_operand(out, &dst) != WGT_OK ||
-        ctx->backend->pad(ctx->backend, &dst, &src, widths, wgt_value_bits(a->dtype, value)) != WGT_OK) {
+        wgt_view_operand(a, a->ndim, a->shape, a->strides, &src) != WGT_OK || wgt_output_operand(out, &dst) != WGT_OK ||
+        wgt_record_pad(ctx, fn, &dst, &src, widths, wgt_value_bits(a->dtype, value)) != WGT_OK) {
         wgt_release(out);
         return NULL;
     }
-    wgt_finish_output(out);
     return out;
 }

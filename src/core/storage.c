@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensor.h"
+#include "node.h"
 
 void wgt_context_unref(wgt_context *ctx); /* context.c */
 
@@ -47,12 +47,37 @@ void wgt_storage_release(wgt_storage *s) {
     if (!s || --s->refs > 0) return;
     wgt_context *ctx = s->ctx;
     wgt_storage_destroy_data(s);
+    if (s->input_name) { /* a placeholder: its name becomes free again */
+        for (wgt_storage **p = &ctx->graph_inputs; *p; p = &(*p)->next_input)
+            if (*p == s) {
+                *p = s->next_input;
+                break;
+            }
+        free(s->input_name);
+    }
+    if (s->producer) wgt_node_release(s->producer);
+    free(s->failed_message);
     free(s);
     wgt_context_unref(ctx);
 }
 
+/* Data the library cannot provide: a graph placeholder or what is computed from one, or the
+ * result of work that failed. */
+static wgt_status check_has_data(wgt_storage *s) {
+    if (s->symbolic)
+        return wgt_error(WGT_ERR_USAGE, "the tensor is %s; it has values only inside wgt_graph_dispatch",
+                         s->input_name ? "a graph input" : "computed from graph inputs");
+    if (s->failed)
+        return wgt_error(s->failed, "the work computing this tensor failed: %s",
+                         s->failed_message ? s->failed_message : wgt_status_name(s->failed));
+    return WGT_OK;
+}
+
 wgt_status wgt_storage_sync_host(wgt_storage *s) {
-    wgt_status st = ensure_host_memory(s);
+    wgt_status st = check_has_data(s);
+    /* Pending readers need not run for a read: a writer of the host copy flushes them first. */
+    if (st != WGT_OK || (st = wgt_flush_for(s, 0)) != WGT_OK || (st = check_has_data(s)) != WGT_OK) return st;
+    st = ensure_host_memory(s);
     if (st != WGT_OK) return st;
     if (s->host_valid) return WGT_OK;
     wgt_backend *be = s->ctx->backend;
@@ -66,6 +91,12 @@ wgt_status wgt_storage_sync_host(wgt_storage *s) {
 }
 
 wgt_status wgt_storage_sync_device(wgt_storage *s) {
+    wgt_status st = check_has_data(s);
+    if (st != WGT_OK || (st = wgt_flush_for(s, 1)) != WGT_OK || (st = check_has_data(s)) != WGT_OK) return st;
+    return wgt_storage_sync_device_now(s);
+}
+
+wgt_status wgt_storage_sync_device_now(wgt_storage *s) {
     wgt_backend *be = s->ctx->backend;
     if (be->host_resident) return ensure_host_memory(s);
     if (s->device_valid) return WGT_OK;
@@ -84,4 +115,31 @@ void wgt_storage_mark_device_written(wgt_storage *s) {
     }
     s->device_valid = 1;
     s->host_valid = 0;
+}
+
+/* Debug aid: fills a fresh output with 0xff bytes (NaN for floats, -1 or max for integers)
+ * so a kernel that skips elements is caught by the tests. */
+static wgt_status poison(wgt_storage *s) {
+    wgt_backend *be = s->ctx->backend;
+    if (be->host_resident) {
+        memset(s->host, 0xff, s->alloc_bytes);
+        return WGT_OK;
+    }
+    void *junk = malloc(s->alloc_bytes);
+    if (!junk) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes", s->alloc_bytes);
+    memset(junk, 0xff, s->alloc_bytes);
+    wgt_status st = be->buffer_write(be, s->buffer, 0, junk, s->alloc_bytes);
+    free(junk);
+    return st;
+}
+
+wgt_status wgt_storage_prepare_output(wgt_storage *s) {
+    wgt_backend *be = s->ctx->backend;
+    wgt_status st;
+    if (be->host_resident) {
+        if ((st = ensure_host_memory(s)) != WGT_OK) return st;
+    } else if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, 0, &s->buffer)) != WGT_OK) {
+        return st;
+    }
+    return s->ctx->poison ? poison(s) : WGT_OK;
 }

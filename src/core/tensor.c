@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensor.h"
+#include "node.h"
 
 static int live(const wgt_tensor *t) { return t && t->magic == WGT_TENSOR_MAGIC && t->refs > 0; }
 
@@ -21,6 +21,9 @@ wgt_status wgt_check_tensor(const char *fn, const char *name, const wgt_tensor *
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s is not a live tensor (released or not a tensor)", fn, name);
     if (t->storage->destroyed)
         return wgt_error(WGT_ERR_DESTROYED, "%s: %s was destroyed", fn, name);
+    if (t->storage->failed)
+        return wgt_error(t->storage->failed, "%s: the work computing %s failed: %s", fn, name,
+                         t->storage->failed_message ? t->storage->failed_message : wgt_status_name(t->storage->failed));
     return wgt_check_context(fn, t->storage->ctx);
 }
 
@@ -80,6 +83,12 @@ wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, in
     }
     wgt_storage *s = wgt_storage_create(ctx, (size_t)numel * esize);
     if (!s) return NULL;
+    /* Host memory is taken now, so running out of it is reported by the op that asked; device
+     * memory waits until the work runs, when the pool can serve it from freed intermediates. */
+    if (ctx->backend->host_resident && wgt_storage_sync_device_now(s) != WGT_OK) {
+        wgt_storage_release(s);
+        return NULL;
+    }
     int64_t strides[WGT_MAX_DIMS];
     wgt_contiguous_strides(ndim, shape, strides);
     wgt_tensor *t = tensor_alloc(s, dtype, ndim, shape, strides, 0, usage);
@@ -119,6 +128,9 @@ wgt_status wgt_tensor_destroy(wgt_tensor *t) {
     if (!live(t))
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_tensor_destroy: tensor is not a live tensor");
     if (!t->storage->destroyed) {
+        /* Pending work that reads or writes it runs first: its other readers keep their inputs. */
+        wgt_status st = t->storage->symbolic ? WGT_OK : wgt_flush_for(t->storage, 1);
+        if (st != WGT_OK) return st;
         wgt_storage_destroy_data(t->storage);
         t->storage->destroyed = 1;
     }
@@ -159,35 +171,14 @@ wgt_status wgt_make_operand(wgt_tensor *t, int ndim, const int64_t *shape, const
     op->offset = t->offset;
     op->host = s->host;
     op->buffer = s->buffer;
+    op->storage = s;
     return WGT_OK;
-}
-
-/* Debug aid: fills a fresh output with 0xff bytes (NaN for floats, -1 or max for integers)
- * so a kernel that skips elements is caught by the tests. */
-static wgt_status poison(wgt_storage *s) {
-    wgt_backend *be = s->ctx->backend;
-    if (be->host_resident) {
-        memset(s->host, 0xff, s->alloc_bytes);
-        return WGT_OK;
-    }
-    void *junk = malloc(s->alloc_bytes);
-    if (!junk) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes", s->alloc_bytes);
-    memset(junk, 0xff, s->alloc_bytes);
-    wgt_status st = be->buffer_write(be, s->buffer, 0, junk, s->alloc_bytes);
-    free(junk);
-    return st;
 }
 
 wgt_status wgt_make_output_operand(wgt_tensor *t, wgt_operand *op) {
     wgt_storage *s = t->storage;
-    wgt_backend *be = s->ctx->backend;
-    wgt_status st;
-    if (be->host_resident) {
-        if ((st = wgt_storage_sync_device(s)) != WGT_OK) return st; /* allocates host memory */
-    } else if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, 0, &s->buffer)) != WGT_OK) {
-        return st;
-    }
-    if (s->ctx->poison && (st = poison(s)) != WGT_OK) return st;
+    wgt_status st = wgt_flush_for(s, 1);
+    if (st != WGT_OK || (st = wgt_storage_prepare_output(s)) != WGT_OK) return st;
     memset(op, 0, sizeof *op);
     op->dtype = t->dtype;
     op->ndim = t->ndim;
@@ -196,6 +187,7 @@ wgt_status wgt_make_output_operand(wgt_tensor *t, wgt_operand *op) {
     op->offset = t->offset;
     op->host = s->host;
     op->buffer = s->buffer;
+    op->storage = s;
     return WGT_OK;
 }
 

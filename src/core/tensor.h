@@ -11,12 +11,23 @@
 #include "backend/backend.h"
 #include "error.h"
 
+struct wgt_node;
+
 struct wgt_context {
     int refs; /* the caller's handle plus one per live storage */
     int released;
     wgt_backend *backend;
     uint32_t wait_timeout_ms;
     int poison; /* WGT_POISON=1: kernel outputs start as 0xff bytes, so unwritten elements show */
+    int fusion; /* elementwise chains run as fused kernels */
+
+    /* Work recorded and not yet run, in record order (lazy.c). */
+    struct wgt_node *pending_head, *pending_tail;
+    int npending;
+    int flushing;
+    uint64_t seq;
+    struct wgt_storage *graph_inputs; /* live placeholders, for unique names */
+    wgt_stats counters;               /* the core's counters: ops_*, launches */
 };
 
 typedef struct wgt_storage {
@@ -29,6 +40,23 @@ typedef struct wgt_storage {
     wgt_buffer *buffer;
     int device_valid;
     int destroyed;
+
+    /* Lazy evaluation (lazy.c). */
+    int node_refs;       /* references held by pending nodes */
+    int pending_writers; /* pending nodes that write it */
+    int pending_readers; /* pending nodes that read it */
+    int symbolic;        /* computed from a graph input: it holds no data outside a graph */
+    char *input_name;    /* a graph input's name */
+    struct wgt_storage *next_input;
+    struct wgt_node *producer; /* symbolic: the node that writes it last (a reference) */
+    wgt_status failed;   /* the work that was to write it failed: reads report this */
+    char *failed_message;
+    /* Scratch for the scheduler, valid during one planning pass. */
+    int needed;         /* must hold its value after the planned nodes */
+    int live_mark;      /* liveness walk: a later node still needs it */
+    int readers;        /* reads by planned nodes that run */
+    int producer_index; /* the planned node writing it whole, or -1 */
+    int last_step;      /* the last plan step touching it */
 } wgt_storage;
 
 #define WGT_TENSOR_MAGIC 0x77677454u /* "wgtT": catches stale or foreign pointers */
@@ -69,6 +97,10 @@ wgt_status wgt_storage_sync_device(wgt_storage *s);
 /* The storage's device buffer now holds new data written by a kernel. */
 void wgt_storage_mark_device_written(wgt_storage *s);
 void wgt_storage_destroy_data(wgt_storage *s);
+/* Without running pending work first: for the executor, which runs it. */
+wgt_status wgt_storage_sync_device_now(wgt_storage *s);
+/* Allocation for a storage a kernel is about to write whole (poisoned with WGT_POISON=1). */
+wgt_status wgt_storage_prepare_output(wgt_storage *s);
 
 /* ---- tensors (tensor.c) ---- */
 /* A new contiguous tensor with fresh storage; contents unspecified until written. */

@@ -7,7 +7,7 @@
  */
 #include <math.h>
 
-#include "tensor.h"
+#include "node.h"
 
 enum {
     ANY_TYPE = 1, /* integers accepted too; the rest take f32 and f16 only */
@@ -92,13 +92,12 @@ static wgt_tensor *run_unary(wgt_unary_op op, wgt_tensor *a, double p0, double p
     if (wgt_tensor_numel(out) == 0) return out;
     const double params[2] = {p0, p1};
     wgt_operand oa, oo;
-    if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_make_operand(a, a->ndim, a->shape, a->strides, &oa) != WGT_OK ||
-        wgt_make_output_operand(out, &oo) != WGT_OK ||
-        ctx->backend->unary(ctx->backend, op, &oo, &oa, params) != WGT_OK) {
+    if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_view_operand(a, a->ndim, a->shape, a->strides, &oa) != WGT_OK ||
+        wgt_output_operand(out, &oo) != WGT_OK ||
+        wgt_record_unary(ctx, fn, op, &oo, &oa, params) != WGT_OK) {
         wgt_release(out);
         return NULL;
     }
-    wgt_finish_output(out);
     return out;
 }
 
@@ -148,14 +147,12 @@ wgt_tensor *wgt_cast(wgt_tensor *a, wgt_dtype dtype) {
     wgt_tensor *out = wgt_tensor_new(ctx, fn, dtype, a->ndim, a->shape, WGT_USAGE_DEFAULT);
     if (!out) return NULL;
     if (wgt_tensor_numel(out) == 0) return out;
-    wgt_backend *be = ctx->backend;
     wgt_operand oa, oo;
-    if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_make_operand(a, a->ndim, a->shape, a->strides, &oa) != WGT_OK ||
-        wgt_make_output_operand(out, &oo) != WGT_OK ||
-        (dtype == a->dtype ? be->copy(be, &oo, &oa) : be->cast(be, &oo, &oa)) != WGT_OK) {
+    if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_view_operand(a, a->ndim, a->shape, a->strides, &oa) != WGT_OK ||
+        wgt_output_operand(out, &oo) != WGT_OK ||
+        (dtype == a->dtype ? wgt_record_copy(ctx, fn, &oo, &oa) : wgt_record_cast(ctx, fn, &oo, &oa)) != WGT_OK) {
         wgt_release(out);
         return NULL;
     }
-    wgt_finish_output(out);
     return out;
 }

@@ -265,6 +265,12 @@ static void on_work_done(uint32_t status, void *u1, void *u2) {
     (void)u2;
 }
 
+static wgt_status webgpu_submit(wgt_backend *be) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    wgt_status st = wgt_wgpu_status(w);
+    return st != WGT_OK ? st : wgt_wgpu_submit(w);
+}
+
 static wgt_status webgpu_sync(wgt_backend *be) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     wgt_status st = wgt_wgpu_submit(w);
@@ -368,6 +374,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->device_name = webgpu_device_name;
     be->describe = webgpu_describe;
     be->sync = webgpu_sync;
+    be->submit = webgpu_submit;
     be->simulate_loss = webgpu_simulate_loss;
     const WGPULimits *l = &w->limits.limits;
     /* A tensor is bound whole, so it must fit one storage binding as well as one buffer. */

@@ -1,0 +1,220 @@
+/*
+ * Recording and running lazy work. Ops build a node and hand it to wgt_record: ordinary
+ * nodes wait in the context's pending list, holding their storages; nodes computed from a
+ * graph input become symbolic and hang off the storage they write. wgt_flush plans the
+ * pending list (scheduler.c) and runs it step by step, releasing each node as soon as it ran
+ * so intermediates nobody holds go back to the pool before the next step allocates.
+ *
+ * When a step fails (device lost, out of memory), the steps after it do not run: every
+ * storage they were to write is marked failed with the message, so reading one reports the
+ * cause instead of returning stale data.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node.h"
+
+void wgt_context_unref(wgt_context *ctx); /* context.c */
+
+void wgt_operand_view(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, wgt_operand *op) {
+    memset(op, 0, sizeof *op);
+    op->dtype = t->dtype;
+    op->ndim = ndim;
+    for (int i = 0; i < ndim; i++) {
+        op->shape[i] = shape[i];
+        op->strides[i] = strides[i];
+    }
+    op->offset = t->offset;
+    op->storage = t->storage;
+}
+
+void wgt_operand_whole(wgt_tensor *t, wgt_operand *op) { wgt_operand_view(t, t->ndim, t->shape, t->strides, op); }
+
+wgt_node *wgt_node_new(wgt_node_kind kind, int op, const char *fn, int nargs) {
+    wgt_node *n = calloc(1, sizeof *n);
+    if (!n) {
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for recording the op", fn);
+        return NULL;
+    }
+    n->kind = kind;
+    n->op = op;
+    n->fn = fn;
+    n->nargs = nargs;
+    n->refs = 1;
+    return n;
+}
+
+static int reads_arg(const wgt_node *n, int i) { return i > 0 || n->partial; }
+
+void wgt_node_release(wgt_node *n) {
+    if (!n || --n->refs > 0) return;
+    for (int i = 0; i < n->nargs; i++) {
+        wgt_storage *s = n->args[i].storage;
+        if (!s) continue;
+        if (n->symbolic) {
+            if (i > 0) wgt_storage_release(s); /* args[0] holds the node, not the other way */
+            continue;
+        }
+        s->node_refs--;
+        if (i == 0) s->pending_writers--;
+        if (reads_arg(n, i)) s->pending_readers--;
+        wgt_storage_release(s);
+    }
+    if (n->prior) wgt_node_release(n->prior);
+    free(n);
+}
+
+/* A storage nothing has written yet, so a symbolic partial write may start from zeros. */
+static int is_fresh(const wgt_storage *s) {
+    return !s->host_valid && !s->device_valid && !s->pending_writers && !s->symbolic;
+}
+
+wgt_status wgt_record(wgt_context *ctx, wgt_node *n) {
+    n->seq = ++ctx->seq;
+    int symbolic = 0;
+    for (int i = 0; i < n->nargs; i++)
+        if (n->args[i].storage && reads_arg(n, i) && n->args[i].storage->symbolic) symbolic = 1;
+    wgt_storage *out = n->args[0].storage;
+    if (symbolic) {
+        if (n->partial && !out->symbolic && !is_fresh(out)) {
+            wgt_status st = wgt_error(WGT_ERR_USAGE,
+                                      "%s: a tensor that holds data cannot be written from graph inputs in place; "
+                                      "compute a new tensor instead", n->fn);
+            free(n);
+            return st;
+        }
+        n->symbolic = 1;
+        for (int i = 1; i < n->nargs; i++)
+            if (n->args[i].storage) n->args[i].storage->refs++;
+        n->prior = out->producer; /* a partial write builds on the previous writer's result */
+        out->producer = n;
+        out->symbolic = 1;
+        return WGT_OK;
+    }
+    for (int i = 0; i < n->nargs; i++) {
+        wgt_storage *s = n->args[i].storage;
+        if (!s) continue;
+        s->refs++;
+        s->node_refs++;
+        if (i == 0) s->pending_writers++;
+        if (reads_arg(n, i)) s->pending_readers++;
+    }
+    if (ctx->pending_tail) ctx->pending_tail->next = n;
+    else ctx->pending_head = n;
+    ctx->pending_tail = n;
+    ctx->npending++;
+    return WGT_OK;
+}
+
+/* The storages a node was to write never get their values: reads report why. */
+static void mark_failed(wgt_node *n, wgt_status st, const char *message) {
+    wgt_storage *s = n->args[0].storage;
+    if (!s || s->failed) return;
+    s->failed = st;
+    s->failed_message = strdup(message);
+}
+
+static int needed_eager(wgt_storage *s, void *arg) {
+    (void)arg;
+    return s->refs > s->node_refs; /* a tensor (or a graph, or a read request) holds it */
+}
+
+wgt_status wgt_flush(wgt_context *ctx) {
+    if (ctx->flushing || !ctx->pending_head) return WGT_OK;
+    int n = ctx->npending;
+    wgt_node **nodes = malloc(sizeof *nodes * (size_t)n);
+    if (!nodes) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for running %d recorded ops", n);
+    int k = 0;
+    for (wgt_node *p = ctx->pending_head; p; p = p->next) nodes[k++] = p;
+    ctx->pending_head = ctx->pending_tail = NULL;
+    ctx->npending = 0;
+    ctx->flushing = 1;
+    ctx->refs++; /* releasing the last storage inside the loop must not free the context */
+
+    wgt_plan plan;
+    wgt_status st = wgt_plan_build(ctx, nodes, n, needed_eager, NULL, ctx->fusion && ctx->backend->fused != NULL, &plan);
+    if (st == WGT_OK) {
+        for (int i = 0; i < n; i++)
+            if (plan.node_step[i] < 0) { /* dropped: its inputs may return to the pool now */
+                wgt_node_release(nodes[i]);
+                nodes[i] = NULL;
+            }
+        ctx->counters.ops_skipped += (uint64_t)plan.skipped;
+        int next = 0; /* nodes are released in order once their step ran */
+        for (int s = 0; s < plan.nsteps && st == WGT_OK; s++) {
+            st = wgt_step_run(ctx, &plan.steps[s], NULL, NULL);
+            if (st != WGT_OK) break;
+            ctx->counters.ops_run += (uint64_t)plan.steps[s].members;
+            if (plan.steps[s].fused) ctx->counters.ops_fused += (uint64_t)plan.steps[s].members;
+            ctx->counters.launches++;
+            for (; next < n; next++) {
+                if (!nodes[next]) continue;
+                if (plan.node_step[next] > s) break;
+                wgt_node_release(nodes[next]);
+                nodes[next] = NULL;
+            }
+            /* Members of a fused step may sit after nodes of later steps: release them too. */
+            for (int i = next; i < n; i++)
+                if (nodes[i] && plan.node_step[i] == s) {
+                    wgt_node_release(nodes[i]);
+                    nodes[i] = NULL;
+                }
+        }
+        wgt_plan_free(&plan);
+    }
+    if (st != WGT_OK) {
+        char message[1024];
+        snprintf(message, sizeof message, "%s", wgt_last_error());
+        for (int i = 0; i < n; i++)
+            if (nodes[i]) mark_failed(nodes[i], st, message);
+        for (int i = 0; i < n; i++) wgt_node_release(nodes[i]);
+        wgt_error(st, "%s", message);
+    }
+    free(nodes);
+    ctx->flushing = 0;
+    wgt_context_unref(ctx);
+    return st;
+}
+
+wgt_status wgt_flush_for(wgt_storage *s, int for_write) {
+    if (s->pending_writers || (for_write && s->pending_readers)) return wgt_flush(s->ctx);
+    return WGT_OK;
+}
+
+void wgt_drop_pending(wgt_context *ctx) {
+    wgt_node *p = ctx->pending_head;
+    ctx->pending_head = ctx->pending_tail = NULL;
+    ctx->npending = 0;
+    while (p) {
+        wgt_node *next = p->next;
+        mark_failed(p, WGT_ERR_INVALID_ARGUMENT, "the context was released before it ran");
+        wgt_node_release(p);
+        p = next;
+    }
+}
+
+wgt_status wgt_eval(int n, wgt_tensor *const *tensors) {
+    static const char fn[] = "wgt_eval";
+    if (n < 0) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: n is %d", fn, n);
+    if (n > 0 && !tensors) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensors is NULL for n = %d", fn, n);
+    for (int i = 0; i < n; i++) {
+        if (!tensors[i]) continue;
+        char name[32];
+        snprintf(name, sizeof name, "tensors[%d]", i);
+        wgt_status st = wgt_check_tensor(fn, name, tensors[i]);
+        if (st != WGT_OK) return st;
+        if (tensors[i]->storage->symbolic)
+            return wgt_error(WGT_ERR_USAGE, "%s: %s is computed from graph inputs; dispatch a compiled graph instead",
+                             fn, name);
+    }
+    for (int i = 0; i < n; i++) {
+        if (!tensors[i]) continue;
+        wgt_context *ctx = tensors[i]->storage->ctx;
+        wgt_status st = wgt_flush_for(tensors[i]->storage, 0);
+        if (st == WGT_OK && ctx->backend->submit) st = ctx->backend->submit(ctx->backend);
+        if (st != WGT_OK) return st;
+        if (tensors[i]->storage->failed) return wgt_check_tensor(fn, "tensor", tensors[i]);
+    }
+    return WGT_OK;
+}

@@ -1,0 +1,141 @@
+/*
+ * The lazy graph: every op records a node instead of calling the backend. A node names the
+ * backend entry it will call, its operands (views of storages, which it keeps alive) and its
+ * constants. Nodes of ordinary tensors wait in the context's pending list until a result is
+ * needed; nodes computed from graph inputs are symbolic and belong to the storage they write,
+ * until wgt_graph_build copies them into a compiled graph.
+ *
+ * The scheduler (scheduler.c) turns a list of nodes into a plan: nodes whose results nobody
+ * can read are dropped, chains of elementwise nodes become fused kernels, and each step says
+ * which storages it touches last so their memory returns to the pool at once.
+ */
+#ifndef WGT_CORE_NODE_H
+#define WGT_CORE_NODE_H
+
+#include "tensor.h"
+
+typedef enum wgt_node_kind {
+    WGT_NODE_COPY,
+    WGT_NODE_BINARY,
+    WGT_NODE_UNARY,
+    WGT_NODE_CAST,
+    WGT_NODE_WHERE,
+    WGT_NODE_REDUCE,
+    WGT_NODE_CUMSUM,
+    WGT_NODE_MATMUL,
+    WGT_NODE_ROWS,
+    WGT_NODE_WRITE_BOX,
+    WGT_NODE_PAD,
+    WGT_NODE_GATHER_ROWS,
+    WGT_NODE_SET_ROWS,
+    WGT_NODE_KIND_COUNT
+} wgt_node_kind;
+
+#define WGT_NODE_MAX_ARGS 4
+
+typedef struct wgt_node {
+    wgt_node_kind kind;
+    int op;    /* binary, unary, reduce or rows op */
+    int nargs; /* args[0] is written; the rest are read. An absent optional operand has storage NULL. */
+    wgt_operand args[WGT_NODE_MAX_ARGS];
+    int partial;        /* writes only part of args[0] (write_box, set_rows): it also reads it */
+    double params[2];   /* unary params, reduce param, rows eps */
+    int axis;           /* reduce: reduced trailing dims; cumsum: axis */
+    int64_t box[WGT_MAX_DIMS]; /* write_box start, pad widths before */
+    uint32_t bits;      /* pad value */
+    /* Index operand (arg index) whose values must lie in [0, index_bound); checked when the
+     * node runs, for indices that did not exist yet when the op was recorded. */
+    int index_arg;
+    int64_t index_bound;
+    const char *fn; /* the public function that recorded it, for messages */
+    uint64_t seq;   /* record order */
+    int symbolic;
+    /* Pending list (ordinary nodes), or the prior writer of args[0] (a symbolic partial write
+     * builds on it; owned). */
+    struct wgt_node *next;
+    struct wgt_node *prior;
+    int refs; /* symbolic nodes: held by the storage they write and by later partial writers */
+} wgt_node;
+
+/* ---- recording (lazy.c) ---- */
+/* Operand for t viewed with the given shape and strides: a view, nothing is synced. */
+void wgt_operand_view(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, wgt_operand *op);
+/* Operand for the whole of a fresh output tensor. */
+void wgt_operand_whole(wgt_tensor *t, wgt_operand *op);
+/* A node with kind, op and fn set, and args[0..nargs-1] filled by the helpers above; the
+ * remaining fields start zeroed. Returns NULL (out of host memory, status set). */
+wgt_node *wgt_node_new(wgt_node_kind kind, int op, const char *fn, int nargs);
+/* Takes the node: appends it to the context's pending work, or makes it symbolic when an
+ * operand comes from a graph input. Fails (and frees the node) for misuse such as a partial
+ * write of a tensor with data by a symbolic node. */
+wgt_status wgt_record(wgt_context *ctx, wgt_node *n);
+void wgt_node_release(wgt_node *n);
+
+/* Operand preparation for the recording functions below: views only, nothing is synced. */
+wgt_status wgt_view_operand(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, wgt_operand *op);
+wgt_status wgt_output_operand(wgt_tensor *t, wgt_operand *op);
+/* ---- one recording function per backend entry (record.c); fn names the public op ---- */
+wgt_status wgt_record_copy(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *src);
+wgt_status wgt_record_binary(wgt_context *ctx, const char *fn, wgt_binary_op op, const wgt_operand *out,
+                             const wgt_operand *a, const wgt_operand *b);
+wgt_status wgt_record_unary(wgt_context *ctx, const char *fn, wgt_unary_op op, const wgt_operand *out,
+                            const wgt_operand *a, const double *params);
+wgt_status wgt_record_cast(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *a);
+wgt_status wgt_record_where(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *cond,
+                            const wgt_operand *a, const wgt_operand *b);
+wgt_status wgt_record_reduce(wgt_context *ctx, const char *fn, wgt_reduce_op op, const wgt_operand *out,
+                             const wgt_operand *in, int reduce_ndim, double param);
+wgt_status wgt_record_cumsum(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in,
+                             int axis);
+wgt_status wgt_record_matmul(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *a,
+                             const wgt_operand *b);
+wgt_status wgt_record_rows(wgt_context *ctx, const char *fn, wgt_rows_op op, const wgt_operand *out,
+                           const wgt_operand *in, const wgt_operand *weight, const wgt_operand *bias, double eps);
+wgt_status wgt_record_write_box(wgt_context *ctx, const char *fn, const wgt_operand *dst, const int64_t *box_start,
+                                const wgt_operand *src);
+wgt_status wgt_record_pad(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in,
+                          const int64_t *before, uint32_t value_bits);
+wgt_status wgt_record_gather_rows(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *table,
+                                  const wgt_operand *indices);
+wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *indices,
+                               const wgt_operand *rows);
+
+/* Runs everything pending on the context (in record order, planned and fused). */
+wgt_status wgt_flush(wgt_context *ctx);
+/* Runs pending work if s has pending writers, or pending readers too when for_write. */
+wgt_status wgt_flush_for(wgt_storage *s, int for_write);
+/* Drops pending work without running it (context teardown after device loss). */
+void wgt_drop_pending(wgt_context *ctx);
+
+/* ---- planning and running (scheduler.c) ---- */
+typedef struct wgt_step {
+    wgt_node *node;          /* one node, or NULL for a fused kernel */
+    wgt_fused_kernel *fused; /* operands' storage fields name the storages */
+    int members;             /* nodes the step stands for */
+    /* Storages this step reads or writes for the last time in the plan (may be released to the
+     * pool afterwards by a graph). */
+    wgt_storage **last_uses;
+    int nlast;
+} wgt_step;
+
+typedef struct wgt_plan {
+    wgt_step *steps;
+    int nsteps;
+    int *node_step; /* per planned node: the step that runs it, or -1 when dropped */
+    int skipped; /* nodes dropped: nobody could read what they write */
+    int fused;   /* nodes that run inside fused kernels */
+} wgt_plan;
+
+/* needed(s, arg): whether storage s must hold its final value after the list runs (a tensor
+ * or a graph output holds it). */
+typedef int (*wgt_needed_fn)(wgt_storage *s, void *arg);
+wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_needed_fn needed, void *arg,
+                          int allow_fusion, wgt_plan *out);
+void wgt_plan_free(wgt_plan *p);
+
+/* Where a step's storages really are: a compiled graph maps its inputs and outputs to the
+ * caller's storages (shifted by an element offset); eager runs use the storages themselves. */
+typedef wgt_storage *(*wgt_resolve_fn)(wgt_storage *s, int64_t *offset_shift, void *arg);
+wgt_status wgt_step_run(wgt_context *ctx, const wgt_step *step, wgt_resolve_fn resolve, void *arg);
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * One recording function per backend entry, with the entry's own arguments: an op file
+ * prepares operands exactly as a backend wants them (wgt_view_operand, wgt_output_operand)
+ * and records the call instead of making it. The node keeps the operands' storages alive
+ * until it runs.
+ */
+#include <string.h>
+
+#include "node.h"
+
+wgt_status wgt_view_operand(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, wgt_operand *op) {
+    wgt_operand_view(t, ndim, shape, strides, op);
+    return WGT_OK;
+}
+
+wgt_status wgt_output_operand(wgt_tensor *t, wgt_operand *op) {
+    wgt_operand_whole(t, op);
+    return WGT_OK;
+}
+
+/* A node with the given operands (NULL for an absent optional one). */
+static wgt_status record(wgt_context *ctx, wgt_node_kind kind, int op, const char *fn, int nargs,
+                         const wgt_operand *const *args, wgt_node **out) {
+    wgt_node *n = wgt_node_new(kind, op, fn, nargs);
+    if (!n) return wgt_last_status();
+    for (int i = 0; i < nargs; i++)
+        if (args[i]) n->args[i] = *args[i];
+    *out = n;
+    return WGT_OK;
+}
+
+/* Indices that come from graph inputs are checked when the node runs. */
+static void check_later(wgt_node *n, int index_arg, int64_t bound) {
+    if (n->args[index_arg].storage && n->args[index_arg].storage->symbolic) {
+        n->index_arg = index_arg;
+        n->index_bound = bound > 0 ? bound : 0;
+        if (bound <= 0) n->index_bound = -1; /* nothing to pick: any index fails */
+    }
+}
+
+#define RECORD(kind, op, nargs, ...)                                                   \
+    wgt_node *n = NULL;                                                                \
+    const wgt_operand *args[] = {__VA_ARGS__};                                         \
+    wgt_status st = record(ctx, kind, op, fn, nargs, args, &n);                        \
+    if (st != WGT_OK) return st;
+
+wgt_status wgt_record_copy(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *src) {
+    RECORD(WGT_NODE_COPY, 0, 2, dst, src)
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_binary(wgt_context *ctx, const char *fn, wgt_binary_op op, const wgt_operand *out,
+                             const wgt_operand *a, const wgt_operand *b) {
+    RECORD(WGT_NODE_BINARY, op, 3, out, a, b)
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_unary(wgt_context *ctx, const char *fn, wgt_unary_op op, const wgt_operand *out,
+                            const wgt_operand *a, const double *params) {
+    RECORD(WGT_NODE_UNARY, op, 2, out, a)
+    n->params[0] = params[0];
+    n->params[1] = params[1];
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_cast(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *a) {
+    RECORD(WGT_NODE_CAST, 0, 2, out, a)
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_where(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *cond,
+                            const wgt_operand *a, const wgt_operand *b) {
+    RECORD(WGT_NODE_WHERE, 0, 4, out, cond, a, b)
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_reduce(wgt_context *ctx, const char *fn, wgt_reduce_op op, const wgt_operand *out,
+                             const wgt_operand *in, int reduce_ndim, double param) {
+    RECORD(WGT_NODE_REDUCE, op, 2, out, in)
+    n->axis = reduce_ndim;
+    n->params[0] = param;
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_cumsum(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in,
+                             int axis) {
+    RECORD(WGT_NODE_CUMSUM, 0, 2, out, in)
+    n->axis = axis;
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_matmul(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *a,
+                             const wgt_operand *b) {
+    RECORD(WGT_NODE_MATMUL, 0, 3, out, a, b)
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_rows(wgt_context *ctx, const char *fn, wgt_rows_op op, const wgt_operand *out,
+                           const wgt_operand *in, const wgt_operand *weight, const wgt_operand *bias, double eps) {
+    RECORD(WGT_NODE_ROWS, op, 4, out, in, weight, bias)
+    n->params[0] = eps;
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_write_box(wgt_context *ctx, const char *fn, const wgt_operand *dst, const int64_t *box_start,
+                                const wgt_operand *src) {
+    RECORD(WGT_NODE_WRITE_BOX, 0, 2, dst, src)
+    n->partial = 1;
+    memcpy(n->box, box_start, sizeof(int64_t) * (size_t)dst->ndim);
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_pad(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in,
+                          const int64_t *before, uint32_t value_bits) {
+    RECORD(WGT_NODE_PAD, 0, 2, out, in)
+    memcpy(n->box, before, sizeof(int64_t) * (size_t)out->ndim);
+    n->bits = value_bits;
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_gather_rows(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *table,
+                                  const wgt_operand *indices) {
+    RECORD(WGT_NODE_GATHER_ROWS, 0, 3, out, table, indices)
+    check_later(n, 2, table->shape[0]);
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *indices,
+                               const wgt_operand *rows) {
+    RECORD(WGT_NODE_SET_ROWS, 0, 3, dst, indices, rows)
+    n->partial = 1;
+    check_later(n, 1, dst->shape[0]);
+    return wgt_record(ctx, n);
+}

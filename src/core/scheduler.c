@@ -1,0 +1,460 @@
+/*
+ * Planning and running recorded nodes.
+ *
+ * A plan is built from nodes in record order (which is already a valid order):
+ *   1. Liveness, walking backwards: a node runs only when something needs what it writes
+ *      afterwards (a tensor the caller holds, a graph output, or a later node that runs).
+ *   2. Fusion: an elementwise node (unary, binary, cast, where) joins the group of an
+ *      elementwise producer when it reads that producer's result whole, at its own shape.
+ *      The group then runs as one kernel at the position of its last member, so the join is
+ *      refused when a node outside the group, between the members, reads a member's result or
+ *      writes into a member's input, or when the kernel would need more bindings, outputs or
+ *      steps than the backend takes. A member's result is stored only when someone outside
+ *      the group needs it.
+ *   3. Steps: one per node that runs alone, one per fused group; each storage notes the last
+ *      step that touches it, so a compiled graph can return its memory to the pool there.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node.h"
+
+#define FUSION_WINDOW 512 /* nodes a group may span: bounds the planning cost */
+
+static int fusible(const wgt_node *n) {
+    if (n->partial || n->index_bound) return 0;
+    return n->kind == WGT_NODE_BINARY || n->kind == WGT_NODE_UNARY || n->kind == WGT_NODE_CAST ||
+           n->kind == WGT_NODE_WHERE;
+}
+
+
+/* The consumer reads the producer's result whole, element for element at its own shape. */
+static int reads_whole(const wgt_operand *arg, const wgt_operand *produced, const wgt_operand *consumer_out) {
+    if (arg->ndim != consumer_out->ndim || produced->ndim != arg->ndim || arg->offset != produced->offset ||
+        produced->offset != 0)
+        return 0;
+    int64_t stride = 1;
+    for (int d = arg->ndim - 1; d >= 0; d--) {
+        if (arg->shape[d] != consumer_out->shape[d] || produced->shape[d] != arg->shape[d]) return 0;
+        if (arg->shape[d] != 1 && arg->strides[d] != stride) return 0;
+        stride *= arg->shape[d];
+    }
+    return 1;
+}
+
+static int same_operand(const wgt_operand *a, const wgt_operand *b) {
+    if (a->storage != b->storage || a->dtype != b->dtype || a->ndim != b->ndim || a->offset != b->offset) return 0;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d]) return 0;
+    return 1;
+}
+
+typedef struct {
+    wgt_node *const *nodes;
+    int n;
+    const char *live;
+    int *group;    /* per node: its group's id (the first member's index), or -1 */
+    int max_buffers;
+} planner;
+
+/* Whether arg j of node i is computed inside the group g (and so never loaded). */
+static int inlined(const planner *p, int i, int j, int g) {
+    const wgt_node *node = p->nodes[i];
+    wgt_storage *s = node->args[j].storage;
+    if (!s || s->producer_index < 0 || p->group[s->producer_index] != g) return 0;
+    return reads_whole(&node->args[j], &p->nodes[s->producer_index]->args[0], &node->args[0]);
+}
+
+/* Counts what the kernel for the members (sorted indices) would need; 0 when it is not
+ * possible at all (a member reads a member's result other than whole). */
+static int group_shape(const planner *p, const int *members, int m, int g, int *ninputs, int *noutputs) {
+    wgt_operand leaves[WGT_FUSED_MAX_INPUTS * 4];
+    int nleaves = 0, nout = 0;
+    for (int k = 0; k < m; k++) {
+        const wgt_node *node = p->nodes[members[k]];
+        for (int j = 1; j < node->nargs; j++) {
+            wgt_storage *s = node->args[j].storage;
+            if (inlined(p, members[k], j, g)) continue;
+            if (s && s->producer_index >= 0 && p->group[s->producer_index] == g) return 0;
+            int seen = 0;
+            for (int q = 0; q < nleaves && !seen; q++) seen = same_operand(&leaves[q], &node->args[j]);
+            if (!seen) {
+                if (nleaves == (int)(sizeof leaves / sizeof *leaves)) return 0;
+                leaves[nleaves++] = node->args[j];
+            }
+        }
+        /* Stored when needed after the plan or read by a node outside the group. */
+        wgt_storage *out = node->args[0].storage;
+        int inside = 0;
+        for (int q = 0; q < m; q++) {
+            const wgt_node *r = p->nodes[members[q]];
+            for (int j = 1; j < r->nargs; j++)
+                if (r->args[j].storage == out && inlined(p, members[q], j, g)) inside++;
+        }
+        if (out->needed || out->readers > inside || k == m - 1) nout++;
+    }
+    *ninputs = nleaves;
+    *noutputs = nout;
+    return 1;
+}
+
+/* Whether running all members at the position of the last one keeps every other node's view. */
+static int can_move(const planner *p, const int *members, int m, int g) {
+    int first = members[0], last = members[m - 1];
+    if (last - first > FUSION_WINDOW) return 0;
+    for (int i = first + 1; i < last; i++) {
+        if (!p->live[i] || p->group[i] == g) continue;
+        const wgt_node *x = p->nodes[i];
+        for (int j = 0; j < x->nargs; j++) {
+            wgt_storage *s = x->args[j].storage;
+            if (!s) continue;
+            /* Reads (or overwrites) a member's result before the group would store it. */
+            if (s->producer_index >= 0 && s->producer_index < i && p->group[s->producer_index] == g) return 0;
+            /* Writes into something a member reads. */
+            if (j == 0 && x->partial)
+                for (int k = 0; k < m; k++) {
+                    const wgt_node *mem = p->nodes[members[k]];
+                    if (members[k] >= i) break;
+                    for (int a = 1; a < mem->nargs; a++)
+                        if (mem->args[a].storage == s) return 0;
+                }
+        }
+    }
+    return 1;
+}
+
+static int collect(const planner *p, int g, int *members) {
+    int m = 0;
+    for (int i = g; i < p->n; i++)
+        if (p->group[i] == g) members[m++] = i;
+    return m;
+}
+
+/* Tries to put node i (alone in its own group) into producer group g. */
+static void try_join(planner *p, int i, int g) {
+    int own = p->group[i];
+    p->group[i] = g;
+    int members[WGT_FUSED_MAX_STEPS + 1];
+    int m = 0, ok = 1;
+    for (int k = g; k <= i && ok; k++)
+        if (p->group[k] == g) {
+            if (m == WGT_FUSED_MAX_STEPS) ok = 0;
+            else members[m++] = k;
+        }
+    int nin = 0, nout = 0;
+    ok = ok && group_shape(p, members, m, g, &nin, &nout) && nin <= WGT_FUSED_MAX_INPUTS &&
+         nout <= WGT_FUSED_MAX_OUTPUTS && nin + nout <= p->max_buffers && can_move(p, members, m, g);
+    if (!ok) p->group[i] = own;
+}
+
+static wgt_fused_kind fused_kind(wgt_node_kind k) {
+    return k == WGT_NODE_UNARY ? WGT_FUSED_UNARY
+           : k == WGT_NODE_BINARY ? WGT_FUSED_BINARY
+           : k == WGT_NODE_CAST   ? WGT_FUSED_CAST
+                                  : WGT_FUSED_WHERE;
+}
+
+static wgt_fused_kernel *build_kernel(const planner *p, const int *members, int m, int g) {
+    wgt_fused_kernel *k = calloc(1, sizeof *k);
+    if (!k) return NULL;
+    /* Inputs first: step results are numbered after them. */
+    for (int s = 0; s < m; s++) {
+        const wgt_node *node = p->nodes[members[s]];
+        for (int j = 1; j < node->nargs; j++) {
+            if (inlined(p, members[s], j, g)) continue;
+            int seen = 0;
+            for (int q = 0; q < k->ninputs && !seen; q++) seen = same_operand(&k->inputs[q], &node->args[j]);
+            if (!seen) k->inputs[k->ninputs++] = node->args[j];
+        }
+    }
+    k->nsteps = m;
+    for (int s = 0; s < m; s++) {
+        const wgt_node *node = p->nodes[members[s]];
+        wgt_fused_step *step = &k->steps[s];
+        step->kind = fused_kind(node->kind);
+        step->op = node->op;
+        step->dtype = node->args[0].dtype;
+        step->params[0] = node->params[0];
+        step->params[1] = node->params[1];
+        for (int j = 1; j < node->nargs; j++) {
+            int value = -1;
+            if (inlined(p, members[s], j, g)) {
+                for (int q = 0; q < s && value < 0; q++)
+                    if (members[q] == node->args[j].storage->producer_index) value = k->ninputs + q;
+            } else {
+                for (int q = 0; q < k->ninputs && value < 0; q++)
+                    if (same_operand(&k->inputs[q], &node->args[j])) value = q;
+            }
+            step->args[j - 1] = value;
+        }
+    }
+    for (int s = 0; s < m; s++) {
+        wgt_storage *out = p->nodes[members[s]]->args[0].storage;
+        int inside = 0;
+        for (int q = 0; q < m; q++) {
+            const wgt_node *r = p->nodes[members[q]];
+            for (int j = 1; j < r->nargs; j++)
+                if (r->args[j].storage == out && inlined(p, members[q], j, g)) inside++;
+        }
+        if (out->needed || out->readers > inside || s == m - 1) {
+            k->outputs[k->noutputs] = p->nodes[members[s]]->args[0];
+            k->output_steps[k->noutputs++] = s;
+        }
+    }
+    return k;
+}
+
+void wgt_plan_free(wgt_plan *p) {
+    for (int s = 0; s < p->nsteps; s++) {
+        free(p->steps[s].fused);
+        free(p->steps[s].last_uses);
+    }
+    free(p->steps);
+    free(p->node_step);
+    memset(p, 0, sizeof *p);
+}
+
+static void each_storage_reset(wgt_node *const *nodes, int n, wgt_needed_fn needed, void *arg) {
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < nodes[i]->nargs; j++) {
+            wgt_storage *s = nodes[i]->args[j].storage;
+            if (!s) continue;
+            s->needed = needed(s, arg);
+            s->live_mark = s->needed;
+            s->readers = 0;
+            s->producer_index = -1;
+            s->last_step = -1;
+        }
+}
+
+static void add_last_use(wgt_plan *p, wgt_storage *s, int step) {
+    if (s && s->last_step < step) s->last_step = step;
+}
+
+wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_needed_fn needed, void *arg,
+                          int allow_fusion, wgt_plan *out) {
+    memset(out, 0, sizeof *out);
+    char *live = calloc((size_t)n + 1, 1);
+    int *group = malloc(sizeof *group * ((size_t)n + 1));
+    out->node_step = malloc(sizeof *out->node_step * ((size_t)n + 1));
+    out->steps = calloc((size_t)n + 1, sizeof *out->steps);
+    if (!live || !group || !out->node_step || !out->steps) {
+        free(live);
+        free(group);
+        wgt_plan_free(out);
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for planning %d recorded ops", n);
+    }
+    each_storage_reset(nodes, n, needed, arg);
+
+    /* 1. Liveness. */
+    for (int i = n - 1; i >= 0; i--) {
+        const wgt_node *node = nodes[i];
+        wgt_storage *o = node->args[0].storage;
+        live[i] = o->live_mark != 0;
+        if (!live[i]) {
+            out->skipped++;
+            continue;
+        }
+        if (!node->partial) o->live_mark = 0; /* nothing earlier writes what this node reads */
+        for (int j = 1; j < node->nargs; j++)
+            if (node->args[j].storage) node->args[j].storage->live_mark = 1;
+        if (node->partial) o->live_mark = 1;
+    }
+    for (int i = 0; i < n; i++) {
+        group[i] = -1;
+        if (!live[i]) continue;
+        const wgt_node *node = nodes[i];
+        for (int j = 1; j < node->nargs; j++)
+            if (node->args[j].storage) node->args[j].storage->readers++;
+        if (node->partial) node->args[0].storage->readers++;
+        else node->args[0].storage->producer_index = i;
+    }
+
+    /* 2. Fusion. Producer indices are final now; a node may join one producer group. */
+    planner p = {nodes, n, live, group, ctx->backend->max_fused_buffers};
+    if (allow_fusion && p.max_buffers >= 2)
+        for (int i = 0; i < n; i++) {
+            if (!live[i] || !fusible(nodes[i])) continue;
+            group[i] = i;
+            for (int j = 1; j < nodes[i]->nargs && group[i] == i; j++) {
+                wgt_storage *s = nodes[i]->args[j].storage;
+                if (!s || s->producer_index < 0 || group[s->producer_index] < 0) continue;
+                const wgt_node *prod = nodes[s->producer_index];
+                if (!reads_whole(&nodes[i]->args[j], &prod->args[0], &nodes[i]->args[0])) continue;
+                try_join(&p, i, group[s->producer_index]);
+            }
+        }
+
+    /* 3. Steps, each at its last member. */
+    int members[WGT_FUSED_MAX_STEPS + 1];
+    for (int i = 0; i < n; i++) {
+        out->node_step[i] = -1;
+        if (!live[i]) continue;
+        int g = group[i];
+        int m = g < 0 ? 1 : collect(&p, g, members);
+        if (m > 1 && members[m - 1] != i) continue; /* runs with its group's last member */
+        wgt_step *step = &out->steps[out->nsteps];
+        step->members = m;
+        if (m == 1) {
+            step->node = nodes[i];
+            out->node_step[i] = out->nsteps;
+        } else {
+            step->fused = build_kernel(&p, members, m, g);
+            if (!step->fused) {
+                free(live);
+                free(group);
+                wgt_plan_free(out);
+                return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a fused kernel");
+            }
+            for (int k = 0; k < m; k++) out->node_step[members[k]] = out->nsteps;
+            out->fused += m;
+        }
+        out->nsteps++;
+    }
+
+    /* Last uses, for returning memory early. */
+    for (int s = 0; s < out->nsteps; s++) {
+        wgt_step *step = &out->steps[s];
+        if (step->node)
+            for (int j = 0; j < step->node->nargs; j++) add_last_use(out, step->node->args[j].storage, s);
+        else {
+            for (int j = 0; j < step->fused->ninputs; j++) add_last_use(out, step->fused->inputs[j].storage, s);
+            for (int j = 0; j < step->fused->noutputs; j++) add_last_use(out, step->fused->outputs[j].storage, s);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (!live[i]) continue;
+        for (int j = 0; j < nodes[i]->nargs; j++) {
+            wgt_storage *s = nodes[i]->args[j].storage;
+            if (!s || s->last_step < 0) continue;
+            wgt_step *step = &out->steps[s->last_step];
+            int seen = 0;
+            for (int q = 0; q < step->nlast && !seen; q++) seen = step->last_uses[q] == s;
+            if (seen) continue;
+            wgt_storage **grown = realloc(step->last_uses, sizeof *grown * ((size_t)step->nlast + 1));
+            if (!grown) continue; /* only an early release is lost */
+            step->last_uses = grown;
+            step->last_uses[step->nlast++] = s;
+        }
+    }
+    free(live);
+    free(group);
+    return WGT_OK;
+}
+
+/* ---- running ---- */
+
+/* Fills op from its storage (resolved) and makes it resident: whole outputs are allocated
+ * without upload, everything else is synced to the device. */
+static wgt_status bind_operand(wgt_operand *op, int whole_output, wgt_resolve_fn resolve, void *arg) {
+    wgt_storage *s = op->storage;
+    if (!s) return WGT_OK;
+    int64_t shift = 0;
+    wgt_storage *real = resolve ? resolve(s, &shift, arg) : s;
+    if (!real) return wgt_last_status() != WGT_OK ? wgt_last_status() : WGT_ERR_INTERNAL;
+    op->offset += shift;
+    wgt_status st;
+    if (real->failed)
+        return wgt_error(real->failed, "an input failed earlier: %s",
+                         real->failed_message ? real->failed_message : wgt_status_name(real->failed));
+    if (real->destroyed) return wgt_error(WGT_ERR_DESTROYED, "a tensor this work reads or writes was destroyed");
+    /* A storage of the caller's (a graph binding) keeps what lies outside the view. */
+    if (whole_output && real == s) st = wgt_storage_prepare_output(real);
+    else st = wgt_storage_sync_device_now(real);
+    if (st != WGT_OK) return st;
+    op->host = real->host;
+    op->buffer = real->buffer;
+    op->storage = real;
+    return WGT_OK;
+}
+
+/* Checks the values of a 1-D index operand that did not exist when its op was recorded. */
+static wgt_status check_indices_now(wgt_context *ctx, const wgt_node *n, const wgt_operand *idx) {
+    wgt_backend *be = ctx->backend;
+    int64_t count = idx->shape[0], step = idx->strides[0];
+    if (count == 0) return WGT_OK;
+    int64_t lo = idx->offset, hi = idx->offset + (count - 1) * step;
+    if (hi < lo) {
+        int64_t t = lo;
+        lo = hi;
+        hi = t;
+    }
+    size_t span = (size_t)(hi - lo + 1);
+    uint32_t *words = NULL;
+    const uint32_t *at;
+    if (be->host_resident) {
+        at = (const uint32_t *)idx->host + lo;
+    } else {
+        words = malloc(span * 4);
+        if (!words) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for checking indices", n->fn);
+        wgt_status st = be->buffer_read(be, idx->buffer, (size_t)lo * 4, words, span * 4);
+        if (st != WGT_OK) {
+            free(words);
+            return st;
+        }
+        at = words;
+    }
+    wgt_status st = WGT_OK;
+    for (int64_t i = 0; i < count; i++) {
+        uint32_t w = at[idx->offset + i * step - lo];
+        int64_t v = idx->dtype == WGT_I32 ? (int64_t)(int32_t)w : (int64_t)w;
+        if (v < 0 || v >= n->index_bound) {
+            st = wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: index %lld at position [%lld] of indices is outside 0..%lld",
+                           n->fn, (long long)v, (long long)i, (long long)(n->index_bound - 1));
+            break;
+        }
+    }
+    free(words);
+    return st;
+}
+
+static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn resolve, void *arg) {
+    wgt_operand a[WGT_NODE_MAX_ARGS];
+    memcpy(a, n->args, sizeof a);
+    wgt_status st;
+    for (int i = n->nargs - 1; i >= 0; i--) /* inputs first: syncing them may submit work */
+        if ((st = bind_operand(&a[i], i == 0 && !n->partial, resolve, arg)) != WGT_OK) return st;
+    if (n->index_bound && (st = check_indices_now(ctx, n, &a[n->index_arg])) != WGT_OK) return st;
+    wgt_backend *be = ctx->backend;
+    switch (n->kind) {
+    case WGT_NODE_COPY: st = be->copy(be, &a[0], &a[1]); break;
+    case WGT_NODE_BINARY: st = be->binary(be, (wgt_binary_op)n->op, &a[0], &a[1], &a[2]); break;
+    case WGT_NODE_UNARY: st = be->unary(be, (wgt_unary_op)n->op, &a[0], &a[1], n->params); break;
+    case WGT_NODE_CAST: st = be->cast(be, &a[0], &a[1]); break;
+    case WGT_NODE_WHERE: st = be->where(be, &a[0], &a[1], &a[2], &a[3]); break;
+    case WGT_NODE_REDUCE: st = be->reduce(be, (wgt_reduce_op)n->op, &a[0], &a[1], n->axis, n->params[0]); break;
+    case WGT_NODE_CUMSUM: st = be->cumsum(be, &a[0], &a[1], n->axis); break;
+    case WGT_NODE_MATMUL: st = be->matmul(be, &a[0], &a[1], &a[2]); break;
+    case WGT_NODE_ROWS:
+        st = be->rows(be, (wgt_rows_op)n->op, &a[0], &a[1], a[2].storage ? &a[2] : NULL, a[3].storage ? &a[3] : NULL,
+                      n->params[0]);
+        break;
+    case WGT_NODE_WRITE_BOX: st = be->write_box(be, &a[0], n->box, &a[1]); break;
+    case WGT_NODE_PAD: st = be->pad(be, &a[0], &a[1], n->box, n->bits); break;
+    case WGT_NODE_GATHER_ROWS: st = be->gather_rows(be, &a[0], &a[1], &a[2]); break;
+    case WGT_NODE_SET_ROWS: st = be->set_rows(be, &a[0], &a[1], &a[2]); break;
+    default: st = wgt_error(WGT_ERR_INTERNAL, "unknown node kind %d", (int)n->kind);
+    }
+    if (st == WGT_OK) wgt_storage_mark_device_written(a[0].storage);
+    return st;
+}
+
+static wgt_status run_fused(wgt_context *ctx, const wgt_fused_kernel *src, wgt_resolve_fn resolve, void *arg) {
+    wgt_fused_kernel k = *src;
+    wgt_status st;
+    for (int i = 0; i < k.ninputs; i++)
+        if ((st = bind_operand(&k.inputs[i], 0, resolve, arg)) != WGT_OK) return st;
+    for (int i = 0; i < k.noutputs; i++)
+        if ((st = bind_operand(&k.outputs[i], 1, resolve, arg)) != WGT_OK) return st;
+    st = ctx->backend->fused(ctx->backend, &k);
+    if (st == WGT_OK)
+        for (int i = 0; i < k.noutputs; i++) wgt_storage_mark_device_written(k.outputs[i].storage);
+    return st;
+}
+
+wgt_status wgt_step_run(wgt_context *ctx, const wgt_step *step, wgt_resolve_fn resolve, void *arg) {
+    wgt_status st = wgt_check_context("running recorded work", ctx);
+    if (st != WGT_OK) return st;
+    return step->node ? run_node(ctx, step->node, resolve, arg) : run_fused(ctx, step->fused, resolve, arg);
+}
