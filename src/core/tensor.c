@@ -161,17 +161,9 @@ wgt_status wgt_make_operand(wgt_tensor *t, int ndim, const int64_t *shape, const
     wgt_storage *s = t->storage;
     wgt_status st = wgt_storage_sync_device(s);
     if (st != WGT_OK) return st;
-    memset(op, 0, sizeof *op);
-    op->dtype = t->dtype;
-    op->ndim = ndim;
-    for (int i = 0; i < ndim; i++) {
-        op->shape[i] = shape[i];
-        op->strides[i] = strides[i];
-    }
-    op->offset = t->offset;
+    wgt_operand_view(t, ndim, shape, strides, op);
     op->host = s->host;
     op->buffer = s->buffer;
-    op->storage = s;
     return WGT_OK;
 }
 
@@ -179,15 +171,9 @@ wgt_status wgt_make_output_operand(wgt_tensor *t, wgt_operand *op) {
     wgt_storage *s = t->storage;
     wgt_status st = wgt_flush_for(s, 1);
     if (st != WGT_OK || (st = wgt_storage_prepare_output(s)) != WGT_OK) return st;
-    memset(op, 0, sizeof *op);
-    op->dtype = t->dtype;
-    op->ndim = t->ndim;
-    memcpy(op->shape, t->shape, sizeof op->shape);
-    memcpy(op->strides, t->strides, sizeof op->strides);
-    op->offset = t->offset;
+    wgt_operand_whole(t, op);
     op->host = s->host;
     op->buffer = s->buffer;
-    op->storage = s;
     return WGT_OK;
 }
 

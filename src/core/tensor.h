@@ -46,7 +46,10 @@ typedef struct wgt_storage {
     int pending_writers; /* pending nodes that write it */
     int pending_readers; /* pending nodes that read it */
     int symbolic;        /* computed from a graph input: it holds no data outside a graph */
-    char *input_name;    /* a graph input's name */
+    char *input_name;    /* a graph input's name, type and shape */
+    wgt_dtype input_dtype;
+    int input_ndim;
+    int64_t input_shape[WGT_MAX_DIMS];
     struct wgt_storage *next_input;
     struct wgt_node *producer; /* symbolic: the node that writes it last (a reference) */
     wgt_status failed;   /* the work that was to write it failed: reads report this */

@@ -1,0 +1,424 @@
+/*
+ * Compiled graphs, after WebNN's build and dispatch. Ops applied to placeholders
+ * (wgt_graph_input) record symbolic nodes; wgt_graph_build walks back from the named outputs,
+ * keeps the nodes and storages they need, and plans them once (dropping what no output needs,
+ * fusing elementwise chains). wgt_graph_dispatch checks every binding, maps the placeholders
+ * and outputs onto the caller's storages and runs the plan. Intermediates give their buffers
+ * back to the pool after their last step, so a replay reuses the same memory (and, through the
+ * backend's caches, the same pipelines and bind groups) while holding only the live set.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node.h"
+
+#define WGT_GRAPH_MAGIC 0x77674772u /* "wgGr" */
+
+void wgt_context_unref(wgt_context *ctx); /* context.c */
+
+typedef struct graph_value {
+    char *name;
+    wgt_storage *storage; /* the placeholder, or the symbolic storage the output is */
+    wgt_dtype dtype;
+    int ndim;
+    int64_t shape[WGT_MAX_DIMS];
+    /* During a dispatch: the caller's storage and the element offset of its view. */
+    wgt_storage *bound;
+    int64_t shift;
+    wgt_tensor *bound_tensor;
+} graph_value;
+
+struct wgt_graph {
+    uint32_t magic;
+    wgt_context *ctx;
+    graph_value *inputs, *outputs;
+    int ninputs, noutputs;
+    wgt_node **nodes;
+    int nnodes;
+    wgt_storage **storages; /* every storage the nodes name, each held once */
+    int nstorages;
+    wgt_plan plan;
+};
+
+wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape) {
+    static const char fn[] = "wgt_graph_input";
+    if (wgt_check_context(fn, ctx) != WGT_OK) return NULL;
+    if (!name || !*name) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: name is %s", fn, name ? "empty" : "NULL");
+        return NULL;
+    }
+    for (wgt_storage *s = ctx->graph_inputs; s; s = s->next_input)
+        if (!strcmp(s->input_name, name)) {
+            wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: an input named '%s' already exists in this context", fn, name);
+            return NULL;
+        }
+    wgt_tensor *t = wgt_tensor_new(ctx, fn, dtype, ndim, shape, WGT_USAGE_DEFAULT);
+    if (!t) return NULL;
+    wgt_storage *s = t->storage;
+    free(s->host); /* a placeholder never holds data */
+    s->host = NULL;
+    s->input_name = strdup(name);
+    if (!s->input_name) {
+        wgt_release(t);
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+        return NULL;
+    }
+    s->input_dtype = dtype;
+    s->input_ndim = ndim;
+    memcpy(s->input_shape, t->shape, sizeof s->input_shape);
+    s->symbolic = 1;
+    s->next_input = ctx->graph_inputs;
+    ctx->graph_inputs = s;
+    return t;
+}
+
+/* ---- building ---- */
+
+typedef struct {
+    wgt_node **nodes;
+    int n, cap;
+    wgt_storage **storages;
+    int ns, scap;
+} collector;
+
+static int add_storage(collector *c, wgt_storage *s) {
+    for (int i = 0; i < c->ns; i++)
+        if (c->storages[i] == s) return 1;
+    if (c->ns == c->scap) {
+        int cap = c->scap ? c->scap * 2 : 16;
+        wgt_storage **g = realloc(c->storages, sizeof *g * (size_t)cap);
+        if (!g) return 0;
+        c->storages = g;
+        c->scap = cap;
+    }
+    c->storages[c->ns++] = s;
+    return 1;
+}
+
+/* Adds the node and everything it depends on; 0 when out of host memory. */
+static int collect_node(collector *c, wgt_node *n) {
+    for (int i = 0; i < c->n; i++)
+        if (c->nodes[i] == n) return 1;
+    if (c->n == c->cap) {
+        int cap = c->cap ? c->cap * 2 : 32;
+        wgt_node **g = realloc(c->nodes, sizeof *g * (size_t)cap);
+        if (!g) return 0;
+        c->nodes = g;
+        c->cap = cap;
+    }
+    c->nodes[c->n++] = n;
+    if (n->prior && !collect_node(c, n->prior)) return 0;
+    for (int i = 0; i < n->nargs; i++) {
+        wgt_storage *s = n->args[i].storage;
+        if (!s) continue;
+        if (!add_storage(c, s)) return 0;
+        if (i > 0 && s->producer && !collect_node(c, s->producer)) return 0;
+    }
+    return 1;
+}
+
+static int by_seq(const void *a, const void *b) {
+    uint64_t x = (*(wgt_node *const *)a)->seq, y = (*(wgt_node *const *)b)->seq;
+    return (x > y) - (x < y);
+}
+
+static int is_output(wgt_storage *s, void *arg) {
+    const wgt_graph *g = arg;
+    for (int i = 0; i < g->noutputs; i++)
+        if (g->outputs[i].storage == s) return 1;
+    return 0;
+}
+
+static void graph_free(wgt_graph *g) {
+    if (!g) return;
+    wgt_plan_free(&g->plan);
+    for (int i = 0; i < g->nnodes; i++) wgt_node_release(g->nodes[i]);
+    for (int i = 0; i < g->nstorages; i++) wgt_storage_release(g->storages[i]);
+    for (int i = 0; i < g->ninputs; i++) free(g->inputs[i].name);
+    for (int i = 0; i < g->noutputs; i++) free(g->outputs[i].name);
+    free(g->inputs);
+    free(g->outputs);
+    free(g->nodes);
+    free(g->storages);
+    wgt_context *ctx = g->ctx;
+    g->magic = 0;
+    free(g);
+    if (ctx) wgt_context_unref(ctx);
+}
+
+static void set_value(graph_value *v, wgt_storage *s, const wgt_tensor *t) {
+    v->storage = s;
+    v->dtype = t->dtype;
+    v->ndim = t->ndim;
+    memcpy(v->shape, t->shape, sizeof v->shape);
+}
+
+wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs) {
+    static const char fn[] = "wgt_graph_build";
+    if (wgt_check_context(fn, ctx) != WGT_OK) return NULL;
+    if (n_outputs < 1 || !outputs) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: needs at least one output (n_outputs is %d, outputs %s)", fn, n_outputs,
+                  outputs ? "given" : "NULL");
+        return NULL;
+    }
+    wgt_graph *g = calloc(1, sizeof *g);
+    if (!g || !(g->outputs = calloc((size_t)n_outputs, sizeof *g->outputs))) {
+        free(g);
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+        return NULL;
+    }
+    g->magic = WGT_GRAPH_MAGIC;
+    g->ctx = ctx;
+    ctx->refs++;
+    collector c = {0};
+    wgt_tensor *made[64] = {0}; /* contiguous copies of outputs that are views */
+    int nmade = 0;
+    for (int i = 0; i < n_outputs; i++) {
+        const char *name = outputs[i].name;
+        wgt_tensor *t = outputs[i].tensor;
+        char what[64];
+        snprintf(what, sizeof what, "outputs[%d].tensor", i);
+        if (!name || !*name) {
+            wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: outputs[%d].name is %s", fn, i, name ? "empty" : "NULL");
+            goto fail;
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(outputs[j].name, name)) {
+                wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: two outputs are named '%s'", fn, name);
+                goto fail;
+            }
+        if (wgt_check_tensor(fn, what, t) != WGT_OK) goto fail;
+        if (t->storage->ctx != ctx) {
+            wgt_error(WGT_ERR_CONTEXT_MISMATCH, "%s: output '%s' belongs to another context", fn, name);
+            goto fail;
+        }
+        if (!t->storage->symbolic || t->storage->input_name) {
+            wgt_error(WGT_ERR_USAGE, "%s: output '%s' is %s; outputs must be computed from graph inputs", fn, name,
+                      t->storage->input_name ? "a graph input itself" : "not computed from any graph input");
+            goto fail;
+        }
+        /* An output is a whole storage, so a view of one is copied out inside the graph. */
+        int whole = t->offset == 0 && wgt_is_contiguous(t->ndim, t->shape, t->strides) &&
+                    (size_t)wgt_numel(t->ndim, t->shape) * wgt_dtype_size(t->dtype) == t->storage->nbytes;
+        if (!whole) {
+            if (nmade == 64) {
+                wgt_error(WGT_ERR_LIMIT, "%s: more than 64 outputs are views", fn);
+                goto fail;
+            }
+            if (!(t = made[nmade++] = wgt_contiguous(t))) goto fail;
+        }
+        for (int j = 0; j < i; j++)
+            if (g->outputs[j].storage == t->storage) {
+                wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: outputs '%s' and '%s' are the same tensor", fn,
+                          g->outputs[j].name, name);
+                goto fail;
+            }
+        if (!(g->outputs[i].name = strdup(name))) goto oom;
+        set_value(&g->outputs[i], t->storage, t);
+        g->noutputs = i + 1;
+        if (!add_storage(&c, t->storage) || !collect_node(&c, t->storage->producer)) goto oom;
+    }
+    qsort(c.nodes, (size_t)c.n, sizeof *c.nodes, by_seq);
+    /* Hold what the graph names; inputs are the placeholders reached. */
+    g->nodes = c.nodes;
+    g->nnodes = c.n;
+    for (int i = 0; i < c.n; i++) c.nodes[i]->refs++;
+    g->storages = c.storages;
+    g->nstorages = c.ns;
+    c.nodes = NULL;
+    c.storages = NULL;
+    for (int i = 0; i < g->nstorages; i++) {
+        wgt_storage *s = g->storages[i];
+        s->refs++;
+        if (!s->symbolic && wgt_flush_for(s, 0) != WGT_OK) goto fail; /* constants get their values now */
+        if (!s->input_name) continue;
+        graph_value *grown = realloc(g->inputs, sizeof *grown * ((size_t)g->ninputs + 1));
+        if (!grown) goto oom;
+        g->inputs = grown;
+        graph_value *v = &g->inputs[g->ninputs++];
+        memset(v, 0, sizeof *v);
+        v->storage = s;
+        v->dtype = s->input_dtype;
+        v->ndim = s->input_ndim;
+        memcpy(v->shape, s->input_shape, sizeof v->shape);
+        if (!(v->name = strdup(s->input_name))) goto oom;
+    }
+    if (wgt_plan_build(ctx, g->nodes, g->nnodes, is_output, g, ctx->fusion && ctx->backend->fused != NULL,
+                       &g->plan) != WGT_OK)
+        goto fail;
+    for (int i = 0; i < nmade; i++) wgt_release(made[i]);
+    return g;
+oom:
+    wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+fail:
+    free(c.nodes);
+    free(c.storages);
+    for (int i = 0; i < nmade; i++) wgt_release(made[i]);
+    graph_free(g);
+    return NULL;
+}
+
+int wgt_graph_launches(const wgt_graph *g) { return g && g->magic == WGT_GRAPH_MAGIC ? g->plan.nsteps : -1; }
+
+void wgt_graph_release(wgt_graph *g) {
+    if (g && g->magic == WGT_GRAPH_MAGIC) graph_free(g);
+}
+
+/* ---- dispatching ---- */
+
+static wgt_storage *resolve(wgt_storage *s, int64_t *shift, void *arg) {
+    wgt_graph *g = arg;
+    graph_value *lists[2] = {g->inputs, g->outputs};
+    int counts[2] = {g->ninputs, g->noutputs};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < counts[l]; i++)
+            if (lists[l][i].storage == s) {
+                *shift = lists[l][i].shift;
+                return lists[l][i].bound;
+            }
+    return s;
+}
+
+static const char *names_of(const graph_value *v, int n, char *buf, size_t size) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used + 1 < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s'%s'", i ? ", " : "", v[i].name);
+    return buf;
+}
+
+/* Matches the bindings to the graph's values by name and checks each tensor. */
+static wgt_status bind(const char *fn, wgt_graph *g, const char *kind, graph_value *vals, int nvals, int n,
+                       const wgt_binding *b, int is_output) {
+    char list[512];
+    if (n < 0 || (n > 0 && !b))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s count %d with %s bindings", fn, kind, n, b ? "given" : "NULL");
+    for (int i = 0; i < nvals; i++) vals[i].bound = NULL;
+    for (int i = 0; i < n; i++) {
+        const char *name = b[i].name;
+        if (!name) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s binding %d has a NULL name", fn, kind, i);
+        graph_value *v = NULL;
+        for (int k = 0; k < nvals && !v; k++)
+            if (!strcmp(vals[k].name, name)) v = &vals[k];
+        if (!v)
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: the graph has no %s named '%s' (its %ss: %s)", fn, kind, name,
+                             kind, names_of(vals, nvals, list, sizeof list));
+        if (v->bound) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s '%s' is bound twice", fn, kind, name);
+        wgt_tensor *t = b[i].tensor;
+        char what[300];
+        snprintf(what, sizeof what, "%s '%s'", kind, name);
+        wgt_status st = wgt_check_tensor(fn, what, t);
+        if (st != WGT_OK) return st;
+        if (t->storage->ctx != g->ctx)
+            return wgt_error(WGT_ERR_CONTEXT_MISMATCH, "%s: %s belongs to another context than the graph", fn, what);
+        if (t->storage->symbolic)
+            return wgt_error(WGT_ERR_USAGE, "%s: %s is a placeholder or computed from one; bind a tensor with data", fn,
+                             what);
+        if (t->dtype != v->dtype)
+            return wgt_error(WGT_ERR_DTYPE, "%s: %s is %s; the graph was built for %s", fn, what,
+                             wgt_dtype_name(t->dtype), wgt_dtype_name(v->dtype));
+        int same = t->ndim == v->ndim;
+        for (int d = 0; same && d < t->ndim; d++) same = t->shape[d] == v->shape[d];
+        if (!same) {
+            char have[256], want[256];
+            wgt_format_shape(have, sizeof have, t->ndim, t->shape);
+            wgt_format_shape(want, sizeof want, v->ndim, v->shape);
+            return wgt_error(WGT_ERR_SHAPE, "%s: %s has shape %s; the graph was built for %s", fn, what, have, want);
+        }
+        if (is_output) {
+            if (!(t->usage & WGT_USAGE_WRITABLE))
+                return wgt_error(WGT_ERR_USAGE, "%s: %s was created without the writable usage", fn, what);
+            if (!wgt_is_contiguous(t->ndim, t->shape, t->strides))
+                return wgt_error(WGT_ERR_USAGE, "%s: %s is not contiguous; bind a contiguous tensor and copy from it",
+                                 fn, what);
+        }
+        v->bound = t->storage;
+        v->shift = t->offset;
+        v->bound_tensor = t;
+    }
+    for (int i = 0; i < nvals; i++)
+        if (!vals[i].bound)
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s '%s' is not bound (the graph's %ss: %s)", fn, kind,
+                             vals[i].name, kind, names_of(vals, nvals, list, sizeof list));
+    return WGT_OK;
+}
+
+/* An intermediate's memory goes back to the pool (or the host heap); a later step or replay
+ * that writes it first in parts gets it zeroed again, as a fresh tensor would be. */
+static void release_intermediate(wgt_graph *g, wgt_storage *x) {
+    if (!x->symbolic || x->input_name || is_output(x, g)) return;
+    wgt_backend *be = g->ctx->backend;
+    if (x->buffer) be->buffer_destroy(be, x->buffer);
+    x->buffer = NULL;
+    free(x->host);
+    x->host = NULL;
+    x->device_valid = x->host_valid = 0;
+}
+
+wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inputs, int n_outputs,
+                              const wgt_binding *outputs) {
+    static const char fn[] = "wgt_graph_dispatch";
+    if (!g) return wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "%s: graph is NULL", fn);
+    if (g->magic != WGT_GRAPH_MAGIC) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: graph is not a live graph", fn);
+    wgt_context *ctx = g->ctx;
+    wgt_status st = wgt_check_context(fn, ctx);
+    if (st != WGT_OK || (st = bind(fn, g, "input", g->inputs, g->ninputs, n_inputs, inputs, 0)) != WGT_OK ||
+        (st = bind(fn, g, "output", g->outputs, g->noutputs, n_outputs, outputs, 1)) != WGT_OK)
+        return st;
+    for (int o = 0; o < g->noutputs; o++) {
+        for (int i = 0; i < g->ninputs; i++)
+            if (g->outputs[o].bound == g->inputs[i].bound)
+                return wgt_error(WGT_ERR_USAGE, "%s: output '%s' shares its storage with input '%s'", fn,
+                                 g->outputs[o].name, g->inputs[i].name);
+        for (int k = 0; k < o; k++)
+            if (g->outputs[o].bound == g->outputs[k].bound)
+                return wgt_error(WGT_ERR_USAGE, "%s: outputs '%s' and '%s' share one storage", fn, g->outputs[k].name,
+                                 g->outputs[o].name);
+    }
+    /* Strided inputs are copied to contiguous ones first: the graph reads placeholders whole. */
+    wgt_tensor *copies[64] = {0};
+    int ncopies = 0;
+    for (int i = 0; i < g->ninputs; i++) {
+        wgt_tensor *t = g->inputs[i].bound_tensor;
+        if (wgt_is_contiguous(t->ndim, t->shape, t->strides)) continue;
+        if (ncopies == 64) {
+            st = wgt_error(WGT_ERR_LIMIT, "%s: more than 64 strided inputs", fn);
+            goto done;
+        }
+        wgt_tensor *c = copies[ncopies++] = wgt_contiguous(t);
+        if (!c) {
+            st = wgt_last_status();
+            goto done;
+        }
+        g->inputs[i].bound = c->storage;
+        g->inputs[i].shift = 0;
+    }
+    /* Recorded work on the bound tensors and the graph's constants runs before the graph. */
+    for (int i = 0; i < g->ninputs && st == WGT_OK; i++) st = wgt_flush_for(g->inputs[i].bound, 0);
+    for (int i = 0; i < g->noutputs && st == WGT_OK; i++) st = wgt_flush_for(g->outputs[i].bound, 1);
+    for (int i = 0; i < g->nstorages && st == WGT_OK; i++)
+        if (!g->storages[i]->symbolic) st = wgt_flush_for(g->storages[i], 0);
+    if (st != WGT_OK) goto done;
+    ctx->refs++;
+    for (int s = 0; s < g->plan.nsteps && st == WGT_OK; s++) {
+        const wgt_step *step = &g->plan.steps[s];
+        st = wgt_step_run(ctx, step, resolve, g);
+        if (st != WGT_OK) break;
+        ctx->counters.ops_run += (uint64_t)step->members;
+        if (step->fused) ctx->counters.ops_fused += (uint64_t)step->members;
+        ctx->counters.launches++;
+        /* Intermediates return their memory after their last step; the next replay takes
+         * it again from the pool. */
+        for (int k = 0; k < step->nlast; k++) release_intermediate(g, step->last_uses[k]);
+    }
+    /* A failed run leaves intermediates as they are; the next dispatch starts them afresh. */
+    if (st != WGT_OK)
+        for (int i = 0; i < g->nstorages; i++) release_intermediate(g, g->storages[i]);
+    wgt_context_unref(ctx);
+done:
+    for (int i = 0; i < ncopies; i++) wgt_release(copies[i]);
+    for (int i = 0; i < g->ninputs; i++) g->inputs[i].bound = NULL;
+    for (int i = 0; i < g->noutputs; i++) g->outputs[i].bound = NULL;
+    return st;
+}
