@@ -47,7 +47,7 @@ $(BUILD)/libwgtensor.a: $(LIB_OBJ)
 $(BUILD)/libwgtensor.so: $(LIB_OBJ)
 	$(CC) -shared $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-TOOLS_SRC = tools/wgtensor.c tools/mlp_demo.c tools/bench.c
+TOOLS_SRC = tools/wgtensor.c tools/mlp_demo.c tools/bench.c tools/bench_engine.c
 $(BUILD)/wgtensor: $(TOOLS_SRC) $(BUILD)/libwgtensor.a
 	$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) -o $@ $(TOOLS_SRC) $(BUILD)/libwgtensor.a $(LDLIBS)
 

@@ -1,12 +1,25 @@
 #!/usr/bin/env python3
-"""Runs wgtensor's benchmark workloads in PyTorch and prints wgtensor/PyTorch ratios.
+"""Runs wgtensor's benchmark workloads in PyTorch and prints them side by side.
 
 Usage: python3 bench/compare_torch.py WGTENSOR_JSON [--json OUT] [--plot OUT.png]
 
-WGTENSOR_JSON is what `wgtensor bench --json FILE` wrote (same machine, same run). Each
-workload is rebuilt here with the same shapes, warmed up, and timed as the median of
-repeats with torch.cuda.synchronize() around it (TF32 off, so f32 GEMM is real f32).
-The ratio column is PyTorch time / wgtensor time: 1.0 means parity, above 1 faster.
+WGTENSOR_JSON is what `wgtensor bench --json FILE` or `wgtensor bench-engine --json FILE`
+wrote (same machine, same run); the rows say which.
+
+bench rows: each workload is rebuilt here with the same shapes, warmed up, and timed as the
+median of repeats with torch.cuda.synchronize() around it (TF32 off, so f32 GEMM is real f32).
+
+bench-engine rows (kind overhead, fusion, memory):
+  overhead  the same op chain (x*0.999, x+b, tanh, x+0.001 on [256] f32) in PyTorch eager, one
+            launch per op and a .cpu() read per iteration, and as a CUDA graph (captured once,
+            then replay and .cpu() read per iteration); microseconds per op = iteration / N.
+  fusion    the same 8-op chain and the single add, eager, synchronize around each; the
+            figure is chain time / add time.
+  memory    the 1000-op chain with each intermediate dropped at once: the caching allocator's
+            peak (max_memory_allocated) over the 3 x 4 MB live set.
+
+The ratio columns are PyTorch time / wgtensor time: 1.0 means parity, above 1 wgtensor is
+faster. Without PyTorch or CUDA the wgtensor figures are printed alone.
 """
 import json
 import statistics
@@ -68,23 +81,31 @@ def time_ms(torch, fn, repeats=10):
     return statistics.median(times)
 
 
-def main(argv):
-    if len(argv) < 2:
-        print(__doc__)
-        return 2
-    ours = json.load(open(argv[1]))
-    out_json = argv[argv.index("--json") + 1] if "--json" in argv else None
-    plot = argv[argv.index("--plot") + 1] if "--plot" in argv else None
+def load_torch():
+    """torch with CUDA usable, or None (the reason printed)."""
     try:
         import torch
     except ImportError:
-        print("PyTorch is not importable here: nothing to compare")
-        return 0
+        print("PyTorch is not importable here: wgtensor figures only")
+        return None
     if not torch.cuda.is_available():
-        print("PyTorch sees no CUDA device: nothing to compare")
-        return 0
+        print("PyTorch sees no CUDA device: wgtensor figures only")
+        return None
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    return torch
+
+
+# ---- bench rows -----------------------------------------------------------------------------
+
+
+def compare_kernels(ours, torch, out_json, plot):
+    if torch is None:
+        print(f"wgtensor on {ours['device']}")
+        print(f"{'workload':22} {'size':18} {'wgtensor ms':>12}")
+        for r in ours["rows"]:
+            print(f"{r['name']:22} {r['size']:18} {r['ms']:12.3f}")
+        return 0
     dev = "cuda"
     print(f"wgtensor on {ours['device']} against PyTorch {torch.__version__} on {torch.cuda.get_device_name()}")
     print(f"{'workload':22} {'size':18} {'wgtensor ms':>12} {'torch ms':>10} {'ratio':>7}")
@@ -118,6 +139,227 @@ def main(argv):
         fig.savefig(plot, dpi=120)
         print(f"plot written to {plot}")
     return 0
+
+
+# ---- bench-engine rows ----------------------------------------------------------------------
+
+
+def chain(torch, x, b, n):
+    """The overhead and memory chain: op i of the cycle x*0.999, x+b, tanh(x), x+0.001."""
+    for i in range(n):
+        k = i % 4
+        if k == 0:
+            x = x * 0.999
+        elif k == 1:
+            x = x + b
+        elif k == 2:
+            x = torch.tanh(x)
+        else:
+            x = x + 0.001
+    return x
+
+
+def chain8(torch, x, t):
+    """The fusion chain: relu((tanh((x*0.5 + t)*1.5 - 0.25))*2 + 0.125), eight ops."""
+    y = x * 0.5
+    y = y + t
+    y = y * 1.5
+    y = y - 0.25
+    y = torch.tanh(y)
+    y = y * 2.0
+    y = y + 0.125
+    return torch.relu(y)
+
+
+def median_us(fn, budget_s=0.3, min_iters=5, max_iters=2000):
+    """As wgtensor bench-engine: two warm-up runs, then runs until the budget is spent."""
+    fn()
+    fn()
+    times = []
+    start = time.perf_counter()
+    while len(times) < max_iters and (len(times) < min_iters or time.perf_counter() - start < budget_s):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
+def torch_overhead(torch, n):
+    """(eager us/iter, CUDA graph us/iter, max error of the graph result vs float64)."""
+    g = torch.Generator(device="cuda").manual_seed(11)
+    x0 = torch.rand(256, device="cuda", generator=g) * 2 - 1
+    b = torch.rand(256, device="cuda", generator=g) - 0.5
+    eager = median_us(lambda: chain(torch, x0, b, n).cpu())
+    static_x = x0.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            chain(torch, static_x, b, n)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_y = chain(torch, static_x, b, n)
+
+    def replay():
+        graph.replay()
+        return static_y.cpu()
+
+    replayed = median_us(replay)
+    want = chain(torch, x0.double(), b.double(), n).cpu()
+    err = (replay().double() - want).abs().max().item()
+    del graph, static_y
+    return eager, replayed, err
+
+
+def torch_fusion(torch, numel):
+    """(8-op chain ms, add ms) eager, synchronize around each."""
+    x = torch.rand(numel, device="cuda") * 2 - 1
+    t = torch.rand(numel, device="cuda") * 2 - 1
+
+    def timed(fn):
+        def run():
+            fn()
+            torch.cuda.synchronize()
+        return median_us(run, min_iters=10) * 1e-3
+
+    torch.cuda.synchronize()
+    chain_ms = timed(lambda: chain8(torch, x, t))
+    add_ms = timed(lambda: x + t)
+    del x, t
+    torch.cuda.empty_cache()
+    return chain_ms, add_ms
+
+
+def torch_memory(torch, rows, cols, n):
+    """Peak bytes the caching allocator handed out for the chain (inputs included)."""
+    x0 = torch.rand(rows, cols, device="cuda") * 2 - 1
+    b = torch.rand(cols, device="cuda") - 0.5
+    chain(torch, x0, b, 8)  # kernels loaded outside the measurement
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    y = chain(torch, x0, b, n)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated()
+    del y, x0, b
+    torch.cuda.empty_cache()
+    return peak
+
+
+def fmt(v, width, prec):
+    return f"{v:{width}.{prec}f}" if v is not None else f"{'-':>{width}}"
+
+
+def ratio(torch_v, ours_v):
+    return torch_v / ours_v if torch_v is not None and ours_v else None
+
+
+def compare_engine(ours, torch, out_json):
+    rows = ours["rows"]
+    where = ours["device"] + (" (lavapipe, Mesa's CPU Vulkan driver: not GPU figures)" if ours.get("lavapipe") else "")
+    if torch is not None:
+        print(f"wgtensor bench-engine on {where} against PyTorch {torch.__version__} on {torch.cuda.get_device_name()}")
+    else:
+        print(f"wgtensor bench-engine on {where}")
+    bad = [r["name"] for r in rows if not r["ok"]]
+    if bad:
+        print(f"rows whose check FAILED in wgtensor: {', '.join(bad)}")
+    out = {"device": ours["device"], "torch": torch.__version__ if torch else None, "overhead": [], "fusion": [],
+           "memory": []}
+
+    def find(kind, **want):
+        for r in rows:
+            if r["kind"] == kind and all(r.get(k) == v for k, v in want.items()):
+                return r
+        return None
+
+    # overhead: us per op, wgtensor eager and graph with fusion on and off beside PyTorch.
+    lengths = sorted({r["n_ops"] for r in rows if r["kind"] == "overhead"})
+    if lengths:
+        print("\n== overhead: us per op (iteration time / N), chain on [256] f32 with a read per iteration")
+        print(f"{'N':>5} | {'eager':>8} {'unfused':>8} {'torch':>8} {'ratio':>6} | {'graph':>8} {'unfused':>8} "
+              f"{'cudagraph':>9} {'ratio':>6} | {'launches e/g':>12}")
+    for n in lengths:
+        e1 = find("overhead", mode="eager", fusion=True, n_ops=n)
+        e0 = find("overhead", mode="eager", fusion=False, n_ops=n)
+        g1 = find("overhead", mode="graph", fusion=True, n_ops=n)
+        g0 = find("overhead", mode="graph", fusion=False, n_ops=n)
+        us = lambda r: r["us_per_op"] if r and r["ok"] else None
+        te = tg = err = None
+        if torch is not None:
+            te, tg, err = torch_overhead(torch, n)
+            te, tg = te / n, tg / n
+        launches = "/".join("-" if r is None else f"{r['launches_per_iter']:.0f}" for r in (e1, g1))
+        print(f"{n:5d} | {fmt(us(e1), 8, 2)} {fmt(us(e0), 8, 2)} {fmt(te, 8, 2)} {fmt(ratio(te, us(e1)), 6, 2)} | "
+              f"{fmt(us(g1), 8, 2)} {fmt(us(g0), 8, 2)} {fmt(tg, 9, 2)} {fmt(ratio(tg, us(g1)), 6, 2)} | {launches:>12}")
+        out["overhead"].append({"n_ops": n, "eager_fused_us_per_op": us(e1), "eager_unfused_us_per_op": us(e0),
+                                "torch_eager_us_per_op": te, "graph_fused_us_per_op": us(g1),
+                                "graph_unfused_us_per_op": us(g0), "torch_cudagraph_us_per_op": tg,
+                                "eager_ratio": ratio(te, us(e1)), "graph_ratio": ratio(tg, us(g1)),
+                                "torch_max_err": err})
+    if lengths:
+        print("eager/graph: wgtensor with fusion on; unfused: no_fusion=1; ratio: PyTorch / wgtensor (fused)")
+
+    # fusion: the 8-op chain over the single add, in each.
+    add = find("fusion", name="fusion_add1_fused")
+    fused = find("fusion", name="fusion_chain8_fused")
+    unfused = find("fusion", name="fusion_chain8_unfused")
+    if add or fused or unfused:
+        numel = (add or fused or unfused)["numel"]
+        print(f"\n== fusion: 8-op elementwise chain vs one add over {numel} f32 (goal: chain / add <= 1.2)")
+        print(f"{'':24} {'add ms':>9} {'chain ms':>9} {'chain/add':>9} {'launches':>9}")
+        ms = lambda r: r["ms"] if r and r["ok"] else None
+        for label, r in (("wgtensor fusion on", fused), ("wgtensor fusion off", unfused)):
+            if r is not None:
+                print(f"{label:24} {fmt(ms(add), 9, 3)} {fmt(ms(r), 9, 3)} "
+                      f"{fmt(ratio(ms(r), ms(add)), 9, 2)} {r['launches_per_iter']:9.0f}")
+        entry = {"numel": numel, "add_ms": ms(add), "chain8_fused_ms": ms(fused), "chain8_unfused_ms": ms(unfused),
+                 "fused_over_add": ratio(ms(fused), ms(add)), "unfused_over_add": ratio(ms(unfused), ms(add))}
+        if torch is not None:
+            tc, ta = torch_fusion(torch, numel)
+            print(f"{'PyTorch eager':24} {ta:9.3f} {tc:9.3f} {tc / ta:9.2f} {8:9d}")
+            entry.update({"torch_add_ms": ta, "torch_chain8_ms": tc, "torch_chain_over_add": tc / ta,
+                          "chain8_fused_ratio": ratio(tc, ms(fused))})
+        out["fusion"].append(entry)
+
+    # memory: peak over the live set.
+    mem = [r for r in rows if r["kind"] == "memory"]
+    if mem:
+        r0 = mem[0]
+        print(f"\n== memory: {r0['n_ops']}-op chain on {r0['numel']} f32, intermediates released at once")
+        print(f"{'':24} {'peak MB':>9} {'live MB':>9} {'peak/live':>9}")
+        for r in mem:
+            label = "wgtensor fusion " + ("on" if r["fusion"] else "off")
+            if r["peak_bytes"]:
+                print(f"{label:24} {r['peak_bytes'] / 2**20:9.2f} {r['live_bytes'] / 2**20:9.2f} {r['peak_over_live']:9.2f}")
+            else:
+                print(f"{label:24} {'-':>9} {r['live_bytes'] / 2**20:9.2f} {'-':>9}  ({r['note']})")
+            out["memory"].append({"fusion": r["fusion"], "peak_bytes": r["peak_bytes"], "live_bytes": r["live_bytes"],
+                                  "peak_over_live": r["peak_over_live"]})
+        if torch is not None:
+            peak = torch_memory(torch, 4096, r0["numel"] // 4096, r0["n_ops"])
+            live = r0["live_bytes"]
+            print(f"{'PyTorch eager':24} {peak / 2**20:9.2f} {live / 2**20:9.2f} {peak / live:9.2f}")
+            out["memory"].append({"torch": True, "peak_bytes": peak, "live_bytes": live, "peak_over_live": peak / live})
+    if out_json:
+        json.dump(out, open(out_json, "w"), indent=1)
+    return 0
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    ours = json.load(open(argv[1]))
+    out_json = argv[argv.index("--json") + 1] if "--json" in argv else None
+    plot = argv[argv.index("--plot") + 1] if "--plot" in argv else None
+    torch = load_torch()
+    if ours.get("program") == "bench-engine":
+        if plot:
+            print("--plot draws bench rows only: no plot for bench-engine rows")
+        return compare_engine(ours, torch, out_json)
+    return compare_kernels(ours, torch, out_json, plot)
 
 
 if __name__ == "__main__":

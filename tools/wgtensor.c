@@ -1,7 +1,8 @@
 /*
  * The `wgtensor` command: `info` describes every adapter and the device a context gets;
  * `demo` runs the library's main job (tools/mlp_demo.c) on the best device and beside it on the CPU;
- * `poly` is a quick end-to-end check of the elementwise path; `bench` (tools/bench.c) measures.
+ * `poly` is a quick end-to-end check of the elementwise path; `bench` (tools/bench.c) measures
+ * the workloads and `bench-engine` (tools/bench_engine.c) the execution engine.
  */
 #include <math.h>
 #include <stdio.h>
@@ -77,6 +78,7 @@ static wgt_tensor *horner_exp(wgt_context *ctx, int64_t rows, int64_t cols, uint
 
 int wgt_demo_mlp(void);                     /* mlp_demo.c */
 int wgt_bench_main(int argc, char **argv); /* bench.c */
+int wgt_bench_engine_main(int argc, char **argv); /* bench_engine.c */
 
 /* A smaller check that needs only elementwise ops: `wgtensor poly`. */
 static int cmd_poly(void) {
@@ -144,12 +146,14 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "demo")) return wgt_demo_mlp();
     if (!strcmp(cmd, "poly")) return cmd_poly();
     if (!strcmp(cmd, "bench")) return wgt_bench_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench-engine")) return wgt_bench_engine_main(argc - 2, argv + 2);
     fprintf(stderr,
-            "usage: wgtensor info | demo | poly | bench [options]\n"
+            "usage: wgtensor info | demo | poly | bench [options] | bench-engine [options]\n"
             "  info  list every adapter and describe the device a context gets\n"
             "  demo  the main job: train a perceptron on the digits data on the best device and on the CPU\n"
             "  poly  exp(x) by a polynomial in broadcast elementwise ops, checked against the CPU\n"
             "  bench the benchmark workloads with times, rates and fraction of the floor (--help)\n"
+            "  bench-engine  the execution engine: per-op overhead eager and as a graph, fusion, peak memory (--help)\n"
             "environment: WGT_BACKEND=auto|webgpu|cpu, WGT_ADAPTER=<index or name>, WGT_WEBGPU_LIBRARY=<path>,\n"
             "             WGT_TIMEOUT_MS=<ms>\n");
     return 2;
