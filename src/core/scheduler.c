@@ -131,21 +131,34 @@ static int collect(const planner *p, int g, int *members) {
     return m;
 }
 
-/* Tries to put node i (alone in its own group) into producer group g. */
+/* Tries to merge node i's group with producer group g (both end at or before i): the merged
+ * group takes the smaller id, and the labels go back when the kernel would not work. */
 static void try_join(planner *p, int i, int g) {
     int own = p->group[i];
-    p->group[i] = g;
-    int members[WGT_FUSED_MAX_STEPS + 1];
-    int m = 0, ok = 1;
-    for (int k = g; k <= i && ok; k++)
-        if (p->group[k] == g) {
-            if (m == WGT_FUSED_MAX_STEPS) ok = 0;
-            else members[m++] = k;
+    if (own == g) return;
+    int id = own < g ? own : g;
+    int changed[WGT_FUSED_MAX_STEPS + 1], before[WGT_FUSED_MAX_STEPS + 1], nchanged = 0;
+    int members[WGT_FUSED_MAX_STEPS + 1], m = 0, ok = 1;
+    for (int k = id; k <= i && ok; k++) {
+        if (p->group[k] != own && p->group[k] != g) continue;
+        if (m == WGT_FUSED_MAX_STEPS) {
+            ok = 0;
+            break;
         }
+        members[m++] = k;
+    }
+    if (ok)
+        for (int q = 0; q < m; q++)
+            if (p->group[members[q]] != id) {
+                changed[nchanged] = members[q];
+                before[nchanged++] = p->group[members[q]];
+                p->group[members[q]] = id;
+            }
     int nin = 0, nout = 0;
-    ok = ok && group_shape(p, members, m, g, &nin, &nout) && nin <= WGT_FUSED_MAX_INPUTS &&
-         nout <= WGT_FUSED_MAX_OUTPUTS && nin + nout <= p->max_buffers && can_move(p, members, m, g);
-    if (!ok) p->group[i] = own;
+    ok = ok && group_shape(p, members, m, id, &nin, &nout) && nin <= WGT_FUSED_MAX_INPUTS &&
+         nout <= WGT_FUSED_MAX_OUTPUTS && nin + nout <= p->max_buffers && can_move(p, members, m, id);
+    if (!ok)
+        for (int q = 0; q < nchanged; q++) p->group[changed[q]] = before[q];
 }
 
 static wgt_fused_kind fused_kind(wgt_node_kind k) {
@@ -277,7 +290,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
         for (int i = 0; i < n; i++) {
             if (!live[i] || !fusible(nodes[i])) continue;
             group[i] = i;
-            for (int j = 1; j < nodes[i]->nargs && group[i] == i; j++) {
+            for (int j = 1; j < nodes[i]->nargs; j++) {
                 wgt_storage *s = nodes[i]->args[j].storage;
                 if (!s || s->producer_index < 0 || group[s->producer_index] < 0) continue;
                 const wgt_node *prod = nodes[s->producer_index];
