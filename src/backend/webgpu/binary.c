@@ -4,28 +4,17 @@
  * promises undefined: pow for x <= 0, atan2 at zeros and infinities, max and min with NaN,
  * integer % by zero. So the helpers handle those cases themselves, spelling out the same
  * semantics as the CPU kernels (C's pow and atan2, NumPy's mod, maximum and minimum).
- * NaN and infinity tests look at the bits, because a driver may compile float compares as
- * if NaN could not occur, and NaN and infinity constants come from private variables,
- * because WGSL rejects a constant expression that evaluates to either.
+ * NaN and infinity tests and constants come from the shared float prelude
+ * (wgt_wgsl_float_bits). Each op is an expression over x and y (and z for where) with its
+ * helper pieces, looked up by the op's own kernel and by fused kernels (fused.c) alike.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "webgpu_internal.h"
 
-#define FLOAT_PRELUDE                                                                         \
-    "var<private> wgt_nan_bits: u32 = 0x7fc00000u;\n"                                        \
-    "var<private> wgt_inf_bits: u32 = 0x7f800000u;\n"                                        \
-    "fn wgt_nan() -> f32 { return bitcast<f32>(wgt_nan_bits); }\n"                           \
-    "fn wgt_inf() -> f32 { return bitcast<f32>(wgt_inf_bits); }\n"                           \
-    "fn wgt_is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\n" \
-    "fn wgt_is_inf(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) == 0x7f800000u; }\n" \
-    "fn wgt_sign_bit(v: f32) -> bool { return (bitcast<u32>(v) & 0x80000000u) != 0u; }\n"   \
-    "fn wgt_with_sign(mag: f32, negative: bool) -> f32 {\n"                                   \
-    "    return bitcast<f32>((bitcast<u32>(mag) & 0x7fffffffu) | select(0u, 0x80000000u, negative));\n" \
-    "}\n"
-
 /* C99 F.9.4.4's special cases around WGSL's pow, which is exp2(y * log2(x)) for x > 0. */
-static const char pow_f32_helpers[] = FLOAT_PRELUDE
+static const wgt_wgsl_piece pow_f32 = {
     "fn wgt_pow(x: f32, y: f32) -> f32 {\n"
     "    if (y == 0.0 || x == 1.0) { return 1.0; }\n" /* even when the other one is NaN */
     "    if (wgt_is_nan(x) || wgt_is_nan(y)) { return wgt_nan(); }\n"
@@ -46,11 +35,12 @@ static const char pow_f32_helpers[] = FLOAT_PRELUDE
     "        if (!y_int && ax != 0.0 && !wgt_is_inf(ax)) { return wgt_nan(); }\n"
     "    }\n"
     "    return mag;\n"
-    "}\n";
+    "}\n",
+    {&wgt_wgsl_float_bits}};
 
 /* C's atan2 at zeros and infinities (WGSL leaves atan2(0, 0) undefined); the angles are
  * the f32 roundings of pi, pi/2, pi/4 and 3pi/4. */
-static const char atan2_f32_helpers[] = FLOAT_PRELUDE
+static const wgt_wgsl_piece atan2_f32 = {
     "fn wgt_atan2(y: f32, x: f32) -> f32 {\n"
     "    if (wgt_is_nan(y) || wgt_is_nan(x)) { return wgt_nan(); }\n"
     "    let pi = bitcast<f32>(0x40490fdbu);\n"
@@ -65,12 +55,13 @@ static const char atan2_f32_helpers[] = FLOAT_PRELUDE
     "    else if (wgt_is_inf(y)) { r = half_pi; }\n"
     "    else { return atan2(y, x); }\n"
     "    return wgt_with_sign(r, wgt_sign_bit(y));\n"
-    "}\n";
+    "}\n",
+    {&wgt_wgsl_float_bits}};
 
 /* Floored mod as numpy.mod computes it: the exact fmod (by integer long division of the
  * significands, as musl's fmodf does, because x - y * trunc(x / y) loses digits), then
  * moved to the divisor's side with one rounded addition. The same steps as the CPU. */
-static const char mod_f32_helpers[] = FLOAT_PRELUDE
+static const wgt_wgsl_piece mod_f32 = {
     "fn wgt_significand(bits: u32, e: ptr<function, i32>) -> u32 {\n"
     "    if (*e != 0) { return (bits & 0x7fffffu) | 0x800000u; }\n"
     "    var m = bits << 9u;\n" /* subnormal: normalize, lowering the exponent */
@@ -106,11 +97,12 @@ static const char mod_f32_helpers[] = FLOAT_PRELUDE
     "    let m = wgt_fmod(x, y);\n"
     "    if (m == 0.0) { return wgt_with_sign(0.0, wgt_sign_bit(y)); }\n"
     "    return select(m, m + y, (m < 0.0) != (y < 0.0));\n"
-    "}\n";
+    "}\n",
+    {&wgt_wgsl_float_bits}};
 
 /* NumPy's choice: the first NaN wins, and an ordered pair picks by comparison (so the
  * sign of a zero result matches the CPU too). */
-static const char maxmin_f32_helpers[] = FLOAT_PRELUDE
+static const wgt_wgsl_piece maxmin_f32 = {
     "fn wgt_maximum(x: f32, y: f32) -> f32 {\n"
     "    if (wgt_is_nan(x)) { return x; }\n"
     "    if (wgt_is_nan(y)) { return y; }\n"
@@ -120,11 +112,12 @@ static const char maxmin_f32_helpers[] = FLOAT_PRELUDE
     "    if (wgt_is_nan(x)) { return x; }\n"
     "    if (wgt_is_nan(y)) { return y; }\n"
     "    return select(y, x, x <= y);\n"
-    "}\n";
+    "}\n",
+    {&wgt_wgsl_float_bits}};
 
 /* Repeated squaring; WGSL's integer multiply wraps. Negative i32 exponents follow the
  * header: 0, except 1 for base 1 and +-1 for base -1. */
-static const char pow_int_helpers[] =
+static const wgt_wgsl_piece pow_int = {
     "fn wgt_pow_u32(x: u32, y: u32) -> u32 {\n"
     "    var r = 1u;\n"
     "    var b = x;\n"
@@ -144,22 +137,25 @@ static const char pow_int_helpers[] =
     "        return 0;\n"
     "    }\n"
     "    return bitcast<i32>(wgt_pow_u32(bitcast<u32>(x), bitcast<u32>(y)));\n"
-    "}\n";
+    "}\n",
+    {NULL}};
 
 /* Floored integer mod; divisors 0 and -1 give 0 (and keep MIN % -1 out of the shader). */
-static const char mod_int_helpers[] =
+static const wgt_wgsl_piece mod_int = {
     "fn wgt_mod_i32(x: i32, y: i32) -> i32 {\n"
     "    if (y == 0 || y == -1) { return 0; }\n"
     "    let m = x % y;\n"
     "    return select(m, m + y, m != 0 && ((m < 0) != (y < 0)));\n"
     "}\n"
-    "fn wgt_mod_u32(x: u32, y: u32) -> u32 { return select(x % max(y, 1u), 0u, y == 0u); }\n";
+    "fn wgt_mod_u32(x: u32, y: u32) -> u32 { return select(x % max(y, 1u), 0u, y == 0u); }\n",
+    {NULL}};
 
 static const char *const op_names[WGT_BINARY_COUNT] = {
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "atan2",
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"};
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
+static int is_dtype(wgt_dtype d) { return is_float(d) || d == WGT_I32 || d == WGT_U32; }
 
 /* WGSL test that input v (x, y or z) of type d is nonzero. Floats are tested on their
  * bits: +-0 is false and NaN true, whatever the driver assumes about NaN. */
@@ -168,46 +164,54 @@ static void truth(char *buf, size_t size, const char *v, wgt_dtype d) {
     else snprintf(buf, size, "(%s != %s)", v, d == WGT_I32 ? "0" : "0u");
 }
 
-wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
-                           const wgt_operand *b) {
-    if ((int)op < 0 || op >= WGT_BINARY_COUNT) return wgt_error(WGT_ERR_INTERNAL, "unknown binary op %d", (int)op);
-    int fl = is_float(a->dtype), i32 = a->dtype == WGT_I32;
-    const char *expr = NULL, *helpers = NULL;
+wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_dtype out, char *expr, size_t size,
+                                wgt_wgsl_pieces *helpers) {
+    if ((unsigned)op >= WGT_BINARY_COUNT) return wgt_error(WGT_ERR_INTERNAL, "unknown binary op %d", (int)op);
+    int fl = is_float(a), i32 = a == WGT_I32, logical = op == WGT_BINARY_LOGICAL_AND || op == WGT_BINARY_LOGICAL_OR;
+    if (!is_dtype(a) || !is_dtype(b) || (!logical && a != b) || (op == WGT_BINARY_ATAN2 && !fl))
+        return wgt_error(WGT_ERR_INTERNAL, "binary op %s on %s and %s", op_names[op], wgt_dtype_name(a),
+                         wgt_dtype_name(b));
+    wgt_dtype want = op >= WGT_BINARY_EQ ? WGT_U32 : a;
+    if (out != want)
+        return wgt_error(WGT_ERR_INTERNAL, "binary op %s on %s gives %s, not %s", op_names[op], wgt_dtype_name(a),
+                         wgt_dtype_name(want), wgt_dtype_name(out));
+    const char *e = NULL;
+    const wgt_wgsl_piece *piece = NULL;
     char buf[256];
     switch (op) {
-    case WGT_BINARY_ADD: expr = "x + y"; break;
-    case WGT_BINARY_SUB: expr = "x - y"; break;
-    case WGT_BINARY_MUL: expr = "x * y"; break;
+    case WGT_BINARY_ADD: e = "x + y"; break;
+    case WGT_BINARY_SUB: e = "x - y"; break;
+    case WGT_BINARY_MUL: e = "x * y"; break;
     /* Integer division by zero is defined as 0 here (WGSL would give x). */
-    case WGT_BINARY_DIV: expr = fl ? "x / y" : "select(x / y, x - x, y == (y - y))"; break;
+    case WGT_BINARY_DIV: e = fl ? "x / y" : "select(x / y, x - x, y == (y - y))"; break;
     case WGT_BINARY_POW:
-        expr = fl ? "wgt_pow(x, y)" : i32 ? "wgt_pow_i32(x, y)" : "wgt_pow_u32(x, y)";
-        helpers = fl ? pow_f32_helpers : pow_int_helpers;
+        e = fl ? "wgt_pow(x, y)" : i32 ? "wgt_pow_i32(x, y)" : "wgt_pow_u32(x, y)";
+        piece = fl ? &pow_f32 : &pow_int;
         break;
     case WGT_BINARY_MAXIMUM:
     case WGT_BINARY_MINIMUM:
         if (fl) {
-            expr = op == WGT_BINARY_MAXIMUM ? "wgt_maximum(x, y)" : "wgt_minimum(x, y)";
-            helpers = maxmin_f32_helpers;
+            e = op == WGT_BINARY_MAXIMUM ? "wgt_maximum(x, y)" : "wgt_minimum(x, y)";
+            piece = &maxmin_f32;
         } else {
-            expr = op == WGT_BINARY_MAXIMUM ? "max(x, y)" : "min(x, y)";
+            e = op == WGT_BINARY_MAXIMUM ? "max(x, y)" : "min(x, y)";
         }
         break;
     case WGT_BINARY_MOD:
-        expr = fl ? "wgt_mod(x, y)" : i32 ? "wgt_mod_i32(x, y)" : "wgt_mod_u32(x, y)";
-        helpers = fl ? mod_f32_helpers : mod_int_helpers;
+        e = fl ? "wgt_mod(x, y)" : i32 ? "wgt_mod_i32(x, y)" : "wgt_mod_u32(x, y)";
+        piece = fl ? &mod_f32 : &mod_int;
         break;
     case WGT_BINARY_ATAN2:
-        expr = "wgt_atan2(x, y)";
-        helpers = atan2_f32_helpers;
+        e = "wgt_atan2(x, y)";
+        piece = &atan2_f32;
         break;
     case WGT_BINARY_LOGICAL_AND:
     case WGT_BINARY_LOGICAL_OR: {
         char tx[64], ty[64];
-        truth(tx, sizeof tx, "x", a->dtype);
-        truth(ty, sizeof ty, "y", b->dtype);
+        truth(tx, sizeof tx, "x", a);
+        truth(ty, sizeof ty, "y", b);
         snprintf(buf, sizeof buf, "select(0u, 1u, %s %s %s)", tx, op == WGT_BINARY_LOGICAL_AND ? "&&" : "||", ty);
-        expr = buf;
+        e = buf;
         break;
     }
     default: { /* comparisons: NaN compares false except for ne */
@@ -216,24 +220,46 @@ wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand 
         if (!fl) snprintf(buf, sizeof buf, "select(0u, 1u, x %s y)", c);
         else if (op == WGT_BINARY_NE) snprintf(buf, sizeof buf, "select(0u, 1u, wgt_is_nan(x) || wgt_is_nan(y) || x != y)");
         else snprintf(buf, sizeof buf, "select(0u, 1u, !wgt_is_nan(x) && !wgt_is_nan(y) && x %s y)", c);
-        expr = buf;
-        helpers = fl ? FLOAT_PRELUDE : NULL;
+        e = buf;
+        piece = fl ? &wgt_wgsl_float_bits : NULL;
         break;
     }
     }
+    if (strlen(e) >= size) return wgt_error(WGT_ERR_INTERNAL, "binary op %s: no room for its expression", op_names[op]);
+    memcpy(expr, e, strlen(e) + 1);
+    wgt_wgsl_pieces_add(helpers, piece);
+    return WGT_OK;
+}
+
+wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
+                           const wgt_operand *b) {
+    char expr[256];
+    wgt_wgsl_pieces helpers = {0};
+    wgt_status st = wgt_wgpu_binary_expr(op, a->dtype, b->dtype, out->dtype, expr, sizeof expr, &helpers);
+    if (st != WGT_OK) return st;
     wgt_wgpu_elementwise_spec spec = {op_names[op], expr, 2, {a->dtype, b->dtype, 0}, out->dtype};
     const wgt_operand *in[2] = {a, b};
-    return wgt_wgpu_elementwise_with(be, &spec, helpers, out, in, NULL);
+    return wgt_wgpu_elementwise_with(be, &spec, &helpers, out, in, NULL);
+}
+
+wgt_status wgt_wgpu_where_expr(wgt_dtype cond, wgt_dtype a, wgt_dtype b, wgt_dtype out, char *expr, size_t size) {
+    if (!is_dtype(cond) || !is_dtype(a) || a != b || a != out)
+        return wgt_error(WGT_ERR_INTERNAL, "where on %s ? %s : %s giving %s", wgt_dtype_name(cond), wgt_dtype_name(a),
+                         wgt_dtype_name(b), wgt_dtype_name(out));
+    char t[64];
+    truth(t, sizeof t, "x", cond);
+    int n = snprintf(expr, size, "select(z, y, %s)", t);
+    return n > 0 && (size_t)n < size ? WGT_OK : wgt_error(WGT_ERR_INTERNAL, "where: no room for its expression");
 }
 
 wgt_status wgt_wgpu_where(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond, const wgt_operand *a,
                           const wgt_operand *b) {
+    char expr[128];
+    wgt_status st = wgt_wgpu_where_expr(cond->dtype, a->dtype, b->dtype, out->dtype, expr, sizeof expr);
+    if (st != WGT_OK) return st;
     /* 32-bit values move as u32 bits, so NaN payloads, signed zeros and subnormals pass
      * through unchanged; f16 must go through f32 to be unpacked, which is exact too. */
     wgt_dtype vt = out->dtype == WGT_F16 ? WGT_F16 : WGT_U32;
-    char t[64], expr[128];
-    truth(t, sizeof t, "x", cond->dtype);
-    snprintf(expr, sizeof expr, "select(z, y, %s)", t);
     wgt_wgpu_elementwise_spec spec = {"where", expr, 3, {cond->dtype, vt, vt}, vt};
     const wgt_operand *in[3] = {cond, a, b};
     return wgt_wgpu_elementwise(be, &spec, out, in, NULL);

@@ -4,6 +4,10 @@
  * type) with the bindings, the loads, the op's helper functions and its expression, and
  * cached as a pipeline. f16 is stored packed two to a u32 and computed in f32, so it works
  * on devices without shader-f16. The strided copy is the runner's identity op.
+ *
+ * Helper functions come as named pieces with dependencies (wgt_wgsl_piece), so a kernel that
+ * calls several, such as a fused chain of ops, holds each once; the NaN and infinity prelude
+ * every float op family shares is defined here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +24,53 @@ typedef struct {
 } elementwise_params;
 
 const char *wgt_wgpu_compute_type(wgt_dtype d) { return d == WGT_I32 ? "i32" : d == WGT_U32 ? "u32" : "f32"; }
-static const char *storage_type(wgt_dtype d) { return d == WGT_F16 ? "u32" : wgt_wgpu_compute_type(d); }
+const char *wgt_wgpu_storage_type(wgt_dtype d) { return d == WGT_F16 ? "u32" : wgt_wgpu_compute_type(d); }
+
+/* NaN and infinity come from private variables, because WGSL rejects a constant expression
+ * that evaluates to either; NaN and infinity tests look at the bits, because a driver may
+ * compile float compares as if NaN could not occur. */
+const wgt_wgsl_piece wgt_wgsl_float_bits = {
+    "var<private> wgt_nan_bits: u32 = 0x7fc00000u;\n"
+    "var<private> wgt_inf_bits: u32 = 0x7f800000u;\n"
+    "fn wgt_nan() -> f32 { return bitcast<f32>(wgt_nan_bits); }\n"
+    "fn wgt_inf() -> f32 { return bitcast<f32>(wgt_inf_bits); }\n"
+    "fn wgt_is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\n"
+    "fn wgt_is_inf(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) == 0x7f800000u; }\n"
+    "fn wgt_sign_bit(v: f32) -> bool { return (bitcast<u32>(v) & 0x80000000u) != 0u; }\n"
+    "fn wgt_with_sign(mag: f32, negative: bool) -> f32 {\n"
+    "    return bitcast<f32>((bitcast<u32>(mag) & 0x7fffffffu) | select(0u, 0x80000000u, negative));\n"
+    "}\n",
+    {NULL}};
+
+void wgt_wgsl_pieces_add(wgt_wgsl_pieces *set, const wgt_wgsl_piece *piece) {
+    if (!piece) return;
+    for (int i = 0; i < set->count; i++)
+        if (set->list[i] == piece) return;
+    for (int d = 0; d < WGT_WGSL_PIECE_DEPS; d++) wgt_wgsl_pieces_add(set, piece->deps[d]);
+    if (set->count < WGT_WGSL_MAX_PIECES) set->list[set->count++] = piece;
+    else set->overflow = 1; /* text() then fails: a missing function must not compile silently */
+}
+
+char *wgt_wgsl_pieces_text(const wgt_wgsl_pieces *set) {
+    size_t n = 1;
+    if (set && set->overflow) return NULL;
+    for (int i = 0; set && i < set->count; i++) n += set->list[i]->text ? strlen(set->list[i]->text) : 0;
+    char *text = malloc(n), *at = text;
+    if (!text) return NULL;
+    for (int i = 0; set && i < set->count; i++) {
+        const char *t = set->list[i]->text; /* NULL: a piece that only gathers others */
+        if (!t) continue;
+        memcpy(at, t, strlen(t));
+        at += strlen(t);
+    }
+    *at = '\0';
+    return text;
+}
 
 /* What build_elementwise needs: the spec and the op's helper functions (or NULL). */
 typedef struct {
     const wgt_wgpu_elementwise_spec *spec;
-    const char *helpers;
+    const wgt_wgsl_pieces *helpers;
 } kernel_source;
 
 static char *build_elementwise(wgt_webgpu *w, const void *arg) {
@@ -38,7 +83,8 @@ static char *build_elementwise(wgt_webgpu *w, const void *arg) {
     char bindings[768] = "", functions[2048] = "", args[128] = "", params_list[192] = "", tmp[512];
     for (int i = 0; i < k->nin; i++) {
         wgt_dtype d = k->in_dtype[i];
-        snprintf(tmp, sizeof tmp, "@group(0) @binding(%d) var<storage, read> in%d: array<%s>;\n", i, i, storage_type(d));
+        snprintf(tmp, sizeof tmp, "@group(0) @binding(%d) var<storage, read> in%d: array<%s>;\n", i, i,
+                 wgt_wgpu_storage_type(d));
         strcat(bindings, tmp);
         if (d == WGT_F16)
             snprintf(tmp, sizeof tmp, "fn load%d(i: u32) -> f32 { return unpack2x16float(in%d[i >> 1u])[i & 1u]; }\n", i, i);
@@ -51,7 +97,7 @@ static char *build_elementwise(wgt_webgpu *w, const void *arg) {
     }
     const char *t_out = wgt_wgpu_compute_type(k->out_dtype);
     snprintf(tmp, sizeof tmp, "@group(0) @binding(%d) var<storage, read_write> out: array<%s>;\n", k->nin,
-             storage_type(k->out_dtype));
+             wgt_wgpu_storage_type(k->out_dtype));
     strcat(bindings, tmp);
     size_t flen = strlen(functions);
     int wrote = snprintf(functions + flen, sizeof functions - flen,
@@ -64,15 +110,25 @@ static char *build_elementwise(wgt_webgpu *w, const void *arg) {
     char binding_index[16];
     snprintf(binding_index, sizeof binding_index, "%d", k->nin + 1);
     /* The op's helpers come first so the generated functions can call them. */
-    const char *helpers = src->helpers ? src->helpers : "";
-    char *all = malloc(strlen(helpers) + strlen(functions) + 2);
+    char *helpers = wgt_wgsl_pieces_text(src->helpers);
+    char *all = helpers ? malloc(strlen(helpers) + strlen(functions) + 2) : NULL;
+    if (all) sprintf(all, "%s\n%s", helpers, functions);
+    free(helpers);
     if (!all) return NULL;
-    sprintf(all, "%s\n%s", helpers, functions);
     const char *pairs[] = {"BINDINGS", bindings, "PARAMS_BINDING", binding_index, "ELEMS",
                            k->out_dtype == WGT_F16 ? "2u" : "1u", "FUNCTIONS", all, NULL};
     char *wgsl = wgt_wgsl_expand(text, pairs);
     free(all);
     return wgsl;
+}
+
+int wgt_wgpu_is_dense(const wgt_operand *in, int ndim, const int64_t *shape) {
+    int64_t s = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (shape[d] != 1 && in->strides[d] != s) return 0;
+        s *= shape[d];
+    }
+    return 1;
 }
 
 /* Fills the parameter block; inputs are already broadcast to out's shape. */
@@ -83,20 +139,10 @@ static void fill_params(elementwise_params *p, const wgt_operand *out, const wgt
     p->numel = (uint32_t)numel;
     p->ndim = (uint32_t)out->ndim;
     for (int d = 0; d < out->ndim; d++) p->shape[d] = (uint32_t)out->shape[d];
-    int64_t dense[WGT_MAX_DIMS];
-    int64_t s = 1;
-    for (int d = out->ndim - 1; d >= 0; d--) {
-        dense[d] = s;
-        s *= out->shape[d];
-    }
     for (int k = 0; k < nin; k++) {
-        int is_dense = 1;
-        for (int d = 0; d < out->ndim; d++) {
-            p->strides[k][d] = (int32_t)in[k]->strides[d];
-            if (out->shape[d] != 1 && in[k]->strides[d] != dense[d]) is_dense = 0;
-        }
+        for (int d = 0; d < out->ndim; d++) p->strides[k][d] = (int32_t)in[k]->strides[d];
         p->offsets[k] = (uint32_t)in[k]->offset;
-        if (is_dense) p->dense |= 1u << k;
+        if (wgt_wgpu_is_dense(in[k], out->ndim, out->shape)) p->dense |= 1u << k;
     }
 }
 
@@ -105,7 +151,8 @@ wgt_status wgt_wgpu_elementwise(wgt_backend *be, const wgt_wgpu_elementwise_spec
     return wgt_wgpu_elementwise_with(be, spec, NULL, out, in, scalar_bits);
 }
 
-wgt_status wgt_wgpu_elementwise_with(wgt_backend *be, const wgt_wgpu_elementwise_spec *spec, const char *helpers,
+wgt_status wgt_wgpu_elementwise_with(wgt_backend *be, const wgt_wgpu_elementwise_spec *spec,
+                                     const wgt_wgsl_pieces *helpers,
                                      const wgt_operand *out, const wgt_operand *const *in,
                                      const uint32_t *scalar_bits) {
     wgt_webgpu *w = (wgt_webgpu *)be;

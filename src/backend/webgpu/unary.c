@@ -7,51 +7,58 @@
  * the ends of each domain, series where a builtin formula would cancel), and the CPU
  * backend and this file agree on every special value.
  *
- * params.scalar_bits carries x: the first op parameter, y: the second (as bits of the
- * compute type), z: a quiet NaN and w: +infinity, since WGSL has no literal for either.
+ * Each op is an expression over x with {{P0}} and {{P1}} standing for its parameters' words
+ * (bits of the compute type), and the helper pieces it calls: the op's own kernel reads the
+ * words from params.scalar_bits, a fused kernel from its own slots (fused.c), so both run the
+ * same text.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "webgpu_internal.h"
 
-/* Helper functions for the float ops and casts: every such kernel gets the whole set (WGSL
- * allows unused functions), so one string serves all of them. */
-static const char float_helpers[] =
-    "fn nan_f32() -> f32 { return bitcast<f32>(params.scalar_bits.z); }\n"
-    "fn inf_f32() -> f32 { return bitcast<f32>(params.scalar_bits.w); }\n"
-    /* Bit tests, because a compiler may assume floats are never NaN and fold x != x. */
-    "fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\n"
-    "fn is_inf(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) == 0x7f800000u; }\n"
-    /* GPU sin and cos are only accurate near [-pi, pi] (WGSL promises nothing outside), so
-     * arguments are reduced first: x - k*2pi with 2pi split in two (Cody-Waite), the first
-     * part exact in few bits so k*C1 is exact for |k| < 2^12. */
+/* Helper functions of the float ops and casts, one piece per function family, each naming
+ * the pieces it calls. */
+static const wgt_wgsl_piece signed_specials = {
+    "fn is_neg_inf(v: f32) -> bool { return bitcast<u32>(v) == 0xff800000u; }\n"
+    "fn signed_inf(v: f32) -> f32 { return bitcast<f32>((bitcast<u32>(v) & 0x80000000u) | 0x7f800000u); }\n"
+    "fn signed_zero(v: f32) -> f32 { return bitcast<f32>(bitcast<u32>(v) & 0x80000000u); }\n",
+    {NULL}};
+/* pack2x16float leaves values beyond f16's range indeterminate: send them to +-inf as
+ * round-to-nearest-even does (65520 is the first value that rounds up to infinity). */
+static const wgt_wgsl_piece f16_range = {
+    "fn f16_range(v: f32) -> f32 { return select(v, signed_inf(v), abs(v) >= 65520.0); }\n", {&signed_specials}};
+/* GPU sin and cos are only accurate near [-pi, pi] (WGSL promises nothing outside), so
+ * arguments are reduced first: x - k*2pi with 2pi split in two (Cody-Waite), the first
+ * part exact in few bits so k*C1 is exact for |k| < 2^12. */
+static const wgt_wgsl_piece reduce_angle = {
     "fn reduce_angle(v: f32) -> f32 {\n"
     "    let k = round(v * 0.15915494309189535);\n"
     "    return (v - k * 6.28125) - k * 0.0019353071795864769;\n"
-    "}\n"
-    "fn is_neg_inf(v: f32) -> bool { return bitcast<u32>(v) == 0xff800000u; }\n"
-    "fn signed_inf(v: f32) -> f32 { return bitcast<f32>((bitcast<u32>(v) & 0x80000000u) | 0x7f800000u); }\n"
-    "fn signed_zero(v: f32) -> f32 { return bitcast<f32>(bitcast<u32>(v) & 0x80000000u); }\n"
-    /* pack2x16float leaves values beyond f16's range indeterminate: send them to +-inf as
-     * round-to-nearest-even does (65520 is the first value that rounds up to infinity). */
-    "fn f16_range(v: f32) -> f32 { return select(v, signed_inf(v), abs(v) >= 65520.0); }\n"
-    /* exp with IEEE ends: beyond ln(FLT_MAX) infinity, below the smallest subnormal 0. */
+    "}\n",
+    {&wgt_wgsl_float_bits}};
+/* exp with IEEE ends: beyond ln(FLT_MAX) infinity, below the smallest subnormal 0. */
+static const wgt_wgsl_piece exp_ieee = {
     "fn exp_ieee(v: f32) -> f32 {\n"
-    "  if (v > 88.7228317) { return inf_f32(); }\n"
+    "  if (v > 88.7228317) { return wgt_inf(); }\n"
     "  if (v < -103.972084) { return 0.0; }\n"
     "  return exp(v);\n"
-    "}\n"
-    /* Below |v| = 0.5 exp(v) - 1 would cancel: Taylor series to v^8 (error < 2e-8 relative). */
+    "}\n",
+    {&wgt_wgsl_float_bits}};
+/* Below |v| = 0.5 exp(v) - 1 would cancel: Taylor series to v^8 (error < 2e-8 relative). */
+static const wgt_wgsl_piece expm1_f = {
     "fn expm1_f(v: f32) -> f32 {\n"
     "  if (abs(v) < 0.5) {\n"
     "    return v * (1.0 + v * (0.5 + v * (0.16666667 + v * (0.041666668 + v * (0.008333334 + v * (0.0013888889\n"
     "           + v * (0.0001984127 + v * 0.0000248016)))))));\n"
     "  }\n"
     "  return exp_ieee(v) - 1.0;\n"
-    "}\n"
-    /* Below |v| = 0.25 log(1 + v) would lose v's low bits: log1p(v) = 2 atanh(s) with
-     * s = v / (2 + v), |s| < 1/7, as an odd series to s^9 (error < 1e-9 relative). */
+    "}\n",
+    {&exp_ieee}};
+/* Below |v| = 0.25 log(1 + v) would lose v's low bits: log1p(v) = 2 atanh(s) with
+ * s = v / (2 + v), |s| < 1/7, as an odd series to s^9 (error < 1e-9 relative). */
+static const wgt_wgsl_piece log1p_f = {
     "fn log1p_f(v: f32) -> f32 {\n"
     "  if (abs(v) < 0.25) {\n"
     "    let s = v / (2.0 + v);\n"
@@ -59,54 +66,70 @@ static const char float_helpers[] =
     "    return 2.0 * s * (1.0 + s2 * (0.33333334 + s2 * (0.2 + s2 * (0.14285715 + s2 * 0.11111111))));\n"
     "  }\n"
     "  return log(1.0 + v);\n"
-    "}\n"
-    /* erfc(z) for z >= 0 with relative error below 1.2e-7 everywhere (Numerical Recipes'
-     * Chebyshev fit), so the tails of erf and gelu keep their accuracy. */
+    "}\n",
+    {NULL}};
+/* erfc(z) for z >= 0 with relative error below 1.2e-7 everywhere (Numerical Recipes'
+ * Chebyshev fit), so the tails of erf and gelu keep their accuracy. */
+static const wgt_wgsl_piece erfc_pos = {
     "fn erfc_pos(z: f32) -> f32 {\n"
     "  let t = 1.0 / (1.0 + 0.5 * z);\n"
     "  let p = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806\n"
     "          + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));\n"
     "  return t * exp_ieee(p - z * z);\n"
-    "}\n"
-    /* exp only ever sees -|v|, so neither end overflows. */
+    "}\n",
+    {&exp_ieee}};
+/* exp only ever sees -|v|, so neither end overflows. */
+static const wgt_wgsl_piece sigmoid_f = {
     "fn sigmoid_f(v: f32) -> f32 {\n"
     "  let z = exp_ieee(-abs(v));\n"
     "  return select(z, 1.0, v >= 0.0) / (1.0 + z);\n"
-    "}\n"
+    "}\n",
+    {&exp_ieee}};
+static const wgt_wgsl_piece u_sqrt = {
     "fn u_sqrt(x: f32) -> f32 {\n"
-    "  if (x < 0.0) { return nan_f32(); }\n"
-    "  if (x == 0.0 || is_inf(x)) { return x; }\n"
+    "  if (x < 0.0) { return wgt_nan(); }\n"
+    "  if (x == 0.0 || wgt_is_inf(x)) { return x; }\n"
     "  return sqrt(x);\n"
-    "}\n"
+    "}\n",
+    {&wgt_wgsl_float_bits}};
+static const wgt_wgsl_piece u_rsqrt = {
     "fn u_rsqrt(x: f32) -> f32 {\n"
-    "  if (x < 0.0) { return nan_f32(); }\n"
+    "  if (x < 0.0) { return wgt_nan(); }\n"
     "  if (x == 0.0) { return signed_inf(x); }\n"
-    "  if (is_inf(x)) { return 0.0; }\n"
+    "  if (wgt_is_inf(x)) { return 0.0; }\n"
     "  return inverseSqrt(x);\n"
-    "}\n"
+    "}\n",
+    {&wgt_wgsl_float_bits, &signed_specials}};
+static const wgt_wgsl_piece u_reciprocal = {
     "fn u_reciprocal(x: f32) -> f32 {\n"
     "  if (x == 0.0) { return signed_inf(x); }\n"
-    "  if (is_inf(x)) { return signed_zero(x); }\n"
+    "  if (wgt_is_inf(x)) { return signed_zero(x); }\n"
     "  return 1.0 / x;\n"
-    "}\n"
-    /* Near 1, log(x) = log1p(x - 1) with x - 1 exact: the builtin is only held to an
-     * absolute error there, which is a large relative one. */
+    "}\n",
+    {&wgt_wgsl_float_bits, &signed_specials}};
+/* Near 1, log(x) = log1p(x - 1) with x - 1 exact: the builtin is only held to an
+ * absolute error there, which is a large relative one. */
+static const wgt_wgsl_piece u_log = {
     "fn u_log(x: f32) -> f32 {\n"
-    "  if (x < 0.0) { return nan_f32(); }\n"
-    "  if (x == 0.0) { return -inf_f32(); }\n"
-    "  if (is_inf(x)) { return x; }\n"
+    "  if (x < 0.0) { return wgt_nan(); }\n"
+    "  if (x == 0.0) { return -wgt_inf(); }\n"
+    "  if (wgt_is_inf(x)) { return x; }\n"
     "  if (abs(x - 1.0) < 0.25) { return log1p_f(x - 1.0); }\n"
     "  return log(x);\n"
-    "}\n"
+    "}\n",
+    {&wgt_wgsl_float_bits, &log1p_f}};
+static const wgt_wgsl_piece u_log1p = {
     "fn u_log1p(x: f32) -> f32 {\n"
-    "  if (x < -1.0) { return nan_f32(); }\n"
-    "  if (x == -1.0) { return -inf_f32(); }\n"
-    "  if (is_inf(x)) { return x; }\n"
+    "  if (x < -1.0) { return wgt_nan(); }\n"
+    "  if (x == -1.0) { return -wgt_inf(); }\n"
+    "  if (wgt_is_inf(x)) { return x; }\n"
     "  return log1p_f(x);\n"
-    "}\n"
-    /* The builtin's (e^2x - 1) / (e^2x + 1) overflows to NaN and cancels near 0: a Taylor
-     * series to x^11 below 0.3, else 1 - 2 / (e^2|x| + 1) with |x| capped where tanh is
-     * already 1 in f32. */
+    "}\n",
+    {&wgt_wgsl_float_bits, &log1p_f}};
+/* The builtin's (e^2x - 1) / (e^2x + 1) overflows to NaN and cancels near 0: a Taylor
+ * series to x^11 below 0.3, else 1 - 2 / (e^2|x| + 1) with |x| capped where tanh is
+ * already 1 in f32. */
+static const wgt_wgsl_piece u_tanh = {
     "fn u_tanh(x: f32) -> f32 {\n"
     "  let a = abs(x);\n"
     "  if (a < 0.3) {\n"
@@ -116,22 +139,30 @@ static const char float_helpers[] =
     "  }\n"
     "  let r = 1.0 - 2.0 / (exp(2.0 * min(a, 20.0)) + 1.0);\n"
     "  return select(r, -r, x < 0.0);\n"
-    "}\n"
-    /* At -inf, gelu, gelu_tanh and silu would compute -inf * 0; they give the limit, -0. */
+    "}\n",
+    {NULL}};
+/* At -inf, gelu, gelu_tanh and silu would compute -inf * 0; they give the limit, -0. */
+static const wgt_wgsl_piece u_gelu = {
     "fn u_gelu(x: f32) -> f32 {\n"
     "  if (is_neg_inf(x)) { return signed_zero(x); }\n"
     "  let e = erfc_pos(abs(x) * 0.70710678);\n" /* 0.5 x erfc(-x / sqrt 2): no cancellation for x < 0 */
     "  return 0.5 * x * select(2.0 - e, e, x < 0.0);\n"
-    "}\n"
-    /* 0.5 (1 + tanh(u)) = sigmoid(2u), with 2u = x (2 sqrt(2/pi) + 2 sqrt(2/pi) 0.044715 x^2). */
+    "}\n",
+    {&signed_specials, &erfc_pos}};
+/* 0.5 (1 + tanh(u)) = sigmoid(2u), with 2u = x (2 sqrt(2/pi) + 2 sqrt(2/pi) 0.044715 x^2). */
+static const wgt_wgsl_piece u_gelu_tanh = {
     "fn u_gelu_tanh(x: f32) -> f32 {\n"
     "  if (is_neg_inf(x)) { return signed_zero(x); }\n"
     "  return x * sigmoid_f(x * (1.5957691 + 0.071354816 * x * x));\n"
-    "}\n"
+    "}\n",
+    {&signed_specials, &sigmoid_f}};
+static const wgt_wgsl_piece u_silu = {
     "fn u_silu(x: f32) -> f32 {\n"
     "  if (is_neg_inf(x)) { return signed_zero(x); }\n"
     "  return x * sigmoid_f(x);\n"
-    "}\n"
+    "}\n",
+    {&signed_specials, &sigmoid_f}};
+static const wgt_wgsl_piece u_erf = {
     "fn u_erf(x: f32) -> f32 {\n"
     "  let a = abs(x);\n"
     "  if (a < 0.5) {\n" /* Maclaurin series to x^13 (error < 2e-8 relative) */
@@ -141,79 +172,99 @@ static const char float_helpers[] =
     "  }\n"
     "  let r = 1.0 - erfc_pos(a);\n"
     "  return select(r, -r, x < 0.0);\n"
-    "}\n";
+    "}\n",
+    {&erfc_pos}};
+static const wgt_wgsl_piece softplus_helpers = {NULL, {&log1p_f, &exp_ieee}};
 
-/* The float ops as expressions over x; NaN inputs are passed through by the caller. */
-static const char *float_expr(wgt_unary_op op) {
-    switch (op) {
-    case WGT_UNARY_NEG: return "-x";
-    case WGT_UNARY_ABS: return "abs(x)";
-    case WGT_UNARY_SIGN: return "select(select(x, -1.0, x < 0.0), 1.0, x > 0.0)"; /* keeps +-0 */
-    case WGT_UNARY_SQUARE: return "x * x";
-    case WGT_UNARY_SQRT: return "u_sqrt(x)";
-    case WGT_UNARY_RSQRT: return "u_rsqrt(x)";
-    case WGT_UNARY_RECIPROCAL: return "u_reciprocal(x)";
-    case WGT_UNARY_EXP: return "exp_ieee(x)";
-    case WGT_UNARY_EXPM1: return "expm1_f(x)";
-    case WGT_UNARY_LOG: return "u_log(x)";
-    case WGT_UNARY_LOG1P: return "u_log1p(x)";
-    case WGT_UNARY_SIN: return "select(sin(reduce_angle(x)), nan_f32(), is_inf(x))";
-    case WGT_UNARY_COS: return "select(cos(reduce_angle(x)), nan_f32(), is_inf(x))";
-    case WGT_UNARY_TANH: return "u_tanh(x)";
-    case WGT_UNARY_SIGMOID: return "sigmoid_f(x)";
+/* An op's expression over x and the piece holding the functions it calls. {{P0}} and {{P1}}
+ * stand for the u32 words of its two parameters, filled in by wgt_wgpu_unary_expr. */
+typedef struct {
+    const char *expr;
+    const wgt_wgsl_piece *helpers;
+} op_text;
+
+/* The float ops; NaN inputs are passed through by wgt_wgpu_unary_expr. */
+static const op_text float_ops[WGT_UNARY_COUNT] = {
+    [WGT_UNARY_NEG] = {"-x", NULL},
+    [WGT_UNARY_ABS] = {"abs(x)", NULL},
+    [WGT_UNARY_SIGN] = {"select(select(x, -1.0, x < 0.0), 1.0, x > 0.0)", NULL}, /* keeps +-0 */
+    [WGT_UNARY_SQUARE] = {"x * x", NULL},
+    [WGT_UNARY_SQRT] = {"u_sqrt(x)", &u_sqrt},
+    [WGT_UNARY_RSQRT] = {"u_rsqrt(x)", &u_rsqrt},
+    [WGT_UNARY_RECIPROCAL] = {"u_reciprocal(x)", &u_reciprocal},
+    [WGT_UNARY_EXP] = {"exp_ieee(x)", &exp_ieee},
+    [WGT_UNARY_EXPM1] = {"expm1_f(x)", &expm1_f},
+    [WGT_UNARY_LOG] = {"u_log(x)", &u_log},
+    [WGT_UNARY_LOG1P] = {"u_log1p(x)", &u_log1p},
+    [WGT_UNARY_SIN] = {"select(sin(reduce_angle(x)), wgt_nan(), wgt_is_inf(x))", &reduce_angle},
+    [WGT_UNARY_COS] = {"select(cos(reduce_angle(x)), wgt_nan(), wgt_is_inf(x))", &reduce_angle},
+    [WGT_UNARY_TANH] = {"u_tanh(x)", &u_tanh},
+    [WGT_UNARY_SIGMOID] = {"sigmoid_f(x)", &sigmoid_f},
     /* Zeros pass through the activations unchanged (no 0 * slope). */
-    case WGT_UNARY_RELU: return "select(x, 0.0, x < 0.0)";
-    case WGT_UNARY_LEAKY_RELU: return "select(x, x * bitcast<f32>(params.scalar_bits.x), x < 0.0)";
-    case WGT_UNARY_ELU: return "select(x, bitcast<f32>(params.scalar_bits.x) * expm1_f(x), x < 0.0)";
-    case WGT_UNARY_GELU: return "u_gelu(x)";
-    case WGT_UNARY_GELU_TANH: return "u_gelu_tanh(x)";
-    case WGT_UNARY_SILU: return "u_silu(x)";
-    case WGT_UNARY_SOFTPLUS: return "max(x, 0.0) + log1p_f(exp_ieee(-abs(x)))";
-    case WGT_UNARY_FLOOR: return "floor(x)";
-    case WGT_UNARY_CEIL: return "ceil(x)";
-    case WGT_UNARY_ROUND: return "round(x)"; /* WGSL's round is half to even */
-    case WGT_UNARY_ERF: return "u_erf(x)";
-    case WGT_UNARY_ISNAN: return "select(0u, 1u, is_nan(x))";
-    case WGT_UNARY_ISINF: return "select(0u, 1u, is_inf(x))";
-    case WGT_UNARY_CLAMP:
-        return "select(select(x, bitcast<f32>(params.scalar_bits.x), x < bitcast<f32>(params.scalar_bits.x)), "
-               "bitcast<f32>(params.scalar_bits.y), x > bitcast<f32>(params.scalar_bits.y))";
-    case WGT_UNARY_LOGICAL_NOT: return "select(0u, 1u, x == 0.0)"; /* NaN is nonzero */
-    default: return NULL;
-    }
-}
+    [WGT_UNARY_RELU] = {"select(x, 0.0, x < 0.0)", NULL},
+    [WGT_UNARY_LEAKY_RELU] = {"select(x, x * bitcast<f32>({{P0}}), x < 0.0)", NULL},
+    [WGT_UNARY_ELU] = {"select(x, bitcast<f32>({{P0}}) * expm1_f(x), x < 0.0)", &expm1_f},
+    [WGT_UNARY_GELU] = {"u_gelu(x)", &u_gelu},
+    [WGT_UNARY_GELU_TANH] = {"u_gelu_tanh(x)", &u_gelu_tanh},
+    [WGT_UNARY_SILU] = {"u_silu(x)", &u_silu},
+    [WGT_UNARY_SOFTPLUS] = {"max(x, 0.0) + log1p_f(exp_ieee(-abs(x)))", &softplus_helpers},
+    [WGT_UNARY_FLOOR] = {"floor(x)", NULL},
+    [WGT_UNARY_CEIL] = {"ceil(x)", NULL},
+    [WGT_UNARY_ROUND] = {"round(x)", NULL}, /* WGSL's round is half to even */
+    [WGT_UNARY_ERF] = {"u_erf(x)", &u_erf},
+    [WGT_UNARY_ISNAN] = {"select(0u, 1u, wgt_is_nan(x))", &wgt_wgsl_float_bits},
+    [WGT_UNARY_ISINF] = {"select(0u, 1u, wgt_is_inf(x))", &wgt_wgsl_float_bits},
+    [WGT_UNARY_CLAMP] = {"select(select(x, bitcast<f32>({{P0}}), x < bitcast<f32>({{P0}})), "
+                         "bitcast<f32>({{P1}}), x > bitcast<f32>({{P1}}))",
+                         NULL},
+    [WGT_UNARY_LOGICAL_NOT] = {"select(0u, 1u, x == 0.0)", NULL}, /* NaN is nonzero */
+};
 
-/* i32 ops: WGSL's integer negation and multiplication wrap, as the header wants. */
-static const char *i32_expr(wgt_unary_op op) {
-    switch (op) {
-    case WGT_UNARY_NEG: return "-x";
-    case WGT_UNARY_ABS: return "select(x, -x, x < 0i)";
-    case WGT_UNARY_SIGN: return "select(select(0i, -1i, x < 0i), 1i, x > 0i)";
-    case WGT_UNARY_SQUARE: return "x * x";
-    case WGT_UNARY_RELU: return "select(x, 0i, x < 0i)";
-    case WGT_UNARY_FLOOR: case WGT_UNARY_CEIL: case WGT_UNARY_ROUND: return "x";
-    case WGT_UNARY_ISNAN: case WGT_UNARY_ISINF: return "0u";
-    case WGT_UNARY_CLAMP:
-        return "select(select(x, bitcast<i32>(params.scalar_bits.x), x < bitcast<i32>(params.scalar_bits.x)), "
-               "bitcast<i32>(params.scalar_bits.y), x > bitcast<i32>(params.scalar_bits.y))";
-    case WGT_UNARY_LOGICAL_NOT: return "select(0u, 1u, x == 0i)";
-    default: return NULL;
-    }
-}
+/* i32 ops (NULL: not defined on integers): WGSL's integer negation and multiplication
+ * wrap, as the header wants. */
+static const char *const i32_ops[WGT_UNARY_COUNT] = {
+    [WGT_UNARY_NEG] = "-x",
+    [WGT_UNARY_ABS] = "select(x, -x, x < 0i)",
+    [WGT_UNARY_SIGN] = "select(select(0i, -1i, x < 0i), 1i, x > 0i)",
+    [WGT_UNARY_SQUARE] = "x * x",
+    [WGT_UNARY_RELU] = "select(x, 0i, x < 0i)",
+    [WGT_UNARY_FLOOR] = "x",
+    [WGT_UNARY_CEIL] = "x",
+    [WGT_UNARY_ROUND] = "x",
+    [WGT_UNARY_ISNAN] = "0u",
+    [WGT_UNARY_ISINF] = "0u",
+    [WGT_UNARY_CLAMP] = "select(select(x, bitcast<i32>({{P0}}), x < bitcast<i32>({{P0}})), bitcast<i32>({{P1}}), "
+                        "x > bitcast<i32>({{P1}}))",
+    [WGT_UNARY_LOGICAL_NOT] = "select(0u, 1u, x == 0i)",
+};
 
-static const char *u32_expr(wgt_unary_op op) {
-    switch (op) {
-    case WGT_UNARY_NEG: return "0u - x";
-    case WGT_UNARY_SIGN: return "select(0u, 1u, x > 0u)";
-    case WGT_UNARY_SQUARE: return "x * x";
-    case WGT_UNARY_ABS: case WGT_UNARY_RELU: case WGT_UNARY_FLOOR: case WGT_UNARY_CEIL: case WGT_UNARY_ROUND: return "x";
-    case WGT_UNARY_ISNAN: case WGT_UNARY_ISINF: return "0u";
-    case WGT_UNARY_CLAMP:
-        return "select(select(x, params.scalar_bits.x, x < params.scalar_bits.x), params.scalar_bits.y, "
-               "x > params.scalar_bits.y)";
-    case WGT_UNARY_LOGICAL_NOT: return "select(0u, 1u, x == 0u)";
-    default: return NULL;
+static const char *const u32_ops[WGT_UNARY_COUNT] = {
+    [WGT_UNARY_NEG] = "0u - x",
+    [WGT_UNARY_ABS] = "x",
+    [WGT_UNARY_SIGN] = "select(0u, 1u, x > 0u)",
+    [WGT_UNARY_SQUARE] = "x * x",
+    [WGT_UNARY_RELU] = "x",
+    [WGT_UNARY_FLOOR] = "x",
+    [WGT_UNARY_CEIL] = "x",
+    [WGT_UNARY_ROUND] = "x",
+    [WGT_UNARY_ISNAN] = "0u",
+    [WGT_UNARY_ISINF] = "0u",
+    [WGT_UNARY_CLAMP] = "select(select(x, {{P0}}, x < {{P0}}), {{P1}}, x > {{P1}})",
+    [WGT_UNARY_LOGICAL_NOT] = "select(0u, 1u, x == 0u)",
+};
+
+static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
+static int is_dtype(wgt_dtype d) { return is_float(d) || d == WGT_I32 || d == WGT_U32; }
+
+/* The op's expression on values of type d before wrapping, or NULL. */
+static const char *base_expr(wgt_unary_op op, wgt_dtype d) {
+    if ((unsigned)op >= WGT_UNARY_COUNT) return NULL;
+    switch (d) {
+    case WGT_F32: case WGT_F16: return float_ops[op].expr;
+    case WGT_I32: return i32_ops[op];
+    case WGT_U32: return u32_ops[op];
     }
+    return NULL;
 }
 
 /* The first part of each pipeline's cache key; the runner appends the types. */
@@ -229,79 +280,100 @@ static uint32_t f32_bits(double v) {
     return u;
 }
 
-static void special_bits(uint32_t bits[4]) {
-    bits[2] = 0x7fc00000u; /* quiet NaN */
-    bits[3] = 0x7f800000u; /* +infinity */
+void wgt_wgpu_unary_param_bits(wgt_dtype in, const double *params, uint32_t bits[2]) {
+    for (int i = 0; i < 2; i++) {
+        if (is_float(in)) bits[i] = f32_bits(params[i]);
+        else if (in == WGT_I32) bits[i] = (uint32_t)(int32_t)params[i]; /* clamp bounds, already i32 values (core/unary.c) */
+        else bits[i] = (uint32_t)params[i];
+    }
+}
+
+int wgt_wgpu_unary_reads_params(wgt_unary_op op, wgt_dtype in) {
+    const char *e = base_expr(op, in);
+    return e && strstr(e, "{{P") != NULL;
+}
+
+wgt_status wgt_wgpu_unary_expr(wgt_unary_op op, wgt_dtype in, wgt_dtype out, const char *const params[2], char *expr,
+                               size_t size, wgt_wgsl_pieces *helpers) {
+    if ((unsigned)op >= WGT_UNARY_COUNT) return wgt_error(WGT_ERR_INTERNAL, "unknown unary op %d", (int)op);
+    const char *base = base_expr(op, in);
+    if (!base)
+        return wgt_error(WGT_ERR_INTERNAL, "unary op %s has no %s kernel", op_keys[op], wgt_dtype_name(in));
+    int u32_out = op == WGT_UNARY_ISNAN || op == WGT_UNARY_ISINF || op == WGT_UNARY_LOGICAL_NOT;
+    if (out != (u32_out ? WGT_U32 : in))
+        return wgt_error(WGT_ERR_INTERNAL, "unary op %s on %s gives %s, not %s", op_keys[op], wgt_dtype_name(in),
+                         wgt_dtype_name(u32_out ? WGT_U32 : in), wgt_dtype_name(out));
+    char wrapped[1024];
+    if (is_float(in) && out != WGT_U32 && op != WGT_UNARY_NEG && op != WGT_UNARY_ABS) {
+        /* Every float op gives back a NaN input unchanged; neg and abs already do, on the bits. */
+        const char *fmt = out == WGT_F16 ? "f16_range(select(%s, x, wgt_is_nan(x)))" : "select(%s, x, wgt_is_nan(x))";
+        snprintf(wrapped, sizeof wrapped, fmt, base);
+    } else {
+        snprintf(wrapped, sizeof wrapped, out == WGT_F16 ? "f16_range(%s)" : "%s", base);
+    }
+    if (is_float(in)) {
+        wgt_wgsl_pieces_add(helpers, &wgt_wgsl_float_bits);
+        wgt_wgsl_pieces_add(helpers, float_ops[op].helpers);
+    }
+    if (out == WGT_F16) wgt_wgsl_pieces_add(helpers, &f16_range);
+    const char *pairs[] = {"P0", params[0], "P1", params[1], NULL};
+    char *filled = wgt_wgsl_expand(wrapped, pairs);
+    int fits = filled && strlen(filled) < size;
+    if (fits) memcpy(expr, filled, strlen(filled) + 1);
+    free(filled);
+    return fits ? WGT_OK : wgt_error(WGT_ERR_INTERNAL, "unary op %s: no room for its expression", op_keys[op]);
 }
 
 wgt_status wgt_wgpu_unary(wgt_backend *be, wgt_unary_op op, const wgt_operand *out, const wgt_operand *a,
                           const double *params) {
-    if ((unsigned)op >= WGT_UNARY_COUNT) return wgt_error(WGT_ERR_INTERNAL, "unknown unary op %d", (int)op);
-    int is_float = a->dtype == WGT_F32 || a->dtype == WGT_F16;
-    const char *expr = is_float ? float_expr(op) : a->dtype == WGT_I32 ? i32_expr(op) : u32_expr(op);
-    if (!expr)
-        return wgt_error(WGT_ERR_INTERNAL, "unary op %s has no %s kernel", op_keys[op], wgt_dtype_name(a->dtype));
+    static const char *const words[2] = {"params.scalar_bits.x", "params.scalar_bits.y"};
+    char expr[1024];
+    wgt_wgsl_pieces helpers = {0};
+    wgt_status st = wgt_wgpu_unary_expr(op, a->dtype, out->dtype, words, expr, sizeof expr, &helpers);
+    if (st != WGT_OK) return st;
     uint32_t bits[4] = {0, 0, 0, 0};
-    special_bits(bits);
-    if (is_float) {
-        bits[0] = f32_bits(params[0]);
-        bits[1] = f32_bits(params[1]);
-    } else if (a->dtype == WGT_I32) { /* clamp bounds, already i32 values (core/unary.c) */
-        bits[0] = (uint32_t)(int32_t)params[0];
-        bits[1] = (uint32_t)(int32_t)params[1];
-    } else {
-        bits[0] = (uint32_t)params[0];
-        bits[1] = (uint32_t)params[1];
-    }
-    char wrapped[512];
-    if (is_float && out->dtype != WGT_U32 && op != WGT_UNARY_NEG && op != WGT_UNARY_ABS) {
-        /* Every float op gives back a NaN input unchanged; neg and abs already do, on the bits. */
-        const char *fmt = out->dtype == WGT_F16 ? "f16_range(select(%s, x, is_nan(x)))" : "select(%s, x, is_nan(x))";
-        snprintf(wrapped, sizeof wrapped, fmt, expr);
-        expr = wrapped;
-    } else if (out->dtype == WGT_F16) {
-        snprintf(wrapped, sizeof wrapped, "f16_range(%s)", expr);
-        expr = wrapped;
-    }
+    wgt_wgpu_unary_param_bits(a->dtype, params, bits);
     wgt_wgpu_elementwise_spec spec = {op_keys[op], expr, 1, {a->dtype, 0, 0}, out->dtype};
     const wgt_operand *in[1] = {a};
-    return wgt_wgpu_elementwise_with(be, &spec, is_float ? float_helpers : NULL, out, in, bits);
+    return wgt_wgpu_elementwise_with(be, &spec, &helpers, out, in, bits);
+}
+
+wgt_status wgt_wgpu_cast_expr(wgt_dtype in, wgt_dtype out, char *expr, size_t size, wgt_wgsl_pieces *helpers) {
+    if (!is_dtype(in) || !is_dtype(out))
+        return wgt_error(WGT_ERR_INTERNAL, "cast from type %d to type %d", (int)in, (int)out);
+    int from_float = is_float(in);
+    const char *e;
+    if (in == out) {
+        e = "x"; /* only fused kernels ask: the ops' own same-type cast is a copy */
+    } else if (is_float(out)) {
+        /* Integers convert in two exact halves whose sum rounds once, to nearest even:
+         * WGSL lets f32(i32) round either way. f16 then rounds that f32 once more. */
+        e = from_float ? "x"
+            : in == WGT_I32 ? "f32(x & bitcast<i32>(0xffff0000u)) + f32(x & 0xffffi)"
+                            : "f32(x & 0xffff0000u) + f32(x & 0xffffu)";
+    /* WGSL's float to integer conversion saturates, but its NaN result is up to the
+     * implementation: every case is spelled out. */
+    } else if (out == WGT_I32) {
+        e = from_float ? "select(select(select(i32(x), 2147483647i, x >= 2147483648.0), bitcast<i32>(0x80000000u), "
+                         "x < -2147483648.0), 0i, wgt_is_nan(x))"
+                       : "bitcast<i32>(x)";
+    } else {
+        e = from_float ? "select(select(u32(x), 4294967295u, x >= 4294967296.0), 0u, x < 0.0 || wgt_is_nan(x))"
+                       : "bitcast<u32>(x)";
+    }
+    int n = snprintf(expr, size, out == WGT_F16 && in != out ? "f16_range(%s)" : "%s", e);
+    if (n < 0 || (size_t)n >= size) return wgt_error(WGT_ERR_INTERNAL, "cast: no room for its expression");
+    if (from_float) wgt_wgsl_pieces_add(helpers, &wgt_wgsl_float_bits);
+    if (out == WGT_F16 && in != out) wgt_wgsl_pieces_add(helpers, &f16_range);
+    return WGT_OK;
 }
 
 wgt_status wgt_wgpu_cast(wgt_backend *be, const wgt_operand *out, const wgt_operand *a) {
-    int from_float = a->dtype == WGT_F32 || a->dtype == WGT_F16;
-    const char *expr;
-    switch (out->dtype) {
-    case WGT_F32:
-    case WGT_F16:
-        /* Integers convert in two exact halves whose sum rounds once, to nearest even:
-         * WGSL lets f32(i32) round either way. f16 then rounds that f32 once more. */
-        expr = from_float ? "x"
-               : a->dtype == WGT_I32 ? "f32(x & bitcast<i32>(0xffff0000u)) + f32(x & 0xffffi)"
-                                     : "f32(x & 0xffff0000u) + f32(x & 0xffffu)";
-        break;
-    /* WGSL's float to integer conversion saturates, but its NaN result is up to the
-     * implementation: every case is spelled out. */
-    case WGT_I32:
-        expr = from_float ? "select(select(select(i32(x), 2147483647i, x >= 2147483648.0), bitcast<i32>(0x80000000u), "
-                            "x < -2147483648.0), 0i, is_nan(x))"
-                          : "bitcast<i32>(x)";
-        break;
-    case WGT_U32:
-        expr = from_float ? "select(select(u32(x), 4294967295u, x >= 4294967296.0), 0u, x < 0.0 || is_nan(x))"
-                          : "bitcast<u32>(x)";
-        break;
-    default: return wgt_error(WGT_ERR_INTERNAL, "cast to unknown type %d", (int)out->dtype);
-    }
-    char wrapped[256];
-    if (out->dtype == WGT_F16) {
-        snprintf(wrapped, sizeof wrapped, "f16_range(%s)", expr);
-        expr = wrapped;
-    }
-    uint32_t bits[4] = {0, 0, 0, 0};
-    special_bits(bits);
+    char expr[256];
+    wgt_wgsl_pieces helpers = {0};
+    wgt_status st = wgt_wgpu_cast_expr(a->dtype, out->dtype, expr, sizeof expr, &helpers);
+    if (st != WGT_OK) return st;
     wgt_wgpu_elementwise_spec spec = {"cast", expr, 1, {a->dtype, 0, 0}, out->dtype};
     const wgt_operand *in[1] = {a};
-    int needs_helpers = from_float || out->dtype == WGT_F16;
-    return wgt_wgpu_elementwise_with(be, &spec, needs_helpers ? float_helpers : NULL, out, in, bits);
+    return wgt_wgpu_elementwise_with(be, &spec, &helpers, out, in, NULL);
 }

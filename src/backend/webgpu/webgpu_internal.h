@@ -158,7 +158,26 @@ const char *wgt_wgsl_source(const char *name);
  * Returns malloc'd text or NULL. */
 char *wgt_wgsl_expand(const char *template_text, const char *const *pairs);
 
-/* elementwise.c: the shared elementwise kernel runner */
+/* elementwise.c: helper pieces, and the shared elementwise kernel runner */
+/* A piece of WGSL (functions, module variables) and the pieces it calls. A kernel's module
+ * holds each piece once, its dependencies before it; a piece without text only gathers others. */
+#define WGT_WGSL_PIECE_DEPS 3
+typedef struct wgt_wgsl_piece {
+    const char *text;
+    const struct wgt_wgsl_piece *deps[WGT_WGSL_PIECE_DEPS];
+} wgt_wgsl_piece;
+#define WGT_WGSL_MAX_PIECES 48
+typedef struct wgt_wgsl_pieces {
+    int count, overflow;
+    const wgt_wgsl_piece *list[WGT_WGSL_MAX_PIECES];
+} wgt_wgsl_pieces;
+/* Adds piece (NULL: nothing) after those of its dependencies not yet in set. */
+void wgt_wgsl_pieces_add(wgt_wgsl_pieces *set, const wgt_wgsl_piece *piece);
+/* The pieces' text in order, malloc'd; NULL without memory or when set overflowed. set may be NULL. */
+char *wgt_wgsl_pieces_text(const wgt_wgsl_pieces *set);
+/* wgt_nan(), wgt_inf(), wgt_is_nan(v), wgt_is_inf(v), wgt_sign_bit(v), wgt_with_sign(mag, negative). */
+extern const wgt_wgsl_piece wgt_wgsl_float_bits;
+
 typedef struct wgt_wgpu_elementwise_spec {
     const char *op_name; /* part of the pipeline cache key */
     /* WGSL expression over x, y, z (the inputs in their compute types: f32 for f16) giving
@@ -174,10 +193,14 @@ wgt_status wgt_wgpu_elementwise(wgt_backend *be, const wgt_wgpu_elementwise_spec
                                 const wgt_operand *const *in, const uint32_t *scalar_bits);
 /* As wgt_wgpu_elementwise, with WGSL functions (placed before expr) that expr may call;
  * spec->op_name must tell apart kernels whose helpers differ. */
-wgt_status wgt_wgpu_elementwise_with(wgt_backend *be, const wgt_wgpu_elementwise_spec *spec, const char *helpers,
-                                     const wgt_operand *out, const wgt_operand *const *in,
-                                     const uint32_t *scalar_bits);
+wgt_status wgt_wgpu_elementwise_with(wgt_backend *be, const wgt_wgpu_elementwise_spec *spec,
+                                     const wgt_wgsl_pieces *helpers, const wgt_operand *out,
+                                     const wgt_operand *const *in, const uint32_t *scalar_bits);
+/* WGSL types of a dtype's values in registers (f32 for f16) and in storage (u32 for f16 pairs). */
 const char *wgt_wgpu_compute_type(wgt_dtype d);
+const char *wgt_wgpu_storage_type(wgt_dtype d);
+/* Whether `in`, seen at shape, walks its storage in row-major order (index = offset + i). */
+int wgt_wgpu_is_dense(const wgt_operand *in, int ndim, const int64_t *shape);
 /* reduce.c: reductions (wgsl/reduce.wgsl) and cumsum (wgsl/cumsum.wgsl) */
 wgt_status wgt_wgpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
                            int reduce_ndim, double param);
@@ -192,11 +215,28 @@ wgt_status wgt_wgpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out
 wgt_status wgt_wgpu_unary(wgt_backend *be, wgt_unary_op op, const wgt_operand *out, const wgt_operand *a,
                           const double *params);
 wgt_status wgt_wgpu_cast(wgt_backend *be, const wgt_operand *out, const wgt_operand *a);
+/* The ops as WGSL, for their own kernels and fused ones alike: an expression over x (y, z),
+ * the arguments in their compute types, giving out's compute type, written to expr; the
+ * helper pieces it calls are added to *helpers. WGT_ERR_INTERNAL (with a message) when the
+ * op does not take those types or does not give out. */
+/* params: two WGSL expressions of the u32 words the op's parameters are read from. */
+wgt_status wgt_wgpu_unary_expr(wgt_unary_op op, wgt_dtype in, wgt_dtype out, const char *const params[2], char *expr,
+                               size_t size, wgt_wgsl_pieces *helpers);
+/* Whether op's expression on `in` reads its parameters at all. */
+int wgt_wgpu_unary_reads_params(wgt_unary_op op, wgt_dtype in);
+/* The words of the op's two parameters for input type `in` (as bits of its compute type). */
+void wgt_wgpu_unary_param_bits(wgt_dtype in, const double *params, uint32_t bits[2]);
+/* in == out is the identity (the ops' own same-type cast is a bit copy). */
+wgt_status wgt_wgpu_cast_expr(wgt_dtype in, wgt_dtype out, char *expr, size_t size, wgt_wgsl_pieces *helpers);
 /* binary.c: binary ops, comparisons, logical ops and where */
 wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
                            const wgt_operand *b);
 wgt_status wgt_wgpu_where(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond, const wgt_operand *a,
                           const wgt_operand *b);
+wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_dtype out, char *expr, size_t size,
+                                wgt_wgsl_pieces *helpers);
+/* x is the condition, y and z the values; it calls no helpers. */
+wgt_status wgt_wgpu_where_expr(wgt_dtype cond, wgt_dtype a, wgt_dtype b, wgt_dtype out, char *expr, size_t size);
 /* indexing.c: row gather and row scatter (wgsl/gather_rows.wgsl, wgsl/set_rows.wgsl) */
 wgt_status wgt_wgpu_gather_rows(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
                                 const wgt_operand *indices);
