@@ -239,6 +239,7 @@ static void webgpu_destroy(wgt_backend *be) {
     const wgpu_procs *p = w->p;
     if (w->device && !atomic_load(&w->lost) && w->stuck == WGT_OK) wgt_wgpu_submit(w);
     atomic_store(&w->shutting_down, 1);
+    wgt_wgpu_fused_shutdown(w);
     wgt_wgpu_encoder_shutdown(w);
     wgt_wgpu_buffers_shutdown(w);
     if (w->queue) p->wgpuQueueRelease(w->queue);
@@ -399,6 +400,8 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->unary = wgt_wgpu_unary;
     be->cast = wgt_wgpu_cast;
     be->where = wgt_wgpu_where;
+    be->fused = wgt_wgpu_fused;
+    be->max_fused_buffers = wgt_wgpu_fused_max_buffers(w);
     return be;
 fail:
     if (w->p) {

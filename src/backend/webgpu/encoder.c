@@ -223,3 +223,60 @@ wgt_status wgt_wgpu_copy_buffer(wgt_webgpu *w, WGPUBuffer src, uint64_t src_off,
     w->batch_commands++;
     return WGT_OK;
 }
+
+wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUComputePipeline pipeline,
+                                         WGPUBindGroupLayout layout, int count, wgt_buffer *const *buffers,
+                                         const void *params, uint32_t params_size, uint64_t workgroups) {
+    const wgpu_procs *p = w->p;
+    wgt_status st = wgt_wgpu_status(w);
+    if (st != WGT_OK) return st;
+    if (count < 1 || count > WGT_MAX_LAYOUT_STORAGE)
+        return wgt_error(WGT_ERR_INTERNAL, "kernel %s wants %d storage bindings", label, count);
+    uint32_t bind_size = (params_size + 15u) & ~15u;
+    uint32_t slot = (w->ring_used + w->ring_align - 1) / w->ring_align * w->ring_align;
+    if (slot + bind_size > w->ring_size) { /* ring full: what is recorded goes now */
+        if ((st = wgt_wgpu_submit(w)) != WGT_OK) return st;
+        slot = 0;
+    }
+    uint32_t max_dim = w->limits.limits.maxComputeWorkgroupsPerDimension;
+    if (max_dim == 0) max_dim = 65535;
+    uint64_t x = workgroups < max_dim ? workgroups : max_dim;
+    uint64_t y = (workgroups + x - 1) / x;
+    if (y > max_dim)
+        return wgt_error(WGT_ERR_LIMIT, "kernel %s needs %llu workgroups, more than %u x %u", label,
+                         (unsigned long long)workgroups, max_dim, max_dim);
+    if ((st = ensure_encoder(w)) != WGT_OK) return st;
+    memcpy(w->ring_host + slot, params, params_size);
+    memset(w->ring_host + slot + params_size, 0, bind_size - params_size);
+    w->ring_used = slot + bind_size;
+
+    WGPUBindGroupEntry e[WGT_MAX_LAYOUT_STORAGE + 1];
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < count; i++) {
+        e[i].binding = (uint32_t)i;
+        e[i].buffer = buffers[i]->handle;
+        e[i].size = buffers[i]->size;
+    }
+    e[count].binding = (uint32_t)count;
+    e[count].buffer = w->ring;
+    e[count].size = bind_size;
+    WGPUBindGroupDescriptor bd = {0};
+    bd.layout = layout;
+    bd.entryCount = (size_t)count + 1;
+    bd.entries = e;
+    WGPUBindGroup group = p->wgpuDeviceCreateBindGroup(w->device, &bd);
+    if (!group) return wgt_error(WGT_ERR_BACKEND, "cannot create a bind group for kernel %s", label);
+    if (!w->pass) {
+        WGPUComputePassDescriptor pd = {0};
+        w->pass = p->wgpuCommandEncoderBeginComputePass(w->encoder, &pd);
+    }
+    p->wgpuComputePassEncoderSetPipeline(w->pass, pipeline);
+    p->wgpuComputePassEncoderSetBindGroup(w->pass, 0, group, 1, &slot);
+    p->wgpuComputePassEncoderDispatchWorkgroups(w->pass, (uint32_t)x, (uint32_t)y, 1);
+    p->wgpuBindGroupRelease(group); /* the encoder keeps what it needs */
+    /* The pass ends with this dispatch, so whatever the encoder remembers about the pass
+     * (its pipeline) is never stale for the next one. */
+    end_pass(w);
+    w->batch_commands++;
+    return WGT_OK;
+}

@@ -93,6 +93,8 @@ typedef struct wgt_webgpu {
 
     WGPUBuffer staging; /* reused for reads back to the host */
     uint64_t staging_size;
+
+    struct wgt_wgpu_fused_cache *fused_cache; /* fused kernels' pipelines and layouts (fused.c) */
 } wgt_webgpu;
 
 /* Copies a string the driver handed us (not necessarily NUL-terminated) into dst, dropping
@@ -247,5 +249,21 @@ wgt_status wgt_wgpu_write_box(wgt_backend *be, const wgt_operand *dst, const int
                               const wgt_operand *src);
 wgt_status wgt_wgpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
                         uint32_t value_bits);
+
+/* ---- fused elementwise kernels ---------------------------------------------------------- */
+/* Storage bindings a layout of a caller's own may have: a fused kernel's inputs and outputs. */
+#define WGT_MAX_LAYOUT_STORAGE (WGT_FUSED_MAX_INPUTS + WGT_FUSED_MAX_OUTPUTS)
+/* encoder.c: records one dispatch of a pipeline made with a bind-group layout of the caller's
+ * own: buffers at storage bindings 0..count-1, params through the uniform ring at binding
+ * count, a 2-D grid beyond 65535 workgroups, as wgt_wgpu_dispatch does; label names the
+ * kernel in messages. */
+wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUComputePipeline pipeline,
+                                         WGPUBindGroupLayout layout, int count, wgt_buffer *const *buffers,
+                                         const void *params, uint32_t params_size, uint64_t workgroups);
+/* fused.c: the backend table's fused entry; max_fused_buffers for the device; releasing the
+ * cached pipelines and layouts (before the device goes). */
+wgt_status wgt_wgpu_fused(wgt_backend *be, const wgt_fused_kernel *k);
+int wgt_wgpu_fused_max_buffers(const wgt_webgpu *w);
+void wgt_wgpu_fused_shutdown(wgt_webgpu *w);
 
 #endif

@@ -1,0 +1,470 @@
+/*
+ * Fused elementwise kernels on WebGPU: a chain of unary, binary, cast and where steps
+ * (wgt_fused_kernel) runs as one WGSL kernel (wgsl/fused.wgsl) that computes every step per
+ * element in registers, so intermediate results never go through memory. Each step is the
+ * very expression, with the same helper functions, that its op's own kernel runs (looked up
+ * in unary.c and binary.c), and its result is made to look exactly as the next op would
+ * have loaded it: f16 results are rounded to f16, and float results pass an identity the
+ * compiler cannot see through, so no driver contracts a multiply of one step and an add of
+ * the next into one fused multiply-add. So the chain gives, bit for bit, what the ops give
+ * one by one.
+ *
+ * Pipelines are cached by a description of everything the WGSL text depends on (input
+ * types, each step's kind, op, argument wiring and type, the outputs' steps), compared in
+ * full, so a hash collision can never hand out the wrong kernel. Strides, offsets, density,
+ * the shape and the ops' parameters travel in the uniform block. The kernels bind n
+ * read-only inputs and m read_write outputs, which the shared layouts in encoder.c (one
+ * written binding) do not offer, so the layouts for each (n, m) are made here.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webgpu_internal.h"
+
+#define NVALUES (WGT_FUSED_MAX_INPUTS + WGT_FUSED_MAX_STEPS)
+#define CACHE_BUCKETS 64
+#define DESC_MAX 1536
+/* The uniform block in u32 words (see struct Params in fused.wgsl). */
+#define PARAM_HEADER 24 /* numel, ndim, dense, pad, zero[4], shape[8], offsets[8] */
+#define PARAM_WORDS (PARAM_HEADER + 8 * WGT_FUSED_MAX_INPUTS + 2 * WGT_FUSED_MAX_STEPS)
+
+/* A compiled chain. The hash only picks the bucket and names the pipeline. */
+typedef struct fused_pipeline {
+    uint64_t hash;
+    char *desc;
+    WGPUComputePipeline pipeline;
+    char label[64];
+    struct fused_pipeline *next;
+} fused_pipeline;
+
+struct wgt_wgpu_fused_cache {
+    fused_pipeline *buckets[CACHE_BUCKETS];
+    /* By (inputs, outputs): the inputs read-only, the outputs read_write, then the uniform. */
+    WGPUBindGroupLayout layouts[WGT_FUSED_MAX_INPUTS + 1][WGT_FUSED_MAX_OUTPUTS + 1];
+    WGPUPipelineLayout pipeline_layouts[WGT_FUSED_MAX_INPUTS + 1][WGT_FUSED_MAX_OUTPUTS + 1];
+};
+
+/* What checking a kernel finds out: every value's type, where each unary step reads its
+ * parameters, and the description that keys the pipeline. */
+typedef struct {
+    wgt_dtype type[NVALUES];
+    int slot[WGT_FUSED_MAX_STEPS]; /* parameter slot of a step that reads parameters, else -1 */
+    int nslots;
+    int elems; /* elements per invocation: 2 when an output is f16 */
+    int64_t numel;
+    char desc[DESC_MAX];
+    size_t desc_len;
+} plan;
+
+static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
+static int is_dtype(wgt_dtype d) { return is_float(d) || d == WGT_I32 || d == WGT_U32; }
+
+static int step_args(wgt_fused_kind kind) {
+    return kind == WGT_FUSED_BINARY ? 2 : kind == WGT_FUSED_WHERE ? 3 : 1;
+}
+
+static void describe(plan *p, const char *fmt, ...) WGT_PRINTF(2, 3);
+static void describe(plan *p, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = sizeof p->desc - p->desc_len;
+    int n = vsnprintf(p->desc + p->desc_len, room, fmt, ap);
+    va_end(ap);
+    /* Cannot overflow: the counts are bounded and DESC_MAX covers the longest description. */
+    if (n > 0) p->desc_len += (size_t)n < room ? (size_t)n : room - 1;
+}
+
+/* Every check the description's fields and the operands need, so a malformed kernel is an
+ * error and never a crash or a broken shader; the op-type combinations are checked when the
+ * WGSL is made (the lookups know them), and only a kernel that built is ever cached. */
+static wgt_status check_kernel(const wgt_webgpu *w, const wgt_fused_kernel *k, plan *p) {
+    const wgt_backend *be = &w->base;
+    if (!k) return wgt_error(WGT_ERR_INTERNAL, "fused kernel: no description");
+    if (k->ninputs < 1 || k->ninputs > WGT_FUSED_MAX_INPUTS || k->nsteps < 1 || k->nsteps > WGT_FUSED_MAX_STEPS ||
+        k->noutputs < 1 || k->noutputs > WGT_FUSED_MAX_OUTPUTS || k->ninputs + k->noutputs > be->max_fused_buffers)
+        return wgt_error(WGT_ERR_INTERNAL,
+                         "fused kernel: %d inputs, %d steps, %d outputs (at most %d, %d, %d and %d buffers in all)",
+                         k->ninputs, k->nsteps, k->noutputs, WGT_FUSED_MAX_INPUTS, WGT_FUSED_MAX_STEPS,
+                         WGT_FUSED_MAX_OUTPUTS, be->max_fused_buffers);
+    memset(p, 0, sizeof *p);
+    const wgt_operand *shape_of = &k->outputs[0];
+    int nd = shape_of->ndim;
+    if (nd < 0 || nd > WGT_MAX_DIMS) return wgt_error(WGT_ERR_INTERNAL, "fused kernel: output rank %d", nd);
+    p->numel = 1;
+    for (int d = 0; d < nd; d++) {
+        if (shape_of->shape[d] < 0 || shape_of->shape[d] > INT32_MAX)
+            return wgt_error(WGT_ERR_INTERNAL, "fused kernel: output dimension %d is %lld", d,
+                             (long long)shape_of->shape[d]);
+        p->numel *= shape_of->shape[d];
+        if (p->numel > (int64_t)be->max_kernel_elements)
+            return wgt_error(WGT_ERR_LIMIT, "fused kernel: more than the %llu elements a kernel can index",
+                             (unsigned long long)be->max_kernel_elements);
+    }
+    describe(p, "i");
+    for (int i = 0; i < k->ninputs; i++) {
+        const wgt_operand *in = &k->inputs[i];
+        if (!is_dtype(in->dtype) || !in->buffer || in->ndim != nd || in->offset < 0 || in->offset > UINT32_MAX)
+            return wgt_error(WGT_ERR_INTERNAL, "fused kernel: input %d (type %d, rank %d, offset %lld) is malformed", i,
+                             (int)in->dtype, in->ndim, (long long)in->offset);
+        for (int d = 0; d < nd; d++)
+            if (in->shape[d] != shape_of->shape[d] || in->strides[d] < INT32_MIN || in->strides[d] > INT32_MAX)
+                return wgt_error(WGT_ERR_INTERNAL, "fused kernel: input %d dimension %d (%lld, stride %lld) does not fit",
+                                 i, d, (long long)in->shape[d], (long long)in->strides[d]);
+        p->type[i] = in->dtype;
+        describe(p, "%d", (int)in->dtype);
+    }
+    for (int s = 0; s < k->nsteps; s++) {
+        const wgt_fused_step *st = &k->steps[s];
+        int v = k->ninputs + s;
+        p->slot[s] = -1;
+        if ((unsigned)st->kind > WGT_FUSED_WHERE || !is_dtype(st->dtype) ||
+            (st->kind == WGT_FUSED_UNARY && (unsigned)st->op >= WGT_UNARY_COUNT) ||
+            (st->kind == WGT_FUSED_BINARY && (unsigned)st->op >= WGT_BINARY_COUNT))
+            return wgt_error(WGT_ERR_INTERNAL, "fused kernel: step %d has kind %d, op %d, type %d", s, (int)st->kind,
+                             st->op, (int)st->dtype);
+        int op = st->kind == WGT_FUSED_UNARY || st->kind == WGT_FUSED_BINARY ? st->op : 0;
+        describe(p, ";%d.%d(", (int)st->kind, op);
+        for (int a = 0; a < step_args(st->kind); a++) {
+            if (st->args[a] < 0 || st->args[a] >= v)
+                return wgt_error(WGT_ERR_INTERNAL, "fused kernel: step %d argument %d is value %d, not one of 0..%d", s,
+                                 a, st->args[a], v - 1);
+            describe(p, "%s%d", a ? "," : "", st->args[a]);
+        }
+        describe(p, ")%d", (int)st->dtype);
+        if (st->kind == WGT_FUSED_UNARY && wgt_wgpu_unary_reads_params((wgt_unary_op)st->op, p->type[st->args[0]]))
+            p->slot[s] = p->nslots++;
+        p->type[v] = st->dtype;
+    }
+    describe(p, "o");
+    p->elems = 1;
+    for (int o = 0; o < k->noutputs; o++) {
+        const wgt_operand *out = &k->outputs[o];
+        int s = k->output_steps[o];
+        if (s < 0 || s >= k->nsteps || out->dtype != k->steps[s].dtype || !out->buffer || out->ndim != nd ||
+            out->offset != 0)
+            return wgt_error(WGT_ERR_INTERNAL, "fused kernel: output %d (step %d, type %d) is malformed", o, s,
+                             (int)out->dtype);
+        for (int d = 0; d < nd; d++)
+            if (out->shape[d] != shape_of->shape[d])
+                return wgt_error(WGT_ERR_INTERNAL, "fused kernel: outputs 0 and %d differ in dimension %d", o, d);
+        if (!wgt_wgpu_is_dense(out, nd, out->shape))
+            return wgt_error(WGT_ERR_INTERNAL, "fused kernel: output %d is not contiguous", o);
+        /* A buffer bound for writing may be bound nowhere else in the same dispatch. */
+        for (int i = 0; i < k->ninputs + o; i++) {
+            const wgt_buffer *other = i < k->ninputs ? k->inputs[i].buffer : k->outputs[i - k->ninputs].buffer;
+            if (other == out->buffer)
+                return wgt_error(WGT_ERR_INTERNAL, "fused kernel: output %d shares its buffer with %s %d", o,
+                                 i < k->ninputs ? "input" : "output", i < k->ninputs ? i : i - k->ninputs);
+        }
+        if (out->dtype == WGT_F16) p->elems = 2;
+        describe(p, "%s%d", o ? "," : "", s);
+    }
+    return WGT_OK;
+}
+
+/* ---- the WGSL ---- */
+
+/* Growing text; a failed allocation sticks and is reported once at the end. */
+typedef struct {
+    char *s;
+    size_t len, cap;
+    int failed;
+} text;
+
+static void add(text *t, const char *fmt, ...) WGT_PRINTF(2, 3);
+static void add(text *t, const char *fmt, ...) {
+    while (!t->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = t->cap - t->len;
+        int n = vsnprintf(t->s ? t->s + t->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) break;
+        if ((size_t)n < room) {
+            t->len += (size_t)n;
+            return;
+        }
+        char *grown = realloc(t->s, (t->len + (size_t)n + 1) * 2);
+        if (!grown) break;
+        t->s = grown;
+        t->cap = (t->len + (size_t)n + 1) * 2;
+    }
+    t->failed = 1;
+}
+
+/* Step s's expression over x, y, z, into expr, its helpers added to *helpers. */
+static wgt_status step_expr(const wgt_fused_kernel *k, const plan *p, int s, char *expr, size_t size,
+                            wgt_wgsl_pieces *helpers) {
+    const wgt_fused_step *st = &k->steps[s];
+    const wgt_dtype *t = p->type;
+    switch (st->kind) {
+    case WGT_FUSED_UNARY: {
+        /* Two slots per vector: xy for even slots, zw for odd ones. */
+        char w0[48] = "0u", w1[48] = "0u";
+        if (p->slot[s] >= 0) {
+            int j = p->slot[s];
+            snprintf(w0, sizeof w0, "params.consts[%d].%c", j / 2, j % 2 ? 'z' : 'x');
+            snprintf(w1, sizeof w1, "params.consts[%d].%c", j / 2, j % 2 ? 'w' : 'y');
+        }
+        const char *const words[2] = {w0, w1};
+        return wgt_wgpu_unary_expr((wgt_unary_op)st->op, t[st->args[0]], st->dtype, words, expr, size, helpers);
+    }
+    case WGT_FUSED_BINARY:
+        return wgt_wgpu_binary_expr((wgt_binary_op)st->op, t[st->args[0]], t[st->args[1]], st->dtype, expr, size,
+                                    helpers);
+    case WGT_FUSED_CAST: return wgt_wgpu_cast_expr(t[st->args[0]], st->dtype, expr, size, helpers);
+    case WGT_FUSED_WHERE:
+        return wgt_wgpu_where_expr(t[st->args[0]], t[st->args[1]], t[st->args[2]], st->dtype, expr, size);
+    }
+    return wgt_error(WGT_ERR_INTERNAL, "fused kernel: step %d has kind %d", s, (int)st->kind);
+}
+
+/* The kernel's WGSL (malloc'd) into *out, or the error. */
+static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, char **out) {
+    static const char *const names[3] = {"x", "y", "z"};
+    text bindings = {0}, steps = {0}, fields = {0}, body = {0}, stores = {0};
+    wgt_wgsl_pieces helpers = {0};
+    wgt_status st = WGT_OK;
+    for (int i = 0; i < k->ninputs; i++) {
+        wgt_dtype d = p->type[i];
+        add(&bindings, "@group(0) @binding(%d) var<storage, read> in%d: array<%s>;\n", i, i, wgt_wgpu_storage_type(d));
+        if (d == WGT_F16)
+            add(&body, "    let j%d = input_index(%du, i);\n    let v%d = unpack2x16float(in%d[j%d >> 1u])[j%d & 1u];\n",
+                i, i, i, i, i, i);
+        else add(&body, "    let v%d = in%d[input_index(%du, i)];\n", i, i, i);
+    }
+    for (int s = 0; s < k->nsteps && st == WGT_OK; s++) {
+        const wgt_fused_step *step = &k->steps[s];
+        char expr[1024];
+        if ((st = step_expr(k, p, s, expr, sizeof expr, &helpers)) != WGT_OK) {
+            char why[512]; /* the lookup's message, copied: wgt_error rewrites it */
+            snprintf(why, sizeof why, "%s", wgt_last_error());
+            st = wgt_error(st, "fused kernel: step %d: %s", s, why);
+            break;
+        }
+        int v = k->ninputs + s, nargs = step_args(step->kind);
+        add(&steps, "fn s%d(", s);
+        for (int a = 0; a < nargs; a++)
+            add(&steps, "%s%s: %s", a ? ", " : "", names[a], wgt_wgpu_compute_type(p->type[step->args[a]]));
+        add(&steps, ") -> %s { return %s; }\n", wgt_wgpu_compute_type(step->dtype), expr);
+        /* Integer results are exact whatever the compiler does; float ones are kept as stored. */
+        const char *keep = step->dtype == WGT_F32 ? "keep_f32" : step->dtype == WGT_F16 ? "keep_f16" : "";
+        add(&body, "    let v%d = %s(s%d(", v, keep, s);
+        for (int a = 0; a < nargs; a++) {
+            int repeated = 0;
+            for (int b = 0; b < a; b++) repeated |= step->args[b] == step->args[a];
+            if (repeated && is_float(p->type[step->args[a]]))
+                add(&body, ", bitcast<f32>(bitcast<u32>(v%d) ^ params.zero.%c)", step->args[a], "xyz"[a]);
+            else add(&body, "%sv%d", a ? ", " : "", step->args[a]);
+        }
+        add(&body, "));\n");
+    }
+    add(&body, "    return Results(");
+    for (int o = 0; o < k->noutputs; o++) {
+        wgt_dtype d = k->outputs[o].dtype;
+        int binding = k->ninputs + o;
+        add(&bindings, "@group(0) @binding(%d) var<storage, read_write> out%d: array<%s>;\n", binding, o,
+            wgt_wgpu_storage_type(d));
+        add(&fields, "    o%d: %s,\n", o, wgt_wgpu_compute_type(d));
+        add(&body, "%sv%d", o ? ", " : "", k->ninputs + k->output_steps[o]);
+        if (d == WGT_F16) add(&stores, "    out%d[word] = pack2x16float(vec2<f32>(r0.o%d, r1.o%d));\n", o, o, o);
+        else add(&stores, "    out%d[first] = r0.o%d;\n    if (has_second) { out%d[first + 1u] = r1.o%d; }\n", o, o, o, o);
+    }
+    add(&body, ");\n");
+    char *helper_text = st == WGT_OK ? wgt_wgsl_pieces_text(&helpers) : NULL;
+    const char *template_text = wgt_wgsl_source("fused");
+    *out = NULL;
+    if (st == WGT_OK && helper_text && template_text && !bindings.failed && !steps.failed && !fields.failed &&
+        !body.failed && !stores.failed) {
+        char nin[16], nconst[16], params_binding[16];
+        snprintf(nin, sizeof nin, "%d", k->ninputs);
+        snprintf(nconst, sizeof nconst, "%d", p->nslots > 0 ? (p->nslots + 1) / 2 : 1);
+        snprintf(params_binding, sizeof params_binding, "%d", k->ninputs + k->noutputs);
+        const char *pairs[] = {"NIN", nin, "NCONST", nconst, "BINDINGS", bindings.s, "PARAMS_BINDING", params_binding,
+                               "ELEMS", p->elems == 2 ? "2u" : "1u", "HELPERS", helper_text, "STEPS", steps.s,
+                               "RESULT_FIELDS", fields.s, "BODY", body.s, "STORES", stores.s, NULL};
+        *out = wgt_wgsl_expand(template_text, pairs);
+    }
+    if (st == WGT_OK && !*out) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "fused kernel: out of host memory for its WGSL");
+    free(helper_text);
+    free(bindings.s), free(steps.s), free(fields.s), free(body.s), free(stores.s);
+    return st;
+}
+
+/* ---- pipelines ---- */
+
+/* FNV-1a, 64 bits. */
+static uint64_t hash_text(const char *s, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static wgt_status pipeline_layout(wgt_webgpu *w, struct wgt_wgpu_fused_cache *c, int nin, int nout,
+                                  WGPUPipelineLayout *out) {
+    if (!c->pipeline_layouts[nin][nout]) {
+        const wgpu_procs *pr = w->p;
+        WGPUBindGroupLayoutEntry e[WGT_MAX_LAYOUT_STORAGE + 1];
+        memset(e, 0, sizeof e);
+        int n = nin + nout;
+        for (int i = 0; i <= n; i++) {
+            e[i].binding = (uint32_t)i;
+            e[i].visibility = WGPU_SHADER_STAGE_COMPUTE;
+            e[i].buffer.type = i == n    ? WGPU_BUFFER_BINDING_UNIFORM
+                               : i < nin ? WGPU_BUFFER_BINDING_READ_ONLY_STORAGE
+                                         : WGPU_BUFFER_BINDING_STORAGE;
+            e[i].buffer.hasDynamicOffset = i == n;
+        }
+        WGPUBindGroupLayoutDescriptor d = {0};
+        d.label = wgpu_str("wgtensor fused kernel bindings");
+        d.entryCount = (size_t)n + 1;
+        d.entries = e;
+        wgt_wgpu_push_scope(w);
+        WGPUBindGroupLayout layout = pr->wgpuDeviceCreateBindGroupLayout(w->device, &d);
+        WGPUPipelineLayoutDescriptor pd = {0};
+        pd.bindGroupLayoutCount = 1;
+        pd.bindGroupLayouts = &layout;
+        WGPUPipelineLayout pipeline = layout ? pr->wgpuDeviceCreatePipelineLayout(w->device, &pd) : NULL;
+        wgt_status st = wgt_wgpu_pop_scope(w, "creating a fused kernel's binding layout");
+        if (st != WGT_OK || !pipeline) {
+            if (pipeline) pr->wgpuPipelineLayoutRelease(pipeline);
+            if (layout) pr->wgpuBindGroupLayoutRelease(layout);
+            return st != WGT_OK ? st : wgt_error(WGT_ERR_BACKEND, "creating a fused kernel's binding layout failed");
+        }
+        c->layouts[nin][nout] = layout;
+        c->pipeline_layouts[nin][nout] = pipeline;
+    }
+    *out = c->pipeline_layouts[nin][nout];
+    return WGT_OK;
+}
+
+static wgt_status compile(wgt_webgpu *w, struct wgt_wgpu_fused_cache *c, const wgt_fused_kernel *k, const plan *p,
+                          uint64_t hash, fused_pipeline **out) {
+    const wgpu_procs *pr = w->p;
+    WGPUPipelineLayout layout = NULL;
+    char *wgsl = NULL;
+    wgt_status st = pipeline_layout(w, c, k->ninputs, k->noutputs, &layout);
+    if (st == WGT_OK) st = build_wgsl(k, p, &wgsl);
+    if (st != WGT_OK) return st;
+    fused_pipeline *f = calloc(1, sizeof *f);
+    char *desc = malloc(p->desc_len + 1);
+    if (!f || !desc) {
+        free(f), free(desc), free(wgsl);
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a fused kernel");
+    }
+    memcpy(desc, p->desc, p->desc_len + 1);
+    f->desc = desc;
+    f->hash = hash;
+    snprintf(f->label, sizeof f->label, "fused:%016llx:%zu", (unsigned long long)hash, p->desc_len);
+    WGPUShaderSourceWGSL src = {0};
+    src.chain.sType = WGPU_STYPE_SHADER_SOURCE_WGSL;
+    src.code = wgpu_str(wgsl);
+    WGPUShaderModuleDescriptor md = {0};
+    md.nextInChain = &src.chain;
+    md.label = wgpu_str(f->label);
+    wgt_wgpu_push_scope(w);
+    WGPUShaderModule module = pr->wgpuDeviceCreateShaderModule(w->device, &md);
+    WGPUComputePipelineDescriptor pd = {0};
+    pd.label = wgpu_str(f->label);
+    pd.layout = layout;
+    pd.compute.module = module;
+    pd.compute.entryPoint = wgpu_str("main");
+    f->pipeline = pr->wgpuDeviceCreateComputePipeline(w->device, &pd);
+    char what[192];
+    snprintf(what, sizeof what, "compiling fused kernel %s (%s)", f->label, desc);
+    st = wgt_wgpu_pop_scope(w, what);
+    free(wgsl);
+    if (module) pr->wgpuShaderModuleRelease(module);
+    if (st != WGT_OK || !f->pipeline) {
+        if (f->pipeline) pr->wgpuComputePipelineRelease(f->pipeline);
+        free(f->desc), free(f);
+        return st != WGT_OK ? st : wgt_error(WGT_ERR_BACKEND, "%s failed", what);
+    }
+    *out = f;
+    return WGT_OK;
+}
+
+/* The cached pipeline for the plan's description, compiled on first use. */
+static wgt_status find_pipeline(wgt_webgpu *w, const wgt_fused_kernel *k, const plan *p, fused_pipeline **out) {
+    if (!w->fused_cache && !(w->fused_cache = calloc(1, sizeof *w->fused_cache)))
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the fused kernel cache");
+    struct wgt_wgpu_fused_cache *c = w->fused_cache;
+    uint64_t hash = hash_text(p->desc, p->desc_len);
+    fused_pipeline **bucket = &c->buckets[hash % CACHE_BUCKETS];
+    for (fused_pipeline *f = *bucket; f; f = f->next)
+        if (f->hash == hash && !strcmp(f->desc, p->desc)) {
+            *out = f;
+            return WGT_OK;
+        }
+    wgt_status st = compile(w, c, k, p, hash, out);
+    if (st != WGT_OK) return st;
+    (*out)->next = *bucket;
+    *bucket = *out;
+    return WGT_OK;
+}
+
+/* ---- the backend entry ---- */
+
+wgt_status wgt_wgpu_fused(wgt_backend *be, const wgt_fused_kernel *k) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    plan p;
+    wgt_status st = check_kernel(w, k, &p);
+    if (st != WGT_OK) return st;
+    if ((st = wgt_wgpu_status(w)) != WGT_OK) return st;
+    fused_pipeline *f = NULL;
+    if ((st = find_pipeline(w, k, &p, &f)) != WGT_OK) return st;
+    if (p.numel == 0) return WGT_OK; /* checked and compiled alike, with nothing to run */
+
+    const wgt_operand *shape_of = &k->outputs[0];
+    uint32_t words[PARAM_WORDS];
+    memset(words, 0, sizeof words);
+    words[0] = (uint32_t)p.numel;
+    words[1] = (uint32_t)shape_of->ndim;
+    for (int d = 0; d < shape_of->ndim; d++) words[8 + d] = (uint32_t)shape_of->shape[d];
+    for (int i = 0; i < k->ninputs; i++) {
+        const wgt_operand *in = &k->inputs[i];
+        if (wgt_wgpu_is_dense(in, shape_of->ndim, shape_of->shape)) words[2] |= 1u << i;
+        words[16 + i] = (uint32_t)in->offset;
+        for (int d = 0; d < in->ndim; d++) words[PARAM_HEADER + 8 * i + d] = (uint32_t)(int32_t)in->strides[d];
+    }
+    uint32_t *consts = words + PARAM_HEADER + 8 * k->ninputs;
+    for (int s = 0; s < k->nsteps; s++)
+        if (p.slot[s] >= 0)
+            wgt_wgpu_unary_param_bits(p.type[k->steps[s].args[0]], k->steps[s].params, consts + 2 * p.slot[s]);
+    int nconst_vectors = p.nslots > 0 ? (p.nslots + 1) / 2 : 1;
+    uint32_t size = (uint32_t)(PARAM_HEADER + 8 * k->ninputs + 4 * nconst_vectors) * 4u;
+
+    wgt_buffer *buffers[WGT_MAX_LAYOUT_STORAGE];
+    for (int i = 0; i < k->ninputs; i++) buffers[i] = k->inputs[i].buffer;
+    for (int o = 0; o < k->noutputs; o++) buffers[k->ninputs + o] = k->outputs[o].buffer;
+    uint64_t invocations = ((uint64_t)p.numel + (uint64_t)p.elems - 1) / (uint64_t)p.elems;
+    return wgt_wgpu_dispatch_with_layout(w, f->label, f->pipeline, w->fused_cache->layouts[k->ninputs][k->noutputs],
+                                         k->ninputs + k->noutputs, buffers, words, size, (invocations + 255) / 256);
+}
+
+int wgt_wgpu_fused_max_buffers(const wgt_webgpu *w) {
+    uint32_t limit = w->limits.limits.maxStorageBuffersPerShaderStage;
+    return limit < WGT_MAX_LAYOUT_STORAGE ? (int)limit : WGT_MAX_LAYOUT_STORAGE;
+}
+
+void wgt_wgpu_fused_shutdown(wgt_webgpu *w) {
+    struct wgt_wgpu_fused_cache *c = w->fused_cache;
+    if (!c) return;
+    const wgpu_procs *pr = w->p;
+    for (int b = 0; b < CACHE_BUCKETS; b++)
+        for (fused_pipeline *f = c->buckets[b], *next; f; f = next) {
+            next = f->next;
+            pr->wgpuComputePipelineRelease(f->pipeline);
+            free(f->desc);
+            free(f);
+        }
+    for (int i = 0; i <= WGT_FUSED_MAX_INPUTS; i++)
+        for (int o = 0; o <= WGT_FUSED_MAX_OUTPUTS; o++) {
+            if (c->pipeline_layouts[i][o]) pr->wgpuPipelineLayoutRelease(c->pipeline_layouts[i][o]);
+            if (c->layouts[i][o]) pr->wgpuBindGroupLayoutRelease(c->layouts[i][o]);
+        }
+    free(c);
+    w->fused_cache = NULL;
+}
