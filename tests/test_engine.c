@@ -28,11 +28,11 @@ static wgt_context *context_with_fusion(wgt_backend_kind kind, int fusion) {
  * fusible kind, over a broadcast row and a strided view. */
 static wgt_tensor *chain(wgt_tensor *x, wgt_tensor *w, wgt_tensor *b) {
     wgt_tensor *t1 = wgt_mul(x, w), *t2 = wgt_add(t1, b), *t3 = wgt_tanh(t2);
-    wgt_tensor *t4 = wgt_add_scalar(wgt_square(t3), 1.0); /* the square's handle is dropped at once */
+    wgt_tensor *sq = wgt_square(t3), *t4 = wgt_add_scalar(sq, 1.0);
     wgt_tensor *t5 = wgt_sqrt(t4), *c = wgt_gt(t2, t5), *t6 = wgt_where(c, t5, t2);
-    wgt_tensor *t7 = wgt_cast(wgt_cast(t6, WGT_F16), WGT_F32);
-    wgt_release(t1), wgt_release(t2), wgt_release(t3), wgt_release(t4), wgt_release(t5), wgt_release(c);
-    wgt_release(t6);
+    wgt_tensor *h = wgt_cast(t6, WGT_F16), *t7 = wgt_cast(h, WGT_F32);
+    wgt_release(t1), wgt_release(t2), wgt_release(t3), wgt_release(sq), wgt_release(t4), wgt_release(t5);
+    wgt_release(c), wgt_release(t6), wgt_release(h);
     return t7;
 }
 

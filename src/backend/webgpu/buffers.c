@@ -1,7 +1,7 @@
 /*
- * Device buffers: creation under an error scope (so out-of-memory is a status, not a
- * crash), uploads through the queue, and reads through one reused staging buffer that is
- * copied into, mapped and waited on.
+ * Device buffers for tensor storage: taken from and given back to the storage pool (pool.c),
+ * cleared on request when reused, uploads through the queue, and blocking reads made of read
+ * requests (read_requests.c) waited on at once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,47 +10,47 @@
 #include "webgpu_internal.h"
 
 #define BUFFER_USAGE (WGPU_BUFFER_USAGE_STORAGE | WGPU_BUFFER_USAGE_COPY_SRC | WGPU_BUFFER_USAGE_COPY_DST)
+#define READ_POOL_LIMIT (64ull << 20)
 
-static atomic_llong live_buffers; /* storage buffers created minus released, for leak tests */
+/* What the storage pool may keep idle: 256 MiB, or twice the largest tensor where that is
+ * more (so freeing and making the largest tensors in turn still reuses them), at most 4 GiB.
+ * WebGPU does not say how much memory the device has; wgt_context_trim gives it all back. */
+static uint64_t storage_pool_limit(const wgt_webgpu *w) {
+    const WGPULimits *l = &w->limits.limits;
+    uint64_t largest = l->maxStorageBufferBindingSize < l->maxBufferSize ? l->maxStorageBufferBindingSize : l->maxBufferSize;
+    uint64_t limit = 2 * largest;
+    if (limit < 256ull << 20) limit = 256ull << 20;
+    if (limit > 4ull << 30) limit = 4ull << 30;
+    return limit;
+}
 
-long long wgt_wgpu_live_buffers(void) { return atomic_load(&live_buffers); }
+wgt_status wgt_wgpu_buffers_init(wgt_webgpu *w) {
+    w->storage_pool = wgt_wgpu_pool_create(BUFFER_USAGE, "wgtensor storage", storage_pool_limit(w), 1);
+    w->read_pool = wgt_wgpu_pool_create(WGPU_BUFFER_USAGE_MAP_READ | WGPU_BUFFER_USAGE_COPY_DST, "wgtensor read staging",
+                                        READ_POOL_LIMIT, 0);
+    return w->storage_pool && w->read_pool ? WGT_OK : WGT_ERR_OUT_OF_MEMORY;
+}
 
 wgt_status wgt_wgpu_buffer_create(wgt_backend *be, size_t nbytes, int zero, wgt_buffer **out) {
     wgt_webgpu *w = (wgt_webgpu *)be;
-    (void)zero; /* a new buffer reads as zeros: WebGPU clears it before first use */
     wgt_status st = wgt_wgpu_status(w);
     if (st != WGT_OK) return st;
-    wgt_buffer *b = calloc(1, sizeof *b);
-    if (!b) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a buffer handle");
-    b->size = (nbytes + 3) & ~(uint64_t)3;
-    if (b->size == 0) b->size = 4;
-    WGPUBufferDescriptor desc = {0};
-    desc.label = wgpu_str("wgtensor storage");
-    desc.usage = BUFFER_USAGE;
-    desc.size = b->size;
-    wgt_wgpu_push_scope(w);
-    b->handle = w->p->wgpuDeviceCreateBuffer(w->device, &desc);
-    char what[96];
-    snprintf(what, sizeof what, "creating a %llu-byte buffer", (unsigned long long)b->size);
-    st = wgt_wgpu_pop_scope(w, what);
-    if (st != WGT_OK || !b->handle) {
-        if (b->handle) w->p->wgpuBufferRelease(b->handle);
-        free(b);
-        return st != WGT_OK ? st : wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s failed", what);
+    int reused;
+    wgt_buffer *b;
+    if ((st = wgt_wgpu_pool_get(w, w->storage_pool, nbytes, &reused, &b)) != WGT_OK) return st;
+    /* A new buffer reads as zeros (WebGPU clears it before first use); a reused one holds what
+     * its last owner left, so it is cleared in the batch, after that owner's work. */
+    if (reused && zero && (st = wgt_wgpu_clear_buffer(w, b->handle, 0, b->size)) != WGT_OK) {
+        wgt_wgpu_pool_put(w, w->storage_pool, b);
+        return st;
     }
-    atomic_fetch_add(&live_buffers, 1);
     *out = b;
     return WGT_OK;
 }
 
 void wgt_wgpu_buffer_destroy(wgt_backend *be, wgt_buffer *buf) {
     wgt_webgpu *w = (wgt_webgpu *)be;
-    if (!buf) return;
-    /* Release, not destroy: commands already recorded may still read it, and WebGPU keeps
-     * the memory alive until they finish. */
-    w->p->wgpuBufferRelease(buf->handle);
-    free(buf);
-    atomic_fetch_sub(&live_buffers, 1);
+    if (buf) wgt_wgpu_pool_put(w, w->storage_pool, buf);
 }
 
 wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset, const void *src, size_t n) {
@@ -65,71 +65,23 @@ wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset
     return wgt_wgpu_status(w);
 }
 
-static void on_mapped(uint32_t status, WGPUStringView message, void *u1, void *u2) {
-    (void)u2;
-    wgt_wgpu_result *r = u1;
-    r->status = status;
-    wgt_wgpu_copy_string(r->message, sizeof r->message, message);
-    r->done = 1;
-}
-
-static wgt_status ensure_staging(wgt_webgpu *w, uint64_t size) {
-    if (w->staging && w->staging_size >= size) return WGT_OK;
-    if (w->staging) w->p->wgpuBufferRelease(w->staging);
-    w->staging = NULL;
-    uint64_t want = size < 65536 ? 65536 : size;
-    WGPUBufferDescriptor desc = {0};
-    desc.label = wgpu_str("wgtensor staging");
-    desc.usage = WGPU_BUFFER_USAGE_MAP_READ | WGPU_BUFFER_USAGE_COPY_DST;
-    desc.size = want;
-    wgt_wgpu_push_scope(w);
-    w->staging = w->p->wgpuDeviceCreateBuffer(w->device, &desc);
-    wgt_status st = wgt_wgpu_pop_scope(w, "creating a staging buffer for a read");
-    if (st != WGT_OK) {
-        if (w->staging) w->p->wgpuBufferRelease(w->staging);
-        w->staging = NULL;
-        return st;
-    }
-    w->staging_size = want;
-    return WGT_OK;
-}
-
 wgt_status wgt_wgpu_buffer_read(wgt_backend *be, wgt_buffer *buf, size_t offset, void *dst, size_t n) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     wgt_status st = wgt_wgpu_status(w);
     if (st != WGT_OK) return st;
     if (offset % 4 || n % 4 || offset + n > buf->size)
         return wgt_error(WGT_ERR_INTERNAL, "buffer read of %zu bytes at %zu is not word aligned or too long", n, offset);
-    if (n == 0) return WGT_OK;
-    /* Large reads go in staging-sized pieces so the staging buffer stays bounded. */
-    const uint64_t chunk_max = 64ull << 20;
+    /* A read request waited on at once, per piece: large reads go in pieces so the staging
+     * buffer stays bounded (and pooled for the next read). */
+    const size_t piece_max = 64u << 20;
     for (size_t done = 0; done < n;) {
-        uint64_t chunk = n - done < chunk_max ? n - done : chunk_max;
-        if ((st = ensure_staging(w, chunk)) != WGT_OK) return st;
-        if ((st = wgt_wgpu_copy_buffer(w, buf->handle, offset + done, w->staging, 0, chunk)) != WGT_OK ||
-            (st = wgt_wgpu_submit(w)) != WGT_OK)
-            return st;
-        wgt_wgpu_result *r = &w->map_result; /* not on the stack: see wgt_wgpu_result */
-        memset(r, 0, sizeof *r);
-        WGPUCallbackInfo cb = {0};
-        cb.mode = WGPU_CALLBACK_MODE_WAIT_ANY_ONLY;
-        cb.callback = (void (*)(void))on_mapped;
-        cb.userdata1 = r;
-        st = wgt_wgpu_wait(w, w->p->wgpuBufferMapAsync(w->staging, WGPU_MAP_MODE_READ, 0, (size_t)chunk, cb),
-                           "a read from the device");
+        size_t piece = n - done < piece_max ? n - done : piece_max;
+        wgt_pending_read *r;
+        if ((st = wgt_wgpu_read_begin(be, buf, offset + done, piece, &r)) != WGT_OK) return st;
+        if ((st = wgt_wgpu_read_wait(be, r)) == WGT_OK) memcpy((char *)dst + done, wgt_wgpu_read_data(be, r), piece);
+        wgt_wgpu_read_release(be, r);
         if (st != WGT_OK) return st;
-        if (r->status != WGPU_REQUEST_STATUS_SUCCESS) {
-            st = wgt_wgpu_status(w); /* a lost device explains a failed map best */
-            return st != WGT_OK ? st : wgt_error(WGT_ERR_BACKEND, "mapping the staging buffer failed: %s", r->message);
-        }
-        const void *src = w->p->wgpuBufferGetConstMappedRange(w->staging, 0, (size_t)chunk);
-        if (!src) {
-            w->p->wgpuBufferUnmap(w->staging);
-            return wgt_error(WGT_ERR_BACKEND, "the mapped staging buffer has no memory range");
-        }
-        memcpy((char *)dst + done, src, (size_t)chunk);
-        w->p->wgpuBufferUnmap(w->staging);
-        done += (size_t)chunk;
+        done += piece;
     }
     return WGT_OK;
 }
@@ -142,6 +94,7 @@ void *wgt_wgpu_buffer_export(wgt_backend *be, wgt_buffer *buf) {
 }
 
 void wgt_wgpu_buffers_shutdown(wgt_webgpu *w) {
-    if (w->staging) w->p->wgpuBufferRelease(w->staging);
-    w->staging = NULL;
+    wgt_wgpu_pool_destroy(w, w->storage_pool);
+    wgt_wgpu_pool_destroy(w, w->read_pool);
+    w->storage_pool = w->read_pool = NULL;
 }

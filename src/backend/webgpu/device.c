@@ -252,6 +252,7 @@ static void webgpu_destroy(wgt_backend *be) {
         p->wgpuInstanceProcessEvents(w->instance); /* lets Dawn run the cancelled callbacks now */
         p->wgpuInstanceRelease(w->instance); /* runs the callbacks of abandoned waits, into w */
     }
+    wgt_wgpu_reads_shutdown(w); /* released read requests whose callbacks were still owed */
     pthread_mutex_destroy(&w->message_lock);
     free(w);
 }
@@ -365,7 +366,8 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
         if (i != chosen) w->p->wgpuAdapterRelease(ad[i].adapter);
     if (chosen < 0) goto fail;
     w->adapter = ad[chosen];
-    if (create_device(w) != WGT_OK || wgt_wgpu_encoder_init(w) != WGT_OK) goto fail;
+    if (create_device(w) != WGT_OK || wgt_wgpu_encoder_init(w) != WGT_OK || wgt_wgpu_buffers_init(w) != WGT_OK)
+        goto fail;
 
     wgt_backend *be = &w->base;
     be->name = "webgpu";
@@ -387,6 +389,13 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->buffer_write = wgt_wgpu_buffer_write;
     be->buffer_read = wgt_wgpu_buffer_read;
     be->buffer_export = wgt_wgpu_buffer_export;
+    be->stats = wgt_wgpu_stats;
+    be->trim = wgt_wgpu_trim;
+    be->read_begin = wgt_wgpu_read_begin;
+    be->read_poll = wgt_wgpu_read_poll;
+    be->read_wait = wgt_wgpu_read_wait;
+    be->read_data = wgt_wgpu_read_data;
+    be->read_release = wgt_wgpu_read_release;
     be->copy = wgt_wgpu_copy;
     be->binary = wgt_wgpu_binary;
     be->matmul = wgt_wgpu_matmul;

@@ -4,7 +4,10 @@
  * needs the results: a read, a queue write, a sync. Op parameters are staged in a host-side
  * uniform ring and uploaded with one queue write per submit; each dispatch binds its slice
  * through a dynamic offset, so no buffer is created and nothing is mapped per op.
- * Pipelines are compiled once per key and cached.
+ * Pipelines are compiled once per key and found again through a hash table; bind groups come
+ * from their cache (bind_groups.c). Recording a dispatch whose pipeline and bind group are
+ * cached thus creates no driver object. Each submit advances a serial, so a read request
+ * knows whether the batch holding its copy has gone to the queue.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +57,12 @@ wgt_status wgt_wgpu_encoder_init(wgt_webgpu *w) {
     wgt_wgpu_push_scope(w);
     w->ring = w->p->wgpuDeviceCreateBuffer(w->device, &desc);
     create_layouts(w);
-    return wgt_wgpu_pop_scope(w, "creating the uniform ring and binding layouts");
+    wgt_status st = wgt_wgpu_pop_scope(w, "creating the uniform ring and binding layouts");
+    if (st != WGT_OK) return st;
+    w->pipeline_capacity = 64;
+    w->pipeline_slots = calloc(w->pipeline_capacity, sizeof *w->pipeline_slots);
+    if (!w->pipeline_slots) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the pipeline table");
+    return wgt_wgpu_bind_cache_init(w);
 }
 
 void wgt_wgpu_encoder_shutdown(wgt_webgpu *w) {
@@ -63,6 +71,10 @@ void wgt_wgpu_encoder_shutdown(wgt_webgpu *w) {
     if (w->encoder) p->wgpuCommandEncoderRelease(w->encoder);
     w->pass = NULL;
     w->encoder = NULL;
+    wgt_wgpu_bind_cache_shutdown(w);
+    free(w->pipeline_slots);
+    w->pipeline_slots = NULL;
+    w->pipeline_capacity = w->pipeline_count = 0;
     for (wgt_pipeline *pl = w->pipelines, *next; pl; pl = next) {
         next = pl->next;
         if (pl->pipeline) p->wgpuComputePipelineRelease(pl->pipeline);
@@ -81,12 +93,44 @@ void wgt_wgpu_encoder_shutdown(wgt_webgpu *w) {
     w->ring_host = NULL;
 }
 
+/* FNV-1a over the key; keys are short, and the table keeps probe runs short. */
+static uint32_t key_hash(const char *key) {
+    uint32_t h = 2166136261u;
+    for (const unsigned char *c = (const unsigned char *)key; *c; c++) h = (h ^ *c) * 16777619u;
+    return h;
+}
+
+/* Inserts pl into the open-addressed table, doubling it past half full. */
+static wgt_status table_insert(wgt_webgpu *w, wgt_pipeline *pl) {
+    if (2 * (w->pipeline_count + 1) > w->pipeline_capacity) {
+        uint32_t cap = w->pipeline_capacity * 2;
+        wgt_pipeline **slots = calloc(cap, sizeof *slots);
+        if (!slots) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the pipeline table");
+        for (uint32_t i = 0; i < w->pipeline_capacity; i++) {
+            wgt_pipeline *q = w->pipeline_slots[i];
+            if (!q) continue;
+            uint32_t j = key_hash(q->key) & (cap - 1);
+            while (slots[j]) j = (j + 1) & (cap - 1);
+            slots[j] = q;
+        }
+        free(w->pipeline_slots);
+        w->pipeline_slots = slots;
+        w->pipeline_capacity = cap;
+    }
+    uint32_t mask = w->pipeline_capacity - 1, j = key_hash(pl->key) & mask;
+    while (w->pipeline_slots[j]) j = (j + 1) & mask;
+    w->pipeline_slots[j] = pl;
+    w->pipeline_count++;
+    return WGT_OK;
+}
+
 wgt_status wgt_wgpu_pipeline(wgt_webgpu *w, const char *key, int storage_count,
                              char *(*build_wgsl)(wgt_webgpu *w, const void *arg), const void *arg,
                              wgt_pipeline **out) {
-    for (wgt_pipeline *pl = w->pipelines; pl; pl = pl->next)
-        if (!strcmp(pl->key, key)) {
-            *out = pl;
+    uint32_t mask = w->pipeline_capacity - 1;
+    for (uint32_t j = key_hash(key) & mask; w->pipeline_slots[j]; j = (j + 1) & mask)
+        if (!strcmp(w->pipeline_slots[j]->key, key)) {
+            *out = w->pipeline_slots[j];
             return WGT_OK;
         }
     if (storage_count < 1 || storage_count > WGT_MAX_STORAGE_BINDINGS)
@@ -117,15 +161,21 @@ wgt_status wgt_wgpu_pipeline(wgt_webgpu *w, const char *key, int storage_count,
         if (pipeline) p->wgpuComputePipelineRelease(pipeline);
         return st != WGT_OK ? st : wgt_error(WGT_ERR_BACKEND, "%s failed", what);
     }
-    wgt_pipeline *pl = calloc(1, sizeof *pl);
+    size_t key_len = strlen(key);
+    wgt_pipeline *pl = calloc(1, sizeof *pl + key_len + 1);
     if (!pl) {
         p->wgpuComputePipelineRelease(pipeline);
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a pipeline");
     }
-    snprintf(pl->key, sizeof pl->key, "%s", key);
+    memcpy(pl->key, key, key_len + 1);
     pl->pipeline = pipeline;
     pl->storage_count = storage_count;
-    pl->next = w->pipelines;
+    if ((st = table_insert(w, pl)) != WGT_OK) {
+        p->wgpuComputePipelineRelease(pipeline);
+        free(pl);
+        return st;
+    }
+    pl->next = w->pipelines; /* the list owns the pipelines; the table finds them */
     w->pipelines = pl;
     *out = pl;
     return WGT_OK;
@@ -143,6 +193,7 @@ static void end_pass(wgt_webgpu *w) {
     w->p->wgpuComputePassEncoderEnd(w->pass);
     w->p->wgpuComputePassEncoderRelease(w->pass);
     w->pass = NULL;
+    w->pass_pipeline = NULL;
 }
 
 wgt_status wgt_wgpu_submit(wgt_webgpu *w) {
@@ -156,72 +207,14 @@ wgt_status wgt_wgpu_submit(wgt_webgpu *w) {
     w->encoder = NULL;
     w->ring_used = 0;
     w->batch_commands = 0;
-    if (!cmd) return wgt_error(WGT_ERR_BACKEND, "finishing the command buffer failed");
+    w->submit_serial++; /* the batch is gone either way */
+    if (!cmd) {
+        w->failed_serial = w->submit_serial;
+        return wgt_error(WGT_ERR_BACKEND, "finishing the command buffer failed");
+    }
     p->wgpuQueueSubmit(w->queue, 1, &cmd);
     p->wgpuCommandBufferRelease(cmd);
     return wgt_wgpu_status(w);
-}
-
-wgt_status wgt_wgpu_dispatch(wgt_webgpu *w, wgt_pipeline *pl, wgt_buffer *const *buffers, const void *params,
-                             uint32_t params_size, uint64_t workgroups) {
-    const wgpu_procs *p = w->p;
-    wgt_status st = wgt_wgpu_status(w);
-    if (st != WGT_OK) return st;
-    uint32_t bind_size = (params_size + 15u) & ~15u;
-    uint32_t slot = (w->ring_used + w->ring_align - 1) / w->ring_align * w->ring_align;
-    if (slot + bind_size > w->ring_size) { /* ring full: what is recorded goes now */
-        if ((st = wgt_wgpu_submit(w)) != WGT_OK) return st;
-        slot = 0;
-    }
-    uint32_t max_dim = w->limits.limits.maxComputeWorkgroupsPerDimension;
-    if (max_dim == 0) max_dim = 65535;
-    uint64_t x = workgroups < max_dim ? workgroups : max_dim;
-    uint64_t y = (workgroups + x - 1) / x;
-    if (y > max_dim)
-        return wgt_error(WGT_ERR_LIMIT, "kernel %s needs %llu workgroups, more than %u x %u", pl->key,
-                         (unsigned long long)workgroups, max_dim, max_dim);
-    if ((st = ensure_encoder(w)) != WGT_OK) return st;
-    memcpy(w->ring_host + slot, params, params_size);
-    memset(w->ring_host + slot + params_size, 0, bind_size - params_size);
-    w->ring_used = slot + bind_size;
-
-    WGPUBindGroupEntry e[WGT_MAX_STORAGE_BINDINGS + 1];
-    memset(e, 0, sizeof e);
-    int k = pl->storage_count;
-    for (int i = 0; i < k; i++) {
-        e[i].binding = (uint32_t)i;
-        e[i].buffer = buffers[i]->handle;
-        e[i].size = buffers[i]->size;
-    }
-    e[k].binding = (uint32_t)k;
-    e[k].buffer = w->ring;
-    e[k].size = bind_size;
-    WGPUBindGroupDescriptor bd = {0};
-    bd.layout = w->layouts[k];
-    bd.entryCount = (size_t)k + 1;
-    bd.entries = e;
-    WGPUBindGroup group = p->wgpuDeviceCreateBindGroup(w->device, &bd);
-    if (!group) return wgt_error(WGT_ERR_BACKEND, "cannot create a bind group for kernel %s", pl->key);
-    if (!w->pass) {
-        WGPUComputePassDescriptor pd = {0};
-        w->pass = p->wgpuCommandEncoderBeginComputePass(w->encoder, &pd);
-    }
-    p->wgpuComputePassEncoderSetPipeline(w->pass, pl->pipeline);
-    p->wgpuComputePassEncoderSetBindGroup(w->pass, 0, group, 1, &slot);
-    p->wgpuComputePassEncoderDispatchWorkgroups(w->pass, (uint32_t)x, (uint32_t)y, 1);
-    p->wgpuBindGroupRelease(group); /* the encoder keeps what it needs */
-    w->batch_commands++;
-    return WGT_OK;
-}
-
-wgt_status wgt_wgpu_copy_buffer(wgt_webgpu *w, WGPUBuffer src, uint64_t src_off, WGPUBuffer dst, uint64_t dst_off,
-                                uint64_t size) {
-    wgt_status st = ensure_encoder(w);
-    if (st != WGT_OK) return st;
-    end_pass(w); /* copies live outside compute passes */
-    w->p->wgpuCommandEncoderCopyBufferToBuffer(w->encoder, src, src_off, dst, dst_off, size);
-    w->batch_commands++;
-    return WGT_OK;
 }
 
 wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUComputePipeline pipeline,
@@ -250,33 +243,43 @@ wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUC
     memset(w->ring_host + slot + params_size, 0, bind_size - params_size);
     w->ring_used = slot + bind_size;
 
-    WGPUBindGroupEntry e[WGT_MAX_LAYOUT_STORAGE + 1];
-    memset(e, 0, sizeof e);
-    for (int i = 0; i < count; i++) {
-        e[i].binding = (uint32_t)i;
-        e[i].buffer = buffers[i]->handle;
-        e[i].size = buffers[i]->size;
-    }
-    e[count].binding = (uint32_t)count;
-    e[count].buffer = w->ring;
-    e[count].size = bind_size;
-    WGPUBindGroupDescriptor bd = {0};
-    bd.layout = layout;
-    bd.entryCount = (size_t)count + 1;
-    bd.entries = e;
-    WGPUBindGroup group = p->wgpuDeviceCreateBindGroup(w->device, &bd);
-    if (!group) return wgt_error(WGT_ERR_BACKEND, "cannot create a bind group for kernel %s", label);
+    WGPUBindGroup group;
+    if ((st = wgt_wgpu_bind_group(w, layout, count, buffers, bind_size, &group)) != WGT_OK) return st;
     if (!w->pass) {
         WGPUComputePassDescriptor pd = {0};
         w->pass = p->wgpuCommandEncoderBeginComputePass(w->encoder, &pd);
     }
-    p->wgpuComputePassEncoderSetPipeline(w->pass, pipeline);
+    if (w->pass_pipeline != pipeline) { /* the pass keeps its pipeline between dispatches */
+        p->wgpuComputePassEncoderSetPipeline(w->pass, pipeline);
+        w->pass_pipeline = pipeline;
+    }
     p->wgpuComputePassEncoderSetBindGroup(w->pass, 0, group, 1, &slot);
     p->wgpuComputePassEncoderDispatchWorkgroups(w->pass, (uint32_t)x, (uint32_t)y, 1);
-    p->wgpuBindGroupRelease(group); /* the encoder keeps what it needs */
-    /* The pass ends with this dispatch, so whatever the encoder remembers about the pass
-     * (its pipeline) is never stale for the next one. */
-    end_pass(w);
+    w->batch_commands++;
+    return WGT_OK;
+}
+
+wgt_status wgt_wgpu_dispatch(wgt_webgpu *w, wgt_pipeline *pl, wgt_buffer *const *buffers, const void *params,
+                             uint32_t params_size, uint64_t workgroups) {
+    return wgt_wgpu_dispatch_with_layout(w, pl->key, pl->pipeline, w->layouts[pl->storage_count], pl->storage_count,
+                                         buffers, params, params_size, workgroups);
+}
+
+wgt_status wgt_wgpu_copy_buffer(wgt_webgpu *w, WGPUBuffer src, uint64_t src_off, WGPUBuffer dst, uint64_t dst_off,
+                                uint64_t size) {
+    wgt_status st = ensure_encoder(w);
+    if (st != WGT_OK) return st;
+    end_pass(w); /* copies live outside compute passes */
+    w->p->wgpuCommandEncoderCopyBufferToBuffer(w->encoder, src, src_off, dst, dst_off, size);
+    w->batch_commands++;
+    return WGT_OK;
+}
+
+wgt_status wgt_wgpu_clear_buffer(wgt_webgpu *w, WGPUBuffer buf, uint64_t offset, uint64_t size) {
+    wgt_status st = ensure_encoder(w);
+    if (st != WGT_OK) return st;
+    end_pass(w); /* clears live outside compute passes, as copies do */
+    w->p->wgpuCommandEncoderClearBuffer(w->encoder, buf, offset, size);
     w->batch_commands++;
     return WGT_OK;
 }

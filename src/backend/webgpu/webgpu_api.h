@@ -388,6 +388,7 @@ typedef struct WGPUCommandBufferDescriptor {
     X(void, wgpuComputePipelineRelease, (WGPUComputePipeline))                                                   \
     X(WGPUComputePassEncoder, wgpuCommandEncoderBeginComputePass, (WGPUCommandEncoder, const WGPUComputePassDescriptor *)) \
     X(void, wgpuCommandEncoderCopyBufferToBuffer, (WGPUCommandEncoder, WGPUBuffer, uint64_t, WGPUBuffer, uint64_t, uint64_t)) \
+    X(void, wgpuCommandEncoderClearBuffer, (WGPUCommandEncoder, WGPUBuffer, uint64_t, uint64_t))                 \
     X(WGPUCommandBuffer, wgpuCommandEncoderFinish, (WGPUCommandEncoder, const WGPUCommandBufferDescriptor *))    \
     X(void, wgpuCommandEncoderRelease, (WGPUCommandEncoder))                                                     \
     X(void, wgpuComputePassEncoderSetPipeline, (WGPUComputePassEncoder, WGPUComputePipeline))                    \

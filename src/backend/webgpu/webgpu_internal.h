@@ -14,17 +14,25 @@
 #include "core/error.h"
 #include "webgpu_api.h"
 
+/* A device buffer as the core holds it. Kernels bind `size` bytes, never more: the driver
+ * buffer may be larger (its pool size class, `alloc`), and a kernel must see exactly the
+ * storage it was given. */
 struct wgt_buffer {
     WGPUBuffer handle;
-    uint64_t size;
+    uint64_t size;  /* requested bytes rounded up to 4: the binding size */
+    uint64_t alloc; /* bytes of the driver buffer */
+    int size_class; /* the pool bucket, or -1 for a buffer the pool never keeps */
+    uint32_t bind_refs; /* cached bind groups that reference this buffer (bind_groups.c) */
+    struct wgt_buffer *class_prev, *class_next; /* pooled: its size class, newest first */
+    struct wgt_buffer *age_prev, *age_next;     /* pooled: all pooled buffers, oldest first */
 };
 
 /* A compiled kernel: one pipeline and the bind-group layout it was made with. */
 typedef struct wgt_pipeline {
-    char key[128];
     WGPUComputePipeline pipeline;
     int storage_count; /* storage bindings 0..n-1 (the last read_write), then the uniform */
     struct wgt_pipeline *next;
+    char key[]; /* whole, however long: keys are compared exactly */
 } wgt_pipeline;
 
 typedef struct wgt_adapter_desc {
@@ -75,7 +83,7 @@ typedef struct wgt_webgpu {
      * needs the device fails with this status and message. */
     wgt_status stuck;
     char stuck_message[512];
-    wgt_wgpu_result scope_results[2], map_result, device_result;
+    wgt_wgpu_result scope_results[2], device_result;
 
     /* The batch being recorded: one encoder and one compute pass until a submit. */
     WGPUCommandEncoder encoder;
@@ -91,8 +99,18 @@ typedef struct wgt_webgpu {
     WGPUPipelineLayout pipeline_layouts[WGT_MAX_STORAGE_BINDINGS + 1];
     wgt_pipeline *pipelines;
 
-    WGPUBuffer staging; /* reused for reads back to the host */
-    uint64_t staging_size;
+    /* ---- per-op costs: buffer pools, caches, batch serials, read requests ---- */
+    struct wgt_wgpu_pool *storage_pool; /* released tensor buffers (pool.c) */
+    struct wgt_wgpu_pool *read_pool;    /* MAP_READ staging buffers of read requests */
+    struct wgt_wgpu_bind_cache *bind_cache; /* bind_groups.c */
+    wgt_pipeline **pipeline_slots; /* open-addressed by key hash (encoder.c) */
+    uint32_t pipeline_capacity, pipeline_count;
+    /* The pipeline set in the open compute pass, so repeats are skipped: code that sets one on
+     * w->pass itself must record it here. */
+    WGPUComputePipeline pass_pipeline;
+    uint64_t submit_serial; /* batches submitted: the batch being recorded goes out as + 1 */
+    uint64_t failed_serial; /* the last batch whose command buffer could not be finished */
+    wgt_pending_read *zombie_reads; /* released while Dawn may still call back (read_requests.c) */
 
     struct wgt_wgpu_fused_cache *fused_cache; /* fused kernels' pipelines and layouts (fused.c) */
 } wgt_webgpu;
@@ -134,9 +152,9 @@ void wgt_wgpu_buffer_destroy(wgt_backend *be, wgt_buffer *buf);
 wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset, const void *src, size_t n);
 wgt_status wgt_wgpu_buffer_read(wgt_backend *be, wgt_buffer *buf, size_t offset, void *dst, size_t n);
 void *wgt_wgpu_buffer_export(wgt_backend *be, wgt_buffer *buf);
+wgt_status wgt_wgpu_buffers_init(wgt_webgpu *w);
+/* Releases the pools: before the device goes. */
 void wgt_wgpu_buffers_shutdown(wgt_webgpu *w);
-/* Test hook: storage buffers created and not yet released, over all contexts of the process. */
-long long wgt_wgpu_live_buffers(void);
 
 /* encoder.c */
 wgt_status wgt_wgpu_encoder_init(wgt_webgpu *w);
@@ -250,16 +268,64 @@ wgt_status wgt_wgpu_write_box(wgt_backend *be, const wgt_operand *dst, const int
 wgt_status wgt_wgpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
                         uint32_t value_bits);
 
-/* ---- fused elementwise kernels ---------------------------------------------------------- */
+/* ---- buffer pools, bind-group cache, read requests -------------------------------------- */
+/* pool.c: driver buffers bucketed by size class (powers of two in four steps, so a buffer is
+ * at most 25% larger than asked for), reused newest first, the oldest released beyond a
+ * byte limit. One pool per buffer usage. */
+typedef struct wgt_wgpu_pool wgt_wgpu_pool;
+/* counts_live: the pool's buffers count in wgt_wgpu_live_buffers (tensor storage). */
+wgt_wgpu_pool *wgt_wgpu_pool_create(WGPUFlags usage, const char *label, uint64_t limit_bytes, int counts_live);
+/* A buffer of at least nbytes (its size is nbytes rounded up to 4); *reused says it came from
+ * the pool, whose buffers hold whatever their last user left. */
+wgt_status wgt_wgpu_pool_get(wgt_webgpu *w, wgt_wgpu_pool *pool, uint64_t nbytes, int *reused, wgt_buffer **out);
+/* Takes the buffer back; work already recorded that uses it still sees it (queue order). */
+void wgt_wgpu_pool_put(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b);
+/* Gives a buffer back to the driver at once instead of keeping it. */
+void wgt_wgpu_pool_discard(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b);
+void wgt_wgpu_pool_destroy(wgt_webgpu *w, wgt_wgpu_pool *pool);
+/* Backend table entries: counters (of the storage pool) and trim (both pools; the peak
+ * restarts at what is in use). */
+void wgt_wgpu_stats(wgt_backend *be, wgt_stats *out);
+void wgt_wgpu_trim(wgt_backend *be);
+/* Test hook: storage buffers that exist in the driver (held by tensors or pooled), over all
+ * contexts of the process. */
+long long wgt_wgpu_live_buffers(void);
+
+/* bind_groups.c: bind groups cached by (layout, each buffer and its bound size, uniform size),
+ * so a repeated dispatch creates nothing. A cached group keeps its buffers' memory alive, so
+ * a buffer's entries are dropped before the buffer goes back to the driver. */
+wgt_status wgt_wgpu_bind_cache_init(wgt_webgpu *w);
+void wgt_wgpu_bind_cache_shutdown(wgt_webgpu *w);
+/* The group binding buffers[0..count-1] whole (their `size` bytes) and ring_size bytes of the
+ * uniform ring after them; borrowed: valid until the next call. */
+wgt_status wgt_wgpu_bind_group(wgt_webgpu *w, WGPUBindGroupLayout layout, int count, wgt_buffer *const *buffers,
+                               uint32_t ring_size, WGPUBindGroup *out);
+/* Drops every cached group that references b (called with b->bind_refs > 0). */
+void wgt_wgpu_bind_cache_forget(wgt_webgpu *w, wgt_buffer *b);
+
+/* encoder.c: fills size bytes at offset with zeros, in the current batch. */
+wgt_status wgt_wgpu_clear_buffer(wgt_webgpu *w, WGPUBuffer buf, uint64_t offset, uint64_t size);
 /* Storage bindings a layout of a caller's own may have: a fused kernel's inputs and outputs. */
 #define WGT_MAX_LAYOUT_STORAGE (WGT_FUSED_MAX_INPUTS + WGT_FUSED_MAX_OUTPUTS)
 /* encoder.c: records one dispatch of a pipeline made with a bind-group layout of the caller's
  * own: buffers at storage bindings 0..count-1, params through the uniform ring at binding
- * count, a 2-D grid beyond 65535 workgroups, as wgt_wgpu_dispatch does; label names the
- * kernel in messages. */
+ * count, a 2-D grid beyond 65535 workgroups; label names the kernel in messages. The bind
+ * group comes from the cache and the pass keeps its pipeline, so a repeat creates nothing.
+ * wgt_wgpu_dispatch is this with the shared layouts. */
 wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUComputePipeline pipeline,
                                          WGPUBindGroupLayout layout, int count, wgt_buffer *const *buffers,
                                          const void *params, uint32_t params_size, uint64_t workgroups);
+
+/* read_requests.c: the backend table's read_begin .. read_release. */
+wgt_status wgt_wgpu_read_begin(wgt_backend *be, wgt_buffer *buf, size_t offset, size_t n, wgt_pending_read **out);
+wgt_status wgt_wgpu_read_poll(wgt_backend *be, wgt_pending_read *r, int *done);
+wgt_status wgt_wgpu_read_wait(wgt_backend *be, wgt_pending_read *r);
+const void *wgt_wgpu_read_data(wgt_backend *be, wgt_pending_read *r);
+void wgt_wgpu_read_release(wgt_backend *be, wgt_pending_read *r);
+/* Frees requests whose callbacks may still have been pending: after the instance is released. */
+void wgt_wgpu_reads_shutdown(wgt_webgpu *w);
+
+/* ---- fused elementwise kernels ---------------------------------------------------------- */
 /* fused.c: the backend table's fused entry; max_fused_buffers for the device; releasing the
  * cached pipelines and layouts (before the device goes). */
 wgt_status wgt_wgpu_fused(wgt_backend *be, const wgt_fused_kernel *k);
