@@ -40,6 +40,7 @@ wgt_status wgt_wgpu_buffer_create(wgt_backend *be, size_t nbytes, int zero, wgt_
     if ((st = wgt_wgpu_pool_get(w, w->storage_pool, nbytes, &reused, &b)) != WGT_OK) return st;
     /* A new buffer reads as zeros (WebGPU clears it before first use); a reused one holds what
      * its last owner left, so it is cleared in the batch, after that owner's work. */
+    if (reused && zero) b->used_serial = w->submit_serial + 1; /* the clear below is recorded work */
     if (reused && zero && (st = wgt_wgpu_clear_buffer(w, b->handle, 0, b->size)) != WGT_OK) {
         wgt_wgpu_pool_put(w, w->storage_pool, b);
         return st;
@@ -55,9 +56,10 @@ void wgt_wgpu_buffer_destroy(wgt_backend *be, wgt_buffer *buf) {
 
 wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset, const void *src, size_t n) {
     wgt_webgpu *w = (wgt_webgpu *)be;
-    /* Queue writes run before the next submit: recorded work that reads this buffer must be
-     * submitted first, or it would see the new data. */
-    wgt_status st = wgt_wgpu_submit(w);
+    /* Queue writes run before the next submit: recorded work that uses this buffer must be
+     * submitted first, or it would see the new data. Other writes (fresh buffers, uploads of
+     * constants) join the batch without breaking it. */
+    wgt_status st = buf->used_serial == w->submit_serial + 1 ? wgt_wgpu_submit(w) : wgt_wgpu_status(w);
     if (st != WGT_OK) return st;
     if (offset % 4 || n % 4 || offset + n > buf->size)
         return wgt_error(WGT_ERR_INTERNAL, "buffer write of %zu bytes at %zu is not word aligned or too long", n, offset);

@@ -245,6 +245,7 @@ wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUC
 
     WGPUBindGroup group;
     if ((st = wgt_wgpu_bind_group(w, layout, count, buffers, bind_size, &group)) != WGT_OK) return st;
+    for (int i = 0; i < count; i++) buffers[i]->used_serial = w->submit_serial + 1;
     if (!w->pass) {
         WGPUComputePassDescriptor pd = {0};
         w->pass = p->wgpuCommandEncoderBeginComputePass(w->encoder, &pd);

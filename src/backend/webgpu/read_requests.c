@@ -88,6 +88,7 @@ wgt_status wgt_wgpu_read_begin(wgt_backend *be, wgt_buffer *buf, size_t offset, 
         free(r);
         return st;
     }
+    buf->used_serial = w->submit_serial + 1; /* a later queue write must not overtake the copy */
     if ((st = wgt_wgpu_copy_buffer(w, buf->handle, offset, r->staging->handle, 0, r->bytes)) != WGT_OK) {
         wgt_wgpu_pool_put(w, w->read_pool, r->staging);
         free(r);

@@ -23,6 +23,9 @@ struct wgt_buffer {
     uint64_t alloc; /* bytes of the driver buffer */
     int size_class; /* the pool bucket, or -1 for a buffer the pool never keeps */
     uint32_t bind_refs; /* cached bind groups that reference this buffer (bind_groups.c) */
+    /* The batch (submit_serial + 1 while it is recorded) whose commands last used it: a queue
+     * write must wait for that batch's submit only while it is still being recorded. */
+    uint64_t used_serial;
     struct wgt_buffer *class_prev, *class_next; /* pooled: its size class, newest first */
     struct wgt_buffer *age_prev, *age_next;     /* pooled: all pooled buffers, oldest first */
 };
