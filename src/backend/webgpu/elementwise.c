@@ -16,7 +16,7 @@
 #include "webgpu_internal.h"
 
 typedef struct {
-    uint32_t numel, ndim, dense, pad;
+    uint32_t numel, ndim, dense, fixed;
     uint32_t offsets[4];
     uint32_t scalar_bits[4];
     uint32_t shape[8];
@@ -122,6 +122,12 @@ static char *build_elementwise(wgt_webgpu *w, const void *arg) {
     return wgsl;
 }
 
+int wgt_wgpu_is_fixed(const wgt_operand *in, int ndim, const int64_t *shape) {
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] != 1 && in->strides[d] != 0) return 0;
+    return 1;
+}
+
 int wgt_wgpu_is_dense(const wgt_operand *in, int ndim, const int64_t *shape) {
     int64_t s = 1;
     for (int d = ndim - 1; d >= 0; d--) {
@@ -143,6 +149,7 @@ static void fill_params(elementwise_params *p, const wgt_operand *out, const wgt
         for (int d = 0; d < out->ndim; d++) p->strides[k][d] = (int32_t)in[k]->strides[d];
         p->offsets[k] = (uint32_t)in[k]->offset;
         if (wgt_wgpu_is_dense(in[k], out->ndim, out->shape)) p->dense |= 1u << k;
+        if (wgt_wgpu_is_fixed(in[k], out->ndim, out->shape)) p->fixed |= 1u << k;
     }
 }
 

@@ -27,7 +27,7 @@
 #define CACHE_BUCKETS 64
 #define DESC_MAX 1536
 /* The uniform block in u32 words (see struct Params in fused.wgsl). */
-#define PARAM_HEADER 24 /* numel, ndim, dense, pad, zero[4], shape[8], offsets[8] */
+#define PARAM_HEADER 24 /* numel, ndim, dense, fixed, zero[4], shape[8], offsets[8] */
 #define PARAM_WORDS (PARAM_HEADER + 8 * WGT_FUSED_MAX_INPUTS + 2 * WGT_FUSED_MAX_STEPS)
 
 /* A compiled chain. The hash only picks the bucket and names the pipeline. */
@@ -426,6 +426,7 @@ wgt_status wgt_wgpu_fused(wgt_backend *be, const wgt_fused_kernel *k) {
     for (int i = 0; i < k->ninputs; i++) {
         const wgt_operand *in = &k->inputs[i];
         if (wgt_wgpu_is_dense(in, shape_of->ndim, shape_of->shape)) words[2] |= 1u << i;
+        if (wgt_wgpu_is_fixed(in, shape_of->ndim, shape_of->shape)) words[3] |= 1u << i;
         words[16 + i] = (uint32_t)in->offset;
         for (int d = 0; d < in->ndim; d++) words[PARAM_HEADER + 8 * i + d] = (uint32_t)(int32_t)in->strides[d];
     }

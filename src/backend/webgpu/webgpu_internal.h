@@ -224,6 +224,9 @@ const char *wgt_wgpu_compute_type(wgt_dtype d);
 const char *wgt_wgpu_storage_type(wgt_dtype d);
 /* Whether `in`, seen at shape, walks its storage in row-major order (index = offset + i). */
 int wgt_wgpu_is_dense(const wgt_operand *in, int ndim, const int64_t *shape);
+/* Whether every element of the shape reads the same element of in (a broadcast scalar): the
+ * kernels then skip the per-element index arithmetic, which costs integer divisions. */
+int wgt_wgpu_is_fixed(const wgt_operand *in, int ndim, const int64_t *shape);
 /* reduce.c: reductions (wgsl/reduce.wgsl) and cumsum (wgsl/cumsum.wgsl) */
 wgt_status wgt_wgpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
                            int reduce_ndim, double param);

@@ -9,7 +9,7 @@ struct Params {
     numel: u32,
     ndim: u32,
     dense: u32,              // bit k: input k is dense in output order (index = offset + i)
-    _pad: u32,
+    fixed: u32,              // bit k: input k reads one element everywhere (index = offset)
     offsets: vec4<u32>,      // element offset of each input in its storage
     scalar_bits: vec4<u32>,  // op parameters (slopes, bounds), as bits of the compute type
     shape: array<vec4<u32>, 2>,
@@ -38,16 +38,19 @@ fn strided_index(linear: u32, strides: array<vec4<i32>, 2>, offset: u32) -> u32 
 
 fn input_index0(i: u32) -> u32 {
     if ((params.dense & 1u) != 0u) { return params.offsets.x + i; }
+    if ((params.fixed & 1u) != 0u) { return params.offsets.x; }
     return strided_index(i, params.strides0, params.offsets.x);
 }
 
 fn input_index1(i: u32) -> u32 {
     if ((params.dense & 2u) != 0u) { return params.offsets.y + i; }
+    if ((params.fixed & 2u) != 0u) { return params.offsets.y; }
     return strided_index(i, params.strides1, params.offsets.y);
 }
 
 fn input_index2(i: u32) -> u32 {
     if ((params.dense & 4u) != 0u) { return params.offsets.z + i; }
+    if ((params.fixed & 4u) != 0u) { return params.offsets.z; }
     return strided_index(i, params.strides2, params.offsets.z);
 }
 

@@ -10,7 +10,7 @@ struct Params {
     numel: u32,
     ndim: u32,
     dense: u32,              // bit k: input k is dense in output order (index = offset + i)
-    _pad: u32,
+    fixed: u32,              // bit k: input k reads one element everywhere (index = offset)
     zero: vec4<u32>,         // always 0, but the compiler cannot know it (see keep_f32)
     shape: array<vec4<u32>, 2>,
     offsets: array<vec4<u32>, 2>,  // element offset of each input in its storage
@@ -28,6 +28,7 @@ const ELEMS: u32 = {{ELEMS}};
 fn input_index(k: u32, i: u32) -> u32 {
     let offset = params.offsets[k / 4u][k % 4u];
     if ((params.dense & (1u << k)) != 0u) { return offset + i; }
+    if ((params.fixed & (1u << k)) != 0u) { return offset; }
     var rem = i;
     var index = i32(offset);
     for (var d = i32(params.ndim) - 1; d >= 0; d = d - 1) {
