@@ -59,10 +59,17 @@ wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset
     /* Queue writes run before the next submit: recorded work that uses this buffer must be
      * submitted first, or it would see the new data. Other writes (fresh buffers, uploads of
      * constants) join the batch without breaking it. */
-    wgt_status st = buf->used_serial == w->submit_serial + 1 ? wgt_wgpu_submit(w) : wgt_wgpu_status(w);
+    wgt_status st = wgt_wgpu_status(w);
     if (st != WGT_OK) return st;
     if (offset % 4 || n % 4 || offset + n > buf->size)
         return wgt_error(WGT_ERR_INTERNAL, "buffer write of %zu bytes at %zu is not word aligned or too long", n, offset);
+    if (buf->used_serial == w->submit_serial + 1) { /* small data rides along in the batch */
+        int staged = 0;
+        if (n <= UINT32_MAX && (st = wgt_wgpu_upload_in_batch(w, buf, offset, src, (uint32_t)n, &staged)) != WGT_OK)
+            return st;
+        if (staged) return WGT_OK;
+        if ((st = wgt_wgpu_submit(w)) != WGT_OK) return st;
+    }
     w->p->wgpuQueueWriteBuffer(w->queue, buf->handle, offset, src, n);
     return wgt_wgpu_status(w);
 }

@@ -16,6 +16,7 @@
 #include "webgpu_internal.h"
 
 #define RING_SIZE (256u * 1024u)
+#define UPLOAD_RING_SIZE (1024u * 1024u)
 #define WORKGROUP_SIZE 256u
 
 static wgt_status create_layouts(wgt_webgpu *w) {
@@ -50,12 +51,20 @@ wgt_status wgt_wgpu_encoder_init(wgt_webgpu *w) {
     w->ring_size = RING_SIZE;
     w->ring_host = calloc(1, w->ring_size);
     if (!w->ring_host) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the uniform ring");
+    w->upload_size = UPLOAD_RING_SIZE;
+    w->upload_host = malloc(w->upload_size);
+    if (!w->upload_host) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the upload ring");
+    WGPUBufferDescriptor up = {0};
+    up.label = wgpu_str("wgtensor upload ring");
+    up.usage = WGPU_BUFFER_USAGE_COPY_SRC | WGPU_BUFFER_USAGE_COPY_DST;
+    up.size = w->upload_size;
     WGPUBufferDescriptor desc = {0};
     desc.label = wgpu_str("wgtensor uniform ring");
     desc.usage = WGPU_BUFFER_USAGE_UNIFORM | WGPU_BUFFER_USAGE_COPY_DST;
     desc.size = w->ring_size;
     wgt_wgpu_push_scope(w);
     w->ring = w->p->wgpuDeviceCreateBuffer(w->device, &desc);
+    w->upload = w->p->wgpuDeviceCreateBuffer(w->device, &up);
     create_layouts(w);
     wgt_status st = wgt_wgpu_pop_scope(w, "creating the uniform ring and binding layouts");
     if (st != WGT_OK) return st;
@@ -89,6 +98,10 @@ void wgt_wgpu_encoder_shutdown(wgt_webgpu *w) {
     }
     if (w->ring) p->wgpuBufferRelease(w->ring);
     w->ring = NULL;
+    if (w->upload) p->wgpuBufferRelease(w->upload);
+    w->upload = NULL;
+    free(w->upload_host);
+    w->upload_host = NULL;
     free(w->ring_host);
     w->ring_host = NULL;
 }
@@ -201,6 +214,8 @@ wgt_status wgt_wgpu_submit(wgt_webgpu *w) {
     if (!w->encoder) return WGT_OK;
     end_pass(w);
     if (w->ring_used) p->wgpuQueueWriteBuffer(w->queue, w->ring, 0, w->ring_host, w->ring_used);
+    if (w->upload_used) p->wgpuQueueWriteBuffer(w->queue, w->upload, 0, w->upload_host, w->upload_used);
+    w->upload_used = 0;
     WGPUCommandBufferDescriptor d = {0};
     WGPUCommandBuffer cmd = p->wgpuCommandEncoderFinish(w->encoder, &d);
     p->wgpuCommandEncoderRelease(w->encoder);
@@ -282,5 +297,20 @@ wgt_status wgt_wgpu_clear_buffer(wgt_webgpu *w, WGPUBuffer buf, uint64_t offset,
     end_pass(w); /* clears live outside compute passes, as copies do */
     w->p->wgpuCommandEncoderClearBuffer(w->encoder, buf, offset, size);
     w->batch_commands++;
+    return WGT_OK;
+}
+
+wgt_status wgt_wgpu_upload_in_batch(wgt_webgpu *w, wgt_buffer *dst, uint64_t offset, const void *src, uint32_t n,
+                                    int *done) {
+    *done = 0;
+    if (!w->encoder || !w->upload || n == 0 || n % 4 || offset % 4 || w->upload_size - w->upload_used < n)
+        return WGT_OK;
+    uint32_t at = w->upload_used;
+    wgt_status st = wgt_wgpu_copy_buffer(w, w->upload, at, dst->handle, offset, n);
+    if (st != WGT_OK) return st;
+    memcpy(w->upload_host + at, src, n);
+    w->upload_used = at + n;
+    dst->used_serial = w->submit_serial + 1;
+    *done = 1;
     return WGT_OK;
 }

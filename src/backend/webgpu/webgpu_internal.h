@@ -98,6 +98,13 @@ typedef struct wgt_webgpu {
     uint8_t *ring_host;
     uint32_t ring_size, ring_used, ring_align;
 
+    /* Upload ring: small host data for buffers the batch being recorded already uses is
+     * staged here, written with one queue write per submit (before the batch runs), and
+     * copied to its buffer by a command recorded in order, so the batch need not end. */
+    WGPUBuffer upload;
+    uint8_t *upload_host;
+    uint32_t upload_size, upload_used;
+
     WGPUBindGroupLayout layouts[WGT_MAX_STORAGE_BINDINGS + 1]; /* by storage binding count */
     WGPUPipelineLayout pipeline_layouts[WGT_MAX_STORAGE_BINDINGS + 1];
     wgt_pipeline *pipelines;
@@ -173,6 +180,10 @@ wgt_status wgt_wgpu_dispatch(wgt_webgpu *w, wgt_pipeline *pl, wgt_buffer *const 
 wgt_status wgt_wgpu_copy_buffer(wgt_webgpu *w, WGPUBuffer src, uint64_t src_off, WGPUBuffer dst, uint64_t dst_off,
                                 uint64_t size);
 wgt_status wgt_wgpu_submit(wgt_webgpu *w);
+/* Stages n bytes for dst through the upload ring and records the copy in the current batch;
+ * *done = 0 (and nothing happens) when there is no batch or no room: write it directly. */
+wgt_status wgt_wgpu_upload_in_batch(wgt_webgpu *w, wgt_buffer *dst, uint64_t offset, const void *src, uint32_t n,
+                                    int *done);
 
 /* shaders.c */
 /* The embedded source of src/backend/webgpu/wgsl/<name>.wgsl, or NULL. */
