@@ -333,3 +333,48 @@ TEST(engine_memory_of_a_long_chain_stays_near_its_live_set) {
     wgt_release(head), wgt_release(x), wgt_release(y);
     wgt_context_release(gpu);
 }
+
+/* Scalar operands become constants of the fused kernel: every type gives the op-by-op bits,
+ * and a graph keeps a one-element tensor the caller holds as a binding (it may change). */
+TEST(engine_fused_constants_match_op_by_op_in_every_type) {
+    wgt_context *probe = test_webgpu_context();
+    if (!probe) return;
+    wgt_context_release(probe);
+    wgt_context *on = context_with_fusion(WGT_BACKEND_WEBGPU, 1), *off = context_with_fusion(WGT_BACKEND_WEBGPU, 0);
+    static const wgt_dtype types[4] = {WGT_F32, WGT_F16, WGT_I32, WGT_U32};
+    static const int64_t s[1] = {301};
+    for (int t = 0; t < 4 && on && off; t++) {
+        uint32_t got[2][301] = {{0}};
+        wgt_context *cs[2] = {on, off};
+        for (int c = 0; c < 2; c++) {
+            wgt_tensor *x0 = wgt_rand_uniform(cs[c], WGT_F32, 1, s, -50, 50, 77), *x = wgt_cast(x0, types[t]);
+            wgt_tensor *a = wgt_mul_scalar(x, 3.0), *b = wgt_add_scalar(a, 7.0), *d = wgt_sub_scalar(b, 2.0);
+            wgt_tensor *e = wgt_maximum(d, x), *f = wgt_div_scalar(e, 5.0);
+            wgt_release(x0), wgt_release(x), wgt_release(a), wgt_release(b), wgt_release(d), wgt_release(e);
+            size_t n = wgt_tensor_nbytes(f);
+            CHECK(wgt_tensor_read(f, got[c], n) == WGT_OK, "%s", wgt_last_error());
+            wgt_release(f);
+        }
+        CHECK(memcmp(got[0], got[1], sizeof got[0]) == 0, "%s: fused constants differ from op by op",
+              wgt_dtype_name(types[t]));
+    }
+    if (on) {
+        wgt_tensor *px = wgt_graph_input(on, "const_x", WGT_F32, 1, s);
+        wgt_tensor *k = wgt_full(on, WGT_F32, 0, NULL, 2.0);
+        wgt_tensor *y = wgt_mul(px, k), *z = wgt_add_scalar(y, 1.0);
+        wgt_graph *g = wgt_graph_build(on, 1, (const wgt_binding[]){{"z", z}});
+        wgt_tensor *x = wgt_ones(on, WGT_F32, 1, s), *out = wgt_zeros(on, WGT_F32, 1, s);
+        float v[301];
+        CHECK(g && wgt_graph_dispatch(g, 1, (const wgt_binding[]){{"const_x", x}}, 1, (const wgt_binding[]){{"z", out}}) ==
+                       WGT_OK && wgt_tensor_read(out, v, sizeof v) == WGT_OK && v[300] == 3.0f,
+              "first dispatch: %s", wgt_last_error());
+        float five = 5.0f;
+        CHECK(wgt_tensor_write(k, &five, sizeof five) == WGT_OK, "%s", wgt_last_error());
+        CHECK(g && wgt_graph_dispatch(g, 1, (const wgt_binding[]){{"const_x", x}}, 1, (const wgt_binding[]){{"z", out}}) ==
+                       WGT_OK && wgt_tensor_read(out, v, sizeof v) == WGT_OK && v[0] == 6.0f,
+              "a constant the caller changed was baked in: %g", v[0]);
+        wgt_graph_release(g);
+        wgt_release(px), wgt_release(k), wgt_release(y), wgt_release(z), wgt_release(x), wgt_release(out);
+    }
+    wgt_context_release(on), wgt_context_release(off);
+}

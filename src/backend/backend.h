@@ -112,8 +112,9 @@ typedef enum wgt_rows_op {
 
 /* A fused elementwise kernel: a chain of unary, binary, cast and where steps computed per
  * output element in registers. Values are numbered: 0..ninputs-1 are the inputs (loaded at
- * the element, each broadcast to the common shape with any strides), ninputs + k is step k's
- * result. Steps come in order and only use earlier values. Each output is contiguous, has the
+ * the element, each broadcast to the common shape with any strides), ninputs..ninputs +
+ * nconsts - 1 are constants (one element each, passed by value, no binding), and
+ * ninputs + nconsts + k is step k's result. Steps come in order and only use earlier values. Each output is contiguous, has the
  * common shape and receives one step's result. A step gives exactly what the op alone gives
  * for the same operands: a result of a 16-bit type is rounded to it before later steps use
  * it, and no float expression is contracted across steps (so f32 is bit-for-bit with the
@@ -121,6 +122,7 @@ typedef enum wgt_rows_op {
 #define WGT_FUSED_MAX_INPUTS 8
 #define WGT_FUSED_MAX_OUTPUTS 4
 #define WGT_FUSED_MAX_STEPS 64
+#define WGT_FUSED_MAX_CONSTS 32
 typedef enum wgt_fused_kind {
     WGT_FUSED_UNARY,  /* op is a wgt_unary_op; params as for the unary entry */
     WGT_FUSED_BINARY, /* op is a wgt_binary_op */
@@ -135,8 +137,10 @@ typedef struct wgt_fused_step {
     double params[2];
 } wgt_fused_step;
 typedef struct wgt_fused_kernel {
-    int ninputs, nsteps, noutputs;
+    int ninputs, nsteps, noutputs, nconsts;
     wgt_operand inputs[WGT_FUSED_MAX_INPUTS];
+    wgt_dtype const_dtypes[WGT_FUSED_MAX_CONSTS];
+    uint32_t const_bits[WGT_FUSED_MAX_CONSTS]; /* the element's bits (f16 in the low 16) */
     wgt_fused_step steps[WGT_FUSED_MAX_STEPS];
     wgt_operand outputs[WGT_FUSED_MAX_OUTPUTS];
     int output_steps[WGT_FUSED_MAX_OUTPUTS];

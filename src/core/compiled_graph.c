@@ -130,6 +130,11 @@ static int is_output(wgt_storage *s, void *arg) {
     return 0;
 }
 
+static int held_by_graph_only(wgt_storage *s, void *arg) {
+    (void)arg;
+    return s->graph_only;
+}
+
 static void graph_free(wgt_graph *g) {
     if (!g) return;
     wgt_plan_free(&g->plan);
@@ -244,8 +249,16 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
         memcpy(v->shape, s->input_shape, sizeof v->shape);
         if (!(v->name = strdup(s->input_name))) goto oom;
     }
+    /* Constants only the graph holds cannot change between dispatches: they may be baked in. */
+    for (int i = 0; i < g->nstorages; i++) {
+        wgt_storage *x = g->storages[i];
+        int held = 1;
+        for (int k = 0; k < g->nnodes; k++)
+            for (int j = 1; j < g->nodes[k]->nargs; j++) held += g->nodes[k]->args[j].storage == x;
+        x->graph_only = !x->symbolic && x->refs == held;
+    }
     if (wgt_plan_build(ctx, g->nodes, g->nnodes, is_output, g, ctx->fusion && ctx->backend->fused != NULL,
-                       &g->plan) != WGT_OK)
+                       held_by_graph_only, &g->plan) != WGT_OK)
         goto fail;
     for (int i = 0; i < nmade; i++) wgt_release(made[i]);
     return g;

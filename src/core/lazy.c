@@ -120,6 +120,12 @@ static int needed_eager(wgt_storage *s, void *arg) {
     return s->refs > s->node_refs; /* a tensor (or a graph, or a read request) holds it */
 }
 
+/* The plan runs now: a value on the host is the value the kernel would read. */
+static int foldable_now(wgt_storage *s, void *arg) {
+    (void)s, (void)arg;
+    return 1;
+}
+
 wgt_status wgt_flush(wgt_context *ctx) {
     if (ctx->flushing || !ctx->pending_head) return WGT_OK;
     int n = ctx->npending;
@@ -133,7 +139,8 @@ wgt_status wgt_flush(wgt_context *ctx) {
     ctx->refs++; /* releasing the last storage inside the loop must not free the context */
 
     wgt_plan plan;
-    wgt_status st = wgt_plan_build(ctx, nodes, n, needed_eager, NULL, ctx->fusion && ctx->backend->fused != NULL, &plan);
+    wgt_status st = wgt_plan_build(ctx, nodes, n, needed_eager, NULL, ctx->fusion && ctx->backend->fused != NULL,
+                                   foldable_now, &plan);
     if (st == WGT_OK) {
         for (int i = 0; i < n; i++)
             if (plan.node_step[i] < 0) { /* dropped: its inputs may return to the pool now */

@@ -129,8 +129,10 @@ typedef struct wgt_plan {
 /* needed(s, arg): whether storage s must hold its final value after the list runs (a tensor
  * or a graph output holds it). */
 typedef int (*wgt_needed_fn)(wgt_storage *s, void *arg);
+/* foldable(s, arg): whether a one-element storage whose value is on the host may be baked
+ * into a fused kernel as a constant (nothing can change it before the plan runs). */
 wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_needed_fn needed, void *arg,
-                          int allow_fusion, wgt_plan *out);
+                          int allow_fusion, wgt_needed_fn foldable, wgt_plan *out);
 void wgt_plan_free(wgt_plan *p);
 
 /* Where a step's storages really are: a compiled graph maps its inputs and outputs to the

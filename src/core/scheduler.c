@@ -56,7 +56,26 @@ typedef struct {
     const char *live;
     int *group;    /* per node: its group's id (the first member's index), or -1 */
     int max_buffers;
+    wgt_needed_fn foldable;
+    void *arg;
 } planner;
+
+/* A leaf whose one element is known on the host now and cannot change before the kernel
+ * runs: it becomes a constant of the fused kernel (a uniform, not a binding and a load). */
+static int is_constant(const planner *p, const wgt_operand *op) {
+    wgt_storage *s = op->storage;
+    if (!s || s->symbolic || !s->host_valid || !s->host || s->pending_writers || !p->foldable || !p->foldable(s, p->arg))
+        return 0;
+    for (int d = 0; d < op->ndim; d++)
+        if (op->shape[d] != 1 && op->strides[d] != 0) return 0;
+    return 1;
+}
+
+static uint32_t constant_bits(const wgt_operand *op) {
+    const wgt_storage *s = op->storage;
+    if (op->dtype == WGT_F16) return ((const uint16_t *)s->host)[op->offset];
+    return ((const uint32_t *)s->host)[op->offset];
+}
 
 /* Whether arg j of node i is computed inside the group g (and so never loaded). */
 static int inlined(const planner *p, int i, int j, int g) {
@@ -69,8 +88,8 @@ static int inlined(const planner *p, int i, int j, int g) {
 /* Counts what the kernel for the members (sorted indices) would need; 0 when it is not
  * possible at all (a member reads a member's result other than whole). */
 static int group_shape(const planner *p, const int *members, int m, int g, int *ninputs, int *noutputs) {
-    wgt_operand leaves[WGT_FUSED_MAX_INPUTS * 4];
-    int nleaves = 0, nout = 0;
+    wgt_operand leaves[WGT_FUSED_MAX_INPUTS * 4 + WGT_FUSED_MAX_CONSTS];
+    int nleaves = 0, nout = 0, nconst = 0;
     for (int k = 0; k < m; k++) {
         const wgt_node *node = p->nodes[members[k]];
         for (int j = 1; j < node->nargs; j++) {
@@ -82,6 +101,7 @@ static int group_shape(const planner *p, const int *members, int m, int g, int *
             if (!seen) {
                 if (nleaves == (int)(sizeof leaves / sizeof *leaves)) return 0;
                 leaves[nleaves++] = node->args[j];
+                if (is_constant(p, &node->args[j])) nconst++;
             }
         }
         /* Stored when needed after the plan or read by a node outside the group. */
@@ -94,7 +114,8 @@ static int group_shape(const planner *p, const int *members, int m, int g, int *
         }
         if (out->needed || out->readers > inside || k == m - 1) nout++;
     }
-    *ninputs = nleaves;
+    if (nconst > WGT_FUSED_MAX_CONSTS) return 0;
+    *ninputs = nleaves - nconst > 0 ? nleaves - nconst : 1; /* a kernel binds at least one input */
     *noutputs = nout;
     return 1;
 }
@@ -171,15 +192,34 @@ static wgt_fused_kind fused_kind(wgt_node_kind k) {
 static wgt_fused_kernel *build_kernel(const planner *p, const int *members, int m, int g) {
     wgt_fused_kernel *k = calloc(1, sizeof *k);
     if (!k) return NULL;
-    /* Inputs first: step results are numbered after them. */
+    /* Inputs and constants first: step results are numbered after them. */
+    wgt_operand consts[WGT_FUSED_MAX_CONSTS];
     for (int s = 0; s < m; s++) {
         const wgt_node *node = p->nodes[members[s]];
         for (int j = 1; j < node->nargs; j++) {
             if (inlined(p, members[s], j, g)) continue;
+            const wgt_operand *op = &node->args[j];
             int seen = 0;
-            for (int q = 0; q < k->ninputs && !seen; q++) seen = same_operand(&k->inputs[q], &node->args[j]);
-            if (!seen) k->inputs[k->ninputs++] = node->args[j];
+            for (int q = 0; q < k->ninputs && !seen; q++) seen = same_operand(&k->inputs[q], op);
+            for (int q = 0; q < k->nconsts && !seen; q++) seen = same_operand(&consts[q], op);
+            if (seen) continue;
+            if (is_constant(p, op) && k->nconsts < WGT_FUSED_MAX_CONSTS) {
+                consts[k->nconsts] = *op;
+                k->const_dtypes[k->nconsts] = op->dtype;
+                k->const_bits[k->nconsts++] = constant_bits(op);
+            } else {
+                k->inputs[k->ninputs++] = *op;
+            }
         }
+    }
+    if (k->ninputs == 0) { /* every leaf was constant: the kernel still binds one */
+        k->inputs[k->ninputs++] = consts[0];
+        for (int q = 1; q < k->nconsts; q++) {
+            consts[q - 1] = consts[q];
+            k->const_dtypes[q - 1] = k->const_dtypes[q];
+            k->const_bits[q - 1] = k->const_bits[q];
+        }
+        k->nconsts--;
     }
     k->nsteps = m;
     for (int s = 0; s < m; s++) {
@@ -194,10 +234,12 @@ static wgt_fused_kernel *build_kernel(const planner *p, const int *members, int 
             int value = -1;
             if (inlined(p, members[s], j, g)) {
                 for (int q = 0; q < s && value < 0; q++)
-                    if (members[q] == node->args[j].storage->producer_index) value = k->ninputs + q;
+                    if (members[q] == node->args[j].storage->producer_index) value = k->ninputs + k->nconsts + q;
             } else {
                 for (int q = 0; q < k->ninputs && value < 0; q++)
                     if (same_operand(&k->inputs[q], &node->args[j])) value = q;
+                for (int q = 0; q < k->nconsts && value < 0; q++)
+                    if (same_operand(&consts[q], &node->args[j])) value = k->ninputs + q;
             }
             step->args[j - 1] = value;
         }
@@ -246,7 +288,7 @@ static void add_last_use(wgt_plan *p, wgt_storage *s, int step) {
 }
 
 wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_needed_fn needed, void *arg,
-                          int allow_fusion, wgt_plan *out) {
+                          int allow_fusion, wgt_needed_fn foldable, wgt_plan *out) {
     memset(out, 0, sizeof *out);
     char *live = calloc((size_t)n + 1, 1);
     int *group = malloc(sizeof *group * ((size_t)n + 1));
@@ -285,7 +327,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     }
 
     /* 2. Fusion. Producer indices are final now; a node may join one producer group. */
-    planner p = {nodes, n, live, group, ctx->backend->max_fused_buffers};
+    planner p = {nodes, n, live, group, ctx->backend->max_fused_buffers, foldable, arg};
     if (allow_fusion && p.max_buffers >= 2)
         for (int i = 0; i < n; i++) {
             if (!live[i] || !fusible(nodes[i])) continue;

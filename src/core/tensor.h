@@ -60,6 +60,7 @@ typedef struct wgt_storage {
     int readers;        /* reads by planned nodes that run */
     int producer_index; /* the planned node writing it whole, or -1 */
     int last_step;      /* the last plan step touching it */
+    int graph_only;     /* held by nothing but one graph being built */
 } wgt_storage;
 
 #define WGT_TENSOR_MAGIC 0x77677454u /* "wgtT": catches stale or foreign pointers */

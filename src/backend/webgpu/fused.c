@@ -23,12 +23,12 @@
 
 #include "webgpu_internal.h"
 
-#define NVALUES (WGT_FUSED_MAX_INPUTS + WGT_FUSED_MAX_STEPS)
+#define NVALUES (WGT_FUSED_MAX_INPUTS + WGT_FUSED_MAX_CONSTS + WGT_FUSED_MAX_STEPS)
 #define CACHE_BUCKETS 64
 #define DESC_MAX 1536
 /* The uniform block in u32 words (see struct Params in fused.wgsl). */
 #define PARAM_HEADER 24 /* numel, ndim, dense, fixed, zero[4], shape[8], offsets[8] */
-#define PARAM_WORDS (PARAM_HEADER + 8 * WGT_FUSED_MAX_INPUTS + 2 * WGT_FUSED_MAX_STEPS)
+#define PARAM_WORDS (PARAM_HEADER + 8 * WGT_FUSED_MAX_INPUTS + 2 * WGT_FUSED_MAX_STEPS + 4 + WGT_FUSED_MAX_CONSTS)
 
 /* A compiled chain. The hash only picks the bucket and names the pipeline. */
 typedef struct fused_pipeline {
@@ -82,6 +82,8 @@ static void describe(plan *p, const char *fmt, ...) {
 static wgt_status check_kernel(const wgt_webgpu *w, const wgt_fused_kernel *k, plan *p) {
     const wgt_backend *be = &w->base;
     if (!k) return wgt_error(WGT_ERR_INTERNAL, "fused kernel: no description");
+    if (k->nconsts < 0 || k->nconsts > WGT_FUSED_MAX_CONSTS)
+        return wgt_error(WGT_ERR_INTERNAL, "fused kernel: %d constants (at most %d)", k->nconsts, WGT_FUSED_MAX_CONSTS);
     if (k->ninputs < 1 || k->ninputs > WGT_FUSED_MAX_INPUTS || k->nsteps < 1 || k->nsteps > WGT_FUSED_MAX_STEPS ||
         k->noutputs < 1 || k->noutputs > WGT_FUSED_MAX_OUTPUTS || k->ninputs + k->noutputs > be->max_fused_buffers)
         return wgt_error(WGT_ERR_INTERNAL,
@@ -115,9 +117,16 @@ static wgt_status check_kernel(const wgt_webgpu *w, const wgt_fused_kernel *k, p
         p->type[i] = in->dtype;
         describe(p, "%d", (int)in->dtype);
     }
+    describe(p, "c");
+    for (int c = 0; c < k->nconsts; c++) {
+        if (!is_dtype(k->const_dtypes[c]))
+            return wgt_error(WGT_ERR_INTERNAL, "fused kernel: constant %d has type %d", c, (int)k->const_dtypes[c]);
+        p->type[k->ninputs + c] = k->const_dtypes[c];
+        describe(p, "%d", (int)k->const_dtypes[c]);
+    }
     for (int s = 0; s < k->nsteps; s++) {
         const wgt_fused_step *st = &k->steps[s];
-        int v = k->ninputs + s;
+        int v = k->ninputs + k->nconsts + s;
         p->slot[s] = -1;
         if ((unsigned)st->kind > WGT_FUSED_WHERE || !is_dtype(st->dtype) ||
             (st->kind == WGT_FUSED_UNARY && (unsigned)st->op >= WGT_UNARY_COUNT) ||
@@ -235,6 +244,19 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, char **ou
                 i, i, i, i, i, i);
         else add(&body, "    let v%d = in%d[input_index(%du, i)];\n", i, i, i);
     }
+    /* Constants sit in the uniform block after the unary parameters: no binding, no load
+     * from memory per element. */
+    int const_base = p->nslots > 0 ? (p->nslots + 1) / 2 : 1;
+    for (int c = 0; c < k->nconsts; c++) {
+        char word[64];
+        snprintf(word, sizeof word, "params.consts[%d][%d]", const_base + c / 4, c % 4);
+        wgt_dtype d = k->const_dtypes[c];
+        int v = k->ninputs + c;
+        if (d == WGT_F16) add(&body, "    let v%d = unpack2x16float(%s).x;\n", v, word);
+        else if (d == WGT_F32) add(&body, "    let v%d = bitcast<f32>(%s);\n", v, word);
+        else if (d == WGT_I32) add(&body, "    let v%d = bitcast<i32>(%s);\n", v, word);
+        else add(&body, "    let v%d = %s;\n", v, word);
+    }
     for (int s = 0; s < k->nsteps && st == WGT_OK; s++) {
         const wgt_fused_step *step = &k->steps[s];
         char expr[1024];
@@ -244,7 +266,7 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, char **ou
             st = wgt_error(st, "fused kernel: step %d: %s", s, why);
             break;
         }
-        int v = k->ninputs + s, nargs = step_args(step->kind);
+        int v = k->ninputs + k->nconsts + s, nargs = step_args(step->kind);
         add(&steps, "fn s%d(", s);
         for (int a = 0; a < nargs; a++)
             add(&steps, "%s%s: %s", a ? ", " : "", names[a], wgt_wgpu_compute_type(p->type[step->args[a]]));
@@ -268,7 +290,7 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, char **ou
         add(&bindings, "@group(0) @binding(%d) var<storage, read_write> out%d: array<%s>;\n", binding, o,
             wgt_wgpu_storage_type(d));
         add(&fields, "    o%d: %s,\n", o, wgt_wgpu_compute_type(d));
-        add(&body, "%sv%d", o ? ", " : "", k->ninputs + k->output_steps[o]);
+        add(&body, "%sv%d", o ? ", " : "", k->ninputs + k->nconsts + k->output_steps[o]);
         if (d == WGT_F16) add(&stores, "    out%d[word] = pack2x16float(vec2<f32>(r0.o%d, r1.o%d));\n", o, o, o);
         else add(&stores, "    out%d[first] = r0.o%d;\n    if (has_second) { out%d[first + 1u] = r1.o%d; }\n", o, o, o, o);
     }
@@ -280,7 +302,7 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, char **ou
         !body.failed && !stores.failed) {
         char nin[16], nconst[16], params_binding[16];
         snprintf(nin, sizeof nin, "%d", k->ninputs);
-        snprintf(nconst, sizeof nconst, "%d", p->nslots > 0 ? (p->nslots + 1) / 2 : 1);
+        snprintf(nconst, sizeof nconst, "%d", const_base + (k->nconsts + 3) / 4);
         snprintf(params_binding, sizeof params_binding, "%d", k->ninputs + k->noutputs);
         const char *pairs[] = {"NIN", nin, "NCONST", nconst, "BINDINGS", bindings.s, "PARAMS_BINDING", params_binding,
                                "ELEMS", p->elems == 2 ? "2u" : "1u", "HELPERS", helper_text, "STEPS", steps.s,
@@ -434,7 +456,9 @@ wgt_status wgt_wgpu_fused(wgt_backend *be, const wgt_fused_kernel *k) {
     for (int s = 0; s < k->nsteps; s++)
         if (p.slot[s] >= 0)
             wgt_wgpu_unary_param_bits(p.type[k->steps[s].args[0]], k->steps[s].params, consts + 2 * p.slot[s]);
-    int nconst_vectors = p.nslots > 0 ? (p.nslots + 1) / 2 : 1;
+    int const_base = p.nslots > 0 ? (p.nslots + 1) / 2 : 1;
+    for (int c = 0; c < k->nconsts; c++) consts[4 * const_base + c] = k->const_bits[c];
+    int nconst_vectors = const_base + (k->nconsts + 3) / 4;
     uint32_t size = (uint32_t)(PARAM_HEADER + 8 * k->ninputs + 4 * nconst_vectors) * 4u;
 
     wgt_buffer *buffers[WGT_MAX_LAYOUT_STORAGE];
