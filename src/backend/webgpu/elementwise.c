@@ -1,27 +1,28 @@
 /*
  * The elementwise kernel runner shared by every elementwise op family on WebGPU (binary,
  * unary, casts, comparisons, where): one WGSL template, filled per (op, input types, output
- * type) with the bindings, the loads, the op's helper functions and its expression, and
- * cached as a pipeline. f16 is stored packed two to a u32 and computed in f32, so it works
- * on devices without shader-f16. The strided copy is the runner's identity op.
+ * type, how each input is read, vector or tail kernel) with the bindings, the loads, the
+ * stores, the op's helper functions and its expression, and cached as a pipeline. f16 is
+ * stored packed two to a u32 and computed in f32, so it works on devices without
+ * shader-f16. The strided copy is the runner's identity op.
+ *
+ * Each invocation computes four consecutive elements in a grid-stride loop: a vector kernel
+ * covers the whole quads with vector loads (dense inputs at offsets divisible by 4, rows
+ * repeated along leading dimensions) and one vector store, and a tail kernel the last one to
+ * three elements (elementwise_access.h, whose functions the fused kernels share). The op
+ * runs once per element, as before, so results are the same bits.
  *
  * Helper functions come as named pieces with dependencies (wgt_wgsl_piece), so a kernel that
  * calls several, such as a fused chain of ops, holds each once; the NaN and infinity prelude
  * every float op family shares is defined here.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "elementwise_access.h"
 #include "webgpu_internal.h"
-
-typedef struct {
-    uint32_t numel, ndim, dense, fixed;
-    uint32_t offsets[4];
-    uint32_t scalar_bits[4];
-    uint32_t shape[8];
-    int32_t strides[3][8];
-} elementwise_params;
 
 const char *wgt_wgpu_compute_type(wgt_dtype d) { return d == WGT_I32 ? "i32" : d == WGT_U32 ? "u32" : "f32"; }
 const char *wgt_wgpu_storage_type(wgt_dtype d) { return d == WGT_F16 ? "u32" : wgt_wgpu_compute_type(d); }
@@ -67,10 +68,169 @@ char *wgt_wgsl_pieces_text(const wgt_wgsl_pieces *set) {
     return text;
 }
 
-/* What build_elementwise needs: the spec and the op's helper functions (or NULL). */
+/* ---- input access: shared with the fused kernels (elementwise_access.h) ---- */
+
+wgt_wgpu_access wgt_wgpu_classify_input(const wgt_operand *in, int ndim, const int64_t *shape, int vector) {
+    wgt_wgpu_access a = {WGT_ACCESS_STRIDED, (uint32_t)in->offset, 1, 1};
+    if (wgt_wgpu_is_fixed(in, ndim, shape)) {
+        a.kind = WGT_ACCESS_FIXED;
+        return a;
+    }
+    if (wgt_wgpu_is_dense(in, ndim, shape)) {
+        a.kind = vector && a.offset % 4 == 0 ? WGT_ACCESS_VECTOR : WGT_ACCESS_DENSE;
+        return a;
+    }
+    /* From the innermost dimension: broadcast ones (inner), then dense ones (mid), then
+     * only broadcast ones; dimensions of size 1 fit anywhere. */
+    int64_t inner = 1, mid = 1;
+    int d = ndim - 1;
+    for (; d >= 0 && (shape[d] == 1 || in->strides[d] == 0); d--) inner *= shape[d];
+    for (; d >= 0 && (shape[d] == 1 || in->strides[d] == mid); d--) mid *= shape[d];
+    for (; d >= 0; d--)
+        if (shape[d] != 1 && in->strides[d] != 0) return a;
+    a.kind = WGT_ACCESS_BLOCK;
+    a.inner = (uint32_t)inner;
+    a.mid = (uint32_t)mid;
+    if (vector && inner == 1 && mid % 4 == 0 && a.offset % 4 == 0) a.kind = WGT_ACCESS_ROW;
+    else if (vector && inner % 4 == 0) a.kind = WGT_ACCESS_SPLAT;
+    return a;
+}
+
+char wgt_wgpu_access_letter(wgt_wgpu_access_kind kind) {
+    return (unsigned)kind < WGT_ACCESS_KINDS ? "VDFRSBG"[kind] : '?';
+}
+
+/* Four f16 values are two words: vec2<u32>. */
+static const char *quad_type(wgt_dtype d) {
+    return d == WGT_F32 ? "vec4<f32>" : d == WGT_I32 ? "vec4<i32>" : d == WGT_U32 ? "vec4<u32>" : "vec2<u32>";
+}
+
+const char *wgt_wgpu_access_storage_type(wgt_wgpu_access_kind kind, wgt_dtype dtype) {
+    return kind == WGT_ACCESS_VECTOR || kind == WGT_ACCESS_ROW ? quad_type(dtype) : wgt_wgpu_storage_type(dtype);
+}
+
+const char *wgt_wgpu_output_storage_type(wgt_dtype dtype, int vector) {
+    return vector ? quad_type(dtype) : wgt_wgpu_storage_type(dtype);
+}
+
+/* Appends to dst; 0 when it does not fit. */
+static int append(char *dst, size_t size, const char *fmt, ...) WGT_PRINTF(3, 4);
+static int append(char *dst, size_t size, const char *fmt, ...) {
+    size_t len = strlen(dst);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(dst + len, size - len, fmt, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < size - len;
+}
+
+int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_access_kind kind,
+                       const wgt_wgpu_access_exprs *e, int vector) {
+    const char *t = wgt_wgpu_compute_type(dtype);
+    int f16 = dtype == WGT_F16, ok = 1;
+    static const char *const quad[4] = {"i", "i + 1u", "i + 2u", "i + 3u"};
+    static const char *const clamped[4] = {"e.x", "e.y", "e.z", "e.w"};
+    const char *const *lane = vector ? quad : clamped;
+    int vector_load = kind == WGT_ACCESS_VECTOR || kind == WGT_ACCESS_ROW;
+    if (vector_load && !vector) return 0; /* tail kernels load element by element */
+    if (!vector_load) {
+        if (f16) ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return unpack2x16float(in%d[e >> 1u])[e & 1u]; }\n", k, k);
+        else ok &= append(dst, size, "fn fetch%d(e: u32) -> %s { return in%d[e]; }\n", k, t, k);
+    }
+    ok &= append(dst, size, "fn load%d(i: u32) -> vec4<%s> {\n", k, t);
+    if (!vector) ok &= append(dst, size, "    let e = min(vec4<u32>(i) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(params.end - 1u));\n");
+    switch (kind) {
+    case WGT_ACCESS_VECTOR:
+    case WGT_ACCESS_ROW: {
+        char index[160];
+        if (kind == WGT_ACCESS_VECTOR) snprintf(index, sizeof index, "(%s + i) >> 2u", e->offset);
+        else snprintf(index, sizeof index, "(%s + i %% %s) >> 2u", e->offset, e->mid);
+        if (f16)
+            ok &= append(dst, size, "    let w = in%d[%s];\n    return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));\n",
+                         k, index);
+        else ok &= append(dst, size, "    return in%d[%s];\n", k, index);
+        break;
+    }
+    case WGT_ACCESS_FIXED: ok &= append(dst, size, "    return vec4<%s>(fetch%d(%s));\n", t, k, e->offset); break;
+    case WGT_ACCESS_SPLAT:
+        ok &= append(dst, size, "    return vec4<%s>(fetch%d(%s + (%s / %s) %% %s));\n", t, k, e->offset, vector ? "i" : "e.x",
+                     e->inner, e->mid);
+        break;
+    case WGT_ACCESS_BLOCK:
+        if (vector) { /* one division for the four: step the coordinates */
+            ok &= append(dst, size,
+                         "    let n = %s;\n    let m = %s;\n    var r = i %% n;\n    var q = (i / n) %% m;\n    var v: vec4<%s>;\n",
+                         e->inner, e->mid, t);
+            for (int j = 0; j < 4; j++) {
+                ok &= append(dst, size, "    v.%c = fetch%d(%s + q);\n", "xyzw"[j], k, e->offset);
+                if (j < 3)
+                    ok &= append(dst, size,
+                                 "    r = r + 1u;\n    if (r == n) { r = 0u; q = q + 1u; if (q == m) { q = 0u; } }\n");
+            }
+            ok &= append(dst, size, "    return v;\n");
+            break;
+        }
+        ok &= append(dst, size, "    return vec4<%s>(", t);
+        for (int j = 0; j < 4; j++)
+            ok &= append(dst, size, "%sfetch%d(%s + (%s / %s) %% %s)", j ? ", " : "", k, e->offset, lane[j], e->inner, e->mid);
+        ok &= append(dst, size, ");\n");
+        break;
+    case WGT_ACCESS_DENSE:
+    case WGT_ACCESS_STRIDED:
+        ok &= append(dst, size, "    return vec4<%s>(", t);
+        for (int j = 0; j < 4; j++) {
+            if (kind == WGT_ACCESS_DENSE) ok &= append(dst, size, "%sfetch%d(%s + %s)", j ? ", " : "", k, e->offset, lane[j]);
+            else ok &= append(dst, size, "%sfetch%d(element%d(%s))", j ? ", " : "", k, k, lane[j]);
+        }
+        ok &= append(dst, size, ");\n");
+        break;
+    default: return 0;
+    }
+    ok &= append(dst, size, "}\n");
+    return ok;
+}
+
+int wgt_wgpu_store_wgsl(char *dst, size_t size, int name_index, wgt_dtype dtype, int vector) {
+    char out[16] = "out", fn[16] = "store";
+    if (name_index >= 0) {
+        snprintf(out, sizeof out, "out%d", name_index);
+        snprintf(fn, sizeof fn, "store%d", name_index);
+    }
+    int ok = append(dst, size, "fn %s(i: u32, v: vec4<%s>) {\n", fn, wgt_wgpu_compute_type(dtype));
+    if (vector && dtype == WGT_F16)
+        ok &= append(dst, size, "    %s[i >> 2u] = vec2<u32>(pack2x16float(v.xy), pack2x16float(v.zw));\n", out);
+    else if (vector) ok &= append(dst, size, "    %s[i >> 2u] = v;\n", out);
+    else if (dtype == WGT_F16) /* whole words; past the end the word repeats the last element */
+        ok &= append(dst, size,
+                     "    %s[i >> 1u] = pack2x16float(v.xy);\n"
+                     "    if (i + 2u < params.end) { %s[(i >> 1u) + 1u] = pack2x16float(v.zw); }\n",
+                     out, out);
+    else
+        ok &= append(dst, size,
+                     "    %s[i] = v.x;\n"
+                     "    if (i + 1u < params.end) { %s[i + 1u] = v.y; }\n"
+                     "    if (i + 2u < params.end) { %s[i + 2u] = v.z; }\n"
+                     "    if (i + 3u < params.end) { %s[i + 3u] = v.w; }\n",
+                     out, out, out, out);
+    ok &= append(dst, size, "}\n");
+    return ok;
+}
+
+uint64_t wgt_wgpu_quad_workgroups(uint64_t start, uint64_t end, uint32_t max_workgroups) {
+    uint64_t quads = (end - start + 3) / 4, groups = (quads + 255) / 256;
+    if (max_workgroups == 0) max_workgroups = 65535;
+    return groups < max_workgroups ? groups : max_workgroups;
+}
+
+/* ---- the elementwise kernel ---- */
+
+/* What build_elementwise needs: the spec, the op's helper functions (or NULL), how each input
+ * is read and which of the two kernels (vector or tail) to make. */
 typedef struct {
     const wgt_wgpu_elementwise_spec *spec;
     const wgt_wgsl_pieces *helpers;
+    wgt_wgpu_access_kind access[3];
+    int vector;
 } kernel_source;
 
 static char *build_elementwise(wgt_webgpu *w, const void *arg) {
@@ -80,33 +240,42 @@ static char *build_elementwise(wgt_webgpu *w, const void *arg) {
     const char *text = wgt_wgsl_source("elementwise");
     if (!text) return NULL;
     static const char *const names[3] = {"x", "y", "z"};
-    char bindings[768] = "", functions[2048] = "", args[128] = "", params_list[192] = "", tmp[512];
+    static const char *const lanes[4] = {"x", "y", "z", "w"};
+    char bindings[768] = "", functions[8192] = "", params_list[192] = "", tmp[512];
+    int ok = 1;
     for (int i = 0; i < k->nin; i++) {
         wgt_dtype d = k->in_dtype[i];
         snprintf(tmp, sizeof tmp, "@group(0) @binding(%d) var<storage, read> in%d: array<%s>;\n", i, i,
-                 wgt_wgpu_storage_type(d));
+                 wgt_wgpu_access_storage_type(src->access[i], d));
         strcat(bindings, tmp);
-        if (d == WGT_F16)
-            snprintf(tmp, sizeof tmp, "fn load%d(i: u32) -> f32 { return unpack2x16float(in%d[i >> 1u])[i & 1u]; }\n", i, i);
-        else snprintf(tmp, sizeof tmp, "fn load%d(i: u32) -> %s { return in%d[i]; }\n", i, wgt_wgpu_compute_type(d), i);
-        strcat(functions, tmp);
-        snprintf(tmp, sizeof tmp, "%sload%d(input_index%d(i))", i ? ", " : "", i, i);
-        strcat(args, tmp);
+        wgt_wgpu_access_exprs e;
+        snprintf(e.offset, sizeof e.offset, "params.offsets.%s", lanes[i]);
+        snprintf(e.inner, sizeof e.inner, "params.inner.%s", lanes[i]);
+        snprintf(e.mid, sizeof e.mid, "params.mid.%s", lanes[i]);
+        if (src->access[i] == WGT_ACCESS_STRIDED)
+            ok &= append(functions, sizeof functions,
+                         "fn element%d(i: u32) -> u32 { return strided_index(i, params.strides%d, params.offsets.%s); }\n",
+                         i, i, lanes[i]);
+        ok &= wgt_wgpu_load_wgsl(functions, sizeof functions, i, d, src->access[i], &e, src->vector);
         snprintf(tmp, sizeof tmp, "%s%s: %s", i ? ", " : "", names[i], wgt_wgpu_compute_type(d));
         strcat(params_list, tmp);
     }
     const char *t_out = wgt_wgpu_compute_type(k->out_dtype);
     snprintf(tmp, sizeof tmp, "@group(0) @binding(%d) var<storage, read_write> out: array<%s>;\n", k->nin,
-             wgt_wgpu_storage_type(k->out_dtype));
+             wgt_wgpu_output_storage_type(k->out_dtype, src->vector));
     strcat(bindings, tmp);
-    size_t flen = strlen(functions);
-    int wrote = snprintf(functions + flen, sizeof functions - flen,
-             "fn op(%s) -> %s { return %s; }\n"
-             "fn value(i: u32) -> %s { return op(%s); }\n"
-             "fn write_out(word: u32, v0: %s, v1: %s) { %s }\n",
-             params_list, t_out, k->expr, t_out, args, t_out, t_out,
-             k->out_dtype == WGT_F16 ? "out[word] = pack2x16float(vec2<f32>(v0, v1));" : "out[word] = v0;");
-    if (wrote < 0 || (size_t)wrote >= sizeof functions - flen) return NULL; /* an op expression too long: no truncated kernel */
+    ok &= wgt_wgpu_store_wgsl(functions, sizeof functions, -1, k->out_dtype, src->vector);
+    ok &= append(functions, sizeof functions, "fn op(%s) -> %s { return %s; }\n", params_list, t_out, k->expr);
+    ok &= append(functions, sizeof functions, "fn value4(i: u32) -> vec4<%s> {\n", t_out);
+    for (int i = 0; i < k->nin; i++) ok &= append(functions, sizeof functions, "    let a%d = load%d(i);\n", i, i);
+    ok &= append(functions, sizeof functions, "    return vec4<%s>(", t_out);
+    for (int j = 0; j < 4; j++) {
+        ok &= append(functions, sizeof functions, "%sop(", j ? ", " : "");
+        for (int i = 0; i < k->nin; i++) ok &= append(functions, sizeof functions, "%sa%d.%s", i ? ", " : "", i, lanes[j]);
+        ok &= append(functions, sizeof functions, ")");
+    }
+    ok &= append(functions, sizeof functions, ");\n}\n");
+    if (!ok) return NULL; /* an op expression too long: no truncated kernel */
     char binding_index[16];
     snprintf(binding_index, sizeof binding_index, "%d", k->nin + 1);
     /* The op's helpers come first so the generated functions can call them. */
@@ -115,8 +284,7 @@ static char *build_elementwise(wgt_webgpu *w, const void *arg) {
     if (all) sprintf(all, "%s\n%s", helpers, functions);
     free(helpers);
     if (!all) return NULL;
-    const char *pairs[] = {"BINDINGS", bindings, "PARAMS_BINDING", binding_index, "ELEMS",
-                           k->out_dtype == WGT_F16 ? "2u" : "1u", "FUNCTIONS", all, NULL};
+    const char *pairs[] = {"BINDINGS", bindings, "PARAMS_BINDING", binding_index, "FUNCTIONS", all, NULL};
     char *wgsl = wgt_wgsl_expand(text, pairs);
     free(all);
     return wgsl;
@@ -137,25 +305,50 @@ int wgt_wgpu_is_dense(const wgt_operand *in, int ndim, const int64_t *shape) {
     return 1;
 }
 
-/* Fills the parameter block; inputs are already broadcast to out's shape. */
-static void fill_params(elementwise_params *p, const wgt_operand *out, const wgt_operand *const *in, int nin) {
-    memset(p, 0, sizeof *p);
-    int64_t numel = 1;
-    for (int d = 0; d < out->ndim; d++) numel *= out->shape[d];
-    p->numel = (uint32_t)numel;
-    p->ndim = (uint32_t)out->ndim;
-    for (int d = 0; d < out->ndim; d++) p->shape[d] = (uint32_t)out->shape[d];
-    for (int k = 0; k < nin; k++) {
-        for (int d = 0; d < out->ndim; d++) p->strides[k][d] = (int32_t)in[k]->strides[d];
-        p->offsets[k] = (uint32_t)in[k]->offset;
-        if (wgt_wgpu_is_dense(in[k], out->ndim, out->shape)) p->dense |= 1u << k;
-        if (wgt_wgpu_is_fixed(in[k], out->ndim, out->shape)) p->fixed |= 1u << k;
-    }
-}
+/* The uniform block (struct Params in elementwise.wgsl). */
+typedef struct {
+    uint32_t start, end, ndim, unused;
+    uint32_t offsets[4], inner[4], mid[4];
+    uint32_t scalar_bits[4];
+    uint32_t shape[8];
+    int32_t strides[3][8];
+} elementwise_params;
 
 wgt_status wgt_wgpu_elementwise(wgt_backend *be, const wgt_wgpu_elementwise_spec *spec, const wgt_operand *out,
                                 const wgt_operand *const *in, const uint32_t *scalar_bits) {
     return wgt_wgpu_elementwise_with(be, spec, NULL, out, in, scalar_bits);
+}
+
+/* Records one launch over elements [start, end): the vector kernel when end - start is a
+ * multiple of 4 (start is one too), else the tail kernel. */
+static wgt_status launch(wgt_webgpu *w, const wgt_wgpu_elementwise_spec *spec, const wgt_wgsl_pieces *helpers,
+                         const wgt_operand *out, const wgt_operand *const *in, elementwise_params *params,
+                         uint32_t start, uint32_t end, int vector) {
+    kernel_source source = {spec, helpers, {WGT_ACCESS_DENSE, WGT_ACCESS_DENSE, WGT_ACCESS_DENSE}, vector};
+    char key[192];
+    int used = snprintf(key, sizeof key, "elementwise:%s:%c", spec->op_name, vector ? 'v' : 't');
+    for (int i = 0; i < spec->nin; i++) {
+        wgt_wgpu_access a = wgt_wgpu_classify_input(in[i], out->ndim, out->shape, vector);
+        source.access[i] = a.kind;
+        params->offsets[i] = a.offset;
+        params->inner[i] = a.inner;
+        params->mid[i] = a.mid;
+        if (used < (int)sizeof key)
+            used += snprintf(key + used, sizeof key - (size_t)used, ":%s%c", wgt_dtype_name(spec->in_dtype[i]),
+                             wgt_wgpu_access_letter(a.kind));
+    }
+    if (used < (int)sizeof key) used += snprintf(key + used, sizeof key - (size_t)used, "->%s", wgt_dtype_name(spec->out_dtype));
+    if (used >= (int)sizeof key) return wgt_error(WGT_ERR_INTERNAL, "elementwise kernel %s: name too long", spec->op_name);
+    wgt_pipeline *pl;
+    wgt_status st = wgt_wgpu_pipeline(w, key, spec->nin + 1, build_elementwise, &source, &pl);
+    if (st != WGT_OK || start == end) return st;
+    params->start = start;
+    params->end = end;
+    wgt_buffer *buffers[WGT_MAX_STORAGE_BINDINGS];
+    for (int i = 0; i < spec->nin; i++) buffers[i] = in[i]->buffer;
+    buffers[spec->nin] = out->buffer;
+    return wgt_wgpu_dispatch(w, pl, buffers, params, sizeof *params,
+                             wgt_wgpu_quad_workgroups(start, end, w->limits.limits.maxComputeWorkgroupsPerDimension));
 }
 
 wgt_status wgt_wgpu_elementwise_with(wgt_backend *be, const wgt_wgpu_elementwise_spec *spec,
@@ -164,24 +357,22 @@ wgt_status wgt_wgpu_elementwise_with(wgt_backend *be, const wgt_wgpu_elementwise
                                      const uint32_t *scalar_bits) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     if (spec->nin < 1 || spec->nin > 3) return wgt_error(WGT_ERR_INTERNAL, "elementwise kernel with %d inputs", spec->nin);
-    char key[128];
-    int used = snprintf(key, sizeof key, "elementwise:%s", spec->op_name);
-    for (int i = 0; i < spec->nin && used < (int)sizeof key; i++)
-        used += snprintf(key + used, sizeof key - (size_t)used, ":%s", wgt_dtype_name(spec->in_dtype[i]));
-    if (used < (int)sizeof key) snprintf(key + used, sizeof key - (size_t)used, "->%s", wgt_dtype_name(spec->out_dtype));
-    wgt_pipeline *pl;
-    kernel_source source = {spec, helpers};
-    wgt_status st = wgt_wgpu_pipeline(w, key, spec->nin + 1, build_elementwise, &source, &pl);
-    if (st != WGT_OK) return st;
     elementwise_params params;
-    fill_params(&params, out, in, spec->nin);
+    memset(&params, 0, sizeof params);
+    int64_t numel = 1;
+    for (int d = 0; d < out->ndim; d++) numel *= out->shape[d];
+    params.ndim = (uint32_t)out->ndim;
+    for (int d = 0; d < out->ndim; d++) params.shape[d] = (uint32_t)out->shape[d];
+    for (int k = 0; k < spec->nin; k++)
+        for (int d = 0; d < out->ndim; d++) params.strides[k][d] = (int32_t)in[k]->strides[d];
     if (scalar_bits) memcpy(params.scalar_bits, scalar_bits, sizeof params.scalar_bits);
-    uint64_t per_invocation = out->dtype == WGT_F16 ? 2 : 1;
-    uint64_t invocations = (params.numel + per_invocation - 1) / per_invocation;
-    wgt_buffer *buffers[WGT_MAX_STORAGE_BINDINGS];
-    for (int i = 0; i < spec->nin; i++) buffers[i] = in[i]->buffer;
-    buffers[spec->nin] = out->buffer;
-    return wgt_wgpu_dispatch(w, pl, buffers, &params, sizeof params, (invocations + 255) / 256);
+    /* Whole quads with vector stores, then the last 1..3 elements (or an empty launch, which
+     * only makes sure the kernel compiles). */
+    uint32_t whole = (uint32_t)(numel & ~(int64_t)3);
+    wgt_status st = WGT_OK;
+    if (whole > 0 || numel == 0) st = launch(w, spec, helpers, out, in, &params, 0, whole, 1);
+    if (st == WGT_OK && whole < numel) st = launch(w, spec, helpers, out, in, &params, whole, (uint32_t)numel, 0);
+    return st;
 }
 
 /* A copy moves bits: it is a box write at the origin of the whole destination. (Through the

@@ -11,8 +11,12 @@
  *
  * Pipelines are cached by a description of everything the WGSL text depends on (input
  * types, each step's kind, op, argument wiring and type, the outputs' steps), compared in
- * full, so a hash collision can never hand out the wrong kernel. Strides, offsets, density,
- * the shape and the ops' parameters travel in the uniform block. The kernels bind n
+ * full, so a hash collision can never hand out the wrong kernel. Strides, offsets, block sizes,
+ * the shape and the ops' parameters travel in the uniform block; how each input is read (the
+ * access kinds of elementwise_access.h: vector loads for dense inputs and repeated rows, one
+ * load for broadcast scalars, strided otherwise) and whether the kernel is the vector or the
+ * tail kernel are part of the description. Each invocation computes four elements, each
+ * through the whole chain, and stores every output's four at once. The kernels bind n
  * read-only inputs and m read_write outputs, which the shared layouts in encoder.c (one
  * written binding) do not offer, so the layouts for each (n, m) are made here.
  */
@@ -21,13 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elementwise_access.h"
 #include "webgpu_internal.h"
 
 #define NVALUES (WGT_FUSED_MAX_INPUTS + WGT_FUSED_MAX_CONSTS + WGT_FUSED_MAX_STEPS)
 #define CACHE_BUCKETS 64
-#define DESC_MAX 1536
+#define DESC_MAX 1600
 /* The uniform block in u32 words (see struct Params in fused.wgsl). */
-#define PARAM_HEADER 24 /* numel, ndim, dense, fixed, zero[4], shape[8], offsets[8] */
+#define PARAM_HEADER 40 /* end, ndim, start, unused, zero[4], shape[8], offsets[8], inner[8], mid[8] */
 #define PARAM_WORDS (PARAM_HEADER + 8 * WGT_FUSED_MAX_INPUTS + 2 * WGT_FUSED_MAX_STEPS + 4 + WGT_FUSED_MAX_CONSTS)
 
 /* A compiled chain. The hash only picks the bucket and names the pipeline. */
@@ -52,7 +57,6 @@ typedef struct {
     wgt_dtype type[NVALUES];
     int slot[WGT_FUSED_MAX_STEPS]; /* parameter slot of a step that reads parameters, else -1 */
     int nslots;
-    int elems; /* elements per invocation: 2 when an output is f16 */
     int64_t numel;
     char desc[DESC_MAX];
     size_t desc_len;
@@ -147,7 +151,6 @@ static wgt_status check_kernel(const wgt_webgpu *w, const wgt_fused_kernel *k, p
         p->type[v] = st->dtype;
     }
     describe(p, "o");
-    p->elems = 1;
     for (int o = 0; o < k->noutputs; o++) {
         const wgt_operand *out = &k->outputs[o];
         int s = k->output_steps[o];
@@ -167,7 +170,6 @@ static wgt_status check_kernel(const wgt_webgpu *w, const wgt_fused_kernel *k, p
                 return wgt_error(WGT_ERR_INTERNAL, "fused kernel: output %d shares its buffer with %s %d", o,
                                  i < k->ninputs ? "input" : "output", i < k->ninputs ? i : i - k->ninputs);
         }
-        if (out->dtype == WGT_F16) p->elems = 2;
         describe(p, "%s%d", o ? "," : "", s);
     }
     return WGT_OK;
@@ -230,20 +232,34 @@ static wgt_status step_expr(const wgt_fused_kernel *k, const plan *p, int s, cha
     return wgt_error(WGT_ERR_INTERNAL, "fused kernel: step %d has kind %d", s, (int)st->kind);
 }
 
-/* The kernel's WGSL (malloc'd) into *out, or the error. */
-static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, char **out) {
+/* The kernel's WGSL (malloc'd) into *out, or the error: the vector kernel (vector = 1) or the
+ * tail kernel, each input read as access[i] says (elementwise_access.h). */
+static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, const wgt_wgpu_access_kind *access, int vector,
+                             char **out) {
     static const char *const names[3] = {"x", "y", "z"};
-    text bindings = {0}, steps = {0}, fields = {0}, body = {0}, stores = {0};
+    text bindings = {0}, steps = {0}, fields = {0}, body = {0}, loads = {0}, run = {0};
     wgt_wgsl_pieces helpers = {0};
     wgt_status st = WGT_OK;
+    add(&body, "fn compute(");
     for (int i = 0; i < k->ninputs; i++) {
         wgt_dtype d = p->type[i];
-        add(&bindings, "@group(0) @binding(%d) var<storage, read> in%d: array<%s>;\n", i, i, wgt_wgpu_storage_type(d));
-        if (d == WGT_F16)
-            add(&body, "    let j%d = input_index(%du, i);\n    let v%d = unpack2x16float(in%d[j%d >> 1u])[j%d & 1u];\n",
-                i, i, i, i, i, i);
-        else add(&body, "    let v%d = in%d[input_index(%du, i)];\n", i, i, i);
+        add(&bindings, "@group(0) @binding(%d) var<storage, read> in%d: array<%s>;\n", i, i,
+            wgt_wgpu_access_storage_type(access[i], d));
+        add(&body, "%sv%d: %s", i ? ", " : "", i, wgt_wgpu_compute_type(d));
+        wgt_wgpu_access_exprs e;
+        snprintf(e.offset, sizeof e.offset, "params.offsets[%d][%d]", i / 4, i % 4);
+        snprintf(e.inner, sizeof e.inner, "params.inner[%d][%d]", i / 4, i % 4);
+        snprintf(e.mid, sizeof e.mid, "params.mid[%d][%d]", i / 4, i % 4);
+        if (access[i] == WGT_ACCESS_STRIDED)
+            add(&loads, "fn element%d(i: u32) -> u32 { return strided_index(%du, i); }\n", i, i);
+        char fn[2048] = "";
+        if (!wgt_wgpu_load_wgsl(fn, sizeof fn, i, d, access[i], &e, vector))
+            st = wgt_error(WGT_ERR_INTERNAL, "fused kernel: no load for input %d read as %c", i,
+                           wgt_wgpu_access_letter(access[i]));
+        add(&loads, "%s", fn);
+        add(&run, "        let l%d = load%d(i);\n", i, i);
     }
+    add(&body, ") -> Results {\n");
     /* Constants sit in the uniform block after the unary parameters: no binding, no load
      * from memory per element. */
     int const_base = p->nslots > 0 ? (p->nslots + 1) / 2 : 1;
@@ -284,34 +300,43 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, char **ou
         add(&body, "));\n");
     }
     add(&body, "    return Results(");
+    /* The four elements one after another, then each output's four as one store. */
+    for (int j = 0; j < 4; j++) {
+        add(&run, "        let r%d = compute(", j);
+        for (int i = 0; i < k->ninputs; i++) add(&run, "%sl%d.%c", i ? ", " : "", i, "xyzw"[j]);
+        add(&run, ");\n");
+    }
     for (int o = 0; o < k->noutputs; o++) {
         wgt_dtype d = k->outputs[o].dtype;
         int binding = k->ninputs + o;
         add(&bindings, "@group(0) @binding(%d) var<storage, read_write> out%d: array<%s>;\n", binding, o,
-            wgt_wgpu_storage_type(d));
+            wgt_wgpu_output_storage_type(d, vector));
         add(&fields, "    o%d: %s,\n", o, wgt_wgpu_compute_type(d));
         add(&body, "%sv%d", o ? ", " : "", k->ninputs + k->nconsts + k->output_steps[o]);
-        if (d == WGT_F16) add(&stores, "    out%d[word] = pack2x16float(vec2<f32>(r0.o%d, r1.o%d));\n", o, o, o);
-        else add(&stores, "    out%d[first] = r0.o%d;\n    if (has_second) { out%d[first + 1u] = r1.o%d; }\n", o, o, o, o);
+        char fn[1024] = "";
+        if (!wgt_wgpu_store_wgsl(fn, sizeof fn, o, d, vector) && st == WGT_OK)
+            st = wgt_error(WGT_ERR_INTERNAL, "fused kernel: no store for output %d", o);
+        add(&loads, "%s", fn);
+        add(&run, "        store%d(i, vec4<%s>(r0.o%d, r1.o%d, r2.o%d, r3.o%d));\n", o, wgt_wgpu_compute_type(d), o, o, o, o);
     }
-    add(&body, ");\n");
+    add(&body, ");\n}\n");
     char *helper_text = st == WGT_OK ? wgt_wgsl_pieces_text(&helpers) : NULL;
     const char *template_text = wgt_wgsl_source("fused");
     *out = NULL;
     if (st == WGT_OK && helper_text && template_text && !bindings.failed && !steps.failed && !fields.failed &&
-        !body.failed && !stores.failed) {
+        !body.failed && !loads.failed && !run.failed) {
         char nin[16], nconst[16], params_binding[16];
         snprintf(nin, sizeof nin, "%d", k->ninputs);
         snprintf(nconst, sizeof nconst, "%d", const_base + (k->nconsts + 3) / 4);
         snprintf(params_binding, sizeof params_binding, "%d", k->ninputs + k->noutputs);
         const char *pairs[] = {"NIN", nin, "NCONST", nconst, "BINDINGS", bindings.s, "PARAMS_BINDING", params_binding,
-                               "ELEMS", p->elems == 2 ? "2u" : "1u", "HELPERS", helper_text, "STEPS", steps.s,
-                               "RESULT_FIELDS", fields.s, "BODY", body.s, "STORES", stores.s, NULL};
+                               "HELPERS", helper_text, "STEPS", steps.s, "RESULT_FIELDS", fields.s, "COMPUTE", body.s,
+                               "ACCESS", loads.s, "RUN", run.s, NULL};
         *out = wgt_wgsl_expand(template_text, pairs);
     }
     if (st == WGT_OK && !*out) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "fused kernel: out of host memory for its WGSL");
     free(helper_text);
-    free(bindings.s), free(steps.s), free(fields.s), free(body.s), free(stores.s);
+    free(bindings.s), free(steps.s), free(fields.s), free(body.s), free(loads.s), free(run.s);
     return st;
 }
 
@@ -362,13 +387,21 @@ static wgt_status pipeline_layout(wgt_webgpu *w, struct wgt_wgpu_fused_cache *c,
     return WGT_OK;
 }
 
+/* Which kernel of a chain: the vector or the tail kernel, and how each input is read. */
+typedef struct {
+    int vector;
+    wgt_wgpu_access access[WGT_FUSED_MAX_INPUTS];
+} variant;
+
 static wgt_status compile(wgt_webgpu *w, struct wgt_wgpu_fused_cache *c, const wgt_fused_kernel *k, const plan *p,
-                          uint64_t hash, fused_pipeline **out) {
+                          const variant *v, uint64_t hash, fused_pipeline **out) {
     const wgpu_procs *pr = w->p;
     WGPUPipelineLayout layout = NULL;
     char *wgsl = NULL;
     wgt_status st = pipeline_layout(w, c, k->ninputs, k->noutputs, &layout);
-    if (st == WGT_OK) st = build_wgsl(k, p, &wgsl);
+    wgt_wgpu_access_kind access[WGT_FUSED_MAX_INPUTS];
+    for (int i = 0; i < k->ninputs; i++) access[i] = v->access[i].kind;
+    if (st == WGT_OK) st = build_wgsl(k, p, access, v->vector, &wgsl);
     if (st != WGT_OK) return st;
     fused_pipeline *f = calloc(1, sizeof *f);
     char *desc = malloc(p->desc_len + 1);
@@ -408,8 +441,9 @@ static wgt_status compile(wgt_webgpu *w, struct wgt_wgpu_fused_cache *c, const w
     return WGT_OK;
 }
 
-/* The cached pipeline for the plan's description, compiled on first use. */
-static wgt_status find_pipeline(wgt_webgpu *w, const wgt_fused_kernel *k, const plan *p, fused_pipeline **out) {
+/* The cached pipeline for the plan's description (the variant included), compiled on first use. */
+static wgt_status find_pipeline(wgt_webgpu *w, const wgt_fused_kernel *k, const plan *p, const variant *v,
+                                fused_pipeline **out) {
     if (!w->fused_cache && !(w->fused_cache = calloc(1, sizeof *w->fused_cache)))
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the fused kernel cache");
     struct wgt_wgpu_fused_cache *c = w->fused_cache;
@@ -420,7 +454,7 @@ static wgt_status find_pipeline(wgt_webgpu *w, const wgt_fused_kernel *k, const 
             *out = f;
             return WGT_OK;
         }
-    wgt_status st = compile(w, c, k, p, hash, out);
+    wgt_status st = compile(w, c, k, p, v, hash, out);
     if (st != WGT_OK) return st;
     (*out)->next = *bucket;
     *bucket = *out;
@@ -429,44 +463,65 @@ static wgt_status find_pipeline(wgt_webgpu *w, const wgt_fused_kernel *k, const 
 
 /* ---- the backend entry ---- */
 
+/* Records the launch over elements [start, end) (a multiple of 4 long for the vector kernel);
+ * an empty range only makes sure the kernel compiles. */
+static wgt_status launch(wgt_webgpu *w, const wgt_fused_kernel *k, const plan *p, uint32_t *words, uint32_t start,
+                         uint32_t end, int vector) {
+    const wgt_operand *shape_of = &k->outputs[0];
+    plan q = *p; /* the description names the variant too */
+    variant v = {vector, {{0}}};
+    describe(&q, "|%c", vector ? 'v' : 't');
+    for (int i = 0; i < k->ninputs; i++) {
+        v.access[i] = wgt_wgpu_classify_input(&k->inputs[i], shape_of->ndim, shape_of->shape, vector);
+        describe(&q, "%c", wgt_wgpu_access_letter(v.access[i].kind));
+        words[16 + i] = v.access[i].offset;
+        words[24 + i] = v.access[i].inner;
+        words[32 + i] = v.access[i].mid;
+    }
+    fused_pipeline *f = NULL;
+    wgt_status st = find_pipeline(w, k, &q, &v, &f);
+    if (st != WGT_OK || start == end) return st;
+    words[0] = end;
+    words[2] = start;
+    int const_base = p->nslots > 0 ? (p->nslots + 1) / 2 : 1;
+    int nconst_vectors = const_base + (k->nconsts + 3) / 4;
+    uint32_t size = (uint32_t)(PARAM_HEADER + 8 * k->ninputs + 4 * nconst_vectors) * 4u;
+    wgt_buffer *buffers[WGT_MAX_LAYOUT_STORAGE];
+    for (int i = 0; i < k->ninputs; i++) buffers[i] = k->inputs[i].buffer;
+    for (int o = 0; o < k->noutputs; o++) buffers[k->ninputs + o] = k->outputs[o].buffer;
+    uint64_t groups = wgt_wgpu_quad_workgroups(start, end, w->limits.limits.maxComputeWorkgroupsPerDimension);
+    return wgt_wgpu_dispatch_with_layout(w, f->label, f->pipeline, w->fused_cache->layouts[k->ninputs][k->noutputs],
+                                         k->ninputs + k->noutputs, buffers, words, size, groups);
+}
+
 wgt_status wgt_wgpu_fused(wgt_backend *be, const wgt_fused_kernel *k) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     plan p;
     wgt_status st = check_kernel(w, k, &p);
     if (st != WGT_OK) return st;
     if ((st = wgt_wgpu_status(w)) != WGT_OK) return st;
-    fused_pipeline *f = NULL;
-    if ((st = find_pipeline(w, k, &p, &f)) != WGT_OK) return st;
-    if (p.numel == 0) return WGT_OK; /* checked and compiled alike, with nothing to run */
 
     const wgt_operand *shape_of = &k->outputs[0];
     uint32_t words[PARAM_WORDS];
     memset(words, 0, sizeof words);
-    words[0] = (uint32_t)p.numel;
     words[1] = (uint32_t)shape_of->ndim;
     for (int d = 0; d < shape_of->ndim; d++) words[8 + d] = (uint32_t)shape_of->shape[d];
-    for (int i = 0; i < k->ninputs; i++) {
-        const wgt_operand *in = &k->inputs[i];
-        if (wgt_wgpu_is_dense(in, shape_of->ndim, shape_of->shape)) words[2] |= 1u << i;
-        if (wgt_wgpu_is_fixed(in, shape_of->ndim, shape_of->shape)) words[3] |= 1u << i;
-        words[16 + i] = (uint32_t)in->offset;
-        for (int d = 0; d < in->ndim; d++) words[PARAM_HEADER + 8 * i + d] = (uint32_t)(int32_t)in->strides[d];
-    }
+    for (int i = 0; i < k->ninputs; i++)
+        for (int d = 0; d < k->inputs[i].ndim; d++)
+            words[PARAM_HEADER + 8 * i + d] = (uint32_t)(int32_t)k->inputs[i].strides[d];
     uint32_t *consts = words + PARAM_HEADER + 8 * k->ninputs;
     for (int s = 0; s < k->nsteps; s++)
         if (p.slot[s] >= 0)
             wgt_wgpu_unary_param_bits(p.type[k->steps[s].args[0]], k->steps[s].params, consts + 2 * p.slot[s]);
     int const_base = p.nslots > 0 ? (p.nslots + 1) / 2 : 1;
     for (int c = 0; c < k->nconsts; c++) consts[4 * const_base + c] = k->const_bits[c];
-    int nconst_vectors = const_base + (k->nconsts + 3) / 4;
-    uint32_t size = (uint32_t)(PARAM_HEADER + 8 * k->ninputs + 4 * nconst_vectors) * 4u;
 
-    wgt_buffer *buffers[WGT_MAX_LAYOUT_STORAGE];
-    for (int i = 0; i < k->ninputs; i++) buffers[i] = k->inputs[i].buffer;
-    for (int o = 0; o < k->noutputs; o++) buffers[k->ninputs + o] = k->outputs[o].buffer;
-    uint64_t invocations = ((uint64_t)p.numel + (uint64_t)p.elems - 1) / (uint64_t)p.elems;
-    return wgt_wgpu_dispatch_with_layout(w, f->label, f->pipeline, w->fused_cache->layouts[k->ninputs][k->noutputs],
-                                         k->ninputs + k->noutputs, buffers, words, size, (invocations + 255) / 256);
+    /* Whole quads with vector stores, then the last 1..3 elements; an empty kernel is checked
+     * and compiled alike, with nothing to run. */
+    uint32_t numel = (uint32_t)p.numel, whole = numel & ~3u;
+    if (whole > 0 || numel == 0) st = launch(w, k, &p, words, 0, whole, 1);
+    if (st == WGT_OK && whole < numel) st = launch(w, k, &p, words, whole, numel, 0);
+    return st;
 }
 
 int wgt_wgpu_fused_max_buffers(const wgt_webgpu *w) {

@@ -3,17 +3,23 @@
 // outputs. The backend (fused.c) fills in the bindings, the loads, each step as the same
 // expression its op's own kernel runs, and the stores (names in double braces).
 //
-// Each invocation produces ELEMS consecutive elements of every output: 2 when an output is
-// f16 stored packed two to a u32, so no two invocations write the same word; 1 otherwise.
+// Each invocation produces four consecutive elements i .. i + 3 of every output per turn of a
+// grid-stride loop over [params.start, params.end), so a launch never needs more than one
+// dimension of workgroups. The vector kernel (end - start a multiple of 4) loads each input
+// as its layout allows (elementwise_access.h) and stores each output's four as one vector
+// (vec4 for 32-bit types, two whole words of packed f16 pairs); the tail kernel stores
+// element by element below params.end, f16 as whole words.
 
 struct Params {
-    numel: u32,
+    end: u32,                // one past the last element of this launch
     ndim: u32,
-    dense: u32,              // bit k: input k is dense in output order (index = offset + i)
-    fixed: u32,              // bit k: input k reads one element everywhere (index = offset)
+    start: u32,              // its first element (a multiple of 4)
+    unused: u32,
     zero: vec4<u32>,         // always 0, but the compiler cannot know it (see keep_f32)
     shape: array<vec4<u32>, 2>,
     offsets: array<vec4<u32>, 2>,  // element offset of each input in its storage
+    inner: array<vec4<u32>, 2>,    // block inputs: element offset + (i / inner) % mid
+    mid: array<vec4<u32>, 2>,
     strides: array<array<vec4<i32>, 2>, {{NIN}}>,
     consts: array<vec4<u32>, {{NCONST}}>,  // op parameters of two steps a vector: xy, zw
 };
@@ -22,15 +28,11 @@ struct Params {
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: Params;
 
 const WORKGROUP_SIZE: u32 = 256u;
-const ELEMS: u32 = {{ELEMS}};
 
 // Element index of input k for output element i; strides may be 0 (broadcast) or negative.
-fn input_index(k: u32, i: u32) -> u32 {
-    let offset = params.offsets[k / 4u][k % 4u];
-    if ((params.dense & (1u << k)) != 0u) { return offset + i; }
-    if ((params.fixed & (1u << k)) != 0u) { return offset; }
+fn strided_index(k: u32, i: u32) -> u32 {
     var rem = i;
-    var index = i32(offset);
+    var index = i32(params.offsets[k / 4u][k % 4u]);
     for (var d = i32(params.ndim) - 1; d >= 0; d = d - 1) {
         let n = params.shape[d / 4][d % 4];
         index = index + i32(rem % n) * params.strides[k][d / 4][d % 4];
@@ -55,17 +57,13 @@ fn keep_f16(v: f32) -> f32 { return unpack2x16float(pack2x16float(vec2<f32>(v, 0
 struct Results {
 {{RESULT_FIELDS}}};
 
-fn compute(i: u32) -> Results {
-{{BODY}}}
-
-// Large launches use a 2-D grid of workgroups: the limit per dimension is 65535.
+{{COMPUTE}}
+{{ACCESS}}
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let word = gid.x + gid.y * groups.x * WORKGROUP_SIZE;
-    let first = word * ELEMS;
-    if (first >= params.numel) { return; }
-    let r0 = compute(first);
-    var r1 = r0;
-    let has_second = ELEMS == 2u && first + 1u < params.numel;
-    if (has_second) { r1 = compute(first + 1u); }
-{{STORES}}}
+    let quads = (params.end - params.start + 3u) / 4u;
+    let step = groups.x * groups.y * WORKGROUP_SIZE;
+    for (var q = gid.x + gid.y * groups.x * WORKGROUP_SIZE; q < quads; q = q + step) {
+        let i = params.start + 4u * q;
+{{RUN}}    }
+}
