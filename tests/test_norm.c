@@ -440,26 +440,29 @@ TEST_BACKENDS(softmax_special_values) {
         wgt_release(stt);
         wgt_release(a);
 
-        /* Long rows (a whole workgroup per row): one NaN at 777, all -inf, -inf but for two
-         * entries, a +inf at the end. */
-        int64_t lshape[2] = {4, 1000};
-        double *v = malloc(4000 * sizeof *v), *want = malloc(4000 * sizeof *want);
-        for (int j = 0; v && want && j < 1000; j++) {
-            v[j] = j % 7 - 3.0;
-            v[1000 + j] = -inf;
-            v[2000 + j] = j == 10 || j == 900 ? 1.5 : -inf;
-            v[3000 + j] = j == 999 ? inf : 0;
-            want[j] = want[1000 + j] = want[3000 + j] = nan;
-            want[2000 + j] = j == 10 || j == 900 ? 0.5 : 0;
+        /* Long rows (a whole workgroup per row): one NaN at n - 223, all -inf, -inf but for
+         * two entries, a +inf at the end. Rows of 10000 hold more than the dense kernel keeps
+         * in registers (8192), so the NaN, an entry and the +inf are in the part read again. */
+        for (int64_t n = 1000; n <= 10000; n += 9000) {
+            int64_t lshape[2] = {4, n};
+            double *v = malloc((size_t)(4 * n) * sizeof *v), *want = malloc((size_t)(4 * n) * sizeof *want);
+            for (int64_t j = 0; v && want && j < n; j++) {
+                v[j] = j % 7 - 3.0;
+                v[n + j] = -inf;
+                v[2 * n + j] = j == 10 || j == n - 100 ? 1.5 : -inf;
+                v[3 * n + j] = j == n - 1 ? inf : 0;
+                want[j] = want[n + j] = want[3 * n + j] = nan;
+                want[2 * n + j] = j == 10 || j == n - 100 ? 0.5 : 0;
+            }
+            if (v && want) v[n - 223] = nan;
+            wgt_tensor *la = v ? from_doubles(ctx, dt, 2, lshape, v) : NULL, *lr = wgt_softmax(la, -1);
+            snprintf(what, sizeof what, "softmax %s special rows of %lld", tn, (long long)n);
+            if (want) check_exact(lr, want, 4 * n, 0, what);
+            free(v);
+            free(want);
+            wgt_release(la);
+            wgt_release(lr);
         }
-        if (v && want) v[777] = nan;
-        wgt_tensor *la = v ? from_doubles(ctx, dt, 2, lshape, v) : NULL, *lr = wgt_softmax(la, -1);
-        snprintf(what, sizeof what, "softmax %s long special rows", tn);
-        if (want) check_exact(lr, want, 4000, 0, what);
-        free(v);
-        free(want);
-        wgt_release(la);
-        wgt_release(lr);
 
         /* Rows of length 1: 1 and 0, or NaN for a non-finite value. */
         double one_x[4] = {-7, 1e4, -inf, nan}, one_s[4] = {1, 1, nan, nan}, one_l[4] = {0, 0, nan, nan};
@@ -538,6 +541,101 @@ TEST_BACKENDS(norm_special_values) {
     }
 }
 
+/* layer_norm and rms_norm of long rows (10000: more than the dense kernel keeps in
+ * registers) with a NaN or an infinity in the part read again, and a constant row. */
+TEST_BACKENDS(norm_special_values_long_rows) {
+    const double inf = INFINITY, nan = NAN;
+    const int64_t n = 10000;
+    for (int t = 0; t < 2; t++) {
+        wgt_dtype dt = float_types[t];
+        int64_t shape[2] = {3, n};
+        double *v = malloc((size_t)(3 * n) * sizeof *v), *ln = malloc((size_t)(3 * n) * sizeof *ln);
+        double *rms = malloc((size_t)(3 * n) * sizeof *rms);
+        for (int64_t j = 0; v && ln && rms && j < n; j++) {
+            v[j] = j == n - 10 ? nan : j % 5;
+            v[n + j] = j == n - 5 ? inf : j % 5;
+            v[2 * n + j] = 2;
+            ln[j] = ln[n + j] = rms[j] = nan;
+            ln[2 * n + j] = 0;
+            rms[n + j] = j == n - 5 ? nan : 0;
+            rms[2 * n + j] = test_round_to(dt, 2 / sqrt(4 + 1e-5));
+        }
+        wgt_tensor *a = v ? from_doubles(ctx, dt, 2, shape, v) : NULL;
+        wgt_tensor *l = wgt_layer_norm(a, NULL, NULL, 1e-5), *r = wgt_rms_norm(a, NULL, 1e-5);
+        char what[64];
+        snprintf(what, sizeof what, "layer_norm %s special rows of %lld", wgt_dtype_name(dt), (long long)n);
+        if (ln) check_exact(l, ln, 3 * n, 0, what);
+        snprintf(what, sizeof what, "rms_norm %s special rows of %lld", wgt_dtype_name(dt), (long long)n);
+        if (rms) check_exact(r, rms, 3 * n, dt == WGT_F16 ? out_rel(dt) : 8 * U, what);
+        free(v);
+        free(ln);
+        free(rms);
+        wgt_release(a);
+        wgt_release(l);
+        wgt_release(r);
+    }
+}
+
+/* ---- dense rows ------------------------------------------------------------------------- */
+
+/* A [rows, len] view whose rows are consecutive elements: row r starts at element start +
+ * r * row_stride of a larger tensor (row_stride 0: every row the same; negative: the rows
+ * in reverse order, start then being the last row's). */
+static wgt_tensor *rows_view(wgt_context *ctx, wgt_dtype dt, int64_t rows, int64_t len, int64_t row_stride,
+                             int64_t start, uint64_t seed) {
+    int64_t reach = (rows - 1) * (row_stride < 0 ? -row_stride : row_stride), n = start + reach + len + 3;
+    int64_t shape[2] = {rows, len}, strides[2] = {row_stride, 1};
+    wgt_tensor *s = random_tensor(ctx, dt, 1, &n, seed, 1, 2);
+    wgt_tensor *v = wgt_as_strided(s, 2, shape, strides, start + (row_stride < 0 ? reach : 0));
+    wgt_release(s);
+    return v;
+}
+
+/* weight or bias for the dense rows: param_view's kinds 0..2, then consecutive elements
+ * from element 4 (kind 3, aligned as the rows) or from element 1 (kind 4). */
+static wgt_tensor *dense_param(wgt_context *ctx, wgt_dtype dt, int64_t d, int kind, uint64_t seed) {
+    if (kind < 3) return param_view(ctx, dt, d, kind, seed);
+    int64_t start = kind == 3 ? 4 : 1, n = d + start;
+    wgt_tensor *s = random_tensor(ctx, dt, 1, &n, seed, 1, 0.5), *v = wgt_slice(s, 0, start, n, 1);
+    wgt_release(s);
+    return v;
+}
+
+/* Row lengths, row counts and layouts around the dense kernel's choices: units of 4 elements
+ * (rows aligned to 4), of one f32 or two f16 (rows that are not), or the strided kernel (f16
+ * rows on odd elements); 1 to 256 invocations per row (one or two levels of partials, the
+ * last workgroup partly empty); rows that fit in registers, fill them exactly, or go past
+ * them by one unit or by more than a block of 64; padded, repeated and reversed rows; weight
+ * and bias present or absent, read in units or element by element. */
+TEST_BACKENDS(rows_dense_lengths_and_layouts) {
+    static const struct {
+        int64_t rows, len, row_stride, start;
+    } cases[] = {
+        {3, 4, 4, 0},          {300, 4, 8, 4},          {5, 8, 0, 4},          {33, 12, -12, 0},
+        {17, 64, 64, 0},       {9, 256, 260, 8},        {41, 1000, 1000, 0},   {3, 1024, -1028, 4},
+        {2, 4096, 4096, 0},    {2, 8196, 8196, 0},      {1, 80000, 80000, 0},  {70, 6, 6, 0},
+        {300, 2, 2, 0},        {3, 130, 131, 1},        {3, 130, 132, 2},      {2, 4099, 4099, 0},
+        {1, 9001, 9001, 0},    {1, 16386, 16386, 2},
+    };
+    uint64_t seed = 900;
+    int config = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        for (int t = 0; t < 2; t++)
+            for (int op = 0; op < OP_COUNT; op++, config++) {
+                wgt_dtype dt = float_types[t];
+                int64_t d = cases[c].len;
+                wgt_tensor *a = rows_view(ctx, dt, cases[c].rows, d, cases[c].row_stride, cases[c].start, seed++);
+                wgt_tensor *w = dense_param(ctx, dt, d, config % 5, seed++), *b = dense_param(ctx, dt, d, (config + 2) % 5, seed++);
+                char what[96];
+                snprintf(what, sizeof what, "rows of stride %lld from %lld", (long long)cases[c].row_stride,
+                         (long long)cases[c].start);
+                check_rows((row_op)op, a, -1, config % 4 == 3 ? NULL : w, config % 2 ? b : NULL, 1e-5, what);
+                wgt_release(a);
+                wgt_release(w);
+                wgt_release(b);
+            }
+}
+
 /* ---- sizes 0 and 1, rank 0 ------------------------------------------------------------- */
 
 TEST_BACKENDS(softmax_empty_rows_and_rank0) {
@@ -577,10 +675,50 @@ TEST_BACKENDS(softmax_empty_rows_and_rank0) {
 
 /* ---- many rows ------------------------------------------------------------------------- */
 
+/* rms_norm of f16 rows of 2 from a [Q, 1031, 2] view with strides [0, step, 1] over
+ * step * 1031 + 1 values: row (q, p) is (v[step p], v[step p + 1]), so neighbouring rows
+ * differ, and Q * 1031 rows need more than 65535 workgroups of 256 rows: the 2-D grid. Step 1
+ * starts rows on odd elements (the strided kernel), step 2 on words (the dense kernel). */
+static void check_f16_pairs_2d_grid(wgt_context *ctx, int64_t step) {
+    const int64_t period = 1031, q = 65535 * 256 / period + 2, rows = q * period;
+    int64_t vn = step * period + 1, d2 = 2;
+    wgt_tensor *v = random_tensor(ctx, WGT_F16, 1, &vn, 77, 0, 2), *w = random_tensor(ctx, WGT_F16, 1, &d2, 78, 1, 0.5);
+    int64_t vshape[3] = {q, period, 2}, vstrides[3] = {0, step, 1};
+    wgt_tensor *x = wgt_as_strided(v, 3, vshape, vstrides, 0);
+    wgt_tensor *r = wgt_rms_norm(x, w, 1e-5);
+    double *vals = test_read_f64(v), *wv = test_read_f64(w);
+    uint16_t *out = malloc((size_t)rows * 2 * sizeof *out);
+    CHECK(r && vals && wv && out && wgt_tensor_read(r, out, (size_t)rows * 4) == WGT_OK,
+          "rms_norm of [%lld, %lld, 2], step %lld: %s", (long long)q, (long long)period, (long long)step,
+          wgt_last_error());
+    /* Block 0 against the reference; every later block repeats its rows, so it must repeat
+     * its bits too (a row computed from the wrong place, or not at all, would differ). */
+    expected e[2];
+    int bad = 0;
+    for (int64_t p = 0; r && vals && wv && out && p < period; p++) {
+        reference_row(OP_RMS_NORM, WGT_F16, vals + step * p, 2, wv, NULL, 1e-5, e);
+        for (int j = 0; j < 2; j++) {
+            double g = wgt_f16_to_f32(out[p * 2 + j]);
+            if (!matches(g, e[j]) && bad++ < 3)
+                CHECK(0, "step %lld: row %lld element %d is %.6g, want %.6g", (long long)step, (long long)p, j, g,
+                      e[j].value);
+        }
+    }
+    size_t block = (size_t)period * 2 * sizeof *out;
+    for (int64_t k = 1; r && out && k < q; k++)
+        if (memcmp(out, out + k * period * 2, block) != 0 && bad++ < 3)
+            CHECK(0, "step %lld: rows of block %lld differ from block 0", (long long)step, (long long)k);
+    free(vals);
+    free(wv);
+    free(out);
+    wgt_release(r);
+    wgt_release(x);
+    wgt_release(v);
+    wgt_release(w);
+}
+
 /* [70000, 3] rows (one invocation each), f16 rows of odd length 65 shared by many
- * workgroups, and f16 rows of 2 from a [Q, 1031, 2] view with strides [0, 1, 1] over 1032
- * values: row (q, p) is (v[p], v[p + 1]), so neighbouring rows differ, and Q * 1031 rows
- * need more than 65535 workgroups of 256 rows: the 2-D grid. */
+ * workgroups, and f16 rows of 2 beyond 65535 workgroups (check_f16_pairs_2d_grid). */
 TEST_BACKENDS(softmax_many_rows_2d_grid) {
     int64_t shape[2] = {70000, 3}, d3 = 3, odd[2] = {3001, 65};
     for (int op = 0; op < OP_COUNT; op++) {
@@ -596,37 +734,8 @@ TEST_BACKENDS(softmax_many_rows_2d_grid) {
     }
     /* The grid is the WebGPU dispatch's concern; the CPU backend has none to test. */
     if (!strcmp(test_backend_name(), "cpu")) return;
-    const int64_t period = 1031, q = 65535 * 256 / period + 2, rows = q * period;
-    int64_t vn = period + 1, d2 = 2;
-    wgt_tensor *v = random_tensor(ctx, WGT_F16, 1, &vn, 77, 0, 2), *w = random_tensor(ctx, WGT_F16, 1, &d2, 78, 1, 0.5);
-    int64_t vshape[3] = {q, period, 2}, vstrides[3] = {0, 1, 1};
-    wgt_tensor *x = wgt_as_strided(v, 3, vshape, vstrides, 0);
-    wgt_tensor *r = wgt_rms_norm(x, w, 1e-5);
-    double *vals = test_read_f64(v), *wv = test_read_f64(w);
-    uint16_t *out = malloc((size_t)rows * 2 * sizeof *out);
-    CHECK(r && vals && wv && out && wgt_tensor_read(r, out, (size_t)rows * 4) == WGT_OK,
-          "rms_norm of [%lld, %lld, 2]: %s", (long long)q, (long long)period, wgt_last_error());
-    /* Block 0 against the reference; every later block repeats its rows, so it must repeat
-     * its bits too (a row computed from the wrong place, or not at all, would differ). */
-    expected e[2];
-    int bad = 0;
-    for (int64_t p = 0; r && vals && wv && out && p < period; p++) {
-        reference_row(OP_RMS_NORM, WGT_F16, vals + p, 2, wv, NULL, 1e-5, e);
-        for (int j = 0; j < 2; j++) {
-            double g = wgt_f16_to_f32(out[p * 2 + j]);
-            if (!matches(g, e[j]) && bad++ < 3) CHECK(0, "row %lld element %d is %.6g, want %.6g", (long long)p, j, g, e[j].value);
-        }
-    }
-    size_t block = (size_t)period * 2 * sizeof *out;
-    for (int64_t k = 1; r && out && k < q; k++)
-        if (memcmp(out, out + k * period * 2, block) != 0 && bad++ < 3) CHECK(0, "rows of block %lld differ from block 0", (long long)k);
-    free(vals);
-    free(wv);
-    free(out);
-    wgt_release(r);
-    wgt_release(x);
-    wgt_release(v);
-    wgt_release(w);
+    check_f16_pairs_2d_grid(ctx, 1);
+    check_f16_pairs_2d_grid(ctx, 2);
 }
 
 /* ---- errors ---------------------------------------------------------------------------- */

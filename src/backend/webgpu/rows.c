@@ -1,15 +1,19 @@
 /*
  * Row ops on WebGPU: softmax, log_softmax, layer_norm and rms_norm over the last dimension,
  * each one fused kernel (wgsl/rows.wgsl) filled per (op, type, weight present, bias
- * present) and cached as a pipeline. The host picks how many invocations share a row from
- * the row length and the row count, as the reductions do: a few long rows get a whole
- * workgroup each and tree reductions in workgroup memory, many short rows get one
- * invocation each and no trees. It also picks the rows per workgroup so that an f16
- * output's packed words never straddle two workgroups.
+ * present, layout) and cached as a pipeline. Rows whose elements are consecutive in storage
+ * take the dense kernel: each row is read once into registers, in vec4 units where the rows
+ * are aligned to 4 elements, and written from there. Other layouts (and f16 rows of odd
+ * length or odd start) take the strided kernel, which reads each element once per pass.
+ * The host picks how many invocations share a row from the row length and the row count: a
+ * few long rows get a whole workgroup each, many short rows one invocation each (and no
+ * reductions in workgroup memory). For the strided kernel it also picks the rows per
+ * workgroup so that an f16 output's packed words never straddle two workgroups.
  */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "webgpu_internal.h"
@@ -39,7 +43,18 @@ typedef struct {
     wgt_rows_op op;
     wgt_dtype dtype;
     int has_weight, has_bias;
+    /* Dense kernel: elements per unit (4, or 1 for f32 and 2 for f16 rows not aligned to 4)
+     * and units each invocation keeps in registers; 0: the strided kernel. */
+    uint32_t vec, cache;
+    int param_units; /* dense kernel: weight and bias (those present) are read in units */
 } rows_kernel;
+
+/* The marker lines in rows.wgsl before each kernel; the common part comes first. */
+#define STRIDED_MARKER "// ==== kernel: strided ===="
+#define DENSE_MARKER "// ==== kernel: dense ===="
+
+/* Elements each invocation of the dense kernel keeps in registers: 32 floats of the row. */
+#define DENSE_CACHE_ELEMENTS 32u
 
 static const char *const op_names[WGT_ROWS_COUNT] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
 
@@ -49,38 +64,104 @@ static void load_expr(char *buf, size_t size, const char *name, wgt_dtype dt, co
     else snprintf(buf, size, "%s[%s]", name, i);
 }
 
+/* The dense kernel's units in storage: f32 units are one vec4 or one f32, f16 units four
+ * packed values (a vec2<u32>) or two (one u32). */
+static const char *unit_storage_type(const rows_kernel *k) {
+    if (k->dtype == WGT_F16) return k->vec == 4 ? "vec2<u32>" : "u32";
+    return k->vec == 4 ? "vec4<f32>" : "f32";
+}
+
+/* WGSL statements returning unit i of binding `name` as a vec4<f32> (components past the
+ * unit's elements 0), one load of the whole unit. */
+static void unit_load(char *buf, size_t size, const rows_kernel *k, const char *name, const char *i) {
+    if (k->dtype == WGT_F16 && k->vec == 4)
+        snprintf(buf, size, "let w = %s[%s];\n    return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));", name, i);
+    else if (k->dtype == WGT_F16) snprintf(buf, size, "return vec4<f32>(unpack2x16float(%s[%s]), 0.0, 0.0);", name, i);
+    else if (k->vec == 4) snprintf(buf, size, "return %s[%s];", name, i);
+    else snprintf(buf, size, "return vec4<f32>(%s[%s], 0.0, 0.0, 0.0);", name, i);
+}
+
+/* The store of unit i of the output from y's components. */
+static const char *unit_store(const rows_kernel *k) {
+    if (k->dtype == WGT_F16 && k->vec == 4) return "out[i] = vec2<u32>(f16_pair(y.x, y.y), f16_pair(y.z, y.w));";
+    if (k->dtype == WGT_F16) return "out[i] = f16_pair(y.x, y.y);";
+    return k->vec == 4 ? "out[i] = y;" : "out[i] = y.x;";
+}
+
+/* rows.wgsl's common part followed by the dense or the strided kernel, malloc'd. */
+static char *kernel_text(int dense_kernel) {
+    const char *text = wgt_wgsl_source("rows");
+    const char *strided = text ? strstr(text, STRIDED_MARKER) : NULL, *dense = text ? strstr(text, DENSE_MARKER) : NULL;
+    if (!strided || !dense || dense < strided) return NULL;
+    const char *from = dense_kernel ? dense : strided, *to = dense_kernel ? dense + strlen(dense) : dense;
+    size_t common = (size_t)(strided - text), part = (size_t)(to - from);
+    char *out = malloc(common + part + 1);
+    if (!out) return NULL;
+    memcpy(out, text, common);
+    memcpy(out + common, from, part);
+    out[common + part] = '\0';
+    return out;
+}
+
+/* Binding, loads and affine step of the weight (name "wt", fn "weight") or the bias ("bs",
+ * "bias"), appended to bindings, loads and affine (scalar, for the strided kernel) and
+ * affine_unit (for the dense kernel). The dense kernel reads a parameter whose elements are
+ * consecutive and aligned as the rows in units (k->param_units), others element by element. */
+static void param_code(const rows_kernel *k, int binding, const char *name, const char *fn, const char *field,
+                       const char *apply, char *bindings, size_t bsize, char *loads, size_t lsize, char *affine,
+                       size_t asize, char *affine_unit, size_t usize) {
+    const char *st = k->dtype == WGT_F16 ? "u32" : "f32";
+    char expr[160], tmp[512];
+    size_t n = strlen(bindings);
+    snprintf(bindings + n, bsize - n, "@group(0) @binding(%d) var<storage, read> %s: array<%s>;\n", binding, name,
+             k->vec && k->param_units ? unit_storage_type(k) : st);
+    if (k->vec && k->param_units) {
+        unit_load(expr, sizeof expr, k, name, "i");
+        snprintf(tmp, sizeof tmp, "fn %s_unit(u: u32) -> vec4<f32> {\n    let i = params.%s_offset / VEC + u;\n"
+                                  "    %s\n}\n", fn, field, expr);
+    } else {
+        load_expr(expr, sizeof expr, name, k->dtype, "i");
+        snprintf(tmp, sizeof tmp,
+                 "fn %s(j: u32) -> f32 {\n    let i = u32(i32(params.%s_offset) + i32(j) * params.%s_stride);\n"
+                 "    return %s;\n}\n", fn, field, field, expr);
+        if (k->vec) {
+            n = strlen(tmp);
+            snprintf(tmp + n, sizeof tmp - n,
+                     "fn %s_unit(u: u32) -> vec4<f32> {\n    var r = vec4<f32>(0.0);\n"
+                     "    for (var c = 0u; c < VEC; c = c + 1u) { r[c] = %s(u * VEC + c); }\n    return r;\n}\n", fn, fn);
+        }
+    }
+    n = strlen(loads);
+    snprintf(loads + n, lsize - n, "%s", tmp);
+    n = strlen(affine);
+    snprintf(affine + n, asize - n, "y = y %s %s(j);\n    ", apply, fn);
+    n = strlen(affine_unit);
+    snprintf(affine_unit + n, usize - n, "y = y %s %s_unit(u);\n    ", apply, fn);
+}
+
 static char *build_rows(wgt_webgpu *w, const void *arg) {
     (void)w;
     const rows_kernel *k = arg;
-    const char *text = wgt_wgsl_source("rows");
+    char *text = kernel_text(k->vec != 0);
     if (!text) return NULL;
-    const char *st = k->dtype == WGT_F16 ? "u32" : "f32";
-    char bindings[640], param_loads[640] = "", affine[96] = "", load[96], expr[128], tmp[256];
+    const char *st = k->dtype == WGT_F16 ? "u32" : "f32", *io_type = k->vec ? unit_storage_type(k) : st;
+    char bindings[768], param_loads[1024] = "", affine[128] = "", affine_unit[128] = "", load[96], load_unit[192];
     int b = 0;
-    int n = snprintf(bindings, sizeof bindings, "@group(0) @binding(%d) var<storage, read> inp: array<%s>;\n", b++, st);
-    if (k->has_weight) {
-        n += snprintf(bindings + n, sizeof bindings - (size_t)n,
-                      "@group(0) @binding(%d) var<storage, read> wt: array<%s>;\n", b++, st);
-        load_expr(expr, sizeof expr, "wt", k->dtype, "i");
-        snprintf(tmp, sizeof tmp,
-                 "fn weight(j: u32) -> f32 {\n    let i = u32(i32(params.w_offset) + i32(j) * params.w_stride);\n"
-                 "    return %s;\n}\n", expr);
-        strcat(param_loads, tmp);
-        strcat(affine, "y = y * weight(j);\n    ");
-    }
-    if (k->has_bias) {
-        n += snprintf(bindings + n, sizeof bindings - (size_t)n,
-                      "@group(0) @binding(%d) var<storage, read> bs: array<%s>;\n", b++, st);
-        load_expr(expr, sizeof expr, "bs", k->dtype, "i");
-        snprintf(tmp, sizeof tmp,
-                 "fn bias(j: u32) -> f32 {\n    let i = u32(i32(params.b_offset) + i32(j) * params.b_stride);\n"
-                 "    return %s;\n}\n", expr);
-        strcat(param_loads, tmp);
-        strcat(affine, "y = y + bias(j);");
-    }
+    int n = snprintf(bindings, sizeof bindings, "@group(0) @binding(%d) var<storage, read> inp: array<%s>;\n", b++,
+                     io_type);
+    if (k->has_weight)
+        param_code(k, b++, "wt", "weight", "w", "*", bindings, sizeof bindings, param_loads, sizeof param_loads, affine,
+                   sizeof affine, affine_unit, sizeof affine_unit);
+    if (k->has_bias)
+        param_code(k, b++, "bs", "bias", "b", "+", bindings, sizeof bindings, param_loads, sizeof param_loads, affine,
+                   sizeof affine, affine_unit, sizeof affine_unit);
+    n = (int)strlen(bindings);
     snprintf(bindings + n, sizeof bindings - (size_t)n, "@group(0) @binding(%d) var<storage, read_write> out: array<%s>;",
-             b++, st);
-    char params_binding[8], op_code[8], load_stmt[128];
+             b++, io_type);
+    char params_binding[8], op_code[8], load_stmt[128], vec[8], cache[8];
+    unit_load(load_unit, sizeof load_unit, k, "inp", "i");
+    snprintf(vec, sizeof vec, "%uu", k->vec);
+    snprintf(cache, sizeof cache, "%uu", k->cache);
     snprintf(params_binding, sizeof params_binding, "%d", b);
     snprintf(op_code, sizeof op_code, "%du", (int)k->op);
     load_expr(load, sizeof load, "inp", k->dtype, "i");
@@ -117,10 +198,15 @@ static char *build_rows(wgt_webgpu *w, const void *arg) {
                 "    }";
         write_alone = "for (var j = 0u; j < total; j = j + 1u) { out[out_first + j] = value(st[0], base[0], j); }";
     }
-    const char *pairs[] = {"BINDINGS", bindings,  "PARAMS_BINDING", params_binding, "OP", op_code,
-                           "LOAD", load_stmt,     "PARAM_LOADS", param_loads,       "AFFINE", affine,
-                           "WRITE", write,        "WRITE_ALONE", write_alone, NULL};
-    return wgt_wgsl_expand(text, pairs);
+    const char *pairs[] = {"BINDINGS", bindings,    "PARAMS_BINDING", params_binding, "OP", op_code,
+                           "LOAD", load_stmt,       "PARAM_LOADS", param_loads,       "AFFINE", affine,
+                           "WRITE", write,          "WRITE_ALONE", write_alone,       "VEC", vec,
+                           "CACHE", cache,          "LOAD_UNIT", load_unit,           "STORE_UNIT", unit_store(k),
+                           "AFFINE_UNIT", affine_unit,
+                           NULL};
+    char *wgsl = wgt_wgsl_expand(text, pairs);
+    free(text);
+    return wgsl;
 }
 
 /* Invocations per row, a power of two: grow while each invocation would still get 4 or more
@@ -131,6 +217,30 @@ static char *build_rows(wgt_webgpu *w, const void *arg) {
 static uint32_t threads_for(uint64_t rows, uint64_t len) {
     uint32_t t = 1;
     while (t < WORKGROUP_SIZE && (uint64_t)t * 4 <= len && (rows * t < (1u << 18) || len / t > 64)) t *= 2;
+    return t;
+}
+
+/* The dense kernel's unit for rows of `in` (the last dimension of stride 1): 4 elements when
+ * every row starts at a multiple of 4 and holds a multiple of 4; else 1 for f32, 2 for f16
+ * rows that start and end on word boundaries; 0 where the dense kernel does not apply. */
+static uint32_t dense_unit(const wgt_operand *in, uint64_t len) {
+    int lead = in->ndim - 1;
+    if (in->strides[lead] != 1) return 0;
+    for (uint32_t unit = 4; unit >= (in->dtype == WGT_F16 ? 2u : 4u); unit /= 2) {
+        int aligned = len % unit == 0 && in->offset % unit == 0;
+        for (int d = 0; aligned && d < lead; d++) aligned = in->shape[d] == 1 || in->strides[d] % unit == 0;
+        if (aligned) return unit;
+    }
+    return in->dtype == WGT_F16 ? 0 : 1;
+}
+
+/* Invocations per row for the dense kernel, a power of two: enough that the row fits in
+ * their registers (up to 256, which read the rest again), then more while each would still
+ * get 2 or more units and the launch is too small to fill a large GPU (2^17 invocations). */
+static uint32_t dense_threads(uint64_t rows, uint64_t units, uint32_t cache) {
+    uint32_t t = 1;
+    while (t < WORKGROUP_SIZE && (uint64_t)t * cache < units) t *= 2;
+    while (t < WORKGROUP_SIZE && (uint64_t)t * 2 <= units && rows * t < (1u << 17)) t *= 2;
     return t;
 }
 
@@ -174,12 +284,21 @@ wgt_status wgt_wgpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out
     p.lead_ndim = (uint32_t)lead;
     p.offset = (uint32_t)in->offset;
     p.stride = (int32_t)in->strides[lead];
-    p.threads = threads_for(rows, len);
-    /* Each workgroup's (or lone invocation's) output range must start at an even element for
-     * f16: with an odd row length that means an even number of rows, which only threads =
-     * 256 (one row per workgroup and round) and threads = 1 (one row per invocation and
-     * round) need a second round for. */
-    p.rounds = out->dtype == WGT_F16 && (p.threads == WORKGROUP_SIZE || p.threads == 1) && len % 2 ? 2 : 1;
+    rows_kernel k = {op, in->dtype, weight != NULL, bias != NULL, dense_unit(in, len), 0, 0};
+    if (k.vec) {
+        k.cache = DENSE_CACHE_ELEMENTS / k.vec;
+        p.threads = dense_threads(rows, len / k.vec, k.cache);
+        k.param_units = (!weight || (p.w_stride == 1 && p.w_offset % k.vec == 0)) &&
+                        (!bias || (p.b_stride == 1 && p.b_offset % k.vec == 0));
+        p.rounds = 1;
+    } else {
+        p.threads = threads_for(rows, len);
+        /* Each workgroup's (or lone invocation's) output range must start at an even element
+         * for f16: with an odd row length that means an even number of rows, which only
+         * threads = 256 (one row per workgroup and round) and threads = 1 (one row per
+         * invocation and round) need a second round for. */
+        p.rounds = out->dtype == WGT_F16 && (p.threads == WORKGROUP_SIZE || p.threads == 1) && len % 2 ? 2 : 1;
+    }
     p.len_f = (float)len;
     /* Rounded to f32 as the computation is: tiny values become 0, huge ones infinity (done
      * here because converting an out-of-range double is undefined in C). */
@@ -187,9 +306,9 @@ wgt_status wgt_wgpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out
     p.nan_bits = 0x7fc00000u;
     p.inf_bits = 0x7f800000u;
 
-    rows_kernel k = {op, in->dtype, weight != NULL, bias != NULL};
-    char key[64];
-    snprintf(key, sizeof key, "rows:%s:%s:w%d:b%d", op_names[op], wgt_dtype_name(in->dtype), k.has_weight, k.has_bias);
+    char key[80];
+    snprintf(key, sizeof key, "rows:%s:%s:w%d:b%d:v%u:c%u:p%d", op_names[op], wgt_dtype_name(in->dtype),
+             k.has_weight, k.has_bias, k.vec, k.cache, k.param_units);
     int nbuf = 0;
     wgt_buffer *buffers[WGT_MAX_STORAGE_BINDINGS];
     buffers[nbuf++] = in->buffer;

@@ -1,18 +1,34 @@
-// Row kernel: softmax, log_softmax, layer_norm or rms_norm over each row (the last
-// dimension) of a strided input, written to a contiguous output. A workgroup of 256
-// invocations is split into segments of `threads` invocations (a power of two the host picks
-// from the row length and the row count); each segment takes one row per round. Within a
-// segment, invocation `lane` reads elements lane, lane + threads, ... of the row and the
-// partial results meet in a tree in workgroup memory: max then sum of exponentials
-// (softmax), sum then squared deviations (layer_norm), sum of squares (rms_norm). The
-// per-row statistics land in workgroup memory, and a write pass over the workgroup's
-// contiguous range of the output then has all 256 invocations write consecutive elements.
-// threads = 1 gives each invocation short rows alone, which it also writes: no workgroup
-// memory and no barrier (lavapipe is slow at barriers).
+// Row kernels: softmax, log_softmax, layer_norm or rms_norm over each row (the last
+// dimension) of an input, written to a contiguous output. The file holds a common part and
+// two kernels, each after its marker line; the backend compiles the common part with one of
+// them:
 //
-// f16 is stored packed two to a u32 and computed in f32. The write passes produce whole
-// words; the host makes each workgroup's (or lone invocation's) range start at an even
-// element (an even number of rows when the row length is odd), so no word is shared.
+// - dense: rows whose elements are consecutive in storage. Each segment of `threads`
+//   invocations (a power of two) takes one row, read once in units of VEC elements (one
+//   vec4<f32>, or four packed f16 in a vec2<u32>, where the rows are aligned to 4; else one
+//   f32 or one word of two f16) into registers, CACHE units per invocation; rows longer than
+//   threads * CACHE units read the rest again in each pass. The statistics are summed from
+//   the registers and combined over the segment in a fixed order through workgroup memory,
+//   and each invocation writes its own units: one read and one write of memory per element.
+// - strided: any layout. A workgroup of 256 invocations is split into segments of `threads`
+//   invocations; each segment takes one row per round. Within a segment, invocation `lane`
+//   reads elements lane, lane + threads, ... of the row and the partial results meet in a
+//   tree in workgroup memory: max then sum of exponentials (softmax), sum then squared
+//   deviations (layer_norm), sum of squares (rms_norm). The per-row statistics land in
+//   workgroup memory, and a write pass over the workgroup's contiguous range of the output
+//   then has all 256 invocations write consecutive elements. threads = 1 gives each
+//   invocation short rows alone, which it also writes: no workgroup memory and no barrier
+//   (lavapipe is slow at barriers).
+//
+// Both compute the same statistics with the same expressions: softmax max(x - max, floor)
+// under exp, layer_norm on the row shifted by its first element with the deviations' sum
+// correcting the variance, rms_norm the mean square; a NaN or infinite max makes a softmax
+// row NaN.
+//
+// f16 is stored packed two to a u32 and computed in f32, rounded once when stored. Every
+// invocation writes whole words: a dense unit holds whole words of one row, and the strided
+// write passes produce whole words, the host making each workgroup's (or lone invocation's)
+// range start at an even element (an even number of rows when the row length is odd).
 //
 // The backend fills in the bindings, loads and the op (names in double braces).
 
@@ -21,9 +37,9 @@ struct Params {
     len: u32,                // row length
     lead_ndim: u32,          // dimensions enumerating the rows
     offset: u32,             // element offset of the input view
-    stride: i32,             // input stride along the row
+    stride: i32,             // input stride along the row (1 for dense rows)
     threads: u32,            // invocations per row: 1, 2, 4, ..., 256
-    rounds: u32,             // rows per segment (2 only for odd f16 rows, threads 1 or 256)
+    rounds: u32,             // strided: rows per segment (2 only for odd f16 rows, threads 1 or 256)
     len_f: f32,
     eps: f32,
     w_offset: u32,           // weight and bias views (unused when absent)
@@ -52,29 +68,12 @@ const BLOCK: u32 = 64u;
 // result WGSL leaves to the implementation.
 const EXP_FLOOR: f32 = -128.0;
 
-var<workgroup> scratch: array<vec2<f32>, 256>;
-// Per row: softmax (max, 1 / sum, -), log_softmax (max, log sum, -), layer_norm (shift,
-// mean - shift, rstd), rms_norm (-, -, rstd).
-var<workgroup> stats: array<vec3<f32>, 256>;
-var<workgroup> bases: array<i32, 256>;        // per row: storage index of its first element
-
-fn load(i: u32) -> f32 {
-    {{LOAD}}
-}
-
 {{PARAM_LOADS}}
 
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
 fn nan() -> f32 { return bitcast<f32>(params.nan_bits); }
 fn inf() -> f32 { return bitcast<f32>(params.inf_bits); }
-
-// max that propagates NaN (WGSL's max may drop it).
-fn max_nan(a: f32, b: f32) -> f32 {
-    if (is_nan(a)) { return a; }
-    if (is_nan(b) || b > a) { return b; }
-    return a;
-}
 
 // 1 / sqrt(v) with IEEE's answers at the edges, which WGSL leaves to the implementation:
 // infinity for 0 (a constant row with eps 0 gives 0 * inf = NaN, as in PyTorch), 0 for
@@ -87,6 +86,17 @@ fn rstd(v: f32) -> f32 {
     return inverseSqrt(v);
 }
 
+// layer_norm's variance from the sums over the row of d^2 and d, d = x - shift - mean: d's
+// sum is 0 in exact arithmetic, so subtracting its share removes the rounding of the mean. A
+// NaN (from an inf or NaN in the row) is kept by a bit test: NVIDIA's compiler turns a
+// comparison-and-select clamp into max(c, 0), which drops it.
+fn variance(t: vec2<f32>) -> f32 {
+    let c = (t.x - t.y * t.y / params.len_f) / params.len_f;
+    var v = c;
+    if (!is_nan(c)) { v = max(c, 0.0); }
+    return v;
+}
+
 // Storage index of the first element of row r.
 fn row_base(r: u32) -> i32 {
     var rem = r;
@@ -97,6 +107,42 @@ fn row_base(r: u32) -> i32 {
         rem = rem / n;
     }
     return index;
+}
+
+// f32 to f16 bits, rounding to nearest; NaN, infinity and overflow are handled here
+// because pack2x16float leaves values outside the f16 range indeterminate.
+fn f16_bits(x: f32) -> u32 {
+    let bits = bitcast<u32>(x);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) { return 0x7e00u; }
+    if (abs(x) >= 65520.0) { return ((bits >> 16u) & 0x8000u) | 0x7c00u; }
+    return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu;
+}
+
+// f16_bits(a) | f16_bits(b) << 16, with one conversion when both are below 65520 in
+// magnitude (tested by bits: 0x477ff000 is 65520, and NaN's bits are above it).
+fn f16_pair(a: f32, b: f32) -> u32 {
+    let m = vec2<u32>(bitcast<u32>(a), bitcast<u32>(b)) & vec2<u32>(0x7fffffffu);
+    if (all(m < vec2<u32>(0x477ff000u))) { return pack2x16float(vec2<f32>(a, b)); }
+    return f16_bits(a) | (f16_bits(b) << 16u);
+}
+
+// ==== kernel: strided ====
+
+var<workgroup> scratch: array<vec2<f32>, 256>;
+// Per row: softmax (max, 1 / sum, -), log_softmax (max, log sum, -), layer_norm (shift,
+// mean - shift, rstd), rms_norm (-, -, rstd).
+var<workgroup> stats: array<vec3<f32>, 256>;
+var<workgroup> bases: array<i32, 256>;        // per row: storage index of its first element
+
+fn load(i: u32) -> f32 {
+    {{LOAD}}
+}
+
+// max that propagates NaN (WGSL's max may drop it).
+fn max_nan(a: f32, b: f32) -> f32 {
+    if (is_nan(a)) { return a; }
+    if (is_nan(b) || b > a) { return b; }
+    return a;
 }
 
 fn element(base: i32, j: u32) -> f32 { return load(u32(base + i32(j) * params.stride)); }
@@ -189,13 +235,7 @@ fn row_stats(base: i32, valid: bool, tid: u32, lane: u32) -> vec3<f32> {
     part = vec2<f32>(0.0);
     if (valid) { part = lane_sum(base, lane, vec2<f32>(shift, mean), true); }
     let t = tree(part, tid, lane, false);
-    // t.y (the deviations' sum) is 0 in exact arithmetic: subtracting its share removes the
-    // rounding of the mean. A NaN (from an inf or NaN in the row) is kept by a bit test:
-    // NVIDIA's compiler turns a comparison-and-select clamp into max(c, 0), which drops it.
-    let c = (t.x - t.y * t.y / params.len_f) / params.len_f;
-    var v = c;
-    if (!is_nan(c)) { v = max(c, 0.0); }
-    return vec3<f32>(shift, mean, rstd(v + params.eps));
+    return vec3<f32>(shift, mean, rstd(variance(t) + params.eps));
 }
 
 // Output element j of the row starting at base, whose statistics are st.
@@ -226,15 +266,6 @@ fn advance(p: vec2<u32>, by: u32) -> vec2<u32> {
 
 // Output element j of the workgroup's row in `slot`.
 fn slot_value(slot: u32, j: u32) -> f32 { return value(stats[slot], bases[slot], j); }
-
-// f32 to f16 bits, rounding to nearest; NaN, infinity and overflow are handled here
-// because pack2x16float leaves values outside the f16 range indeterminate.
-fn f16_bits(x: f32) -> u32 {
-    let bits = bitcast<u32>(x);
-    if ((bits & 0x7fffffffu) > 0x7f800000u) { return 0x7e00u; }
-    if (abs(x) >= 65520.0) { return ((bits >> 16u) & 0x8000u) | 0x7c00u; }
-    return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu;
-}
 
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
@@ -285,4 +316,226 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
     let total = min(per_group, params.rows - first) * params.len;
     let out_first = first * params.len;
     {{WRITE}}
+}
+
+// ==== kernel: dense ====
+
+const VEC: u32 = {{VEC}};      // elements per unit: 4, or 1 (f32) or 2 (f16) for unaligned rows
+const CACHE: u32 = {{CACHE}};  // units each invocation keeps in registers
+// The components of a unit's vec4 that hold elements.
+const USED = vec4<bool>(true, VEC > 1u, VEC > 2u, VEC > 3u);
+
+// Partials for the segment sums: two sets used in turn (see seg_reduce), and the second
+// level of segments longer than 16.
+var<workgroup> partials: array<array<vec2<f32>, 256>, 2>;
+var<workgroup> partials2: array<vec2<f32>, 16>;
+
+// Unit i of the input storage as a vec4 (components past VEC are 0), and unit i of the
+// output stored from y's first VEC components.
+fn load_unit(i: u32) -> vec4<f32> {
+    {{LOAD_UNIT}}
+}
+fn store_unit(i: u32, y: vec4<f32>) {
+    {{STORE_UNIT}}
+}
+
+fn combine(a: vec2<f32>, b: vec2<f32>, take_max: bool) -> vec2<f32> {
+    if (take_max) { return vec2<f32>(select(a.x, b.x, b.x > a.x), 0.0); }
+    return a + b;
+}
+
+// v[0] op v[1] op ... op v[15] as a balanced tree (error growth log2 of the count, as the
+// strided kernel's tree).
+fn fold16(v: array<vec2<f32>, 16>, take_max: bool) -> vec2<f32> {
+    var a = v;
+    for (var i = 0u; i < 8u; i = i + 1u) { a[i] = combine(a[i], a[i + 8u], take_max); }
+    for (var i = 0u; i < 4u; i = i + 1u) { a[i] = combine(a[i], a[i + 4u], take_max); }
+    for (var i = 0u; i < 2u; i = i + 1u) { a[i] = combine(a[i], a[i + 2u], take_max); }
+    return combine(a[0], a[1], take_max);
+}
+
+// Combines v over the invocations of each segment, max of .x (NaN already counted as +inf)
+// or sum of both components, in a fixed order: segments of up to 16 fold their partials at
+// once; longer ones first fold 16 at a time (in `threads` / 16 invocations), then those.
+// Every invocation gets its segment's result. Calls alternate `which`, so that a call's
+// writes never meet the previous call's reads. Called in uniform control flow only.
+fn seg_reduce(v: vec2<f32>, tid: u32, lane: u32, which: u32, take_max: bool) -> vec2<f32> {
+    let t = params.threads;
+    if (t == 1u) { return v; }
+    partials[which][tid] = v;
+    workgroupBarrier();
+    let start = tid - lane;
+    var none = vec2<f32>(0.0);
+    if (take_max) { none = vec2<f32>(-inf(), 0.0); }
+    var parts: array<vec2<f32>, 16>;
+    if (t <= 16u) {
+        for (var i = 0u; i < 16u; i = i + 1u) {
+            parts[i] = none;
+            if (i < t) { parts[i] = partials[which][start + i]; }
+        }
+        return fold16(parts, take_max);
+    }
+    let groups = t / 16u;
+    if (lane < groups) {
+        for (var i = 0u; i < 16u; i = i + 1u) { parts[i] = partials[which][start + lane + i * groups]; }
+        partials2[start / 16u + lane] = fold16(parts, take_max);
+    }
+    workgroupBarrier();
+    for (var i = 0u; i < 16u; i = i + 1u) {
+        parts[i] = none;
+        if (i < groups) { parts[i] = partials2[start / 16u + i]; }
+    }
+    return fold16(parts, take_max);
+}
+
+// A unit's elements for the max: NaN counts as +inf (either makes the row NaN), unused
+// components as -inf.
+fn max_keys(v: vec4<f32>) -> vec4<f32> {
+    let is_nan4 = (bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u);
+    return select(vec4<f32>(-inf()), select(v, vec4<f32>(inf()), is_nan4), USED);
+}
+
+fn max_unit(m: f32, v: vec4<f32>) -> f32 {
+    let k = max_keys(v);
+    var r = m;
+    r = select(r, k.x, k.x > r);
+    r = select(r, k.y, k.y > r);
+    r = select(r, k.z, k.z > r);
+    return select(r, k.w, k.w > r);
+}
+
+struct Terms {
+    a: vec4<f32>,
+    b: vec4<f32>,
+};
+
+// What a unit adds to its row's sums (unused components add 0): exp(x - s.x) for softmax
+// (s.x the max); for layer_norm x - s.x (step 0), then (d^2, d) with d = x - s.x - s.y (s.y
+// the shifted mean); x^2 for rms_norm.
+fn terms(v: vec4<f32>, s: vec2<f32>, step: u32) -> Terms {
+    let zero = vec4<f32>(0.0);
+    if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
+        return Terms(select(zero, exp(max(v - s.x, vec4<f32>(EXP_FLOOR))), USED), zero);
+    }
+    if (OP == LAYER_NORM) {
+        if (step == 0u) { return Terms(select(zero, v - s.x, USED), zero); }
+        let d = select(zero, (v - s.x) - s.y, USED);
+        return Terms(d * d, d);
+    }
+    return Terms(v * v, zero);
+}
+
+// This invocation's share of its row's sums: its units in registers, then those past them,
+// read again and added in blocks of BLOCK units (see the strided kernel's lane_sum).
+fn share(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32, valid: bool, s: vec2<f32>,
+         step: u32) -> vec2<f32> {
+    let t = params.threads;
+    var a = vec4<f32>(0.0);
+    var b = vec4<f32>(0.0);
+    for (var k = 0u; k < CACHE; k = k + 1u) {
+        if (lane + k * t < n) {
+            let q = terms((*x)[k], s, step);
+            a = a + q.a;
+            b = b + q.b;
+        }
+    }
+    var block = Terms(vec4<f32>(0.0), vec4<f32>(0.0));
+    var count = 0u;
+    for (var u = lane + CACHE * t; valid && u < n; u = u + t) {
+        let q = terms(load_unit(base + u), s, step);
+        block.a = block.a + q.a;
+        block.b = block.b + q.b;
+        count = count + 1u;
+        if (count == BLOCK) {
+            a = a + block.a;
+            b = b + block.b;
+            block = Terms(vec4<f32>(0.0), vec4<f32>(0.0));
+            count = 0u;
+        }
+    }
+    a = a + block.a;
+    b = b + block.b;
+    return vec2<f32>((a.x + a.y) + (a.z + a.w), (b.x + b.y) + (b.z + b.w));
+}
+
+// Largest of this invocation's elements, NaN counting as +inf; -inf when it has none.
+fn share_max(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32, valid: bool) -> f32 {
+    let t = params.threads;
+    var m = -inf();
+    for (var k = 0u; k < CACHE; k = k + 1u) {
+        if (lane + k * t < n) { m = max_unit(m, (*x)[k]); }
+    }
+    for (var u = lane + CACHE * t; valid && u < n; u = u + t) { m = max_unit(m, load_unit(base + u)); }
+    return m;
+}
+
+// weight and bias for the elements of unit u.
+fn affine(v: vec4<f32>, u: u32) -> vec4<f32> {
+    var y = v;
+    {{AFFINE_UNIT}}
+    return y;
+}
+
+// Output unit u of a row from its input unit v and the row's statistics st (as the strided
+// kernel's stats).
+fn out_unit(v: vec4<f32>, st: vec3<f32>, u: u32) -> vec4<f32> {
+    var y: vec4<f32>;
+    if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
+        if (!is_finite(st.x)) { return vec4<f32>(nan()); }
+        if (OP == SOFTMAX) { return exp(max(v - st.x, vec4<f32>(EXP_FLOOR))) * st.y; }
+        return (v - st.x) - st.y;  // x = -inf stays -inf
+    } else if (OP == LAYER_NORM) {
+        y = ((v - st.x) - st.y) * st.z;
+    } else {
+        y = v * st.z;
+    }
+    return affine(y, u);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+    let group = wid.x + wid.y * groups.x;  // a 2-D grid beyond 65535 workgroups
+    let t = params.threads;
+    let first = group * (WG / t);
+    if (first >= params.rows) { return; }  // whole workgroups only: barriers stay uniform
+    let lane = tid % t;
+    let row = first + tid / t;
+    let valid = row < params.rows;
+    let n = params.len / VEC;  // units per row
+    var base = 0u;             // the row's first unit in storage
+    if (valid) { base = u32(row_base(row)) / VEC; }
+    var x: array<vec4<f32>, CACHE>;
+    for (var k = 0u; k < CACHE; k = k + 1u) {
+        let u = lane + k * t;
+        x[k] = vec4<f32>(0.0);
+        if (valid && u < n) { x[k] = load_unit(base + u); }
+    }
+    var st = vec3<f32>(0.0);
+    if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
+        let m = seg_reduce(vec2<f32>(share_max(&x, lane, n, base, valid), 0.0), tid, lane, 0u, true).x;
+        // A non-finite max makes the row NaN; the sum is not needed.
+        var part = 0.0;
+        if (is_finite(m)) { part = share(&x, lane, n, base, valid, vec2<f32>(m, 0.0), 0u).x; }
+        let s = seg_reduce(vec2<f32>(part, 0.0), tid, lane, 1u, false).x;  // >= 1: the max gives exp(0)
+        if (OP == SOFTMAX) { st = vec3<f32>(m, 1.0 / s, 0.0); } else { st = vec3<f32>(m, log(s), 0.0); }
+    } else if (OP == RMS_NORM) {
+        let sum = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(0.0), 0u), tid, lane, 0u, false).x;
+        st = vec3<f32>(0.0, 0.0, rstd(sum / params.len_f + params.eps));
+    } else {
+        // Shifted by the row's first element (see the strided kernel's row_stats).
+        var shift = 0.0;
+        if (valid) { shift = load_unit(base).x; }
+        let sum = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(shift, 0.0), 0u), tid, lane, 0u, false);
+        let mean = sum.x / params.len_f;
+        let t2 = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u), tid, lane, 1u, false);
+        st = vec3<f32>(shift, mean, rstd(variance(t2) + params.eps));
+    }
+    if (!valid) { return; }
+    let out_first = row * n;
+    for (var k = 0u; k < CACHE; k = k + 1u) {
+        let u = lane + k * t;
+        if (u < n) { store_unit(out_first + u, out_unit(x[k], st, u)); }
+    }
+    for (var u = lane + CACHE * t; u < n; u = u + t) { store_unit(out_first + u, out_unit(load_unit(base + u), st, u)); }
 }
