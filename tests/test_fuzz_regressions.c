@@ -249,3 +249,152 @@ TEST_BACKENDS(fuzz_empty_view_offset_past_storage) {
     wgt_release(e);
     still_computes(ctx, "as_strided");
 }
+
+/* Trace: "wgt_graph_input ctx main name in.0 dtype i32 rank 1 shape [3037000500]" took 12 GB of
+ * host memory on the CPU backend (libFuzzer: malloc(12148002000)) for a placeholder, which
+ * never holds data: wgt_tensor_new takes a CPU tensor's memory at once and wgt_graph_input
+ * freed it right after (src/core/tensor.c, src/core/compiled_graph.c). */
+TEST_BACKENDS(fuzz_graph_input_takes_no_memory) {
+    static const int64_t huge[1] = {1LL << 40}, s3[1] = {3};
+    wgt_clear_error();
+    wgt_tensor *h = wgt_graph_input(ctx, "fuzz_huge", WGT_F32, 1, huge);
+    if (wgt_context_backend(ctx) == WGT_BACKEND_CPU)
+        CHECK(shape_is(h, 1, huge), "a [2^40] placeholder on the CPU: %s", wgt_last_error());
+    else
+        CHECK(!h && wgt_last_status() == WGT_ERR_LIMIT, "a [2^40] placeholder on WebGPU: %s", wgt_last_error());
+    wgt_release(h);
+    /* A placeholder still works as one. */
+    float in[3] = {1, 2, 3}, out[3] = {0};
+    wgt_tensor *x = wgt_graph_input(ctx, "fuzz_x", WGT_F32, 1, s3), *y = wgt_add_scalar(x, 1);
+    wgt_graph *g = wgt_graph_build(ctx, 1, &(wgt_binding){"y", y});
+    wgt_tensor *a = wgt_tensor_from_data(ctx, WGT_F32, 1, s3, in, sizeof in, WGT_USAGE_DEFAULT);
+    wgt_tensor *b = wgt_zeros(ctx, WGT_F32, 1, s3);
+    CHECK(g && wgt_graph_dispatch(g, 1, &(wgt_binding){"fuzz_x", a}, 1, &(wgt_binding){"y", b}) == WGT_OK &&
+              wgt_tensor_read(b, out, sizeof out) == WGT_OK && out[0] == 2 && out[2] == 4,
+          "x + 1 through a graph: %s", wgt_last_error());
+    wgt_graph_release(g);
+    wgt_tensor *all[] = {x, y, a, b};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wgt_release(all[i]);
+    still_computes(ctx, "graph_input");
+}
+
+/* Trace: "wgt_tensor_from_data f32 [1, 3037000500] nbytes 0 data NULL" took the 12 GB on the
+ * CPU backend before finding that the byte count does not match (src/core/creation.c). */
+TEST_BACKENDS(fuzz_from_data_checks_the_byte_count_first) {
+    static const int64_t huge[2] = {1, 1LL << 40};
+    CHECK_ERROR(wgt_tensor_from_data(ctx, WGT_F32, 2, huge, NULL, 0, WGT_USAGE_DEFAULT) == NULL, WGT_ERR_USAGE,
+                "byte count 0");
+    float v = 1;
+    CHECK_ERROR(wgt_tensor_from_data(ctx, WGT_F32, 2, huge, &v, sizeof v, WGT_USAGE_DEFAULT) == NULL, WGT_ERR_USAGE,
+                "byte count 4");
+    still_computes(ctx, "from_data");
+}
+
+/* Trace: "wgt_graph_input x u32 [6]; wgt_set_rows #0 #0 #0" (x written in place with its own
+ * rows at its own indices) left x's name taken after every tensor was released: the write
+ * made x own its node, and the node (through the copies set_rows takes of operands sharing
+ * dst's storage) held x, so neither was ever freed. Any symbolic write in parts of values
+ * computed from the tensor written does the same; it is refused now (src/core/lazy.c). */
+TEST_BACKENDS(fuzz_graph_write_in_place_from_itself_is_refused) {
+    static const int64_t s6[1] = {6}, s23[2] = {2, 3}, s2[1] = {2};
+    static const int32_t rows[2] = {0, 1};
+    wgt_clear_error();
+    wgt_tensor *x = wgt_graph_input(ctx, "fuzz_self", WGT_U32, 1, s6);
+    CHECK_ERROR(wgt_set_rows(x, x, x) != WGT_OK, WGT_ERR_USAGE, "computed from graph inputs and from the tensor");
+    wgt_release(x);
+    x = wgt_graph_input(ctx, "fuzz_self", WGT_U32, 1, s6);
+    CHECK(x != NULL, "the name is free again after the release: %s", wgt_last_error());
+    wgt_release(x);
+    /* Two steps: y = p + z, then y's rows written into z. */
+    wgt_tensor *p = wgt_graph_input(ctx, "fuzz_p", WGT_F32, 2, s23), *z = wgt_zeros(ctx, WGT_F32, 2, s23);
+    wgt_tensor *y = wgt_add(p, z), *idx = wgt_tensor_from_data(ctx, WGT_I32, 1, s2, rows, sizeof rows, WGT_USAGE_DEFAULT);
+    CHECK_ERROR(wgt_set_rows(z, idx, y) != WGT_OK, WGT_ERR_USAGE, "the tensor they are written into");
+    /* Rows from graph inputs into a fresh tensor, as before. */
+    wgt_tensor *w = wgt_zeros(ctx, WGT_F32, 2, s23);
+    CHECK(wgt_set_rows(w, idx, p) == WGT_OK, "rows of a placeholder into a fresh tensor: %s", wgt_last_error());
+    wgt_tensor *all[] = {p, z, y, idx, w};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wgt_release(all[i]);
+    p = wgt_graph_input(ctx, "fuzz_p", WGT_F32, 2, s23);
+    CHECK(p != NULL, "the name is free again after the release: %s", wgt_last_error());
+    wgt_release(p);
+    still_computes(ctx, "set_rows");
+}
+
+/* Trace: "wgt_graph_input k i32 [3, 1]; wgt_cast #0 f32; wgt_broadcast_to #1 [1000, 3, 0] ->
+ * #4; wgt_graph_build out=#4": the empty view became a fresh empty copy, which no node
+ * computes, and the build followed its NULL producer (UBSan; src/core/compiled_graph.c). A
+ * graph of empty outputs has no nodes at all: qsort got a NULL array. */
+TEST_BACKENDS(fuzz_graph_of_an_empty_view) {
+    static const int64_t s23[2] = {2, 3}, s03[2] = {0, 3};
+    wgt_clear_error();
+    wgt_tensor *x = wgt_graph_input(ctx, "fuzz_e", WGT_F32, 2, s23), *y = wgt_add_scalar(x, 1);
+    wgt_tensor *v = wgt_slice(y, 0, 0, 0, 1);
+    wgt_graph *g = wgt_graph_build(ctx, 1, &(wgt_binding){"v", v});
+    CHECK(g && wgt_graph_launches(g) == 0, "a graph of one empty output: %s", wgt_last_error());
+    wgt_tensor *a = wgt_ones(ctx, WGT_F32, 2, s23), *o = wgt_zeros(ctx, WGT_F32, 2, s03);
+    CHECK(g && wgt_graph_dispatch(g, 0, NULL, 1, &(wgt_binding){"v", o}) == WGT_OK, "its dispatch: %s",
+          wgt_last_error());
+    wgt_graph_release(g);
+    wgt_tensor *all[] = {x, y, v, a, o};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wgt_release(all[i]);
+    still_computes(ctx, "graph_build");
+}
+
+/* Trace: "wgt_graph_input x f32 [5, 6]; wgt_attention #3 #3 #3 causal 1 -> #4; wgt_graph_build
+ * out=#4; wgt_graph_dispatch in [x=fresh] out [out=offset]" (the output a contiguous view at an
+ * offset into a larger tensor, which the API allows) failed with an internal error: kernels
+ * write their outputs from element 0 (the CPU matmul refused; WebGPU's elementwise kernels
+ * wrote at the start of the storage instead of the view). Found beside it: an output written
+ * in parts (set_rows into a fresh zero tensor) kept the caller's old values where it should
+ * hold zeros. Such outputs now run into a fresh tensor that is then copied into the caller's
+ * (src/core/compiled_graph.c). */
+TEST_BACKENDS(fuzz_graph_outputs_at_an_offset_or_written_in_parts) {
+    static const int64_t s23[2] = {2, 3}, s43[2] = {4, 3}, s2[1] = {2};
+    static const float xv[6] = {1, 2, 3, 4, 5, 6};
+    static const int32_t at[2] = {1, 3};
+    wgt_clear_error();
+    wgt_tensor *x = wgt_graph_input(ctx, "fuzz_o", WGT_F32, 2, s23);
+    wgt_tensor *t = wgt_transpose(x, 0, 1), *mm = wgt_matmul(x, t), *sum = wgt_add_scalar(x, 10), *h = wgt_cast(x, WGT_F16);
+    wgt_tensor *z = wgt_zeros(ctx, WGT_F32, 2, s43), *idx = wgt_tensor_from_data(ctx, WGT_I32, 1, s2, at, sizeof at,
+                                                                                WGT_USAGE_DEFAULT);
+    CHECK(wgt_set_rows(z, idx, x) == WGT_OK, "%s", wgt_last_error());
+    wgt_binding outs[4] = {{"mm", mm}, {"sum", sum}, {"h", h}, {"z", z}};
+    wgt_graph *g = wgt_graph_build(ctx, 4, outs);
+    CHECK(g != NULL, "build: %s", wgt_last_error());
+    /* Outputs: views one row into larger tensors filled with 7 (f16 at an odd offset), and z
+     * a whole tensor of 7s. */
+    static const int64_t big_mm[2] = {3, 2}, big_sum[2] = {3, 3}, big_h[1] = {7};
+    wgt_tensor *bm = wgt_full(ctx, WGT_F32, 2, big_mm, 7), *bs = wgt_full(ctx, WGT_F32, 2, big_sum, 7);
+    wgt_tensor *bh = wgt_full(ctx, WGT_F16, 1, big_h, 7), *oz = wgt_full(ctx, WGT_F32, 2, s43, 7);
+    wgt_tensor *om = wgt_slice(bm, 0, 1, 3, 1), *os = wgt_slice(bs, 0, 1, 3, 1), *hv = wgt_slice(bh, 0, 1, 7, 1);
+    wgt_tensor *oh = wgt_reshape(hv, 2, s23);
+    wgt_tensor *a = wgt_tensor_from_data(ctx, WGT_F32, 2, s23, xv, sizeof xv, WGT_USAGE_DEFAULT);
+    wgt_binding bind[4] = {{"mm", om}, {"sum", os}, {"h", oh}, {"z", oz}};
+    for (int rep = 0; g && rep < 2; rep++) {
+        CHECK(wgt_graph_dispatch(g, 1, &(wgt_binding){"fuzz_o", a}, 4, bind) == WGT_OK, "dispatch %d: %s", rep,
+              wgt_last_error());
+        float m[6] = {0}, s[9] = {0}, zz[12] = {0};
+        uint16_t hh[7] = {0};
+        CHECK(wgt_tensor_read(bm, m, sizeof m) == WGT_OK && wgt_tensor_read(bs, s, sizeof s) == WGT_OK &&
+                  wgt_tensor_read(bh, hh, sizeof hh) == WGT_OK && wgt_tensor_read(oz, zz, sizeof zz) == WGT_OK,
+              "%s", wgt_last_error());
+        /* x x^T = [[14, 32], [32, 77]] below a row of 7s; x + 10 below a row of 7s. */
+        CHECK(m[0] == 7 && m[1] == 7 && m[2] == 14 && m[3] == 32 && m[4] == 32 && m[5] == 77,
+              "matmul into a view at offset 2: %g %g %g %g %g %g", m[0], m[1], m[2], m[3], m[4], m[5]);
+        CHECK(s[0] == 7 && s[2] == 7 && s[3] == 11 && s[8] == 16, "add into a view at offset 3: %g %g %g %g", s[0], s[2],
+              s[3], s[8]);
+        CHECK(wgt_f16_to_f32(hh[0]) == 7 && wgt_f16_to_f32(hh[1]) == 1 && wgt_f16_to_f32(hh[6]) == 6,
+              "f16 cast into a view at offset 1: %g %g %g", wgt_f16_to_f32(hh[0]), wgt_f16_to_f32(hh[1]),
+              wgt_f16_to_f32(hh[6]));
+        CHECK(zz[0] == 0 && zz[3] == 1 && zz[5] == 3 && zz[6] == 0 && zz[11] == 6,
+              "rows 1 and 3 of x into zeros: %g %g %g %g %g", zz[0], zz[3], zz[5], zz[6], zz[11]);
+        if (rep == 0) { /* the replay writes over other values */
+            float sevens[12] = {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7};
+            wgt_tensor_write(oz, sevens, sizeof sevens);
+        }
+    }
+    wgt_graph_release(g);
+    wgt_tensor *all[] = {x, t, mm, sum, h, z, idx, bm, bs, bh, oz, om, os, hv, oh, a};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wgt_release(all[i]);
+    still_computes(ctx, "graph_dispatch");
+}

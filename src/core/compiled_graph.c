@@ -16,6 +16,8 @@
 #define WGT_GRAPH_MAGIC 0x77674772u /* "wgGr" */
 
 void wgt_context_unref(wgt_context *ctx); /* context.c */
+wgt_tensor *wgt_tensor_new_placeholder(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim,
+                                       const int64_t *shape); /* tensor.c */
 
 typedef struct graph_value {
     char *name;
@@ -23,6 +25,7 @@ typedef struct graph_value {
     wgt_dtype dtype;
     int ndim;
     int64_t shape[WGT_MAX_DIMS];
+    int in_parts; /* an output whose first writer writes only part of it (the rest is zeros) */
     /* During a dispatch: the caller's storage and the element offset of its view. */
     wgt_storage *bound;
     int64_t shift;
@@ -53,11 +56,9 @@ wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype,
             wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: an input named '%s' already exists in this context", fn, name);
             return NULL;
         }
-    wgt_tensor *t = wgt_tensor_new(ctx, fn, dtype, ndim, shape, WGT_USAGE_DEFAULT);
+    wgt_tensor *t = wgt_tensor_new_placeholder(ctx, fn, dtype, ndim, shape); /* no memory: it never holds data */
     if (!t) return NULL;
     wgt_storage *s = t->storage;
-    free(s->host); /* a placeholder never holds data */
-    s->host = NULL;
     s->input_name = strdup(name);
     if (!s->input_name) {
         wgt_release(t);
@@ -221,10 +222,15 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
             }
         if (!(g->outputs[i].name = strdup(name))) goto oom;
         set_value(&g->outputs[i], t->storage, t);
+        wgt_node *first = t->storage->producer;
+        while (first && first->prior) first = first->prior;
+        g->outputs[i].in_parts = first && first->partial;
         g->noutputs = i + 1;
-        if (!add_storage(&c, t->storage) || !collect_node(&c, t->storage->producer)) goto oom;
+        /* An empty view's copy is a fresh empty tensor: nothing computes it. */
+        if (!add_storage(&c, t->storage) || (t->storage->producer && !collect_node(&c, t->storage->producer)))
+            goto oom;
     }
-    qsort(c.nodes, (size_t)c.n, sizeof *c.nodes, by_seq);
+    if (c.n) qsort(c.nodes, (size_t)c.n, sizeof *c.nodes, by_seq); /* none when every output is empty */
     /* Hold what the graph names; inputs are the placeholders reached. */
     g->nodes = c.nodes;
     g->nnodes = c.n;
@@ -369,6 +375,22 @@ static void release_intermediate(wgt_graph *g, wgt_storage *x) {
     x->device_valid = x->host_valid = 0;
 }
 
+static int staged_output(const graph_value *v) { return v->bound_tensor->offset != 0 || v->in_parts; }
+
+/* Records dst = src for a contiguous view dst at any offset, as a write of src's elements into
+ * dst's whole storage seen as a row, at the view's offset (write_box takes its destination
+ * whole; it merges the words that f16 at an odd offset shares with its neighbours). */
+static wgt_status copy_into_view(const char *fn, wgt_context *ctx, wgt_tensor *dst, wgt_tensor *src) {
+    int64_t n = wgt_numel(dst->ndim, dst->shape), one = 1, all, start = dst->offset;
+    if (n == 0) return WGT_OK;
+    all = (int64_t)(dst->storage->nbytes / wgt_dtype_size(dst->dtype));
+    wgt_operand d, s;
+    wgt_operand_view(dst, 1, &all, &one, &d);
+    d.offset = 0;
+    wgt_operand_view(src, 1, &n, &one, &s);
+    return wgt_record_write_box(ctx, fn, &d, &start, &s);
+}
+
 wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inputs, int n_outputs,
                               const wgt_binding *outputs) {
     static const char fn[] = "wgt_graph_dispatch";
@@ -390,8 +412,8 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
                                  g->outputs[o].name);
     }
     /* Strided inputs are copied to contiguous ones first: the graph reads placeholders whole. */
-    wgt_tensor *copies[64] = {0};
-    int ncopies = 0;
+    wgt_tensor *copies[64] = {0}, *staged[64] = {0};
+    int ncopies = 0, nstaged = 0;
     for (int i = 0; i < g->ninputs; i++) {
         wgt_tensor *t = g->inputs[i].bound_tensor;
         if (wgt_is_contiguous(t->ndim, t->shape, t->strides)) continue;
@@ -412,6 +434,24 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
     for (int i = 0; i < g->noutputs && st == WGT_OK; i++) st = wgt_flush_for(g->outputs[i].bound, 1);
     for (int i = 0; i < g->nstorages && st == WGT_OK; i++)
         if (!g->storages[i]->symbolic) st = wgt_flush_for(g->storages[i], 0);
+    /* Kernels write their outputs from element 0 on, and an output written in parts starts as
+     * zeros: such outputs bound to a view at an offset into its storage, or written in parts,
+     * get a fresh tensor for the run, copied into the caller's tensor afterwards. */
+    for (int o = 0; o < g->noutputs && st == WGT_OK; o++) {
+        wgt_tensor *t = g->outputs[o].bound_tensor;
+        if (!staged_output(&g->outputs[o])) continue;
+        if (nstaged == 64) {
+            st = wgt_error(WGT_ERR_LIMIT, "%s: more than 64 outputs are views at an offset", fn);
+            break;
+        }
+        wgt_tensor *fresh = staged[nstaged++] = wgt_tensor_new(ctx, fn, t->dtype, t->ndim, t->shape, WGT_USAGE_DEFAULT);
+        if (!fresh) {
+            st = wgt_last_status();
+            break;
+        }
+        g->outputs[o].bound = fresh->storage;
+        g->outputs[o].shift = 0;
+    }
     if (st != WGT_OK) goto done;
     ctx->refs++;
     for (int s = 0; s < g->plan.nsteps && st == WGT_OK; s++) {
@@ -425,12 +465,16 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
          * it again from the pool. */
         for (int k = 0; k < step->nlast; k++) release_intermediate(g, step->last_uses[k]);
     }
+    for (int o = 0, k = 0; o < g->noutputs && st == WGT_OK && nstaged; o++)
+        if (staged_output(&g->outputs[o])) st = copy_into_view(fn, ctx, g->outputs[o].bound_tensor, staged[k++]);
+    if (st == WGT_OK && nstaged) st = wgt_flush(ctx);
     /* A failed run leaves intermediates as they are; the next dispatch starts them afresh. */
     if (st != WGT_OK)
         for (int i = 0; i < g->nstorages; i++) release_intermediate(g, g->storages[i]);
     wgt_context_unref(ctx);
 done:
     for (int i = 0; i < ncopies; i++) wgt_release(copies[i]);
+    for (int i = 0; i < nstaged; i++) wgt_release(staged[i]);
     for (int i = 0; i < g->ninputs; i++) g->inputs[i].bound = NULL;
     for (int i = 0; i < g->noutputs; i++) g->outputs[i].bound = NULL;
     return st;

@@ -21,20 +21,23 @@ wgt_tensor *wgt_zeros(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t
 wgt_tensor *wgt_tensor_from_data(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape,
                                  const void *data, size_t nbytes, unsigned usage) {
     static const char fn[] = "wgt_tensor_from_data";
-    wgt_tensor *t = wgt_tensor_new(ctx, fn, dtype, ndim, shape, usage);
-    if (!t) return NULL;
-    size_t want = wgt_tensor_nbytes(t);
+    /* The byte count and data are checked before the tensor takes memory (on the CPU at once). */
+    int64_t numel;
+    if (wgt_check_context(fn, ctx) != WGT_OK || wgt_check_dtype(fn, dtype) != WGT_OK ||
+        wgt_check_shape(fn, ndim, shape, &numel) != WGT_OK)
+        return NULL;
+    size_t want = (size_t)numel * wgt_dtype_size(dtype);
     if (nbytes != want) {
         wgt_error(WGT_ERR_USAGE, "%s: byte count %zu does not match %lld %s elements (%zu bytes)", fn, nbytes,
-                  (long long)wgt_tensor_numel(t), wgt_dtype_name(dtype), want);
-        wgt_release(t);
+                  (long long)numel, wgt_dtype_name(dtype), want);
         return NULL;
     }
     if (want && !data) {
         wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: data is NULL for %zu bytes", fn, want);
-        wgt_release(t);
         return NULL;
     }
+    wgt_tensor *t = wgt_tensor_new(ctx, fn, dtype, ndim, shape, usage);
+    if (!t) return NULL;
     wgt_storage *s = t->storage;
     if (wgt_storage_sync_host(s) != WGT_OK) {
         wgt_release(t);

@@ -70,6 +70,44 @@ static int is_fresh(const wgt_storage *s) {
     return !s->host_valid && !s->device_valid && !s->pending_writers && !s->symbolic;
 }
 
+/* Whether target is among the storages that the symbolic values n reads are computed from
+ * (n's operands, their producers' operands, and so on; -1 when out of host memory). A symbolic
+ * partial write of such values into target would make target own its node and the node,
+ * through its inputs, target: neither would ever be freed. Visited storages are marked in
+ * live_mark, the scheduler's scratch (it resets it before every use), with a token of this walk. */
+static int computed_from(const wgt_node *n, const wgt_storage *target) {
+    int token = (int)(n->seq & 0x3fffffff) | 0x40000000; /* never the scheduler's 0 or 1 */
+    wgt_storage **stack = NULL;
+    size_t top = 0, cap = 0;
+    int found = 0;
+    for (const wgt_node *m = n; m && !found;) {
+        for (; m && !found; m = m->prior) /* a partial writer builds on the earlier writers */
+            for (int i = 1; i < m->nargs && !found; i++) {
+                wgt_storage *s = m->args[i].storage;
+                if (!s || s->live_mark == token) continue;
+                if (s == target) {
+                    found = 1;
+                    break;
+                }
+                s->live_mark = token;
+                if (!s->symbolic || !s->producer) continue;
+                if (top == cap) {
+                    size_t grown = cap ? cap * 2 : 16;
+                    wgt_storage **g = realloc(stack, sizeof *g * grown);
+                    if (!g) {
+                        found = -1;
+                        break;
+                    }
+                    stack = g, cap = grown;
+                }
+                stack[top++] = s;
+            }
+        if (!found && top) m = stack[--top]->producer;
+    }
+    free(stack);
+    return found;
+}
+
 wgt_status wgt_record(wgt_context *ctx, wgt_node *n) {
     n->seq = ++ctx->seq;
     int symbolic = 0;
@@ -81,6 +119,15 @@ wgt_status wgt_record(wgt_context *ctx, wgt_node *n) {
             wgt_status st = wgt_error(WGT_ERR_USAGE,
                                       "%s: a tensor that holds data cannot be written from graph inputs in place; "
                                       "compute a new tensor instead", n->fn);
+            free(n);
+            return st;
+        }
+        int cycle = n->partial ? computed_from(n, out) : 0;
+        if (cycle) {
+            wgt_status st = cycle < 0 ? wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", n->fn)
+                                      : wgt_error(WGT_ERR_USAGE,
+                                                  "%s: the values written are computed from graph inputs and from the "
+                                                  "tensor they are written into; compute a new tensor instead", n->fn);
             free(n);
             return st;
         }

@@ -56,8 +56,10 @@ static wgt_tensor *tensor_alloc(wgt_storage *s, wgt_dtype dtype, int ndim, const
     return t;
 }
 
-wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim,
-                           const int64_t *shape, unsigned usage) {
+/* host_now: take the host memory of a host-resident backend at once (every tensor but a graph
+ * placeholder, which never holds data). */
+static wgt_tensor *tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim, const int64_t *shape,
+                              unsigned usage, int host_now) {
     int64_t numel;
     if (wgt_check_context(fn, ctx) != WGT_OK || wgt_check_dtype(fn, dtype) != WGT_OK ||
         wgt_check_shape(fn, ndim, shape, &numel) != WGT_OK)
@@ -85,7 +87,7 @@ wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, in
     if (!s) return NULL;
     /* Host memory is taken now, so running out of it is reported by the op that asked; device
      * memory waits until the work runs, when the pool can serve it from freed intermediates. */
-    if (ctx->backend->host_resident && wgt_storage_sync_device_now(s) != WGT_OK) {
+    if (host_now && ctx->backend->host_resident && wgt_storage_sync_device_now(s) != WGT_OK) {
         wgt_storage_release(s);
         return NULL;
     }
@@ -94,6 +96,17 @@ wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, in
     wgt_tensor *t = tensor_alloc(s, dtype, ndim, shape, strides, 0, usage);
     wgt_storage_release(s); /* the tensor holds the only reference now */
     return t;
+}
+
+wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim,
+                           const int64_t *shape, unsigned usage) {
+    return tensor_new(ctx, fn, dtype, ndim, shape, usage, 1);
+}
+
+/* For wgt_graph_input (compiled_graph.c): the tensor without any memory. */
+wgt_tensor *wgt_tensor_new_placeholder(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim,
+                                       const int64_t *shape) {
+    return tensor_new(ctx, fn, dtype, ndim, shape, WGT_USAGE_DEFAULT, 0);
 }
 
 wgt_tensor *wgt_tensor_new_view(wgt_tensor *base, int ndim, const int64_t *shape,
