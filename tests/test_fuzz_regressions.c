@@ -398,3 +398,22 @@ TEST_BACKENDS(fuzz_graph_outputs_at_an_offset_or_written_in_parts) {
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wgt_release(all[i]);
     still_computes(ctx, "graph_dispatch");
 }
+
+/* Trace: "wgt_zeros f32 [2, 4, 3, 0, 0, 2305843009213693952, 4, 3]; wgt_set_rows of one row
+ * into it" negated its wrapped stride INT64_MIN (UBSan) while checking that dst addresses no
+ * element twice, before reaching the empty dimension (src/core/shape.c). */
+TEST_BACKENDS(fuzz_set_rows_into_empty_with_wrapped_strides) {
+    static const int64_t s[8] = {2, 4, 3, 0, 0, 1LL << 61, 4, 3}, r[8] = {1, 4, 3, 0, 0, 1LL << 61, 4, 3}, one[1] = {1};
+    static const int32_t at[1] = {1};
+    wgt_clear_error();
+    wgt_tensor *dst = wgt_zeros(ctx, WGT_F32, 8, s), *rows = wgt_zeros(ctx, WGT_F32, 8, r);
+    wgt_tensor *idx = wgt_tensor_from_data(ctx, WGT_I32, 1, one, at, sizeof at, WGT_USAGE_DEFAULT);
+    CHECK(wgt_set_rows(dst, idx, rows) == WGT_OK, "set_rows into an empty [2, 4, 3, 0, 0, 2^61, 4, 3]: %s",
+          wgt_last_error());
+    float v = 0;
+    CHECK(wgt_tensor_write(dst, &v, 0) == WGT_OK, "a write of no bytes: %s", wgt_last_error());
+    wgt_release(dst);
+    wgt_release(rows);
+    wgt_release(idx);
+    still_computes(ctx, "set_rows");
+}

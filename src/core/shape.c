@@ -129,8 +129,9 @@ int wgt_view_extent(int ndim, const int64_t *shape, const int64_t *strides, int6
 int wgt_view_overlaps_itself(int ndim, const int64_t *shape, const int64_t *strides) {
     int64_t st[WGT_MAX_DIMS], sh[WGT_MAX_DIMS];
     int n = 0;
-    for (int i = 0; i < ndim; i++) {
+    for (int i = 0; i < ndim; i++) /* empty: addresses nothing, and its strides may have wrapped */
         if (shape[i] == 0) return 0;
+    for (int i = 0; i < ndim; i++) {
         if (shape[i] == 1) continue;
         st[n] = strides[i] < 0 ? -strides[i] : strides[i];
         sh[n++] = shape[i];
