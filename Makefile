@@ -63,8 +63,13 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libwgtensor.a
 # FUZZ_SECONDS on the CPU backend with a corpus kept in build/fuzz/corpus-cpu between runs,
 # then FUZZ_WEBGPU_SECONDS through WebGPU (lavapipe here) from a fresh corpus with full-length
 # inputs from the start (libFuzzer replays a kept corpus before its clock starts, which on a
-# GPU would outlast the run). A finding is saved as build/fuzz/{cpu,webgpu}-crash-* (or leak-,
-# oom-, timeout-); WGT_FUZZ_TRACE=1 build/fuzz/fuzz_api FILE prints its calls.
+# GPU would outlast the run). An empty corpus is seeded with random 1024-byte inputs: the
+# target's odds then reach graphs, dispatches and reads within seconds, where libFuzzer's own
+# short first inputs take minutes. Allocations that fail return NULL (the library must report
+# WGT_ERR_OUT_OF_MEMORY); ones that succeed above -malloc_limit_mb are findings. The run exits
+# 0 when nothing was found; otherwise each finding is saved as build/fuzz/{cpu,webgpu}-crash-*
+# (or leak-, oom-, timeout-), printed with the calls it makes (WGT_FUZZ_TRACE=1
+# build/fuzz/fuzz_api FILE replays it so), and make fails.
 FUZZ_CC = clang
 FUZZ_SECONDS ?= 60
 FUZZ_WEBGPU_SECONDS ?= 20
@@ -72,15 +77,30 @@ FUZZ_DIR = $(BUILD)/fuzz
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_OBJ = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/gen/wgsl_sources.o
 FUZZ_ARGS = -max_len=1024 -timeout=60 -rss_limit_mb=4096 -malloc_limit_mb=512 -print_final_stats=1
-FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
+
+# $(call fuzz_run,backend,seconds,corpus,more libFuzzer flags)
+define fuzz_run
+	@mkdir -p $(3) && if [ -z "$$(find $(3) -type f | head -n 1)" ]; then \
+		for i in $$(seq 32); do head -c 1024 /dev/urandom > $(3)/seed-$$i; done; fi
+	@touch $(FUZZ_DIR)/.started-$(1)
+	@echo "fuzz: $(1) backend, $(2) s: $(FUZZ_ENV) WGT_BACKEND=$(1) $(FUZZ_DIR)/fuzz_api $(FUZZ_ARGS) $(4) $(3)"
+	@$(FUZZ_ENV) WGT_BACKEND=$(1) $(FUZZ_DIR)/fuzz_api $(FUZZ_ARGS) $(4) -max_total_time=$(2) \
+		-artifact_prefix=$(FUZZ_DIR)/$(1)- $(3) || { \
+		for f in $$(find $(FUZZ_DIR) -maxdepth 1 -newer $(FUZZ_DIR)/.started-$(1) \( -name '$(1)-crash-*' \
+			-o -name '$(1)-leak-*' -o -name '$(1)-oom-*' -o -name '$(1)-timeout-*' \)); do \
+			echo "fuzz: finding $$f (base64 $$(base64 -w0 $$f)); its calls, from" \
+				"WGT_FUZZ_TRACE=1 WGT_BACKEND=$(1) $(FUZZ_DIR)/fuzz_api $$f:"; \
+			$(FUZZ_ENV) WGT_FUZZ_TRACE=1 WGT_BACKEND=$(1) $(FUZZ_DIR)/fuzz_api $(FUZZ_ARGS) $$f 2>&1 \
+				| grep -v '^INFO' | tail -n 200; \
+		done; echo "fuzz: the $(1) run found the above" >&2; exit 1; }
+endef
 
 .PHONY: fuzz
 fuzz: setup $(FUZZ_DIR)/fuzz_api
-	@mkdir -p $(FUZZ_DIR)/corpus-cpu && rm -rf $(FUZZ_DIR)/corpus-webgpu && mkdir -p $(FUZZ_DIR)/corpus-webgpu
-	$(FUZZ_ENV) WGT_BACKEND=cpu $(FUZZ_DIR)/fuzz_api $(FUZZ_ARGS) -max_total_time=$(FUZZ_SECONDS) \
-		-artifact_prefix=$(FUZZ_DIR)/cpu- $(FUZZ_DIR)/corpus-cpu
-	$(FUZZ_ENV) WGT_BACKEND=webgpu $(FUZZ_DIR)/fuzz_api $(FUZZ_ARGS) -len_control=0 \
-		-max_total_time=$(FUZZ_WEBGPU_SECONDS) -artifact_prefix=$(FUZZ_DIR)/webgpu- $(FUZZ_DIR)/corpus-webgpu
+	@rm -rf $(FUZZ_DIR)/corpus-webgpu
+	$(call fuzz_run,cpu,$(FUZZ_SECONDS),$(FUZZ_DIR)/corpus-cpu,)
+	$(call fuzz_run,webgpu,$(FUZZ_WEBGPU_SECONDS),$(FUZZ_DIR)/corpus-webgpu,-len_control=0)
 
 $(FUZZ_DIR)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(@D)
