@@ -2,7 +2,7 @@
  * Differential tests of wgt_matmul and wgt_linear on both backends: numpy.matmul's promotion
  * of 1-D operands, broadcast batch dimensions, transposed, sliced (steps of 2, one
  * negative) and broadcast (stride-0) views of a and b, odd and prime sizes that are not
- * multiples of the GPU kernels' 64 x 64 tiles, the matrix-vector paths in both memory
+ * multiples of the GPU kernels' tiles (64 and 128), the matrix-vector paths in both memory
  * orders, K = 0 (zeros), M = 0 and empty batches, many tiles, more workgroups than one
  * dispatch dimension holds, f32 and f16, and the error messages. Every result is compared
  * with a float64 reference computed from the inputs as read back; outputs are poisoned
@@ -258,10 +258,10 @@ TEST_BACKENDS(matmul_odd_sizes_and_views) {
     }
 }
 
-/* Matrix-vector products run their own kernel on WebGPU: outputs contiguous in memory
- * (b stored by rows for M = 1, a by columns for N = 1) and K contiguous, few and many
- * outputs, long K (a whole workgroup per output), odd output counts in f16 (results
- * paired into words), and batched. */
+/* Matrix-vector products run the rows kernel on WebGPU (N = 1 as the transposed product):
+ * outputs contiguous in memory (b stored by rows for M = 1, a by columns for N = 1) and K
+ * contiguous, few and many outputs, long K (split into ranges), odd output counts in f16
+ * (results paired into words by the sum kernel), and batched. */
 TEST_BACKENDS(matmul_matrix_vector_paths) {
     static const struct {
         int64_t M, K, N;
@@ -323,8 +323,82 @@ TEST_BACKENDS(matmul_many_batches_fold_the_grid) {
     check_shapes(ctx, WGT_F32, CONTIGUOUS, CONTIGUOUS, 3, sa, 2, sb, 700);
 }
 
+/* ---- the WebGPU kernel variants --------------------------------------------------------
+ * Shapes chosen so that the host picks each variant of the tiled and rows kernels (the CPU
+ * backend runs them too): vec4 fetches along K or along M (N) where sizes, offsets and
+ * strides are multiples of 4, element fetches where they are not (odd sizes, sliced and
+ * broadcast views), partial tiles at every edge, K split into ranges summed by a second
+ * kernel, and f16 results written in words, directly or through that kernel. */
+
+/* 128 x 128 tiles (50 x 2 x 2 = 200 of them, enough to fill a large GPU), K in steps of 8. */
+TEST_BACKENDS(matmul_tiles_128_fetch_modes) {
+    static const layout pairs[6][2] = {{CONTIGUOUS, CONTIGUOUS}, {TRANSPOSED, TRANSPOSED}, {CONTIGUOUS, TRANSPOSED},
+                                       {TRANSPOSED, CONTIGUOUS}, {SLICED, BROADCAST},       {BROADCAST, SLICED}};
+    for (size_t d = 0; d < 2; d++)
+        for (int c = 0; c < 6; c++) {
+            /* 132 and 36 are multiples of 4 (vec4 fetches); f16 with an odd N in one case. */
+            int64_t n = d == 1 && c == 0 ? 131 : 132;
+            int64_t sa[3] = {50, 132, 36}, sb[3] = {50, 36, n};
+            check_shapes(ctx, float_types[d], pairs[c][0], pairs[c][1], 3, sa, 3, sb, 1000 + 10 * d + (uint64_t)c);
+        }
+    /* Sizes one past a multiple of 4 and of the tile: element fetches, thin edge tiles. */
+    int64_t sa[3] = {50, 129, 37}, sb[3] = {50, 37, 133};
+    check_shapes(ctx, WGT_F32, CONTIGUOUS, CONTIGUOUS, 3, sa, 3, sb, 1020);
+    check_shapes(ctx, WGT_F16, TRANSPOSED, CONTIGUOUS, 3, sa, 3, sb, 1021);
+}
+
+/* 128 x 64 tiles (M > N) and 64 x 128 (N > M): too few 128 x 128 tiles, enough of these. */
+TEST_BACKENDS(matmul_tiles_128_by_64) {
+    int64_t sa[3] = {50, 130, 20}, sb[3] = {50, 20, 100}, ta[3] = {50, 100, 20}, tb[3] = {50, 20, 130};
+    for (size_t d = 0; d < 2; d++) {
+        check_shapes(ctx, float_types[d], CONTIGUOUS, CONTIGUOUS, 3, sa, 3, sb, 1100 + d);
+        check_shapes(ctx, float_types[d], TRANSPOSED, TRANSPOSED, 3, ta, 3, tb, 1110 + d);
+    }
+}
+
+/* Few output tiles and a long K: K is split into ranges (8 for K = 4096, the last one short
+ * for K = 4100) whose partial results the sum kernel adds, writing f32 or f16 words. */
+TEST_BACKENDS(matmul_split_k) {
+    int64_t sa[2] = {64, 4096}, sb[2] = {4096, 64}, ra[2] = {64, 4100}, rb[2] = {4100, 63};
+    int64_t wa[2] = {200, 1100}, wb[2] = {1100, 130};
+    for (size_t d = 0; d < 2; d++) {
+        check_shapes(ctx, float_types[d], CONTIGUOUS, CONTIGUOUS, 2, sa, 2, sb, 1200 + d);
+        check_shapes(ctx, float_types[d], TRANSPOSED, SLICED, 2, ra, 2, rb, 1210 + d);
+        check_shapes(ctx, float_types[d], CONTIGUOUS, TRANSPOSED, 2, wa, 2, wb, 1220 + d);
+    }
+}
+
+/* The rows kernel, for M up to 32: 1, 2, 4, 8 or 16 rows per workgroup (and two blocks of
+ * 16), b read as vec4s (N a multiple of 4), along K (b transposed) or element by element
+ * (odd N, sliced views); K of 700 is split in two ranges, each staged in two parts. */
+TEST_BACKENDS(matmul_few_rows) {
+    static const int64_t rows[9] = {1, 2, 3, 5, 8, 9, 16, 17, 31};
+    static const layout b_layouts[3] = {CONTIGUOUS, TRANSPOSED, SLICED};
+    int config = 0;
+    for (size_t d = 0; d < 2; d++)
+        for (int r = 0; r < 9; r++, config++) {
+            layout la = config % 4 == 3 ? TRANSPOSED : CONTIGUOUS, lb = b_layouts[config % 3];
+            int64_t n = config % 2 ? 301 : 300;
+            int64_t sa[3] = {2, rows[r], 700}, sb[3] = {2, 700, n};
+            check_shapes(ctx, float_types[d], la, lb, 3, sa, 3, sb, 1300 + (uint64_t)config);
+        }
+    /* A long K in many ranges, and b broadcast across the batch. */
+    int64_t la[2] = {4, 5000}, lb[2] = {5000, 64}, ba[3] = {3, 6, 300}, bb[3] = {3, 300, 256};
+    for (size_t d = 0; d < 2; d++) {
+        check_shapes(ctx, float_types[d], CONTIGUOUS, CONTIGUOUS, 2, la, 2, lb, 1400 + d);
+        check_shapes(ctx, float_types[d], CONTIGUOUS, BROADCAST, 3, ba, 3, bb, 1410 + d);
+    }
+}
+
+/* The rows kernel with more workgroups than one dispatch dimension holds: 16400 batch
+ * elements of 4 workgroups each. */
+TEST_BACKENDS(matmul_few_rows_fold_the_grid) {
+    int64_t sa[3] = {16400, 1, 16}, sb[2] = {16, 256};
+    check_shapes(ctx, WGT_F32, CONTIGUOUS, CONTIGUOUS, 3, sa, 2, sb, 1500);
+}
+
 /* Known values: small integers, exact in both types, so every path must give them exactly:
- * a row-major b (tiled kernel), b stored transposed, and a row times b (dot kernel). */
+ * a row-major b, b stored transposed, and a row times b. */
 TEST_BACKENDS(matmul_known_values) {
     static const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {7, 8, 9, 10, 11, 12}, bt[6] = {7, 9, 11, 8, 10, 12};
     static const double want[4] = {58, 64, 139, 154}; /* [[1,2,3],[4,5,6]] @ [[7,8],[9,10],[11,12]] */
@@ -350,7 +424,7 @@ TEST_BACKENDS(matmul_known_values) {
 }
 
 /* f16 results beyond 65504 are infinities of the right sign on every path: the tiled kernel
- * writing words, the odd-N tiled result converted from f32, and the dot kernel. */
+ * writing words, the odd-N result written by the sum kernel, and a column (N = 1). */
 TEST_BACKENDS(matmul_f16_overflow_is_infinity) {
     static const int64_t widths[3] = {2, 3, 1};
     int64_t sa[2] = {2, 3};

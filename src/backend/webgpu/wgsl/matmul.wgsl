@@ -1,72 +1,84 @@
 // Matrix multiplication: out [batch, M, N] (contiguous) = a [batch, M, K] @ b [batch, K, N],
 // with a and b read in place through their strides (transposed, sliced and broadcast views
-// alike). Two kernels share this file; the host names one of them `main`:
+// alike). Three kernels share this file; the host names the one it runs `main` and fills in
+// the constants and generated statements of that variant:
 //
-// tiled: a workgroup of 256 invocations computes a 64 x 64 tile of one output matrix, 4 x 4
-//   outputs per invocation (4 consecutive rows, 4 consecutive columns). K advances 16 at a
-//   time: the workgroup stages a 64 x 16 tile of a and a 16 x 64 tile of b in workgroup
-//   memory (one vec4 of each per invocation, zeros past the edges), then every invocation
-//   does 16 rank-1 updates of its 4 x 4 block from two vec4 reads. The staging order follows
-//   whichever stride is 1, so neighbouring invocations read neighbouring memory whether a
-//   matrix is stored by rows or by columns.
-// dot: one output per segment of `threads` invocations, which split K and meet in a tree;
-//   for matrix-vector products (M = 1 or N = 1), where a 64 x 64 tile would be mostly idle.
-//   With `interleave` the segments are spread across the workgroup, so that when the outputs
-//   are contiguous in memory neighbouring invocations read neighbouring outputs' elements.
+// tiled: a workgroup of T_TX x T_TY invocations computes a T_BM x T_BN tile (64 or 128 on
+//   each side) of one output matrix, in 4 x 4 blocks per invocation spaced 4 T_TY rows and
+//   4 T_TX columns apart (so every staged read is one vec4 and neighbouring invocations read
+//   neighbouring vec4s). K advances T_BK at a time through two workgroup buffers: while the
+//   invocations multiply out one, the next step's loads are already in registers, stored
+//   into the other buffer afterwards; one barrier per step. How each operand is fetched is
+//   its mode: along its row (column) dimension or along K, whichever has stride 1, as vec4
+//   loads when the host has checked the alignment, else as single elements; tiles are
+//   always staged as [k][m] and [k][n]. Tiles are walked in bands of GROUP_M tile rows so
+//   that workgroups running together share rows of a and columns of b in the cache. With
+//   `chunks` > 1 the workgroup sums only K range `chunk` and writes an f32 partial result.
+// rows: for few rows of a: a workgroup takes R_ROWS rows (up to 16) and 4 R_COLS columns
+//   over one range of K; its 256 invocations are R_COLS column groups by R_LANES lanes of K.
+//   Rows of a are staged in workgroup memory R_KS values of K at a time and every
+//   invocation streams b, 4 columns at a time, R_UNROLL loads in flight, into R_ROWS vec4
+//   accumulators; the lanes then meet through workgroup memory in a fixed order. It writes
+//   f32: the result, or one K range's partial result.
+// sum: adds the `chunks` partial results of the two kernels above in order and writes the
+//   output (f32, or f16 a whole word of two outputs per invocation, over the flat index).
 //
 // Workgroups are numbered in a 2-D grid (65535 per dimension) and the number is split into
-// batch element and tile, so any batch count fits. f16 is stored packed two per u32 and
-// unpacked on load; all arithmetic is f32. An f16 output is written a whole u32 word per
-// invocation, so no two invocations write one word: the tiled kernel's columns start at an
-// even index (the host sends odd N through an f32 buffer instead), and the dot kernel writes
-// pairs of outputs from workgroup memory.
+// chunk, batch element and tile, so any batch count fits. f16 is stored packed two per u32
+// and unpacked on load; all arithmetic is f32. An f16 output is written a whole u32 word per
+// invocation: the tiled kernel's columns start at an even index, and the host sends odd N
+// (and every rows result) through f32 partials and the sum kernel.
 
 struct Params {
     M: u32,
     N: u32,
     K: u32,
     batch: u32,          // product of the batch dimensions
-    tiles_m: u32,        // tiled: ceil(M / 64), ceil(N / 64)
+    tiles_m: u32,        // tiled: tiles per column, per row; rows: row blocks, column blocks
     tiles_n: u32,
     batch_ndim: u32,
-    threads: u32,        // dot: invocations per output, a power of two
+    _pad0: u32,
     a_offset: u32,       // element offsets of the views
     b_offset: u32,
-    a_k_major: u32,      // tiled: a's stride along K is 1 (else stage it along M)
-    b_n_major: u32,      // tiled: b's stride along N is 1 (else stage it along K)
+    chunks: u32,         // tiled, rows, sum: ranges K is split into (partials when > 1)
+    kchunk: u32,         // values of K per range
     a_sm: i32,           // strides of the matrix dimensions, in elements
     a_sk: i32,
     b_sk: i32,
     b_sn: i32,
-    interleave: u32,     // dot: segment s, lane l is invocation l * segments + s
-    total: u32,          // dot: batch * M * N
-    _pad0: u32,
     _pad1: u32,
+    total: u32,          // batch * M * N
+    a_k_fast: u32,       // rows: stage a with neighbouring invocations along K
+    _pad2: u32,
     batch_shape: array<vec4<u32>, 2>,
     a_batch: array<vec4<i32>, 2>,  // strides of the batch dimensions (0 where broadcast)
     b_batch: array<vec4<i32>, 2>,
 };
 
-@group(0) @binding(0) var<storage, read> a: array<{{IN_STORAGE}}>;
-@group(0) @binding(1) var<storage, read> b: array<{{IN_STORAGE}}>;
+@group(0) @binding(0) var<storage, read> a: array<{{A_STORAGE}}>;
+@group(0) @binding(1) var<storage, read> b: array<{{B_STORAGE}}>;
 @group(0) @binding(2) var<storage, read_write> out: array<{{OUT_STORAGE}}>;
 @group(0) @binding(3) var<uniform> params: Params;
 
 const WG: u32 = 256u;
-const TM: u32 = 64u;  // output tile rows
-const TN: u32 = 64u;  // output tile columns
-const TK: u32 = 16u;  // depth of a K step
-// vec4s per K row of a staged tile: 16 plus one of padding, so that when 16 neighbouring
-// invocations store 16 different k (a matrix stored by rows) their stores spread over the
-// memory banks instead of all landing in one.
-const PITCH: u32 = 17u;
 
+// One element (f32) of a or b at element index i, and four from i on (i a multiple of 4).
 fn load_a(i: u32) -> f32 {
     {{LOAD_A}}
 }
-
+fn load4_a(i: u32) -> vec4<f32> {
+    {{LOAD4_A}}
+}
 fn load_b(i: u32) -> f32 {
     {{LOAD_B}}
+}
+fn load4_b(i: u32) -> vec4<f32> {
+    {{LOAD4_B}}
+}
+
+// Writes output i (f32 outputs; the f16 form is never run, the kernels write f16 words).
+fn put(i: u32, v: f32) {
+    {{PUT}}
 }
 
 // f32 to f16 bits, rounding to nearest; NaN, infinity and overflow are handled here
@@ -95,144 +107,314 @@ fn batch_bases(batch: u32) -> vec2<i32> {
 
 // ---- tiled kernel ---------------------------------------------------------------------
 
-// a's tile as [k][m / 4] and b's as [k][n / 4]: the inner loop reads one vec4 of each.
-var<workgroup> a_tile: array<vec4<f32>, 272>;
-var<workgroup> b_tile: array<vec4<f32>, 272>;
+const T_BM: u32 = {{T_BM}}u;
+const T_BN: u32 = {{T_BN}}u;
+const T_BK: u32 = {{T_BK}}u;
+// 0: vec4 along M (N), 1: vec4 along K, 2: single elements along M (N), 3: along K.
+const A_MODE: u32 = {{A_MODE}}u;
+const B_MODE: u32 = {{B_MODE}}u;
+// vec4s per k of a staged tile: T_BM / 4, plus one where room allows, which spreads the
+// stores of a tile fetched along K over more memory banks.
+const A_PITCH: u32 = {{A_PITCH}}u;
+const B_PITCH: u32 = {{B_PITCH}}u;
+const A_BUF: u32 = T_BK * A_PITCH;  // vec4s of one buffer
+const B_BUF: u32 = T_BK * B_PITCH;
+// Invocations: T_TX across the tile's columns by T_TY down its rows.
+const T_TX: u32 = {{T_TX}}u;
+const T_TY: u32 = {{T_TY}}u;
+const T_WG: u32 = T_TX * T_TY;
+const A_LOADS: u32 = T_BK * T_BM / (4u * T_WG);  // vec4s each invocation fetches per step
+const B_LOADS: u32 = T_BK * T_BN / (4u * T_WG);
+const GROUP_M: u32 = 8u;
+
+var<workgroup> ta: array<vec4<f32>, {{A_TILE}}>;
+var<workgroup> tb: array<vec4<f32>, {{B_TILE}}>;
+
+// Fetch q (0 .. T_BK * T_BM / 4 - 1) of a's tile at (m0, k0): four values of one k along M,
+// or of one row along K; zeros past M and past ke.
+fn fetch_a(q: u32, base: i32, m0: u32, k0: u32, ke: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    if ((A_MODE & 1u) == 0u) {
+        let m = m0 + 4u * (q % (T_BM / 4u));
+        let k = k0 + q / (T_BM / 4u);
+        if (k < ke) {
+            let at = base + i32(k) * params.a_sk + i32(m) * params.a_sm;
+            if (A_MODE == 0u) {
+                if (m < params.M) { v = load4_a(u32(at)); }
+            } else {
+                if (m < params.M) { v.x = load_a(u32(at)); }
+                if (m + 1u < params.M) { v.y = load_a(u32(at + params.a_sm)); }
+                if (m + 2u < params.M) { v.z = load_a(u32(at + 2 * params.a_sm)); }
+                if (m + 3u < params.M) { v.w = load_a(u32(at + 3 * params.a_sm)); }
+            }
+        }
+    } else {
+        let k = k0 + 4u * (q % (T_BK / 4u));
+        let m = m0 + q / (T_BK / 4u);
+        if (m < params.M) {
+            let at = base + i32(m) * params.a_sm + i32(k) * params.a_sk;
+            if (A_MODE == 1u) {
+                if (k < ke) { v = load4_a(u32(at)); }
+            } else {
+                if (k < ke) { v.x = load_a(u32(at)); }
+                if (k + 1u < ke) { v.y = load_a(u32(at + params.a_sk)); }
+                if (k + 2u < ke) { v.z = load_a(u32(at + 2 * params.a_sk)); }
+                if (k + 3u < ke) { v.w = load_a(u32(at + 3 * params.a_sk)); }
+            }
+        }
+    }
+    return v;
+}
+
+fn fetch_b(q: u32, base: i32, n0: u32, k0: u32, ke: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    if ((B_MODE & 1u) == 0u) {
+        let n = n0 + 4u * (q % (T_BN / 4u));
+        let k = k0 + q / (T_BN / 4u);
+        if (k < ke) {
+            let at = base + i32(k) * params.b_sk + i32(n) * params.b_sn;
+            if (B_MODE == 0u) {
+                if (n < params.N) { v = load4_b(u32(at)); }
+            } else {
+                if (n < params.N) { v.x = load_b(u32(at)); }
+                if (n + 1u < params.N) { v.y = load_b(u32(at + params.b_sn)); }
+                if (n + 2u < params.N) { v.z = load_b(u32(at + 2 * params.b_sn)); }
+                if (n + 3u < params.N) { v.w = load_b(u32(at + 3 * params.b_sn)); }
+            }
+        }
+    } else {
+        let k = k0 + 4u * (q % (T_BK / 4u));
+        let n = n0 + q / (T_BK / 4u);
+        if (n < params.N) {
+            let at = base + i32(n) * params.b_sn + i32(k) * params.b_sk;
+            if (B_MODE == 1u) {
+                if (k < ke) { v = load4_b(u32(at)); }
+            } else {
+                if (k < ke) { v.x = load_b(u32(at)); }
+                if (k + 1u < ke) { v.y = load_b(u32(at + params.b_sk)); }
+                if (k + 2u < ke) { v.z = load_b(u32(at + 2 * params.b_sk)); }
+                if (k + 3u < ke) { v.w = load_b(u32(at + 3 * params.b_sk)); }
+            }
+        }
+    }
+    return v;
+}
+
+// Stores fetch q into buffer `buf`: whole when it runs along M (N), else one value per k.
+fn stash_a(q: u32, buf: u32, v: vec4<f32>) {
+    if ((A_MODE & 1u) == 0u) {
+        ta[buf * A_BUF + (q / (T_BM / 4u)) * A_PITCH + q % (T_BM / 4u)] = v;
+    } else {
+        let m = q / (T_BK / 4u);
+        let kv = q % (T_BK / 4u);
+        let at = buf * A_BUF + 4u * kv * A_PITCH + m / 4u;
+        let c = m % 4u;
+        ta[at][c] = v.x;
+        ta[at + A_PITCH][c] = v.y;
+        ta[at + 2u * A_PITCH][c] = v.z;
+        ta[at + 3u * A_PITCH][c] = v.w;
+    }
+}
+
+fn stash_b(q: u32, buf: u32, v: vec4<f32>) {
+    if ((B_MODE & 1u) == 0u) {
+        tb[buf * B_BUF + (q / (T_BN / 4u)) * B_PITCH + q % (T_BN / 4u)] = v;
+    } else {
+        let n = q / (T_BK / 4u);
+        let kv = q % (T_BK / 4u);
+        let at = buf * B_BUF + 4u * kv * B_PITCH + n / 4u;
+        let c = n % 4u;
+        tb[at][c] = v.x;
+        tb[at + B_PITCH][c] = v.y;
+        tb[at + 2u * B_PITCH][c] = v.z;
+        tb[at + 3u * B_PITCH][c] = v.w;
+    }
+}
 
 // Writes up to 4 outputs of one row: flat index base + n, ..., columns n.. below N.
 fn store4(base: u32, n: u32, v: vec4<f32>) {
     {{STORE4}}
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size({{T_WG}})
 fn {{TILED_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) groups: vec3<u32>) {
     let group = wid.x + wid.y * groups.x;
     let per_batch = params.tiles_m * params.tiles_n;
-    let batch = group / per_batch;
-    if (batch >= params.batch) { return; }  // the grid's spare workgroups, whole: barriers stay uniform
-    let tile = group - batch * per_batch;
-    let m0 = (tile / params.tiles_n) * TM;
-    let n0 = (tile % params.tiles_n) * TN;
+    let per_chunk = per_batch * params.batch;
+    let chunk = group / per_chunk;
+    if (chunk >= params.chunks) { return; }  // the grid's spare workgroups, whole: barriers stay uniform
+    let rest = group - chunk * per_chunk;
+    let batch = rest / per_batch;
+    let tile = rest - batch * per_batch;
+    let band = GROUP_M * params.tiles_n;
+    let first_m = (tile / band) * GROUP_M;
+    let band_rows = min(params.tiles_m - first_m, GROUP_M);
+    let in_band = tile % band;
+    let m0 = (first_m + in_band % band_rows) * T_BM;
+    let n0 = (in_band / band_rows) * T_BN;
     let bases = batch_bases(batch);
-    let tx = tid % 16u;  // columns n0 + 4 tx .. + 3
-    let ty = tid / 16u;  // rows m0 + 4 ty .. + 3
-    var acc0 = vec4<f32>(0.0);
-    var acc1 = vec4<f32>(0.0);
-    var acc2 = vec4<f32>(0.0);
-    var acc3 = vec4<f32>(0.0);
-    let m = m0 + 4u * ty;
-    let n = n0 + 4u * tx;
-    let in_range = m < params.M && n < params.N;
-    for (var k0 = 0u; k0 < params.K; k0 = k0 + TK) {
-        // One vec4 of each tile per invocation: 4 consecutive rows of a (columns of b) at one
-        // k, stored whole. When the stride along K is 1, 16 neighbouring invocations take 16
-        // neighbouring k; otherwise they take 64 neighbouring rows (columns).
-        var ag = tid % 16u;
-        var ak = tid / 16u;
-        if (params.a_k_major != 0u) {
-            ag = tid / 16u;
-            ak = tid % 16u;
+    let kb = chunk * params.kchunk;
+    let ke = min(params.K, kb + params.kchunk);
+    let steps = (ke - kb + T_BK - 1u) / T_BK;
+    let tx = tid % T_TX;  // columns n0 + 4 T_TX h + 4 tx .. + 3
+    let ty = tid / T_TX;  // rows m0 + 4 T_TY g + 4 ty .. + 3
+    let in_range = m0 + 4u * ty < params.M && n0 + 4u * tx < params.N;
+{{ACC_DECL}}
+    var ra: array<vec4<f32>, A_LOADS>;
+    var rb: array<vec4<f32>, B_LOADS>;
+    for (var j = 0u; j < A_LOADS; j = j + 1u) {
+        stash_a(tid + T_WG * j, 0u, fetch_a(tid + T_WG * j, bases.x, m0, kb, ke));
+    }
+    for (var j = 0u; j < B_LOADS; j = j + 1u) {
+        stash_b(tid + T_WG * j, 0u, fetch_b(tid + T_WG * j, bases.y, n0, kb, ke));
+    }
+    workgroupBarrier();
+    for (var s = 0u; s < steps; s = s + 1u) {
+        let cur = s & 1u;
+        let more = s + 1u < steps;
+        if (more) {
+            let k1 = kb + (s + 1u) * T_BK;
+            for (var j = 0u; j < A_LOADS; j = j + 1u) { ra[j] = fetch_a(tid + T_WG * j, bases.x, m0, k1, ke); }
+            for (var j = 0u; j < B_LOADS; j = j + 1u) { rb[j] = fetch_b(tid + T_WG * j, bases.y, n0, k1, ke); }
         }
-        var av = vec4<f32>(0.0);
-        if (k0 + ak < params.K) {
-            let r = m0 + 4u * ag;
-            let at = bases.x + i32(k0 + ak) * params.a_sk + i32(r) * params.a_sm;
-            if (r < params.M) { av.x = load_a(u32(at)); }
-            if (r + 1u < params.M) { av.y = load_a(u32(at + params.a_sm)); }
-            if (r + 2u < params.M) { av.z = load_a(u32(at + 2 * params.a_sm)); }
-            if (r + 3u < params.M) { av.w = load_a(u32(at + 3 * params.a_sm)); }
-        }
-        a_tile[ak * PITCH + ag] = av;
-        var bg = tid % 16u;
-        var bk = tid / 16u;
-        if (params.b_n_major == 0u) {
-            bg = tid / 16u;
-            bk = tid % 16u;
-        }
-        var bv = vec4<f32>(0.0);
-        if (k0 + bk < params.K) {
-            let c = n0 + 4u * bg;
-            let bt = bases.y + i32(k0 + bk) * params.b_sk + i32(c) * params.b_sn;
-            if (c < params.N) { bv.x = load_b(u32(bt)); }
-            if (c + 1u < params.N) { bv.y = load_b(u32(bt + params.b_sn)); }
-            if (c + 2u < params.N) { bv.z = load_b(u32(bt + 2 * params.b_sn)); }
-            if (c + 3u < params.N) { bv.w = load_b(u32(bt + 3 * params.b_sn)); }
-        }
-        b_tile[bk * PITCH + bg] = bv;
-        workgroupBarrier();
-        // Invocations whose whole 4 x 4 block lies past the edge skip the arithmetic (no
-        // barrier inside, so the branch may diverge).
+        // Invocations whose first block lies past the edge skip the arithmetic (no barrier
+        // inside, so the branch may diverge).
         if (in_range) {
-            for (var kk = 0u; kk < TK; kk = kk + 1u) {
-                let a4 = a_tile[kk * PITCH + ty];
-                let b4 = b_tile[kk * PITCH + tx];
-                acc0 = acc0 + a4.x * b4;
-                acc1 = acc1 + a4.y * b4;
-                acc2 = acc2 + a4.z * b4;
-                acc3 = acc3 + a4.w * b4;
+            let abase = cur * A_BUF + ty;
+            let bbase = cur * B_BUF + tx;
+            for (var kk = 0u; kk < T_BK; kk = kk + 1u) {
+{{ACC_STEP}}
             }
         }
-        workgroupBarrier();  // all have read the tiles before they are overwritten
+        if (more) {
+            for (var j = 0u; j < A_LOADS; j = j + 1u) { stash_a(tid + T_WG * j, cur ^ 1u, ra[j]); }
+            for (var j = 0u; j < B_LOADS; j = j + 1u) { stash_b(tid + T_WG * j, cur ^ 1u, rb[j]); }
+        }
+        workgroupBarrier();  // one buffer read, the other written: both done before the next step
     }
     if (!in_range) { return; }
-    let row = (batch * params.M + m) * params.N;
-    if (m < params.M) { store4(row, n, acc0); }
-    if (m + 1u < params.M) { store4(row + params.N, n, acc1); }
-    if (m + 2u < params.M) { store4(row + 2u * params.N, n, acc2); }
-    if (m + 3u < params.M) { store4(row + 3u * params.N, n, acc3); }
+    let first = chunk * params.total + batch * params.M * params.N;
+{{ACC_STORE}}
 }
 
-// ---- dot kernel -----------------------------------------------------------------------
+// ---- rows kernel ----------------------------------------------------------------------
 
-var<workgroup> partial: array<f32, 256>;
-var<workgroup> results: array<f32, 256>;
+const R_ROWS: u32 = {{R_ROWS}}u;    // rows of a per workgroup: 1, 2, 4, 8 or 16
+const R_AP: u32 = {{R_AP}}u;        // floats per staged k (R_ROWS, padded where lanes differ in k)
+const R_KS: u32 = {{R_KS}}u;        // values of K staged at a time
+const R_LANES: u32 = {{R_LANES}}u;  // invocations along K (8, 16 or 32)
+const R_COLS: u32 = WG / R_LANES;   // column groups of 4: the workgroup has 4 R_COLS columns
+// 0: vec4 of b along N (columns n0 + 4 c ..), 1: single elements (columns n0 + c + R_COLS j),
+// 2: as 1 with the lanes of K side by side (b stored along K).
+const R_MODE: u32 = {{R_MODE}}u;
+const R_RG: u32 = {{R_RG}}u;        // rows reduced per round (R_RG x 4 R_COLS <= 256)
 
-// The invocation that holds lane `lane` of segment `seg`.
-fn slot(seg: u32, lane: u32, segments: u32) -> u32 {
-    if (params.interleave != 0u) { return lane * segments + seg; }
-    return seg * params.threads + lane;
+var<workgroup> shm: array<vec4<f32>, 1024>;
+
+// Columns n0 + 4 c .. + 3 (mode 0) or n0 + c + R_COLS j (j = 0 .. 3) of b's row k.
+fn rows_b(base: i32, k: u32, n0: u32, c: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    let row = base + i32(k) * params.b_sk;
+    if (R_MODE == 0u) {
+        let n = n0 + 4u * c;
+        if (n < params.N) { v = load4_b(u32(row + i32(n))); }
+    } else {
+        let n = n0 + c;
+        let at = row + i32(n) * params.b_sn;
+        let step = i32(R_COLS) * params.b_sn;
+        if (n < params.N) { v.x = load_b(u32(at)); }
+        if (n + R_COLS < params.N) { v.y = load_b(u32(at + step)); }
+        if (n + 2u * R_COLS < params.N) { v.z = load_b(u32(at + 2 * step)); }
+        if (n + 3u * R_COLS < params.N) { v.w = load_b(u32(at + 3 * step)); }
+    }
+    return v;
 }
 
-// Writes the workgroup's results (outputs first .. first + count - 1).
-fn store_results(first: u32, count: u32, tid: u32) {
-    {{STORE_RESULTS}}
+// Sums the lanes of rows first .. first + R_RG - 1 (staged in shm as [row][invocation]) and
+// writes them: invocation t takes row t / (4 R_COLS) and column t % (4 R_COLS).
+fn rows_emit(tid: u32, first: u32, row0: u32, n0: u32, obase: u32) {
+    let rr = tid / (4u * R_COLS);
+    let col = tid % (4u * R_COLS);
+    var c = col % R_COLS;
+    var j = col / R_COLS;
+    if (R_MODE == 0u) {
+        c = col / 4u;
+        j = col % 4u;
+    }
+    let row = row0 + first + rr;
+    let n = n0 + col;
+    if (rr < R_RG && row < params.M && n < params.N) {
+        var s = 0.0;
+        for (var l = 0u; l < R_LANES; l = l + 1u) {
+            var t = l * R_COLS + c;
+            if (R_MODE == 2u) { t = c * R_LANES + l; }
+            s = s + shm[rr * WG + t][j];
+        }
+        put(obase + row * params.N + n, s);
+    }
 }
 
 @compute @workgroup_size(256)
-fn {{DOT_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+fn {{ROWS_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) groups: vec3<u32>) {
     let group = wid.x + wid.y * groups.x;
-    let t = params.threads;
-    let segments = WG / t;
-    let first = group * segments;
-    if (first >= params.total) { return; }  // whole workgroups only
-    var seg = tid / t;
-    var lane = tid % t;
-    if (params.interleave != 0u) {
-        seg = tid % segments;
-        lane = tid / segments;
+    let per_batch = params.tiles_m * params.tiles_n;
+    let per_chunk = per_batch * params.batch;
+    let chunk = group / per_chunk;
+    if (chunk >= params.chunks) { return; }
+    let rest = group - chunk * per_chunk;
+    let batch = rest / per_batch;
+    let tile = rest - batch * per_batch;
+    let row0 = (tile / params.tiles_n) * R_ROWS;
+    let n0 = (tile % params.tiles_n) * (4u * R_COLS);
+    let bases = batch_bases(batch);
+    let kb = chunk * params.kchunk;
+    let ke = min(params.K, kb + params.kchunk);
+    var c = tid % R_COLS;
+    var lane = tid / R_COLS;
+    if (R_MODE == 2u) {
+        c = tid / R_LANES;
+        lane = tid % R_LANES;
     }
-    let o = first + seg;
-    var sum = 0.0;
-    if (o < params.total) {
-        let per_batch = params.M * params.N;
-        let batch = o / per_batch;
-        let i = o - batch * per_batch;
-        let bases = batch_bases(batch);
-        let a_row = bases.x + i32(i / params.N) * params.a_sm;
-        let b_col = bases.y + i32(i % params.N) * params.b_sn;
-        for (var k = lane; k < params.K; k = k + t) {
-            sum = sum + load_a(u32(a_row + i32(k) * params.a_sk)) * load_b(u32(b_col + i32(k) * params.b_sk));
+{{ROWS_DECL}}
+    for (var ks = kb; ks < ke; ks = ks + R_KS) {
+        let kn = min(R_KS, ke - ks);
+        for (var q = tid; q < R_KS * R_ROWS; q = q + WG) {
+            var r = q % R_ROWS;
+            var kl = q / R_ROWS;
+            if (params.a_k_fast != 0u) {
+                r = q / R_KS;
+                kl = q % R_KS;
+            }
+            var v = 0.0;
+            if (kl < kn && row0 + r < params.M) {
+                v = load_a(u32(bases.x + i32(row0 + r) * params.a_sm + i32(ks + kl) * params.a_sk));
+            }
+            let s = kl * R_AP + r;
+            shm[s / 4u][s % 4u] = v;
         }
-    }
-    partial[tid] = sum;
-    workgroupBarrier();
-    for (var s = t / 2u; s > 0u; s = s / 2u) {
-        if (lane < s) { partial[tid] = partial[tid] + partial[slot(seg, lane + s, segments)]; }
+        workgroupBarrier();
+        // R_UNROLL values of K per invocation at a time, their loads first, so that as many
+        // loads are in flight (generated); then one at a time.
+        var kl = lane;
+{{ROWS_LOOP}}
+        for (; kl < kn; kl = kl + R_LANES) {
+            let kx = kl;
+            let bx = rows_b(bases.y, ks + kl, n0, c);
+{{ROWS_STEP}}
+        }
         workgroupBarrier();
     }
-    if (lane == 0u) { results[seg] = partial[tid]; }
-    workgroupBarrier();
-    store_results(first, segments, tid);
+    let obase = chunk * params.total + batch * params.M * params.N;
+{{ROWS_REDUCE}}
+}
+
+// ---- sum kernel -----------------------------------------------------------------------
+
+@compute @workgroup_size(256)
+fn {{SUM_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = (wid.x + wid.y * groups.x) * WG + tid;
+    {{SUM_BODY}}
 }
