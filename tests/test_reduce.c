@@ -7,14 +7,19 @@
  * integers must match exactly (32-bit wraparound), floats within a bound on the rounding
  * error of the kernels' summation scaled by the reduction length. Edge cases: empty
  * reductions (errors and the sum/prod identities), sizes 1 and 0, ties and NaN, long sums,
- * and more outputs than one dispatch dimension holds. Outputs are poisoned (WGT_POISON=1,
- * set by test_elementwise.c) so unwritten elements show.
+ * and more outputs than one dispatch dimension holds. Long rows and columns take the split
+ * path (partial results per chunk, then a combining pass) and dense rows 16-byte loads: every
+ * op and type there, at aligned and unaligned offsets, and on WebGPU once more without
+ * subgroups. Outputs are poisoned (WGT_POISON=1, set by test_elementwise.c) so unwritten
+ * elements show.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/webgpu/webgpu_internal.h"
+#include "core/tensor.h"
 #include "test.h"
 
 static const wgt_dtype dtypes[] = {WGT_F32, WGT_F16, WGT_I32, WGT_U32};
@@ -573,6 +578,135 @@ TEST_BACKENDS(reduce_many_outputs_2d_grid) {
     wgt_release(seq2);
     wgt_release(pairs);
     wgt_release(twice);
+}
+
+/* ---- long rows: split reductions, 16-byte loads, column reductions --------------------- */
+
+/* Values suited to op: products that neither vanish at once nor explode (integers wrap),
+ * ties and NaN for the selections, signed values otherwise. */
+static value_kind values_for(test_op op) {
+    return op == OP_PROD ? VALUES_PROD : op == OP_MAX || op == OP_MIN || op >= OP_ARGMAX ? VALUES_TIES : VALUES_SIGNED;
+}
+
+/* Reduces long rows (split into chunks whose partial results a second pass combines) and
+ * long columns (split along the reduced axis) with every op in ops, each on the types in
+ * dts (rotating over the shapes when rotate is set, to keep the kernel compiles few):
+ * dense rows of a multiple of four (16-byte loads) and of odd length, a whole 1-D tensor
+ * with a tail after its last vector, views at aligned and unaligned offsets, strided rows,
+ * and columns with odd output counts (f16 results share words). */
+static void check_long_rows(wgt_context *ctx, int nops, const test_op *ops, int ndts, const wgt_dtype *dts, int rotate,
+                            const char *what) {
+    static const int64_t dense_even[2] = {2, 70000}, dense_odd[2] = {3, 70001}, flat[1] = {70003};
+    static const int64_t strided[2] = {2, 40001}, col3[2] = {40001, 3}, col67[2] = {3001, 67}, trans[2] = {3, 50000};
+    char desc[96];
+    uint64_t seed = 7000;
+    int axis1 = 1, axis0 = 0;
+    for (int i = 0; i < nops; i++)
+        for (int j = 0; j < ndts; j++)
+            for (int shape = 0; shape < 8; shape++) {
+                if (rotate && (shape + i + j) % ndts != 0) continue;
+                test_op op = ops[i];
+                wgt_dtype dt = dts[j];
+                value_kind k = values_for(op);
+                int one = op >= OP_ARGMAX; /* argmax and argmin take one axis */
+                wgt_tensor *x = NULL, *base = NULL;
+                switch (shape) {
+                case 0: x = host_tensor(ctx, dt, 2, dense_even, seed++, k); break;
+                case 1: x = host_tensor(ctx, dt, 2, dense_odd, seed++, k); break;
+                case 2: x = host_tensor(ctx, dt, 1, flat, seed++, k); break;
+                case 3: /* 1-D views at offsets 8 (whole vectors for every type) and 3 */
+                case 4:
+                    base = host_tensor(ctx, dt, 1, flat, seed++, k);
+                    x = wgt_slice(base, 0, shape == 3 ? 8 : 3, flat[0] - 5, 1);
+                    break;
+                case 5: x = make_input(ctx, dt, SLICED, 2, strided, seed++, k); break;
+                case 6: x = host_tensor(ctx, dt, 2, (i + j) % 2 ? col3 : col67, seed++, k); break;
+                default: x = make_input(ctx, dt, TRANSPOSED, 2, trans, seed++, k); break;
+                }
+                snprintf(desc, sizeof desc, "%s, long rows %d", what, shape);
+                CHECK(x != NULL, "%s %s: %s", desc, wgt_dtype_name(dt), wgt_last_error());
+                if (!x) {
+                    wgt_release(base);
+                    continue;
+                }
+                int ndim = wgt_tensor_ndim(x);
+                if (shape == 6) check_op(op, x, 1, &axis0, (i + j) % 2, desc);          /* columns */
+                else if (ndim == 1) check_op(op, x, one, &axis0, shape % 2, desc);    /* everything */
+                else check_op(op, x, 1, &axis1, shape % 2, desc);                     /* rows */
+                wgt_release(x);
+                wgt_release(base);
+            }
+}
+
+TEST_BACKENDS(reduce_long_rows_split_every_op) {
+    test_op ops[OP_COUNT];
+    for (int i = 0; i < OP_COUNT; i++) ops[i] = (test_op)i;
+    check_long_rows(ctx, OP_COUNT, ops, 4, dtypes, 1, "rotating types");
+    /* f32 and f16 on every shape: the float paths differ most between layouts. */
+    static const test_op float_ops[] = {OP_SUM, OP_VAR1, OP_ARGMIN};
+    check_long_rows(ctx, 3, float_ops, 2, dtypes, 0, "every shape");
+}
+
+/* Without subgroups the whole-workgroup combine is a tree in workgroup memory: the same
+ * checks on a device that pretends to have none. */
+TEST(reduce_long_rows_without_subgroups) {
+    wgt_context *gpu = test_webgpu_context();
+    if (!gpu) return;
+    ((wgt_webgpu *)gpu->backend)->has_subgroups = 0;
+    static const test_op ops[] = {OP_SUM, OP_PROD, OP_VAR0, OP_ARGMAX};
+    check_long_rows(gpu, 4, ops, 2, dtypes, 1, "no subgroups");
+    /* Rows of 1031: a workgroup each, unsplit. */
+    int64_t shape[2] = {5, 1031};
+    int axis = 1;
+    static const test_op row_ops[] = {OP_SUM, OP_MAX, OP_PROD, OP_VAR1, OP_ARGMIN};
+    for (int i = 0; i < 5; i++) {
+        wgt_tensor *x = host_tensor(gpu, dtypes[i % 4], 2, shape, 60 + (uint64_t)i, values_for(row_ops[i]));
+        check_op(row_ops[i], x, 1, &axis, i % 2, "no subgroups");
+        wgt_release(x);
+    }
+    wgt_context_release(gpu);
+}
+
+/* Precision of the split paths: a long sum of positive values and var of values whose mean
+ * is far larger than their spread, over rows and columns split into chunks. */
+TEST_BACKENDS(reduce_split_precision) {
+    int64_t rows[2] = {3, 100003}, cols[2] = {100003, 3};
+    int axis1 = 1, axis0 = 0;
+    wgt_tensor *u = wgt_rand_uniform(ctx, WGT_F32, 2, rows, 0, 1, 31);
+    wgt_tensor *v = wgt_rand_normal(ctx, WGT_F32, 2, rows, 1e4, 1, 32);
+    wgt_tensor *c = wgt_rand_normal(ctx, WGT_F32, 2, cols, -1e4, 1, 33);
+    wgt_tensor *h = wgt_rand_normal(ctx, WGT_F16, 2, cols, 100, 1, 34);
+    check_op(OP_SUM, u, 1, &axis1, 0, "uniform [0, 1)");
+    check_op(OP_MEAN, u, 0, NULL, 0, "uniform [0, 1)");
+    check_op(OP_VAR1, v, 1, &axis1, 0, "mean 1e4, spread 1");
+    check_op(OP_STD0, v, 0, NULL, 0, "mean 1e4, spread 1");
+    check_op(OP_VAR0, c, 1, &axis0, 1, "mean -1e4, spread 1");
+    check_op(OP_VAR1, h, 1, &axis0, 0, "f16 mean 100, spread 1");
+    check_op(OP_MEAN, h, 1, &axis0, 0, "f16 mean 100, spread 1");
+    wgt_release(u), wgt_release(v), wgt_release(c), wgt_release(h);
+}
+
+/* Rows broadcast from one row (stride 0 between rows, dense within: read as vectors, every
+ * row from the same place), 128 invocations per row (the 2-D grid of workgroups beyond
+ * 65535, shared by every configuration of the kernel, is reduce_many_outputs_2d_grid's). */
+TEST_BACKENDS(reduce_broadcast_rows) {
+    int64_t row[2] = {1, 2048}, rows[2] = {3001, 2048};
+    int axis = 1;
+    for (wgt_dtype dt = WGT_F32; dt <= WGT_F16; dt++) {
+        wgt_tensor *base = host_tensor(ctx, dt, 2, row, 80 + dt, VALUES_TIES), *b = wgt_broadcast_to(base, 2, rows);
+        wgt_tensor *r = wgt_sum(b, 1, &axis, 0), *m = wgt_argmax(b, 1, 0);
+        double *x = test_read_f64(base), *got = r ? test_read_f64(r) : NULL, *am = m ? test_read_f64(m) : NULL;
+        CHECK(x && got && am && wgt_tensor_numel(r) == rows[0], "%s: %s", wgt_dtype_name(dt), wgt_last_error());
+        expected e = x ? reference(OP_SUM, dt, x, row[1]) : (expected){0, 0};
+        expected ea = x ? reference(OP_ARGMAX, dt, x, row[1]) : (expected){0, 0};
+        int bad = 0;
+        for (int64_t i = 0; x && got && am && i < rows[0]; i++)
+            if ((!matches(got[i], e) || am[i] != ea.value) && bad++ < 3)
+                CHECK(0, "%s row %lld: sum %.9g (want %.9g), argmax %g (want %g)", wgt_dtype_name(dt), (long long)i,
+                      got[i], e.value, am[i], ea.value);
+        free(x), free(got), free(am);
+        wgt_release(r), wgt_release(m), wgt_release(b), wgt_release(base);
+    }
 }
 
 /* ---- cumsum ------------------------------------------------------------------------- */

@@ -1,30 +1,35 @@
 /*
  * Reductions and cumsum on WebGPU. One template (wgsl/reduce.wgsl) serves every reduce op:
- * it is filled per (op, input type) with the accumulator and output types, the load and the
- * op's final step, and cached as a pipeline. The host picks how many invocations share one
- * output from the reduced length and the number of outputs, so a few long rows get a whole
- * workgroup each and a tree reduction, while many short rows get one invocation each and
- * no barriers. cumsum (wgsl/cumsum.wgsl) scans one row per invocation; f16 results go
- * through an f32 buffer and the elementwise copy kernel, which writes packed f16 words whole.
+ * it is filled per (op, input type, pass) with the accumulator and output types, the load
+ * and the op's final step, trimmed to the code of that variant, and cached as a pipeline.
+ * The host picks how many invocations share one output from the reduced length and the
+ * number of outputs, so long rows get a whole workgroup each (combined through subgroup
+ * shuffles where the device has them, else a tree), while many short rows get one
+ * invocation each and no barriers. When the outputs are too few to fill the device, each
+ * row is split into chunks: one pass reduces every chunk to a partial result in a
+ * temporary buffer, a second combines each output's partials (var: a pair of such passes
+ * for the means, then one for the deviations from them). Column reductions (the reduced
+ * dimension strided, neighbouring outputs adjacent in memory) give each invocation one
+ * output's chunk, so neighbouring invocations read neighbouring elements. Dense rows are
+ * read 16 bytes at a time.
+ * cumsum (wgsl/cumsum.wgsl) scans one row per invocation; f16 results go through an f32
+ * buffer and the elementwise copy kernel, which writes packed f16 words whole.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "webgpu_internal.h"
 
 #define WORKGROUP_SIZE 256u
 
-/* The template's op codes are wgt_reduce_op's values. */
-_Static_assert(WGT_REDUCE_SUM == 0 && WGT_REDUCE_MEAN == 1 && WGT_REDUCE_MAX == 2 && WGT_REDUCE_MIN == 3 &&
-                   WGT_REDUCE_PROD == 4 && WGT_REDUCE_VAR == 5 && WGT_REDUCE_ARGMAX == 6 && WGT_REDUCE_ARGMIN == 7,
-               "reduce.wgsl hard-codes the wgt_reduce_op values");
-
 typedef struct {
     uint32_t out_count, red_count, keep_ndim, red_ndim;
-    uint32_t offset, threads, rounds;
+    uint32_t offset, threads, rounds, chunks;
+    uint32_t chunk_len;
     float count_f;
     float divisor_f;
-    uint32_t nan_bits, inf_bits, pad;
+    uint32_t nan_bits, inf_bits, pad[3];
     uint32_t keep_shape[8];
     int32_t keep_strides[8];
     uint32_t red_shape[8];
@@ -40,9 +45,17 @@ typedef struct {
     uint32_t out_strides[8];
 } cumsum_params;
 
+/* What one reduce pipeline reads and writes (see reduce.wgsl). */
+enum { DST_FINAL, DST_PARTIAL, DST_MEAN };
+
 typedef struct {
     wgt_reduce_op op;
     wgt_dtype in, out;
+    int partials; /* reads pass 1's partials instead of elements */
+    int dst;      /* DST_FINAL, DST_PARTIAL or DST_MEAN */
+    int second;   /* var: the pass over deviations from the means in binding 2 */
+    int vec;      /* 16-byte loads of dense rows through binding 1 */
+    int sg;       /* subgroup shuffles */
 } reduce_kernel;
 
 static const char *const op_names[WGT_REDUCE_COUNT] = {"sum", "mean", "max", "min", "prod", "var", "argmax", "argmin"};
@@ -60,17 +73,90 @@ static const char *load_body(wgt_dtype in) {
     return "return T(inp[i]);";
 }
 
+/* A named property of a pipeline for the template's //#if lines. */
+typedef struct {
+    const char *name;
+    int on;
+} reduce_flag;
+
+/* Keeps the lines of text between "//#if NAME" (or "//#if !NAME") and "//#else" or
+ * "//#endif" when the flag is on (off); the marker lines go. Blocks nest. malloc'd, or NULL. */
+static char *select_lines(const char *text, const reduce_flag *flags, int nflags) {
+    size_t n = strlen(text);
+    char *out = malloc(n + 1);
+    if (!out) return NULL;
+    size_t used = 0;
+    int depth = 0, keep[32]; /* keep[d]: the lines of block d are kept */
+    for (const char *line = text; *line;) {
+        const char *eol = strchr(line, '\n');
+        size_t len = eol ? (size_t)(eol - line) + 1 : strlen(line);
+        const char *t = line;
+        while (*t == ' ') t++;
+        int kept = 1;
+        for (int d = 0; d < depth; d++) kept &= keep[d];
+        if (!strncmp(t, "//#if ", 6)) {
+            const char *name = t + 6;
+            int negate = *name == '!';
+            name += negate;
+            size_t nl = strcspn(name, " \r\n");
+            int on = -1;
+            for (int i = 0; i < nflags; i++)
+                if (strlen(flags[i].name) == nl && !strncmp(flags[i].name, name, nl)) on = flags[i].on;
+            if (on < 0 || depth == 32) {
+                free(out);
+                return NULL;
+            }
+            keep[depth++] = negate ? !on : on;
+        } else if (!strncmp(t, "//#else", 7) && depth > 0) {
+            keep[depth - 1] = !keep[depth - 1];
+        } else if (!strncmp(t, "//#endif", 8) && depth > 0) {
+            depth--;
+        } else if (kept) {
+            memcpy(out + used, line, len);
+            used += len;
+        }
+        line += len;
+    }
+    out[used] = '\0';
+    if (depth != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
 static char *build_reduce(wgt_webgpu *w, const void *arg) {
     (void)w;
     const reduce_kernel *k = arg;
-    const char *text = wgt_wgsl_source("reduce");
+    const char *source = wgt_wgsl_source("reduce");
+    if (!source) return NULL;
+    int select = k->op == WGT_REDUCE_MAX || k->op == WGT_REDUCE_MIN || k->op == WGT_REDUCE_ARGMAX ||
+                 k->op == WGT_REDUCE_ARGMIN;
+    int var = k->op == WGT_REDUCE_VAR;
+    const reduce_flag flags[] = {
+        {"SELECT", select},
+        {"PROD", k->op == WGT_REDUCE_PROD},
+        {"ADD", !select && k->op != WGT_REDUCE_PROD},
+        {"VAR", var},
+        {"PARTIALS", k->partials},
+        {"ELEMENTS", !k->partials},
+        {"VEC", k->vec},
+        {"F16IN", k->in == WGT_F16 && !k->partials},
+        {"SG", k->sg},
+        {"SECOND", k->second},
+        {"TWO_PASS", var && !k->partials && !k->second && k->dst == DST_FINAL},
+        {"FINAL", k->dst == DST_FINAL},
+        {"PARTIAL", k->dst == DST_PARTIAL},
+        {"MEAN", k->dst == DST_MEAN},
+        {"F16OUT", k->dst == DST_FINAL && k->out == WGT_F16},
+    };
+    char *text = select_lines(source, flags, (int)(sizeof flags / sizeof *flags));
     if (!text) return NULL;
     const char *acc = acc_type(k->op, k->in);
-    const char *finish, *mean_of = "return a.v;";
+    const char *finish;
     switch (k->op) {
     case WGT_REDUCE_MEAN: finish = "return a.v / params.count_f;"; break;
     case WGT_REDUCE_VAR:
-        mean_of = "return a.v / params.count_f;";
         /* w (the deviations' sum) is 0 in exact arithmetic: subtracting its share removes
          * the rounding of the mean. A divisor of 0 gives NaN or infinity, as in NumPy. */
         /* NaN is tested by bits before the clamp: a compiler may turn the select into
@@ -86,44 +172,23 @@ static char *build_reduce(wgt_webgpu *w, const void *arg) {
     case WGT_REDUCE_ARGMIN: finish = "return i32(a.i);"; break;
     default: finish = "return a.v;"; break;
     }
-    const char *write;
-    if (k->out == WGT_F16)
-        write = "if (tid < per_group / 2u) {\n"
-                "        let o = first + 2u * tid;\n"
-                "        if (o < params.out_count) {\n"
-                "            var high = 0u;\n"
-                "            if (o + 1u < params.out_count) { high = f16_bits(results[2u * tid + 1u]); }\n"
-                "            out[o / 2u] = f16_bits(results[2u * tid]) | (high << 16u);\n"
-                "        }\n"
-                "    }";
-    else
-        write = "if (tid < per_group && first + tid < params.out_count) { out[first + tid] = results[tid]; }";
-    const char *write_alone;
-    if (k->out == WGT_F16)
-        write_alone = "let o = 2u * word;\n"
-                      "        if (o < params.out_count) {\n"
-                      "            var high = 0u;\n"
-                      "            if (o + 1u < params.out_count) { high = f16_bits(reduce_alone(o + 1u)); }\n"
-                      "            out[word] = f16_bits(reduce_alone(o)) | (high << 16u);\n"
-                      "        }";
-    else
-        write_alone = "if (word < params.out_count) { out[word] = reduce_alone(word); }";
-    char op_code[8];
-    snprintf(op_code, sizeof op_code, "%du", (int)k->op);
-    const char *pairs[] = {"IN_STORAGE", storage_type(k->in),
-                           "OUT_STORAGE", storage_type(k->out),
-                           "OP", op_code,
-                           "ACC_T", acc,
-                           "OUT_T", wgt_wgpu_compute_type(k->out),
-                           "LOAD", load_body(k->in),
-                           "IS_NAN", strcmp(acc, "f32") ? "return false;"
-                                                        : "return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;",
-                           "MEAN_OF", mean_of,
-                           "FINISH", finish,
-                           "WRITE", write,
-                           "WRITE_ALONE", write_alone,
-                           NULL};
-    return wgt_wgsl_expand(text, pairs);
+    /* A vector of packed f16 holds eight values: four from its first two words, four after. */
+    const char *f16_part = "if (k == 0u) { return vec4<f32>(unpack2x16float(x.x), unpack2x16float(x.y)); }\n"
+                           "    return vec4<f32>(unpack2x16float(x.z), unpack2x16float(x.w));";
+    const char *pairs[] = {
+        "IN_STORAGE", k->partials ? "u32" : storage_type(k->in),
+        "ACC_T", acc,
+        "OUT_T", wgt_wgpu_compute_type(k->out),
+        "GREATER", k->op == WGT_REDUCE_MAX || k->op == WGT_REDUCE_ARGMAX ? ">" : "<",
+        "IS_NAN", strcmp(acc, "f32") ? "return false;" : "return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;",
+        "FINISH", finish,
+        "LOAD", load_body(k->in),
+        "VEC_ELEMS", k->in == WGT_F16 ? "8" : "4",
+        "VEC_PART", k->in == WGT_F16 ? f16_part : "return vec4<T>(x);",
+        NULL};
+    char *wgsl = wgt_wgsl_expand(text, pairs);
+    free(text);
+    return wgsl;
 }
 
 /* Invocations per output, a power of two. More invocations per output mean more
@@ -135,6 +200,36 @@ static uint32_t threads_for(uint64_t outputs, uint64_t count) {
     uint32_t t = 1;
     while (t < WORKGROUP_SIZE && (uint64_t)t * 4 <= count && (outputs * t < (1u << 18) || count / t > 64)) t *= 2;
     return t;
+}
+
+/* Splitting: a pass writes one partial result per (output, chunk) when the outputs alone
+ * would give fewer invocations than SPLIT_TARGET (about one wave of a large GPU: on an H200
+ * 2^18 ran sum over 64M f32 in 0.085 ms, 2^20 and 2^22 in 0.089); each invocation still
+ * gets at least SPLIT_MIN elements (column reductions: SPLIT_MIN_COLUMN in sequence). */
+#define SPLIT_TARGET (1u << 18)
+#define SPLIT_MIN 64u
+#define SPLIT_MIN_COLUMN 64u
+/* Rows shorter than this are read element by element (vectors would save little). */
+#define VEC_MIN 256u
+
+/* Records one pass of the reduce kernel. */
+static wgt_status run_pass(wgt_webgpu *w, const reduce_kernel *k, const reduce_params *p, wgt_buffer *src,
+                           wgt_buffer *aux, wgt_buffer *dst) {
+    char key[96];
+    snprintf(key, sizeof key, "reduce:%s:%s:%s%s%s%s%s%s", op_names[k->op], wgt_dtype_name(k->in),
+             k->dst == DST_FINAL ? "final" : k->dst == DST_PARTIAL ? "partial" : "mean", k->partials ? ":combine" : "",
+             k->second ? ":second" : "", k->vec ? ":vec" : "", k->sg ? ":sg" : "",
+             k->dst == DST_FINAL && k->out == WGT_F16 ? ":f16out" : "");
+    wgt_pipeline *pl;
+    wgt_status st = wgt_wgpu_pipeline(w, key, 4, build_reduce, k, &pl);
+    if (st != WGT_OK) return st;
+    uint64_t items = k->dst == DST_PARTIAL ? (uint64_t)p->out_count * p->chunks : p->out_count;
+    /* Items per workgroup: threads = 1 takes one per invocation (two f16 outputs). */
+    uint64_t per_group = (uint64_t)(WORKGROUP_SIZE / p->threads) * p->rounds;
+    if (p->threads == 1 && k->dst == DST_FINAL && k->out == WGT_F16) per_group = 2 * WORKGROUP_SIZE;
+    /* Bindings the pipeline does not declare are filled with the source (never read). */
+    wgt_buffer *buffers[4] = {src, src, aux ? aux : src, dst};
+    return wgt_wgpu_dispatch(w, pl, buffers, p, sizeof *p, (items + per_group - 1) / per_group);
 }
 
 wgt_status wgt_wgpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
@@ -168,25 +263,84 @@ wgt_status wgt_wgpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand 
     p.keep_ndim = (uint32_t)keep;
     p.red_ndim = (uint32_t)reduce_ndim;
     p.offset = (uint32_t)in->offset;
-    p.threads = threads_for(outputs, count);
-    p.rounds = out->dtype == WGT_F16 && p.threads == WORKGROUP_SIZE ? 2 : 1;
     p.count_f = (float)count;
     double divisor = (double)count - param;
     p.divisor_f = divisor > 0 ? (float)divisor : 0.0f;
     p.nan_bits = 0x7fc00000u;
     p.inf_bits = 0x7f800000u;
 
-    reduce_kernel k = {op, in->dtype, out->dtype};
-    char key[64];
-    snprintf(key, sizeof key, "reduce:%s:%s", op_names[op], wgt_dtype_name(in->dtype));
-    wgt_pipeline *pl;
-    wgt_status st = wgt_wgpu_pipeline(w, key, 2, build_reduce, &k, &pl);
-    if (st != WGT_OK) return st;
-    /* Outputs per workgroup: a word's worth per invocation when each reduces rows alone. */
-    uint64_t per_group = p.threads == 1 ? WORKGROUP_SIZE * (out->dtype == WGT_F16 ? 2u : 1u)
-                                        : (uint64_t)(WORKGROUP_SIZE / p.threads) * p.rounds;
-    wgt_buffer *buffers[2] = {in->buffer, out->buffer};
-    return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, (outputs + per_group - 1) / per_group);
+    /* Layout: dense rows (one reduced dimension of stride 1) and column reductions (the
+     * innermost kept dimension has stride +-1, the reduced one does not: neighbouring
+     * invocations then read neighbouring elements when each takes its own output). */
+    int dense = count > 0 && reduce_ndim == 1 && p.red_strides[0] == 1;
+    int column = count > 0 && keep > 0 && reduce_ndim > 0 && abs(p.keep_strides[keep - 1]) == 1 &&
+                 abs(p.red_strides[reduce_ndim - 1]) != 1;
+    uint32_t threads = column ? 1 : threads_for(outputs, count);
+    uint64_t chunks = 1;
+    if (threads == WORKGROUP_SIZE && outputs * WORKGROUP_SIZE < SPLIT_TARGET) {
+        chunks = (SPLIT_TARGET / WORKGROUP_SIZE + outputs - 1) / outputs;
+        uint64_t most = count / ((uint64_t)WORKGROUP_SIZE * SPLIT_MIN);
+        if (chunks > most) chunks = most;
+    } else if (threads == 1 && column && outputs < SPLIT_TARGET) {
+        chunks = (SPLIT_TARGET + outputs - 1) / outputs;
+        if (chunks > count / SPLIT_MIN_COLUMN) chunks = count / SPLIT_MIN_COLUMN;
+    }
+    /* Elements per 16-byte vector; chunks start at multiples of it. */
+    uint32_t vec_elems = in->dtype == WGT_F16 ? 8 : 4;
+    uint64_t chunk_len = count;
+    if (chunks > 1) {
+        chunk_len = (count + chunks - 1) / chunks;
+        chunk_len = (chunk_len + vec_elems - 1) / vec_elems * vec_elems;
+        chunks = (count + chunk_len - 1) / chunk_len;
+    }
+    if (chunks < 1) chunks = 1;
+    int vec = dense && count >= VEC_MIN && in->offset % vec_elems == 0;
+    for (int d = 0; vec && d < keep; d++) vec = p.keep_strides[d] % (int32_t)vec_elems == 0;
+    p.threads = threads;
+    p.chunks = (uint32_t)chunks;
+    p.chunk_len = (uint32_t)chunk_len;
+    p.rounds = out->dtype == WGT_F16 && threads == WORKGROUP_SIZE && chunks == 1 ? 2 : 1;
+
+    reduce_kernel k = {op, in->dtype, out->dtype, 0, DST_FINAL, 0, vec, w->has_subgroups};
+    if (chunks == 1) return run_pass(w, &k, &p, in->buffer, NULL, out->buffer);
+
+    /* Split: pass 1 writes a partial result per (output, chunk), pass 2 combines each output's
+     * chunks. var sums first, finishes the means, then sums the deviations from them. */
+    uint64_t partial_bytes = outputs * chunks * 3 * 4;
+    reduce_params c = p; /* the combining pass: the chunks of each output are its elements */
+    c.red_count = (uint32_t)chunks;
+    c.threads = threads_for(outputs, chunks);
+    c.chunks = 1;
+    c.chunk_len = (uint32_t)chunks;
+    c.rounds = out->dtype == WGT_F16 && c.threads == WORKGROUP_SIZE ? 2 : 1;
+    c.keep_ndim = 0;
+    c.red_ndim = 1;
+    reduce_kernel kc = {op, in->dtype, out->dtype, 1, DST_FINAL, 0, 0, w->has_subgroups};
+    wgt_buffer *parts = NULL, *means = NULL, *parts2 = NULL;
+    wgt_status st = wgt_wgpu_buffer_create(be, (size_t)partial_bytes, 0, &parts);
+    if (st == WGT_OK) {
+        k.dst = DST_PARTIAL;
+        st = run_pass(w, &k, &p, in->buffer, NULL, parts);
+    }
+    if (st == WGT_OK && op == WGT_REDUCE_VAR) {
+        reduce_params cm = c;
+        cm.rounds = 1;
+        kc.dst = DST_MEAN;
+        if ((st = wgt_wgpu_buffer_create(be, (size_t)outputs * 4, 0, &means)) == WGT_OK)
+            st = run_pass(w, &kc, &cm, parts, NULL, means);
+        if (st == WGT_OK) st = wgt_wgpu_buffer_create(be, (size_t)partial_bytes, 0, &parts2);
+        if (st == WGT_OK) {
+            k.second = 1;
+            st = run_pass(w, &k, &p, in->buffer, means, parts2);
+        }
+        kc.dst = DST_FINAL;
+    }
+    if (st == WGT_OK) st = run_pass(w, &kc, &c, parts2 ? parts2 : parts, NULL, out->buffer);
+    /* Releases: the recorded commands keep the buffers alive. */
+    if (parts) wgt_wgpu_buffer_destroy(be, parts);
+    if (parts2) wgt_wgpu_buffer_destroy(be, parts2);
+    if (means) wgt_wgpu_buffer_destroy(be, means);
+    return st;
 }
 
 static char *build_cumsum(wgt_webgpu *w, const void *arg) {
