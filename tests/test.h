@@ -56,6 +56,20 @@ int test_backend_pair(wgt_context **cpu, wgt_context **gpu);
 
 int test_contains(const char *hay, const char *needle);
 
+/* 1 when built with AddressSanitizer or ThreadSanitizer: their allocators and shadow memory
+ * make host-memory figures and huge allocations mean something else. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+
 /* ---- helpers for differential tests (test_util.c) ---- */
 /* Reads any tensor as float64 values, row-major; returns a malloc'd array. */
 double *test_read_f64(wgt_tensor *t);

@@ -49,16 +49,8 @@ static wgt_tensor *broadcast_scalar(wgt_context *ctx, double v, int ndim, const 
 /* Bytes of host memory no single allocation can get: twice RAM plus swap. 0 when the kernel
  * would grant it anyway (vm.overcommit_memory=1: the first write would call the OOM killer),
  * or under a sanitizer, whose allocator aborts on such requests unless told otherwise. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 static uint64_t impossible_host_bytes(void) {
-#ifdef SANITIZED
+#if SANITIZED
     return 0;
 #else
     FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");

@@ -19,16 +19,6 @@
 
 /* Under a sanitizer, malloc is the sanitizer's and the resident set holds its shadow memory:
  * the memory figures mean nothing there, so only the buffer count and the results are checked. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 /* Valgrind holds freed blocks back (its free list), so heap figures grow under it too. */
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
