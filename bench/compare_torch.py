@@ -35,6 +35,11 @@ def workload(torch, name, size, dev):
     """A zero-argument function running the workload in PyTorch, or None if unknown."""
     f = torch.float32
     dims = parse_size(size)
+    if name == "matvec_f16":  # w [n, k] f16 @ v [k] f16, an f16 result
+        n, k = dims
+        w = torch.rand(n, k, device=dev, dtype=torch.float16) * 2 - 1
+        v = torch.rand(k, device=dev, dtype=torch.float16) * 2 - 1
+        return lambda: torch.matmul(w, v)
     if name.startswith(("gemm", "matvec")):
         if len(dims) == 4:
             b, m, k, n = dims
@@ -56,6 +61,8 @@ def workload(torch, name, size, dev):
     if name == "add_broadcast_f32":
         y = torch.randn(cols, device=dev, dtype=f)
         return lambda: x + y
+    if name == "copy_f32":  # as wgtensor's copy reference: one read and one write per element
+        return lambda: torch.neg(x)
     if name == "sum_all_f32":
         return lambda: x.sum()
     if name == "sum_rows_f32":
@@ -116,10 +123,13 @@ def compare_kernels(ours, torch, out_json, plot):
             continue
         t = time_ms(torch, fn)
         ratio = t / r["ms"] if r["ms"] > 0 else 0.0
-        rows.append({"name": r["name"], "size": r["size"], "wgtensor_ms": r["ms"], "torch_ms": t, "ratio": ratio})
+        rows.append({"name": r["name"], "size": r["size"], "wgtensor_ms": r["ms"], "torch_ms": t, "ratio": ratio,
+                     "gbyte": r["gbyte"], "gbyte_read": r.get("gbyte_read", 0),
+                     "copy_fraction": r.get("copy_fraction", 0)})
         print(f"{r['name']:22} {r['size']:18} {r['ms']:12.3f} {t:10.3f} {ratio:7.2f}")
         del fn
         torch.cuda.empty_cache()
+    print_read_bound(rows)
     if out_json:
         json.dump({"device": ours["device"], "torch": torch.__version__, "rows": rows}, open(out_json, "w"), indent=1)
     if plot:
@@ -139,6 +149,27 @@ def compare_kernels(ours, torch, out_json, plot):
         fig.savefig(plot, dpi=120)
         print(f"plot written to {plot}")
     return 0
+
+
+def print_read_bound(rows):
+    """Read-bound rows (matrix-vector, few-row GEMM): bytes read per second in each, and each
+    one's fraction of its own copy (copy_f32: bytes read + written per second)."""
+    copy = next((r for r in rows if r["name"] == "copy_f32"), None)
+    bound = [r for r in rows if r["gbyte_read"] > 0]
+    if copy is None or not bound:
+        return
+    ours_copy = copy["gbyte"] / (copy["wgtensor_ms"] * 1e-3)
+    torch_copy = copy["gbyte"] / (copy["torch_ms"] * 1e-3)
+    print(f"\nread-bound rows: GB/s of bytes read, and the fraction of each one's copy "
+          f"(wgtensor {ours_copy:.0f} GB/s, PyTorch {torch_copy:.0f} GB/s read + written)")
+    print(f"{'workload':22} {'size':18} {'wgtensor':>9} {'of copy':>8} {'torch':>9} {'of copy':>8}")
+    for r in bound:
+        ours = r["gbyte_read"] / (r["wgtensor_ms"] * 1e-3)
+        theirs = r["gbyte_read"] / (r["torch_ms"] * 1e-3)
+        r["torch_copy_fraction"] = theirs / torch_copy
+        r["copy_fraction"] = ours / ours_copy
+        print(f"{r['name']:22} {r['size']:18} {ours:9.1f} {r['copy_fraction']:8.2f} {theirs:9.1f} "
+              f"{r['torch_copy_fraction']:8.2f}")
 
 
 # ---- bench-engine rows ----------------------------------------------------------------------

@@ -4,6 +4,10 @@
  * the inputs, and reported with its achieved rate and the fraction of the hardware floor:
  * the larger of flops over peak rate and bytes over bandwidth. `--json FILE` writes the rows
  * for bench/compare_torch.py ("ms" is the figure it compares, "ms_synced" rides along).
+ * Rows whose floor is reading their operands once (the few-row GEMM sweep gemm_skinny_m1..m16,
+ * matvec_f32, matvec_f16 with packed f16 weights) also report bytes read per second as a
+ * fraction of copy_f32 (y = -x, bytes read + written) measured in the same run, which they
+ * bring along when a filter selects them.
  *
  * Timing (time_op). Every run records the op outside the clock; the clock runs around
  * wgt_eval (planning, one submit) and, where the run waits, wgt_context_sync. Each result is
@@ -53,6 +57,9 @@ typedef struct {
     double ms, ms_sync, gflop, gbyte, max_rel_err; /* ms: back to back; ms_sync: one run with its sync */
     int ok;
     char size[64];
+    /* Rows limited by reading their operands once (matrix-vector, few-row GEMM) also report
+     * the bytes they read and how close that comes to the device copy in the same run. */
+    double gbyte_read, copy_fraction;
 } bench_row;
 
 typedef struct {
@@ -159,7 +166,7 @@ static double check_matmul(wgt_tensor *a, wgt_tensor *b, wgt_tensor *c, int64_t 
 }
 
 static bench_row bench_gemm(bench_env *env, const char *name, int64_t batch, int64_t m, int64_t k, int64_t n) {
-    bench_row r = {name, 0, 0, 0, 0, 0, 0, ""};
+    bench_row r = {.name = name};
     snprintf(r.size, sizeof r.size, batch > 1 ? "%lldx%lldx%lldx%lld" : "%lldx%lldx%lld",
              batch > 1 ? (long long)batch : (long long)m, batch > 1 ? (long long)m : (long long)k,
              batch > 1 ? (long long)k : (long long)n, (long long)n);
@@ -178,12 +185,52 @@ static bench_row bench_gemm(bench_env *env, const char *name, int64_t batch, int
     return r;
 }
 
+/* A row limited by reading its operands: gbyte_read says how many bytes it must read. */
+static bench_row read_bound(bench_row r, double gbyte_read) {
+    r.gbyte_read = gbyte_read;
+    return r;
+}
+
+/* Matrix-vector product with f16 weights stored packed, two to a 32-bit word: w [n, k] @ v [k],
+ * f16 result (f32 accumulation). As in inference with f16 weights, the weights are read once
+ * and nothing else is large, so the figure that matters is bytes read per second. */
+static bench_row bench_matvec_f16(bench_env *env, int64_t n, int64_t k) {
+    bench_row r = {.name = "matvec_f16"};
+    snprintf(r.size, sizeof r.size, "%lldx%lld", (long long)n, (long long)k);
+    int64_t sw[2] = {n, k}, sv[1] = {k};
+    pair p = {wgt_rand_uniform(env->ctx, WGT_F16, 2, sw, -1, 1, 8), wgt_rand_uniform(env->ctx, WGT_F16, 1, sv, -1, 1, 9)};
+    if (p.a && p.b) {
+        r.ms = time_op(env, run_matmul, &p, &r.ms_sync);
+        wgt_tensor *c = run_matmul(&p);
+        const uint16_t *pw = wgt_tensor_data(p.a), *pv = wgt_tensor_data(p.b), *pc = c ? wgt_tensor_data(c) : NULL;
+        double worst = pw && pv && pc ? 0 : INFINITY;
+        for (int s = 0; pc && pw && pv && s < 64; s++) { /* f16 inputs are exact in float64 */
+            int64_t i = (s * 7919) % n;
+            double want = 0, mag = 0;
+            for (int64_t q = 0; q < k; q++) {
+                double x = wgt_f16_to_f32(pw[i * k + q]) * (double)wgt_f16_to_f32(pv[q]);
+                want += x, mag += fabs(x);
+            }
+            double err = fabs(wgt_f16_to_f32(pc[i]) - want) / (mag > 0 ? mag : 1);
+            if (err > worst) worst = err;
+        }
+        r.max_rel_err = worst;
+        r.ok = worst <= 1e-3; /* the f16 rounding of the result, against the sum of magnitudes */
+        wgt_release(c);
+    }
+    r.gflop = 2.0 * n * k * 1e-9;
+    r.gbyte_read = 2.0 * (n * k + k) * 1e-9;
+    r.gbyte = r.gbyte_read + 2.0 * n * 1e-9;
+    wgt_release(p.a), wgt_release(p.b);
+    return r;
+}
+
 /* ---- bandwidth workloads ---- */
 
 typedef struct {
     wgt_tensor *a, *b;
     int axis;
-    int kind; /* 0 add, 1 sum all, 2 sum rows, 3 softmax, 4 layer_norm, 5 rms_norm */
+    int kind; /* 0 add, 1 sum all, 2 sum rows, 3 softmax, 4 layer_norm, 5 rms_norm, 6 copy (y = -x) */
 } unary_arg;
 
 static wgt_tensor *run_bw(void *arg) {
@@ -194,7 +241,11 @@ static wgt_tensor *run_bw(void *arg) {
     case 2: return wgt_sum(u->a, 1, &u->axis, 0);
     case 3: return wgt_softmax(u->a, -1);
     case 4: return wgt_layer_norm(u->a, NULL, NULL, 1e-5);
-    default: return wgt_rms_norm(u->a, NULL, 1e-5);
+    case 5: return wgt_rms_norm(u->a, NULL, 1e-5);
+    /* The copy reference: one read and one write per element through the vectorised
+     * elementwise kernel. (wgt_contiguous copies through the general strided box kernel, one
+     * element per invocation with index arithmetic, which is not the device's copy speed.) */
+    default: return wgt_neg(u->a);
     }
 }
 
@@ -216,7 +267,7 @@ static double check_bw(unary_arg *u, wgt_tensor *out, int64_t rows, int64_t cols
             if (x[j] > mx) mx = x[j];
         }
         double mean = sum / cols, var = sq / cols - mean * mean, e = 0;
-        for (int64_t j = 0; j < cols && u->kind >= 3; j += cols / 16 + 1) {
+        for (int64_t j = 0; j < cols && u->kind >= 3 && u->kind <= 5; j += cols / 16 + 1) {
             double want = u->kind == 3 ? 0 : u->kind == 4 ? (x[j] - mean) / sqrt(var + 1e-5) : x[j] / sqrt(sq / cols + 1e-5);
             if (u->kind == 3) {
                 double z = 0;
@@ -233,6 +284,8 @@ static double check_bw(unary_arg *u, wgt_tensor *out, int64_t rows, int64_t cols
                 if (err > e) e = err;
             }
         if (u->kind == 2) e = fabs(o[row] - sum) / (abs_sum + 1e-30);
+        for (int64_t j = 0; j < cols && u->kind == 6; j++)
+            if (o[row * cols + j] != -x[j]) e = INFINITY;
         if (e > worst) worst = e;
     }
     if (u->kind == 1) {
@@ -244,7 +297,7 @@ static double check_bw(unary_arg *u, wgt_tensor *out, int64_t rows, int64_t cols
 }
 
 static bench_row bench_bw(bench_env *env, const char *name, int kind, int64_t rows, int64_t cols, int broadcast) {
-    bench_row r = {name, 0, 0, 0, 0, 0, 0, ""};
+    bench_row r = {.name = name};
     snprintf(r.size, sizeof r.size, "%lldx%lld", (long long)rows, (long long)cols);
     int64_t shape[2] = {rows, cols}, row[1] = {cols};
     unary_arg u = {wgt_rand_normal(env->ctx, WGT_F32, 2, shape, 0, 1, 3), NULL, 1, kind};
@@ -262,7 +315,7 @@ static bench_row bench_bw(bench_env *env, const char *name, int kind, int64_t ro
     double out_elems = kind == 1 ? 1 : kind == 2 ? (double)rows : elems;
     double in_elems = elems + (kind == 0 ? (broadcast ? (double)cols : elems) : 0);
     r.gbyte = 4.0 * (in_elems + out_elems) * 1e-9;
-    r.gflop = elems * (kind == 0 || kind <= 2 ? 1 : 5) * 1e-9;
+    r.gflop = kind == 6 ? 0 : elems * (kind <= 2 ? 1 : 5) * 1e-9;
     wgt_release(u.a), wgt_release(u.b);
     return r;
 }
@@ -279,7 +332,7 @@ static wgt_tensor *run_attention(void *arg) {
 }
 
 static bench_row bench_attention(bench_env *env, int64_t heads, int64_t seq, int64_t d) {
-    bench_row r = {"attention_causal", 0, 0, 0, 0, 0, 0, ""};
+    bench_row r = {.name = "attention_causal"};
     snprintf(r.size, sizeof r.size, "%lldh %lld %lld", (long long)heads, (long long)seq, (long long)d);
     int64_t s[3] = {heads, seq, d};
     qkv t = {wgt_rand_normal(env->ctx, WGT_F32, 3, s, 0, 1, 5), wgt_rand_normal(env->ctx, WGT_F32, 3, s, 0, 1, 6),
@@ -359,17 +412,32 @@ int wgt_bench_main(int argc, char **argv) {
     int q = env.quick ? 8 : 1;
     bench_row rows[32];
     int n = 0;
-#define RUN(name_, expr)                                          \
-    if (!filter || strstr(name_, filter)) {                       \
+#define SELECTED(name_) (!filter || strstr(name_, filter))
+#define ADD(expr)                                                 \
+    do {                                                          \
         rows[n++] = expr;                                         \
         if (!(rows[n - 1].ms > 0)) rows[n - 1].ok = 0;            \
         fprintf(stderr, "  %s done\n", rows[n - 1].name);         \
-    }
+    } while (0)
+#define RUN(name_, expr) \
+    if (SELECTED(name_)) ADD(expr)
+    int64_t big = 8192 / q; /* the skinny sweep and the matrix-vector rows: 256 MB of f32 weights */
+    /* The copy comes first and also runs for the read-bound rows, which report their
+     * fraction of it. */
+    if (SELECTED("copy_f32") || SELECTED("gemm_skinny") || SELECTED("matvec"))
+        ADD(bench_bw(&env, "copy_f32", 6, big, 8192, 0));
     RUN("gemm_f32", bench_gemm(&env, "gemm_f32", 1, 4096 / q, 4096 / q, 4096 / q));
     RUN("gemm_f32_4097", bench_gemm(&env, "gemm_f32_4097", 1, (4097 / q) | 1, (4097 / q) | 1, (4097 / q) | 1));
     RUN("gemm_f32_skinny", bench_gemm(&env, "gemm_f32_skinny_m16", 1, 16, 4096 / q, 4096 / q));
+    static const char *const skinny[] = {"gemm_skinny_m1", "gemm_skinny_m2", "gemm_skinny_m4", "gemm_skinny_m8",
+                                         "gemm_skinny_m16"};
+    for (int i = 0; i < 5; i++) {
+        int64_t m = (int64_t)1 << i;
+        RUN(skinny[i], read_bound(bench_gemm(&env, skinny[i], 1, m, big, big), 4.0 * (m * big + big * big) * 1e-9));
+    }
     RUN("gemm_batched", bench_gemm(&env, "gemm_batched_attn", 32, 128, 128, 1024 / q));
-    RUN("matvec_f32", bench_gemm(&env, "matvec_f32", 1, 1, 8192 / q, 8192 / q));
+    RUN("matvec_f32", read_bound(bench_gemm(&env, "matvec_f32", 1, 1, big, big), 4.0 * (big + big * big) * 1e-9));
+    RUN("matvec_f16", bench_matvec_f16(&env, big, big));
     RUN("add_f32", bench_bw(&env, "add_f32", 0, 8192 / q, 8192, 0));
     RUN("add_broadcast", bench_bw(&env, "add_broadcast_f32", 0, 8192 / q, 8192, 1));
     RUN("sum_all", bench_bw(&env, "sum_all_f32", 1, 8192 / q, 8192, 0));
@@ -379,6 +447,16 @@ int wgt_bench_main(int argc, char **argv) {
     RUN("rms_norm", bench_bw(&env, "rms_norm_rows", 5, 8192 / q, 4096, 0));
     RUN("attention", bench_attention(&env, 32 / (q > 1 ? 4 : 1), 2048 / q, 128));
 #undef RUN
+#undef ADD
+#undef SELECTED
+    /* Read-bound rows against the copy: bytes read per second over the copy's bytes moved
+     * (read + written) per second, both on this device in this run. */
+    double copy_gbps = 0;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(rows[i].name, "copy_f32") && rows[i].ok) copy_gbps = rows[i].gbyte / (rows[i].ms * 1e-3);
+    for (int i = 0; i < n; i++)
+        if (rows[i].gbyte_read > 0 && copy_gbps > 0 && rows[i].ms > 0)
+            rows[i].copy_fraction = rows[i].gbyte_read / (rows[i].ms * 1e-3) / copy_gbps;
     printf("device: %s; peaks used for the floor: %.0f GFLOP/s, %.0f GB/s%s\n", device, env.peak_gflops,
            env.peak_gbps, env.peak_gflops == 0 ? " (unknown: pass --peak-gflops/--peak-gbps)" : "");
     printf("%-22s %-18s %10s %10s %10s %9s %8s %9s %s\n", "workload", "size", "ms", "ms synced", "GFLOP/s", "GB/s",
@@ -388,6 +466,14 @@ int wgt_bench_main(int argc, char **argv) {
                rows[i].ms_sync,
                rows[i].gflop / (rows[i].ms * 1e-3), rows[i].gbyte / (rows[i].ms * 1e-3),
                100 * floor_fraction(&env, &rows[i]), rows[i].max_rel_err, rows[i].ok ? "ok" : "FAIL");
+    if (copy_gbps > 0) {
+        printf("\nread-bound rows: bytes read per second against copy_f32 (%.1f GB/s read + written)\n", copy_gbps);
+        printf("%-22s %-18s %10s %10s %9s\n", "workload", "size", "MB read", "GB/s read", "of copy");
+        for (int i = 0; i < n; i++)
+            if (rows[i].copy_fraction > 0)
+                printf("%-22s %-18s %10.1f %10.1f %8.1f%%\n", rows[i].name, rows[i].size, rows[i].gbyte_read * 1e3,
+                       rows[i].gbyte_read / (rows[i].ms * 1e-3), 100 * rows[i].copy_fraction);
+    }
     if (json) {
         FILE *f = fopen(json, "w");
         if (!f) {
@@ -396,10 +482,11 @@ int wgt_bench_main(int argc, char **argv) {
             fprintf(f, "{\"device\": \"%s\", \"quick\": %d, \"rows\": [\n", device, env.quick);
             for (int i = 0; i < n; i++)
                 fprintf(f, "  {\"name\": \"%s\", \"size\": \"%s\", \"ms\": %.6f, \"ms_synced\": %.6f, \"gflop\": %.6f, \"gbyte\": %.6f, "
+                           "\"gbyte_read\": %.6f, \"copy_fraction\": %.4f, "
                            "\"floor_fraction\": %.4f, \"max_rel_err\": %.3g, \"ok\": %s}%s\n",
                         rows[i].name, rows[i].size, rows[i].ms, rows[i].ms_sync, rows[i].gflop, rows[i].gbyte,
-                        floor_fraction(&env, &rows[i]), rows[i].max_rel_err, rows[i].ok ? "true" : "false",
-                        i + 1 < n ? "," : "");
+                        rows[i].gbyte_read, rows[i].copy_fraction, floor_fraction(&env, &rows[i]),
+                        rows[i].max_rel_err, rows[i].ok ? "true" : "false", i + 1 < n ? "," : "");
             fprintf(f, "]}\n");
             fclose(f);
         }
