@@ -133,11 +133,13 @@ typedef struct wgt_stats {
     uint64_t ops_fused;           /* ops that ran inside a fused kernel */
     uint64_t launches;            /* backend kernel launches: a fused kernel counts once */
     uint64_t submits;             /* command buffers submitted to the device queue */
+    uint64_t kernels_cached;      /* compiled kernels (pipelines) kept for reuse; bounded, and
+                                     emptied by wgt_context_trim */
 } wgt_stats;
 /* Counters since the context was created (CPU contexts report no device memory). */
 wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out);
-/* Runs pending work, then gives the pool's memory back to the driver and restarts the peak
- * at what is in use. */
+/* Runs pending work, then gives the pool's memory and the compiled kernels back to the driver
+ * (kernels are compiled again when next used) and restarts the peak at what is in use. */
 wgt_status wgt_context_trim(wgt_context *ctx);
 
 /* ---- asynchronous reads --------------------------------------------------------------- */

@@ -378,3 +378,64 @@ TEST(engine_fused_constants_match_op_by_op_in_every_type) {
     }
     wgt_context_release(on), wgt_context_release(off);
 }
+
+/* Trim gives the compiled kernels back too; the next use compiles them again and gets the
+ * same results. (The caches are also bounded, at WGT_WGPU_PIPELINE_CACHE_MAX each, which a
+ * test on lavapipe cannot reach in reasonable time; the fuzzer does.) */
+TEST(engine_trim_gives_kernels_back_and_they_compile_again) {
+    wgt_context *gpu = test_webgpu_context();
+    if (!gpu) return;
+    static const int64_t s[1] = {37};
+    wgt_tensor *x = wgt_arange(gpu, WGT_F32, 0, 37, 1), *w = wgt_full(gpu, WGT_F32, 1, s, 0.5);
+    float before[37], after[37];
+    for (int round = 0; round < 2; round++) {
+        wgt_tensor *y = wgt_mul(x, w), *z = wgt_exp(y), *r = wgt_sum(z, 0, NULL, 0);
+        CHECK(wgt_tensor_read(z, round ? after : before, sizeof before) == WGT_OK, "%s", wgt_last_error());
+        float total;
+        CHECK(wgt_tensor_read(r, &total, sizeof total) == WGT_OK, "%s", wgt_last_error());
+        CHECK(stats_of(gpu).kernels_cached > 0, "round %d: no kernel cached after running ops", round);
+        wgt_release(y), wgt_release(z), wgt_release(r);
+        CHECK(wgt_context_trim(gpu) == WGT_OK, "%s", wgt_last_error());
+        CHECK(stats_of(gpu).kernels_cached == 0, "round %d: %llu kernels kept after trim", round,
+              (unsigned long long)stats_of(gpu).kernels_cached);
+    }
+    CHECK(memcmp(before, after, sizeof before) == 0, "results changed after the kernels were compiled again");
+    for (int i = 0; i < 37; i++) CHECK(fabsf(before[i] - expf(0.5f * (float)i)) <= 1e-5f * expf(0.5f * (float)i), "x[%d] = %g", i, before[i]);
+    wgt_release(x), wgt_release(w);
+    wgt_context_release(gpu);
+}
+
+/* concat and stack may mix tensors with data (constants of the graph) and values computed
+ * from graph inputs, in either order. */
+TEST_BACKENDS(engine_graph_concat_mixes_constants_and_inputs) {
+    char name[32];
+    snprintf(name, sizeof name, "part_%s", test_backend_name());
+    static const int64_t s[2] = {3, 5};
+    wgt_tensor *p = wgt_graph_input(ctx, name, WGT_F32, 2, s);
+    wgt_tensor *k = wgt_arange(ctx, WGT_F32, 100, 115, 1), *kk = k ? wgt_reshape(k, 2, s) : NULL;
+    CHECK(p && kk, "%s", wgt_last_error());
+    wgt_tensor *c1 = wgt_concat((wgt_tensor *const[]){kk, p}, 2, 0);
+    CHECK(c1 != NULL, "concat constant, input: %s", wgt_last_error());
+    wgt_tensor *c2 = wgt_stack((wgt_tensor *const[]){p, kk, p}, 3, 2);
+    CHECK(c2 != NULL, "stack input, constant, input: %s", wgt_last_error());
+    wgt_graph *g = c1 && c2 ? wgt_graph_build(ctx, 2, (const wgt_binding[]){{"c1", c1}, {"c2", c2}}) : NULL;
+    CHECK(g != NULL, "build: %s", wgt_last_error());
+    if (g) {
+        wgt_tensor *x = wgt_arange(ctx, WGT_F32, 0, 15, 1), *xs = wgt_reshape(x, 2, s);
+        wgt_tensor *o1 = wgt_full(ctx, WGT_F32, 2, (const int64_t[]){6, 5}, NAN);
+        wgt_tensor *o2 = wgt_full(ctx, WGT_F32, 3, (const int64_t[]){3, 5, 3}, NAN);
+        CHECK(wgt_graph_dispatch(g, 1, (const wgt_binding[]){{name, xs}}, 2,
+                                 (const wgt_binding[]){{"c1", o1}, {"c2", o2}}) == WGT_OK,
+              "dispatch: %s", wgt_last_error());
+        float v1[30], v2[45];
+        CHECK(wgt_tensor_read(o1, v1, sizeof v1) == WGT_OK && wgt_tensor_read(o2, v2, sizeof v2) == WGT_OK, "%s",
+              wgt_last_error());
+        for (int i = 0; i < 30; i++) CHECK(v1[i] == (i < 15 ? 100.0f + (float)i : (float)(i - 15)), "c1[%d] = %g", i, v1[i]);
+        for (int i = 0; i < 15; i++)
+            for (int j = 0; j < 3; j++)
+                CHECK(v2[i * 3 + j] == (j == 1 ? 100.0f + (float)i : (float)i), "c2[%d][%d] = %g", i, j, v2[i * 3 + j]);
+        wgt_release(x), wgt_release(xs), wgt_release(o1), wgt_release(o2);
+        wgt_graph_release(g);
+    }
+    wgt_release(p), wgt_release(k), wgt_release(kk), wgt_release(c1), wgt_release(c2);
+}

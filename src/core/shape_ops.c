@@ -300,19 +300,25 @@ static wgt_tensor *write_boxes(const char *fn, wgt_tensor *const *tensors, int c
     if (wgt_tensor_numel(out) == 0) return out;
     wgt_operand dst;
     if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_output_operand(out, &dst) != WGT_OK) goto fail;
-    int64_t box_start[WGT_MAX_DIMS] = {0};
-    for (int k = 0; k < count; k++) {
-        wgt_tensor *t = tensors[k];
-        int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
-        if (stacking) insert_unit_dim(t, ax, shape, strides);
-        else memcpy(shape, t->shape, sizeof shape), memcpy(strides, t->strides, sizeof strides);
-        if (wgt_numel(out_ndim, shape) > 0) {
-            wgt_operand src;
-            if (wgt_view_operand(t, out_ndim, shape, strides, &src) != WGT_OK ||
-                wgt_record_write_box(ctx, fn, &dst, box_start, &src) != WGT_OK)
-                goto fail;
+    /* Parts computed from graph inputs are written first: once one of them has written into
+     * out, out is a graph value and the parts that hold data join it; the other order would
+     * make out a tensor with data that graph inputs then write into, which is refused. The
+     * boxes do not overlap, so the order of the writes does not change the result. */
+    for (int from_inputs = 1; from_inputs >= 0; from_inputs--) {
+        int64_t box_start[WGT_MAX_DIMS] = {0};
+        for (int k = 0; k < count; k++) {
+            wgt_tensor *t = tensors[k];
+            int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
+            if (stacking) insert_unit_dim(t, ax, shape, strides);
+            else memcpy(shape, t->shape, sizeof shape), memcpy(strides, t->strides, sizeof strides);
+            if (wgt_numel(out_ndim, shape) > 0 && (t->storage->symbolic != 0) == from_inputs) {
+                wgt_operand src;
+                if (wgt_view_operand(t, out_ndim, shape, strides, &src) != WGT_OK ||
+                    wgt_record_write_box(ctx, fn, &dst, box_start, &src) != WGT_OK)
+                    goto fail;
+            }
+            box_start[ax] += shape[ax];
         }
-        box_start[ax] += shape[ax];
     }
     return out;
 fail:

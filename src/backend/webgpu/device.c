@@ -270,11 +270,13 @@ static void on_work_done(uint32_t status, void *u1, void *u2) {
 static wgt_status webgpu_submit(wgt_backend *be) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     wgt_status st = wgt_wgpu_status(w);
+    wgt_wgpu_pipeline_caches_bound(w, 0); /* core submits between ops */
     return st != WGT_OK ? st : wgt_wgpu_submit(w);
 }
 
 static wgt_status webgpu_sync(wgt_backend *be) {
     wgt_webgpu *w = (wgt_webgpu *)be;
+    wgt_wgpu_pipeline_caches_bound(w, 0); /* core syncs between ops */
     wgt_status st = wgt_wgpu_submit(w);
     if (st != WGT_OK) return st;
     WGPUCallbackInfo cb = {0};

@@ -357,6 +357,12 @@ wgt_status wgt_wgpu_elementwise_with(wgt_backend *be, const wgt_wgpu_elementwise
                                      const uint32_t *scalar_bits) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     if (spec->nin < 1 || spec->nin > 3) return wgt_error(WGT_ERR_INTERNAL, "elementwise kernel with %d inputs", spec->nin);
+    /* The kernel writes element i at index i: an output at an offset or with gaps would be
+     * written in the wrong place, so it is refused rather than corrupted (the engine hands
+     * this runner fresh, contiguous outputs). */
+    if (out->offset != 0 || !wgt_wgpu_is_dense(out, out->ndim, out->shape))
+        return wgt_error(WGT_ERR_INTERNAL, "elementwise kernel %s: the output (offset %lld) is not contiguous from 0",
+                         spec->op_name, (long long)out->offset);
     elementwise_params params;
     memset(&params, 0, sizeof params);
     int64_t numel = 1;

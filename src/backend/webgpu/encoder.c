@@ -81,15 +81,10 @@ void wgt_wgpu_encoder_shutdown(wgt_webgpu *w) {
     w->pass = NULL;
     w->encoder = NULL;
     wgt_wgpu_bind_cache_shutdown(w);
+    wgt_wgpu_pipelines_release(w);
     free(w->pipeline_slots);
     w->pipeline_slots = NULL;
-    w->pipeline_capacity = w->pipeline_count = 0;
-    for (wgt_pipeline *pl = w->pipelines, *next; pl; pl = next) {
-        next = pl->next;
-        if (pl->pipeline) p->wgpuComputePipelineRelease(pl->pipeline);
-        free(pl);
-    }
-    w->pipelines = NULL;
+    w->pipeline_capacity = 0;
     for (int k = 0; k <= WGT_MAX_STORAGE_BINDINGS; k++) {
         if (w->pipeline_layouts[k]) p->wgpuPipelineLayoutRelease(w->pipeline_layouts[k]);
         if (w->layouts[k]) p->wgpuBindGroupLayoutRelease(w->layouts[k]);
@@ -104,6 +99,28 @@ void wgt_wgpu_encoder_shutdown(wgt_webgpu *w) {
     w->upload_host = NULL;
     free(w->ring_host);
     w->ring_host = NULL;
+}
+
+void wgt_wgpu_pipelines_release(wgt_webgpu *w) {
+    for (wgt_pipeline *pl = w->pipelines, *next; pl; pl = next) {
+        next = pl->next;
+        if (pl->pipeline) w->p->wgpuComputePipelineRelease(pl->pipeline);
+        free(pl);
+    }
+    w->pipelines = NULL;
+    if (w->pipeline_slots) memset(w->pipeline_slots, 0, w->pipeline_capacity * sizeof *w->pipeline_slots);
+    w->pipeline_count = 0;
+    w->pass_pipeline = NULL; /* a new pipeline may reuse a released one's address */
+}
+
+/* Kernels are compiled once per variant and kept. A workload that keeps asking for new
+ * variants (many operand layouts, dtype and op combinations, as a fuzzer makes) would
+ * otherwise keep every pipeline it ever compiled, and a driver's pipeline can take a
+ * megabyte (lavapipe's do). Starting a cache over costs only recompiles of the variants still
+ * in use, which a real workload never meets at this size. */
+void wgt_wgpu_pipeline_caches_bound(wgt_webgpu *w, int drop_all) {
+    if (drop_all || w->pipeline_count > WGT_WGPU_PIPELINE_CACHE_MAX) wgt_wgpu_pipelines_release(w);
+    if (drop_all || wgt_wgpu_fused_pipeline_count(w) > WGT_WGPU_PIPELINE_CACHE_MAX) wgt_wgpu_fused_pipelines_release(w);
 }
 
 /* FNV-1a over the key; keys are short, and the table keeps probe runs short. */

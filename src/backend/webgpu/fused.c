@@ -46,6 +46,7 @@ typedef struct fused_pipeline {
 
 struct wgt_wgpu_fused_cache {
     fused_pipeline *buckets[CACHE_BUCKETS];
+    uint32_t count; /* pipelines in the buckets */
     /* By (inputs, outputs): the inputs read-only, the outputs read_write, then the uniform. */
     WGPUBindGroupLayout layouts[WGT_FUSED_MAX_INPUTS + 1][WGT_FUSED_MAX_OUTPUTS + 1];
     WGPUPipelineLayout pipeline_layouts[WGT_FUSED_MAX_INPUTS + 1][WGT_FUSED_MAX_OUTPUTS + 1];
@@ -458,6 +459,7 @@ static wgt_status find_pipeline(wgt_webgpu *w, const wgt_fused_kernel *k, const 
     if (st != WGT_OK) return st;
     (*out)->next = *bucket;
     *bucket = *out;
+    c->count++;
     return WGT_OK;
 }
 
@@ -529,17 +531,30 @@ int wgt_wgpu_fused_max_buffers(const wgt_webgpu *w) {
     return limit < WGT_MAX_LAYOUT_STORAGE ? (int)limit : WGT_MAX_LAYOUT_STORAGE;
 }
 
-void wgt_wgpu_fused_shutdown(wgt_webgpu *w) {
+uint32_t wgt_wgpu_fused_pipeline_count(const wgt_webgpu *w) { return w->fused_cache ? w->fused_cache->count : 0; }
+
+void wgt_wgpu_fused_pipelines_release(wgt_webgpu *w) {
     struct wgt_wgpu_fused_cache *c = w->fused_cache;
     if (!c) return;
     const wgpu_procs *pr = w->p;
-    for (int b = 0; b < CACHE_BUCKETS; b++)
+    for (int b = 0; b < CACHE_BUCKETS; b++) {
         for (fused_pipeline *f = c->buckets[b], *next; f; f = next) {
             next = f->next;
             pr->wgpuComputePipelineRelease(f->pipeline);
             free(f->desc);
             free(f);
         }
+        c->buckets[b] = NULL;
+    }
+    c->count = 0;
+    w->pass_pipeline = NULL; /* a new pipeline may reuse a released one's address */
+}
+
+void wgt_wgpu_fused_shutdown(wgt_webgpu *w) {
+    struct wgt_wgpu_fused_cache *c = w->fused_cache;
+    if (!c) return;
+    const wgpu_procs *pr = w->p;
+    wgt_wgpu_fused_pipelines_release(w);
     for (int i = 0; i <= WGT_FUSED_MAX_INPUTS; i++)
         for (int o = 0; o <= WGT_FUSED_MAX_OUTPUTS; o++) {
             if (c->pipeline_layouts[i][o]) pr->wgpuPipelineLayoutRelease(c->pipeline_layouts[i][o]);

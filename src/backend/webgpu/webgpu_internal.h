@@ -169,6 +169,15 @@ void wgt_wgpu_buffers_shutdown(wgt_webgpu *w);
 /* encoder.c */
 wgt_status wgt_wgpu_encoder_init(wgt_webgpu *w);
 void wgt_wgpu_encoder_shutdown(wgt_webgpu *w);
+/* Releases every cached pipeline of the table (encoder.c) or of the fused cache (fused.c). */
+void wgt_wgpu_pipelines_release(wgt_webgpu *w);
+void wgt_wgpu_fused_pipelines_release(wgt_webgpu *w);
+uint32_t wgt_wgpu_fused_pipeline_count(const wgt_webgpu *w);
+/* Pipelines kept per cache before it starts over; see wgt_wgpu_pipeline_caches_bound. */
+#define WGT_WGPU_PIPELINE_CACHE_MAX 1024
+/* Keeps the pipeline caches bounded: each one over WGT_WGPU_PIPELINE_CACHE_MAX (or every one,
+ * with drop_all) is emptied. Call only between ops, when no caller holds a pipeline. */
+void wgt_wgpu_pipeline_caches_bound(wgt_webgpu *w, int drop_all);
 /* Finds or compiles the pipeline for key; wgsl is only built when the key is new. */
 wgt_status wgt_wgpu_pipeline(wgt_webgpu *w, const char *key, int storage_count,
                              char *(*build_wgsl)(wgt_webgpu *w, const void *arg), const void *arg,
