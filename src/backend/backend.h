@@ -148,6 +148,13 @@ typedef struct wgt_fused_kernel {
 
 typedef struct wgt_pending_read wgt_pending_read; /* an asynchronous read, defined by each device backend */
 
+/* GPU time of the compute passes run since timing was turned on or last read. */
+typedef struct wgt_gpu_time {
+    double ms;               /* summed over the timed passes: end of pass minus its beginning */
+    uint64_t passes;         /* passes timed */
+    uint64_t untimed_passes; /* passes begun with timing on that got no timestamps (set full) */
+} wgt_gpu_time;
+
 typedef struct wgt_backend wgt_backend;
 struct wgt_backend {
     const char *name;
@@ -165,6 +172,12 @@ struct wgt_backend {
     /* Sends recorded work to the device without waiting for it (NULL: nothing is deferred). */
     wgt_status (*submit)(wgt_backend *be);
     wgt_status (*simulate_loss)(wgt_backend *be);
+    /* Opt-in GPU timing, for benchmarks (NULL: the backend has no GPU clock). gpu_timing turns
+     * timestamps of every compute pass begun from now on on or off (WGT_ERR_UNAVAILABLE when
+     * the device does not offer them); gpu_time reads what the passes submitted so far took
+     * (the caller has waited for them) and starts counting again. */
+    wgt_status (*gpu_timing)(wgt_backend *be, int on);
+    wgt_status (*gpu_time)(wgt_backend *be, wgt_gpu_time *out);
     /* Largest storage the backend can hold, and the largest element count a kernel takes. */
     uint64_t max_buffer_bytes;
     uint64_t max_kernel_elements;

@@ -205,6 +205,14 @@ static wgt_status create_device(wgt_webgpu *w) {
     desc.deviceLostCallbackInfo.userdata1 = w;
     desc.uncapturedErrorCallbackInfo.callback = on_uncaptured_error;
     desc.uncapturedErrorCallbackInfo.userdata1 = w;
+    /* Dawn rounds timestamps to a coarse quantum unless told otherwise (a browser's defence
+     * against timing attacks); GPU timing of our own kernels needs them whole. */
+    static const char *const disabled_toggles[] = {"timestamp_quantization"};
+    WGPUDawnTogglesDescriptor toggles = {0};
+    toggles.chain.sType = WGPU_STYPE_DAWN_TOGGLES_DESCRIPTOR;
+    toggles.disabledToggleCount = 1;
+    toggles.disabledToggles = disabled_toggles;
+    desc.nextInChain = &toggles.chain;
 
     wgt_wgpu_result *r = &w->device_result;
     memset(r, 0, sizeof *r);
@@ -240,6 +248,7 @@ static void webgpu_destroy(wgt_backend *be) {
     if (w->device && !atomic_load(&w->lost) && w->stuck == WGT_OK) wgt_wgpu_submit(w);
     atomic_store(&w->shutting_down, 1);
     wgt_wgpu_fused_shutdown(w);
+    wgt_wgpu_timestamps_shutdown(w);
     wgt_wgpu_encoder_shutdown(w);
     wgt_wgpu_buffers_shutdown(w);
     if (w->queue) p->wgpuQueueRelease(w->queue);
@@ -381,6 +390,8 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->sync = webgpu_sync;
     be->submit = webgpu_submit;
     be->simulate_loss = webgpu_simulate_loss;
+    be->gpu_timing = wgt_wgpu_gpu_timing;
+    be->gpu_time = wgt_wgpu_gpu_time;
     const WGPULimits *l = &w->limits.limits;
     /* A tensor is bound whole, so it must fit one storage binding as well as one buffer. */
     be->max_buffer_bytes = l->maxStorageBufferBindingSize < l->maxBufferSize ? l->maxStorageBufferBindingSize

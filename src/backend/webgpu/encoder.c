@@ -280,6 +280,8 @@ wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUC
     for (int i = 0; i < count; i++) buffers[i]->used_serial = w->submit_serial + 1;
     if (!w->pass) {
         WGPUComputePassDescriptor pd = {0};
+        WGPUPassTimestampWrites writes;
+        if (w->timestamps) pd.timestampWrites = wgt_wgpu_timestamps_for_pass(w, &writes);
         w->pass = p->wgpuCommandEncoderBeginComputePass(w->encoder, &pd);
     }
     if (w->pass_pipeline != pipeline) { /* the pass keeps its pipeline between dispatches */
@@ -304,6 +306,16 @@ wgt_status wgt_wgpu_copy_buffer(wgt_webgpu *w, WGPUBuffer src, uint64_t src_off,
     if (st != WGT_OK) return st;
     end_pass(w); /* copies live outside compute passes */
     w->p->wgpuCommandEncoderCopyBufferToBuffer(w->encoder, src, src_off, dst, dst_off, size);
+    w->batch_commands++;
+    return WGT_OK;
+}
+
+wgt_status wgt_wgpu_resolve_queries(wgt_webgpu *w, WGPUQuerySet set, uint32_t first, uint32_t count, WGPUBuffer dst,
+                                    uint64_t offset) {
+    wgt_status st = ensure_encoder(w);
+    if (st != WGT_OK) return st;
+    end_pass(w); /* resolves live outside compute passes, as copies do */
+    w->p->wgpuCommandEncoderResolveQuerySet(w->encoder, set, first, count, dst, offset);
     w->batch_commands++;
     return WGT_OK;
 }

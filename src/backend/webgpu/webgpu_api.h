@@ -68,6 +68,8 @@ enum { WGPU_ERROR_NONE = 1, WGPU_ERROR_VALIDATION = 2, WGPU_ERROR_OUT_OF_MEMORY 
        WGPU_ERROR_UNKNOWN = 5 };
 enum { WGPU_ERROR_FILTER_VALIDATION = 1, WGPU_ERROR_FILTER_OUT_OF_MEMORY = 2, WGPU_ERROR_FILTER_INTERNAL = 3 };
 enum { WGPU_BUFFER_BINDING_UNIFORM = 2, WGPU_BUFFER_BINDING_STORAGE = 3, WGPU_BUFFER_BINDING_READ_ONLY_STORAGE = 4 };
+enum { WGPU_QUERY_TYPE_TIMESTAMP = 2 };
+#define WGPU_QUERY_SET_INDEX_UNDEFINED 0xFFFFFFFFu
 /* Feature numbers of this Dawn build (the 2026 standard header numbers shader-f16 0x0B and
  * subgroups 0x12; this binary answers to 0x0A and 0x11). */
 enum {
@@ -84,6 +86,7 @@ enum {
 #define WGPU_BUFFER_USAGE_COPY_DST ((WGPUFlags)0x8)
 #define WGPU_BUFFER_USAGE_UNIFORM ((WGPUFlags)0x40)
 #define WGPU_BUFFER_USAGE_STORAGE ((WGPUFlags)0x80)
+#define WGPU_BUFFER_USAGE_QUERY_RESOLVE ((WGPUFlags)0x200)
 #define WGPU_MAP_MODE_READ ((WGPUFlags)0x1)
 #define WGPU_SHADER_STAGE_COMPUTE ((WGPUFlags)0x4)
 
@@ -331,10 +334,26 @@ typedef struct WGPUCommandEncoderDescriptor {
     WGPUStringView label;
 } WGPUCommandEncoderDescriptor;
 
+/* Timestamp queries (feature timestamp-query): a pass writes its begin and end times, in
+ * nanoseconds once resolved, into two queries of a set. */
+typedef struct WGPUQuerySetDescriptor {
+    WGPUChainedStruct *nextInChain;
+    WGPUStringView label;
+    uint32_t type;
+    uint32_t count;
+} WGPUQuerySetDescriptor;
+
+typedef struct WGPUPassTimestampWrites {
+    WGPUChainedStruct *nextInChain;
+    WGPUQuerySet querySet;
+    uint32_t beginningOfPassWriteIndex;
+    uint32_t endOfPassWriteIndex;
+} WGPUPassTimestampWrites;
+
 typedef struct WGPUComputePassDescriptor {
     WGPUChainedStruct *nextInChain;
     WGPUStringView label;
-    const void *timestampWrites;
+    const WGPUPassTimestampWrites *timestampWrites;
 } WGPUComputePassDescriptor;
 
 typedef struct WGPUCommandBufferDescriptor {
@@ -367,6 +386,9 @@ typedef struct WGPUCommandBufferDescriptor {
     X(WGPUPipelineLayout, wgpuDeviceCreatePipelineLayout, (WGPUDevice, const WGPUPipelineLayoutDescriptor *))    \
     X(WGPUComputePipeline, wgpuDeviceCreateComputePipeline, (WGPUDevice, const WGPUComputePipelineDescriptor *)) \
     X(WGPUCommandEncoder, wgpuDeviceCreateCommandEncoder, (WGPUDevice, const WGPUCommandEncoderDescriptor *))    \
+    X(WGPUQuerySet, wgpuDeviceCreateQuerySet, (WGPUDevice, const WGPUQuerySetDescriptor *))                      \
+    X(void, wgpuQuerySetDestroy, (WGPUQuerySet))                                                                 \
+    X(void, wgpuQuerySetRelease, (WGPUQuerySet))                                                                 \
     X(void, wgpuDevicePushErrorScope, (WGPUDevice, uint32_t))                                                    \
     X(WGPUFuture, wgpuDevicePopErrorScope, (WGPUDevice, WGPUCallbackInfo))                                       \
     X(void, wgpuDeviceForceLoss, (WGPUDevice, uint32_t, WGPUStringView))                                         \
@@ -389,6 +411,7 @@ typedef struct WGPUCommandBufferDescriptor {
     X(WGPUComputePassEncoder, wgpuCommandEncoderBeginComputePass, (WGPUCommandEncoder, const WGPUComputePassDescriptor *)) \
     X(void, wgpuCommandEncoderCopyBufferToBuffer, (WGPUCommandEncoder, WGPUBuffer, uint64_t, WGPUBuffer, uint64_t, uint64_t)) \
     X(void, wgpuCommandEncoderClearBuffer, (WGPUCommandEncoder, WGPUBuffer, uint64_t, uint64_t))                 \
+    X(void, wgpuCommandEncoderResolveQuerySet, (WGPUCommandEncoder, WGPUQuerySet, uint32_t, uint32_t, WGPUBuffer, uint64_t)) \
     X(WGPUCommandBuffer, wgpuCommandEncoderFinish, (WGPUCommandEncoder, const WGPUCommandBufferDescriptor *))    \
     X(void, wgpuCommandEncoderRelease, (WGPUCommandEncoder))                                                     \
     X(void, wgpuComputePassEncoderSetPipeline, (WGPUComputePassEncoder, WGPUComputePipeline))                    \

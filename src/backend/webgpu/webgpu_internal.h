@@ -123,6 +123,8 @@ typedef struct wgt_webgpu {
     wgt_pending_read *zombie_reads; /* released while Dawn may still call back (read_requests.c) */
 
     struct wgt_wgpu_fused_cache *fused_cache; /* fused kernels' pipelines and layouts (fused.c) */
+    /* Non-NULL while GPU timing is on: each compute pass begun writes timestamps (timestamps.c). */
+    struct wgt_wgpu_timestamps *timestamps;
 } wgt_webgpu;
 
 /* Copies a string the driver handed us (not necessarily NUL-terminated) into dst, dropping
@@ -178,6 +180,17 @@ uint32_t wgt_wgpu_fused_pipeline_count(const wgt_webgpu *w);
 /* Keeps the pipeline caches bounded: each one over WGT_WGPU_PIPELINE_CACHE_MAX (or every one,
  * with drop_all) is emptied. Call only between ops, when no caller holds a pipeline. */
 void wgt_wgpu_pipeline_caches_bound(wgt_webgpu *w, int drop_all);
+/* Records the resolve of queries [first, first + count) of set into dst at offset. */
+wgt_status wgt_wgpu_resolve_queries(wgt_webgpu *w, WGPUQuerySet set, uint32_t first, uint32_t count, WGPUBuffer dst,
+                                    uint64_t offset);
+
+/* timestamps.c: opt-in GPU timing (the backend entries gpu_timing and gpu_time) */
+wgt_status wgt_wgpu_gpu_timing(wgt_backend *be, int on);
+wgt_status wgt_wgpu_gpu_time(wgt_backend *be, wgt_gpu_time *out);
+/* While timing is on: the timestamp writes for the compute pass about to begin (filled into
+ * writes), or NULL when the query set is full until the next read. */
+const WGPUPassTimestampWrites *wgt_wgpu_timestamps_for_pass(wgt_webgpu *w, WGPUPassTimestampWrites *writes);
+void wgt_wgpu_timestamps_shutdown(wgt_webgpu *w);
 /* Finds or compiles the pipeline for key; wgsl is only built when the key is new. */
 wgt_status wgt_wgpu_pipeline(wgt_webgpu *w, const char *key, int storage_count,
                              char *(*build_wgsl)(wgt_webgpu *w, const void *arg), const void *arg,

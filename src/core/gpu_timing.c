@@ -1,0 +1,29 @@
+/*
+ * Opt-in GPU timing (gpu_timing.h): the checks and the sync around the backend's entries.
+ */
+#include <string.h>
+
+#include "core/gpu_timing.h"
+#include "node.h"
+
+wgt_status wgt_context_gpu_timing(wgt_context *ctx, int on) {
+    wgt_status st = wgt_check_context("wgt_context_gpu_timing", ctx);
+    if (st != WGT_OK) return st;
+    if (!ctx->backend->gpu_timing)
+        return wgt_error(WGT_ERR_UNAVAILABLE, "wgt_context_gpu_timing: the %s backend has no GPU timestamps",
+                         ctx->backend->name);
+    /* Work recorded earlier runs in passes of its own, not timed. */
+    if (on && (st = wgt_flush(ctx)) != WGT_OK) return st;
+    return ctx->backend->gpu_timing(ctx->backend, on);
+}
+
+wgt_status wgt_context_gpu_time(wgt_context *ctx, wgt_gpu_time *out) {
+    if (!out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_gpu_time: out is NULL");
+    memset(out, 0, sizeof *out);
+    wgt_status st = wgt_context_sync(ctx);
+    if (st != WGT_OK) return st;
+    if (!ctx->backend->gpu_time)
+        return wgt_error(WGT_ERR_UNAVAILABLE, "wgt_context_gpu_time: the %s backend has no GPU timestamps",
+                         ctx->backend->name);
+    return ctx->backend->gpu_time(ctx->backend, out);
+}
