@@ -31,9 +31,7 @@ import statistics
 import sys
 import time
 
-
-def parse_size(size):
-    return [int(x) for x in size.replace("h", "").split("x" if "x" in size else " ")]
+from bench_common import parse_size, plot_ratios, print_read_bound, time_like_wgtensor
 
 
 def workload(torch, name, size, dev):
@@ -94,40 +92,22 @@ def time_ms(torch, fn, repeats=10):
     return statistics.median(times)
 
 
-def time_like_wgtensor(torch, fn, gpu, warmup_s=0.5, phase_s=0.2):
-    """Per-run milliseconds as `wgtensor bench` takes them (see the module's docstring)."""
-    fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    fn()
-    torch.cuda.synchronize()
-    first_ms = (time.perf_counter() - t0) * 1e3
-    per_batch = max(1, min(200, int(20.0 / max(first_ms, 0.001))))
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(per_batch)]
+def time_torch_like_wgtensor(torch, fn, gpu):
+    """Per-run milliseconds as `wgtensor bench` takes them; gpu: CUDA events around each launch,
+    summed per batch, as wgtensor sums its compute passes' timestamps."""
+    events = []
 
-    def batch():
-        t0 = time.perf_counter()
-        if gpu:
-            for begin, end in events:
-                begin.record()
-                fn()
-                end.record()
-        else:
-            for _ in range(per_batch):
-                fn()
+    def batch_ms(n):
+        while len(events) < n:
+            events.append((torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)))
+        for begin, end in events[:n]:
+            begin.record()
+            fn()
+            end.record()
         torch.cuda.synchronize()
-        if gpu:
-            return sum(begin.elapsed_time(end) for begin, end in events) / per_batch
-        return (time.perf_counter() - t0) * 1e3 / per_batch
+        return sum(begin.elapsed_time(end) for begin, end in events[:n]) / n
 
-    start = time.perf_counter()
-    while time.perf_counter() - start < warmup_s:
-        batch()
-    times = []
-    start = time.perf_counter()
-    while len(times) < 1000 and (len(times) < 5 or time.perf_counter() - start < phase_s):
-        times.append(batch())
-    return statistics.median(times)
+    return time_like_wgtensor(fn, torch.cuda.synchronize, batch_ms if gpu else None)
 
 
 def load_torch():
@@ -168,7 +148,7 @@ def compare_kernels(ours, torch, out_json, plot):
         if fn is None:
             continue
         gpu = r.get("timing") == "gpu"
-        t = time_like_wgtensor(torch, fn, gpu)
+        t = time_torch_like_wgtensor(torch, fn, gpu)
         t_synced = time_ms(torch, fn)
         ratio = t / r["ms"] if r["ms"] > 0 else 0.0
         synced_ratio = t_synced / r["ms_synced"] if r.get("ms_synced", 0) > 0 else 0.0
@@ -180,47 +160,12 @@ def compare_kernels(ours, torch, out_json, plot):
               f"{synced_ratio:12.2f}")
         del fn
         torch.cuda.empty_cache()
-    print_read_bound(rows)
+    print_read_bound(rows, "torch", "PyTorch")
     if out_json:
         json.dump({"device": ours["device"], "torch": torch.__version__, "rows": rows}, open(out_json, "w"), indent=1)
     if plot:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            print("matplotlib is not importable: no plot")
-            return 0
-        fig, ax = plt.subplots(figsize=(9, 4))
-        ax.barh([r["name"] for r in rows], [r["ratio"] for r in rows])
-        ax.axvline(1.0, color="black", linewidth=0.8)
-        ax.set_xlabel("PyTorch time / wgtensor time (1 = parity)")
-        ax.set_title(f"wgtensor vs PyTorch on {ours['device']}")
-        fig.tight_layout()
-        fig.savefig(plot, dpi=120)
-        print(f"plot written to {plot}")
+        plot_ratios(rows, plot, "PyTorch time / wgtensor time (1 = parity)", f"wgtensor vs PyTorch on {ours['device']}")
     return 0
-
-
-def print_read_bound(rows):
-    """Read-bound rows (matrix-vector, few-row GEMM): bytes read per second in each, and each
-    one's fraction of its own copy (copy_f32: bytes read + written per second)."""
-    copy = next((r for r in rows if r["name"] == "copy_f32"), None)
-    bound = [r for r in rows if r["gbyte_read"] > 0]
-    if copy is None or not bound:
-        return
-    ours_copy = copy["gbyte"] / (copy["wgtensor_ms"] * 1e-3)
-    torch_copy = copy["gbyte"] / (copy["torch_ms"] * 1e-3)
-    print(f"\nread-bound rows: GB/s of bytes read, and the fraction of each one's copy "
-          f"(wgtensor {ours_copy:.0f} GB/s, PyTorch {torch_copy:.0f} GB/s read + written)")
-    print(f"{'workload':22} {'size':18} {'wgtensor':>9} {'of copy':>8} {'torch':>9} {'of copy':>8}")
-    for r in bound:
-        ours = r["gbyte_read"] / (r["wgtensor_ms"] * 1e-3)
-        theirs = r["gbyte_read"] / (r["torch_ms"] * 1e-3)
-        r["torch_copy_fraction"] = theirs / torch_copy
-        r["copy_fraction"] = ours / ours_copy
-        print(f"{r['name']:22} {r['size']:18} {ours:9.1f} {r['copy_fraction']:8.2f} {theirs:9.1f} "
-              f"{r['torch_copy_fraction']:8.2f}")
 
 
 # ---- bench-engine rows ----------------------------------------------------------------------

@@ -1,0 +1,86 @@
+"""What bench/compare_torch.py and bench/compare_numpy.py share: reading `wgtensor bench` row
+sizes, timing a workload the way `wgtensor bench` times its rows, the read-bound table and the
+ratio plot."""
+import statistics
+import time
+
+
+def parse_size(size):
+    """A row's size string ("4096x4096x4096", "32h 2048 128") as a list of ints."""
+    return [int(x) for x in size.replace("h", "").split("x" if "x" in size else " ")]
+
+
+def time_like_wgtensor(fn, sync=lambda: None, batch_ms=None, warmup_s=0.5, phase_s=0.2):
+    """Milliseconds per run as `wgtensor bench` takes its wall-clock figure: one run to size
+    the batches (about 20 ms of runs, at most 200), warmup_s of batches, then batches for at
+    least phase_s and 5 batches; the median batch's time per run. A batch is the runs back to
+    back and one sync. batch_ms(n), when given, runs a batch of n itself and returns its own
+    per-run figure (PyTorch's CUDA events) instead of the wall clock's."""
+    fn()
+    sync()
+    t0 = time.perf_counter()
+    fn()
+    sync()
+    first_ms = (time.perf_counter() - t0) * 1e3
+    n = max(1, min(200, int(20.0 / max(first_ms, 0.001))))
+
+    def batch():
+        if batch_ms is not None:
+            return batch_ms(n)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        sync()
+        return (time.perf_counter() - t0) * 1e3 / n
+
+    start = time.perf_counter()
+    while time.perf_counter() - start < warmup_s:
+        batch()
+    times = []
+    start = time.perf_counter()
+    while len(times) < 1000 and (len(times) < 5 or time.perf_counter() - start < phase_s):
+        times.append(batch())
+    return statistics.median(times)
+
+
+def print_read_bound(rows, other, label):
+    """Read-bound rows (matrix-vector, few-row GEMM): bytes read per second in wgtensor and in
+    the other library, and each one's fraction of its own copy (copy_f32, bytes read + written
+    per second). rows carry wgtensor_ms, <other>_ms, gbyte and gbyte_read; the fractions are
+    stored back into them."""
+    copy = next((r for r in rows if r["name"] == "copy_f32"), None)
+    bound = [r for r in rows if r["gbyte_read"] > 0]
+    if copy is None or not bound:
+        return
+    ours_copy = copy["gbyte"] / (copy["wgtensor_ms"] * 1e-3)
+    their_copy = copy["gbyte"] / (copy[other + "_ms"] * 1e-3)
+    print(f"\nread-bound rows: GB/s of bytes read, and the fraction of each one's copy "
+          f"(wgtensor {ours_copy:.1f} GB/s, {label} {their_copy:.1f} GB/s read + written)")
+    print(f"{'workload':22} {'size':18} {'wgtensor':>9} {'of copy':>8} {label:>9} {'of copy':>8}")
+    for r in bound:
+        ours = r["gbyte_read"] / (r["wgtensor_ms"] * 1e-3)
+        theirs = r["gbyte_read"] / (r[other + "_ms"] * 1e-3)
+        r["copy_fraction"] = ours / ours_copy
+        r[other + "_copy_fraction"] = theirs / their_copy
+        print(f"{r['name']:22} {r['size']:18} {ours:9.1f} {r['copy_fraction']:8.2f} {theirs:9.1f} "
+              f"{r[other + '_copy_fraction']:8.2f}")
+
+
+def plot_ratios(rows, path, xlabel, title):
+    """A bar per row of its ratio (1 = parity) into path (PNG), or a message saying why not."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"matplotlib is not importable by {__import__('sys').executable}: no plot written to {path}")
+        return
+    fig, ax = plt.subplots(figsize=(9, max(3, 0.3 * len(rows) + 1)))
+    ax.barh([r["name"] for r in rows], [r["ratio"] for r in rows])
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.invert_yaxis()  # rows in the order of the table
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot written to {path}")
