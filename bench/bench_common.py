@@ -1,8 +1,19 @@
 """What bench/compare_torch.py and bench/compare_numpy.py share: reading `wgtensor bench` row
 sizes, timing a workload the way `wgtensor bench` times its rows, the read-bound table and the
 ratio plot."""
+import json
 import statistics
 import time
+
+
+def read_args(argv, doc):
+    """(rows JSON, --json OUT or None, --plot OUT.png or None) from a script's command line, or
+    None after printing the script's doc when no JSON file was named."""
+    if len(argv) < 2:
+        print(doc)
+        return None
+    option = lambda name: argv[argv.index(name) + 1] if name in argv[:-1] else None
+    return json.load(open(argv[1])), option("--json"), option("--plot")
 
 
 def parse_size(size):

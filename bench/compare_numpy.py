@@ -16,7 +16,7 @@ another interpreter, run it as /usr/bin/python3.
 import json
 import sys
 
-from bench_common import parse_size, plot_ratios, print_read_bound, time_like_wgtensor
+from bench_common import parse_size, plot_ratios, print_read_bound, read_args, time_like_wgtensor
 
 
 def workload(np, name, size):
@@ -74,12 +74,10 @@ def workload(np, name, size):
 
 
 def main(argv):
-    if len(argv) < 2:
-        print(__doc__)
+    args = read_args(argv, __doc__)
+    if args is None:
         return 2
-    ours = json.load(open(argv[1]))
-    out_json = argv[argv.index("--json") + 1] if "--json" in argv else None
-    plot = argv[argv.index("--plot") + 1] if "--plot" in argv else None
+    ours, out_json, plot = args
     try:
         import numpy as np
     except ImportError:

@@ -31,7 +31,7 @@ import statistics
 import sys
 import time
 
-from bench_common import parse_size, plot_ratios, print_read_bound, time_like_wgtensor
+from bench_common import parse_size, plot_ratios, print_read_bound, read_args, time_like_wgtensor
 
 
 def workload(torch, name, size, dev):
@@ -375,12 +375,10 @@ def compare_engine(ours, torch, out_json):
 
 
 def main(argv):
-    if len(argv) < 2:
-        print(__doc__)
+    args = read_args(argv, __doc__)
+    if args is None:
         return 2
-    ours = json.load(open(argv[1]))
-    out_json = argv[argv.index("--json") + 1] if "--json" in argv else None
-    plot = argv[argv.index("--plot") + 1] if "--plot" in argv else None
+    ours, out_json, plot = args
     torch = load_torch()
     if ours.get("program") == "bench-engine":
         if plot:
