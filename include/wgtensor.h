@@ -70,6 +70,10 @@ typedef struct wgt_context_options {
     uint32_t wait_timeout_ms; /* bound on every wait for the device; 0: env WGT_TIMEOUT_MS, else 60000 */
     int quiet;                /* nonzero: no notice on stderr when AUTO falls back to CPU */
     int no_fusion;            /* nonzero: elementwise chains run op by op (also env WGT_FUSION=0) */
+    /* Device memory the context's tensors may hold, in bytes; past it an allocation fails with
+     * WGT_ERR_OUT_OF_MEMORY. 0: the adapter's device-local memory less a reserve for the driver
+     * (1/32 of it, at least 512 MiB), where the adapter reports it; else no limit of our own. */
+    uint64_t max_device_bytes;
 } wgt_context_options;
 
 /* ---- errors ------------------------------------------------------------------------- */

@@ -59,6 +59,21 @@ TEST(webgpu_feature_values_match_the_library) {
           (unsigned long long)w->limits.limits.maxBufferSize);
     CHECK(w->limits.limits.maxComputeWorkgroupSizeX >= 256 && w->limits.limits.maxComputeWorkgroupsPerDimension >= 65535,
           "compute limits read wrongly");
+    /* The memory-heaps feature and struct numbers: every Vulkan adapter of this build lists the
+     * feature, and the heaps it reports hold at least a GiB of device-local memory (lavapipe's
+     * is host memory) and the memory budget sits just below that. */
+    if (w->adapter.backend_type == WGPU_BACKEND_VULKAN) {
+        int listed_heaps = 0;
+        for (size_t i = 0; i < w->feature_count; i++)
+            listed_heaps |= w->features[i] == WGPU_FEATURE_ADAPTER_PROPERTIES_MEMORY_HEAPS;
+        CHECK(listed_heaps, "adapter-properties-memory-heaps (0x%x) is not listed",
+              WGPU_FEATURE_ADAPTER_PROPERTIES_MEMORY_HEAPS);
+        CHECK(w->adapter.device_local_bytes >= (1ull << 30) && w->adapter.device_local_bytes < (1ull << 50),
+              "device-local memory of %llu bytes", (unsigned long long)w->adapter.device_local_bytes);
+        CHECK(w->memory_budget < w->adapter.device_local_bytes && w->memory_budget >= w->adapter.device_local_bytes / 2,
+              "memory budget %llu of %llu", (unsigned long long)w->memory_budget,
+              (unsigned long long)w->adapter.device_local_bytes);
+    }
     wgt_context_release(gpu);
 }
 

@@ -1060,8 +1060,13 @@ static void do_graph_dispatch(void) {
             for (int j = 0; j < nout; j++)
                 if (first[j] != second[j]) violation("the replay gave other bytes for output '%s'", out[j].name);
         }
-        for (int j = 0; j < nout; j++) /* results join the pool at times */
-            if (chance(2)) pool_add_as(wgt_retain(out[j].tensor), 0, -1);
+        /* Results join the pool at times. All are held first: adding one may release a pool
+         * entry that is another output. */
+        wgt_tensor *joining[8];
+        int njoining = 0;
+        for (int j = 0; j < nout; j++)
+            if (chance(2)) joining[njoining++] = wgt_retain(out[j].tensor);
+        for (int j = 0; j < njoining; j++) pool_add_as(joining[j], 0, -1);
     }
     for (int i = 0; i < nmade; i++) wgt_release(made[i]);
     nmade = 0;

@@ -103,6 +103,27 @@ static WGPUAdapter request_adapter(const wgpu_procs *p, WGPUInstance inst, int t
     return a;
 }
 
+/* The device-local memory the adapter reports, or 0. The answer is checked for sense (a
+ * non-empty list of at most 64 heaps) before it is used. */
+static uint64_t device_local_bytes(const wgpu_procs *p, WGPUAdapter a) {
+    if (!p->wgpuAdapterHasFeature(a, WGPU_FEATURE_ADAPTER_PROPERTIES_MEMORY_HEAPS)) return 0;
+    WGPUAdapterPropertiesMemoryHeaps heaps;
+    memset(&heaps, 0, sizeof heaps);
+    heaps.chain.sType = WGPU_STYPE_ADAPTER_PROPERTIES_MEMORY_HEAPS;
+    WGPUAdapterInfoRoom room;
+    memset(&room, 0, sizeof room);
+    room.info.nextInChain = &heaps.chain;
+    if (p->wgpuAdapterGetInfo(a, &room.info) != WGPU_STATUS_SUCCESS) return 0;
+    uint64_t total = 0;
+    if (heaps.heapInfo && heaps.heapCount > 0 && heaps.heapCount <= 64)
+        for (size_t i = 0; i < heaps.heapCount; i++)
+            if (heaps.heapInfo[i].properties & WGPU_HEAP_PROPERTY_DEVICE_LOCAL) total += heaps.heapInfo[i].size;
+    p->wgpuAdapterPropertiesMemoryHeapsFreeMembers(heaps);
+    room.info.nextInChain = NULL;
+    p->wgpuAdapterInfoFreeMembers(room.info);
+    return total;
+}
+
 static void describe_adapter(const wgpu_procs *p, WGPUAdapter a, wgt_adapter_desc *d) {
     memset(d, 0, sizeof *d);
     d->adapter = a;
@@ -124,6 +145,7 @@ static void describe_adapter(const wgpu_procs *p, WGPUAdapter a, wgt_adapter_des
     d->subgroup_max = room.info.subgroupMaxSize;
     if (!d->name[0]) snprintf(d->name, sizeof d->name, "%s", d->description);
     p->wgpuAdapterInfoFreeMembers(room.info);
+    d->device_local_bytes = device_local_bytes(p, a);
 }
 
 int wgt_wgpu_enumerate_adapters(const wgpu_procs *p, WGPUInstance inst, int timed_wait, wgt_adapter_desc *out,

@@ -325,6 +325,9 @@ static char *webgpu_describe(wgt_backend *be) {
     ADD("adapter backend: %s\nadapter type: %s\nsubgroup size: %u..%u\n", wgt_wgpu_backend_name(w->adapter.backend_type),
         wgt_wgpu_adapter_type_name(w->adapter.adapter_type), w->adapter.subgroup_min, w->adapter.subgroup_max);
     ADD("timed waits: %s\n", w->timed_wait ? "yes" : "no (polling)");
+    ADD("device-local memory: %llu MiB%s; tensors may hold %llu MiB%s\n",
+        (unsigned long long)(w->adapter.device_local_bytes >> 20), w->adapter.device_local_bytes ? "" : " (not reported)",
+        (unsigned long long)(w->memory_budget >> 20), w->memory_budget ? "" : " (no limit of our own)");
     ADD("limits:\n");
     ADD("  maxBufferSize: %llu\n", (unsigned long long)l->maxBufferSize);
     ADD("  maxStorageBufferBindingSize: %llu\n", (unsigned long long)l->maxStorageBufferBindingSize);
@@ -377,6 +380,12 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
         if (i != chosen) w->p->wgpuAdapterRelease(ad[i].adapter);
     if (chosen < 0) goto fail;
     w->adapter = ad[chosen];
+    w->memory_budget = options->max_device_bytes;
+    if (!w->memory_budget && w->adapter.device_local_bytes) {
+        uint64_t heap = w->adapter.device_local_bytes, reserve = heap / 32;
+        if (reserve < (512ull << 20)) reserve = 512ull << 20;
+        w->memory_budget = heap > 2 * reserve ? heap - reserve : heap / 2;
+    }
     if (create_device(w) != WGT_OK || wgt_wgpu_encoder_init(w) != WGT_OK || wgt_wgpu_buffers_init(w) != WGT_OK)
         goto fail;
 

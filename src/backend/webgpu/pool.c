@@ -122,6 +122,29 @@ static int release_idle(wgt_webgpu *w) {
     return any;
 }
 
+static uint64_t held_bytes(const wgt_webgpu *w) {
+    uint64_t held = 0;
+    const wgt_wgpu_pool *pools[2] = {w->storage_pool, w->read_pool};
+    for (int i = 0; i < 2; i++)
+        if (pools[i]) held += pools[i]->in_use + pools[i]->pooled;
+    return held;
+}
+
+/* Keeps what the pools hold within the context's memory budget, giving idle buffers back
+ * first; the request that still does not fit is WGT_ERR_OUT_OF_MEMORY, before the driver is
+ * asked. */
+static wgt_status within_budget(wgt_webgpu *w, uint64_t bytes) {
+    if (!w->memory_budget || held_bytes(w) + bytes <= w->memory_budget) return WGT_OK;
+    release_idle(w);
+    uint64_t held = held_bytes(w);
+    if (held + bytes <= w->memory_budget) return WGT_OK;
+    return wgt_error(WGT_ERR_OUT_OF_MEMORY,
+                     "out of device memory: %llu MiB asked for with %llu MiB held by tensors and pending work; "
+                     "the context may hold %llu MiB (wgt_context_options.max_device_bytes)",
+                     (unsigned long long)((bytes + (1u << 20) - 1) >> 20), (unsigned long long)(held >> 20),
+                     (unsigned long long)(w->memory_budget >> 20));
+}
+
 wgt_status wgt_wgpu_pool_get(wgt_webgpu *w, wgt_wgpu_pool *pool, uint64_t nbytes, int *reused, wgt_buffer **out) {
     uint64_t size = (nbytes + 3) & ~(uint64_t)3;
     if (size == 0) size = 4;
@@ -142,10 +165,12 @@ wgt_status wgt_wgpu_pool_get(wgt_webgpu *w, wgt_wgpu_pool *pool, uint64_t nbytes
         *out = b;
         return WGT_OK;
     }
+    wgt_status st = within_budget(w, bytes);
+    if (st != WGT_OK) return st;
     b = calloc(1, sizeof *b);
     if (!b) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a buffer handle");
     wgt_status before = wgt_last_status();
-    wgt_status st = create_handle(w, pool, bytes, &b->handle);
+    st = create_handle(w, pool, bytes, &b->handle);
     if (st == WGT_ERR_OUT_OF_MEMORY && release_idle(w)) {
         /* The device was full, partly of our idle buffers, now given back: try once more. A
          * success leaves the thread's error state as it found it. */

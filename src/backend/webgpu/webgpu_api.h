@@ -49,6 +49,7 @@ typedef struct WGPUChainedStruct {
 enum {
     WGPU_STYPE_SHADER_SOURCE_WGSL = 0x00000002,
     WGPU_STYPE_DAWN_TOGGLES_DESCRIPTOR = 0x0005000A,
+    WGPU_STYPE_ADAPTER_PROPERTIES_MEMORY_HEAPS = 0x00050013,
 };
 enum { WGPU_CALLBACK_MODE_WAIT_ANY_ONLY = 1, WGPU_CALLBACK_MODE_ALLOW_PROCESS_EVENTS = 2, WGPU_CALLBACK_MODE_ALLOW_SPONTANEOUS = 3 };
 enum { WGPU_STATUS_SUCCESS = 1, WGPU_STATUS_ERROR = 2 };
@@ -77,6 +78,8 @@ enum {
     WGPU_FEATURE_SHADER_F16 = 0x0000000A,
     WGPU_FEATURE_SUBGROUPS = 0x00000011,
     WGPU_FEATURE_SUBGROUP_MATRIX = 0x00050037,
+    /* One below the standard header's number in this build, as subgroup-matrix is. */
+    WGPU_FEATURE_ADAPTER_PROPERTIES_MEMORY_HEAPS = 0x00050015,
 };
 
 /* Flags (uint64_t). */
@@ -164,6 +167,19 @@ typedef struct WGPUAdapterInfo {
     uint32_t subgroupMaxSize;
 } WGPUAdapterInfo;
 typedef union WGPUAdapterInfoRoom { WGPUAdapterInfo info; char room[512]; } WGPUAdapterInfoRoom;
+
+/* Chained to WGPUAdapterInfo (feature adapter-properties-memory-heaps): the adapter's memory
+ * heaps, allocated by the library and freed with wgpuAdapterPropertiesMemoryHeapsFreeMembers. */
+enum { WGPU_HEAP_PROPERTY_DEVICE_LOCAL = 0x1 };
+typedef struct WGPUMemoryHeapInfo {
+    uint64_t properties; /* WGPU_HEAP_PROPERTY_* bits */
+    uint64_t size;
+} WGPUMemoryHeapInfo;
+typedef struct WGPUAdapterPropertiesMemoryHeaps {
+    WGPUChainedStruct chain;
+    size_t heapCount;
+    const WGPUMemoryHeapInfo *heapInfo;
+} WGPUAdapterPropertiesMemoryHeaps;
 
 typedef struct WGPULimits {
     WGPUChainedStruct *nextInChain;
@@ -370,6 +386,7 @@ typedef struct WGPUCommandBufferDescriptor {
     X(void, wgpuInstanceProcessEvents, (WGPUInstance))                                                           \
     X(uint32_t, wgpuAdapterGetInfo, (WGPUAdapter, WGPUAdapterInfo *))                                            \
     X(void, wgpuAdapterInfoFreeMembers, (WGPUAdapterInfo))                                                       \
+    X(void, wgpuAdapterPropertiesMemoryHeapsFreeMembers, (WGPUAdapterPropertiesMemoryHeaps))                     \
     X(uint32_t, wgpuAdapterGetLimits, (WGPUAdapter, WGPULimits *))                                               \
     X(void, wgpuAdapterGetFeatures, (WGPUAdapter, WGPUSupportedFeatures *))                                      \
     X(WGPUBool, wgpuAdapterHasFeature, (WGPUAdapter, uint32_t))                                                  \

@@ -42,6 +42,7 @@ typedef struct wgt_adapter_desc {
     WGPUAdapter adapter;
     char name[256], vendor[128], architecture[128], description[256];
     uint32_t backend_type, adapter_type, vendor_id, device_id, subgroup_min, subgroup_max;
+    uint64_t device_local_bytes; /* sum of the device-local memory heaps; 0 when not reported */
 } wgt_adapter_desc;
 
 #define WGT_MAX_ADAPTERS 16
@@ -111,6 +112,10 @@ typedef struct wgt_webgpu {
 
     /* ---- per-op costs: buffer pools, caches, batch serials, read requests ---- */
     struct wgt_wgpu_pool *storage_pool; /* released tensor buffers (pool.c) */
+    /* Bytes the pools may hold in all (pool.c); 0: no limit of our own. Running the driver
+     * itself out of memory is not a clean failure: Dawn turns an allocation that fails inside
+     * its own work (staging for queue writes, say) into a lost device. */
+    uint64_t memory_budget;
     struct wgt_wgpu_pool *read_pool;    /* MAP_READ staging buffers of read requests */
     struct wgt_wgpu_bind_cache *bind_cache; /* bind_groups.c */
     wgt_pipeline **pipeline_slots; /* open-addressed by key hash (encoder.c) */
