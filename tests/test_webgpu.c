@@ -143,6 +143,7 @@ TEST(device_loss_fails_later_calls_and_keeps_read_data) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
     int64_t shape[1] = {1000};
+    long long live = wgt_wgpu_live_buffers();
     wgt_tensor *a = wgt_arange(gpu, WGT_F32, 0, 1000, 1);
     wgt_tensor *b = wgt_add(a, a);
     float before[1000];
@@ -159,6 +160,11 @@ TEST(device_loss_fails_later_calls_and_keeps_read_data) {
           "host copy survives the loss: %s", wgt_last_error());
     wgt_clear_error();
     wgt_release(a), wgt_release(b), wgt_release(queued);
+    /* The lost device's buffers go back with their tensors, not only at context release. */
+    wgt_context_trim(gpu);
+    wgt_clear_error();
+    CHECK(wgt_wgpu_live_buffers() == live, "%lld device buffers live after the release, %lld before",
+          wgt_wgpu_live_buffers(), live);
     wgt_context_release(gpu);
     /* A new context works. */
     wgt_context *fresh = test_webgpu_context();

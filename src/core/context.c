@@ -79,7 +79,7 @@ void wgt_context_release(wgt_context *ctx) {
     /* Pending work holds storages, which hold the context: run it (tensors the caller keeps
      * still get their values), or drop it when it cannot run. */
     if (wgt_flush(ctx) != WGT_OK) {
-        wgt_drop_pending(ctx);
+        wgt_drop_pending(ctx, WGT_ERR_INVALID_ARGUMENT, "the context was released before it ran");
         wgt_clear_error();
     }
     ctx->released = 1;
@@ -90,8 +90,15 @@ wgt_status wgt_check_context(const char *fn, wgt_context *ctx) {
     if (!ctx) return wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "%s: context is NULL", fn);
     if (ctx->released) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: context was released", fn);
     wgt_status st = ctx->backend->status(ctx->backend);
-    if (st != WGT_OK) return st; /* the backend set the message */
-    return WGT_OK;
+    if (st != WGT_OK && ctx->pending_head && !ctx->flushing) {
+        /* Recorded work can never run on a failed device (lost, or timed out): drop it now, so
+         * the storages it holds give their memory back as soon as their tensors go. */
+        char message[512];
+        snprintf(message, sizeof message, "%s", wgt_last_error());
+        wgt_drop_pending(ctx, st, message);
+        wgt_error(st, "%s", message);
+    }
+    return st; /* the backend set the message */
 }
 
 wgt_backend_kind wgt_context_backend(const wgt_context *ctx) {
@@ -124,10 +131,12 @@ wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out) {
 
 wgt_status wgt_context_trim(wgt_context *ctx) {
     wgt_status st = wgt_check_context("wgt_context_trim", ctx);
-    if (st == WGT_OK) st = wgt_flush(ctx);
     if (st != WGT_OK) return st;
+    st = wgt_flush(ctx);
+    /* Memory goes back even when the work failed (a lost device, say): the caller asked to
+     * give back what is idle, and the failure is still reported. */
     if (ctx->backend->trim) ctx->backend->trim(ctx->backend);
-    return WGT_OK;
+    return st;
 }
 
 char *wgt_context_describe(wgt_context *ctx) {

@@ -236,13 +236,13 @@ wgt_status wgt_flush_for(wgt_storage *s, int for_write) {
     return WGT_OK;
 }
 
-void wgt_drop_pending(wgt_context *ctx) {
+void wgt_drop_pending(wgt_context *ctx, wgt_status why, const char *message) {
     wgt_node *p = ctx->pending_head;
     ctx->pending_head = ctx->pending_tail = NULL;
     ctx->npending = 0;
     while (p) {
         wgt_node *next = p->next;
-        mark_failed(p, WGT_ERR_INVALID_ARGUMENT, "the context was released before it ran");
+        mark_failed(p, why, message);
         wgt_node_release(p);
         p = next;
     }

@@ -104,8 +104,9 @@ wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_opera
 wgt_status wgt_flush(wgt_context *ctx);
 /* Runs pending work if s has pending writers, or pending readers too when for_write. */
 wgt_status wgt_flush_for(wgt_storage *s, int for_write);
-/* Drops pending work without running it (context teardown after device loss). */
-void wgt_drop_pending(wgt_context *ctx);
+/* Drops pending work without running it (context release, a failed device); the storages it
+ * was to write are marked failed with why and message. */
+void wgt_drop_pending(wgt_context *ctx, wgt_status why, const char *message);
 
 /* ---- planning and running (scheduler.c) ---- */
 typedef struct wgt_step {

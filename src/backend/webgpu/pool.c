@@ -195,7 +195,8 @@ wgt_status wgt_wgpu_pool_get(wgt_webgpu *w, wgt_wgpu_pool *pool, uint64_t nbytes
 
 void wgt_wgpu_pool_put(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b) {
     pool->in_use -= b->alloc;
-    if (b->size_class < 0 || b->alloc > pool->limit) {
+    /* A lost device's buffers can never be used again: keeping them would only hold memory. */
+    if (b->size_class < 0 || b->alloc > pool->limit || atomic_load(&w->lost)) {
         release_to_driver(w, pool, b);
         return;
     }
