@@ -409,9 +409,8 @@ wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices);
  * address an element twice (a broadcast dst is WGT_ERR_USAGE). Repeated indices: the last
  * wins. */
 wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows);
-/* [indices..., classes] of dtype with 1 at each index; an index outside 0..classes-1 is an error.
- * Indices computed from graph inputs are not checked when the graph runs (as gather's are):
- * there an index outside the range gives a row of zeros. */
+/* [indices..., classes] of dtype with 1 at each index; an index outside 0..classes-1 is an error
+ * (for indices computed from graph inputs, of the dispatch). */
 wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
 /* Upper / lower triangle of the last two dimensions, others set to 0: element (i, j) is kept
  * when j - i >= diagonal (triu) or j - i <= diagonal (tril). */

@@ -254,6 +254,29 @@ TEST_BACKENDS(engine_graph_checks_indices_from_inputs_when_it_runs) {
         CHECK(wgt_context_status(ctx) == WGT_OK, "the context stays usable");
     }
     wgt_graph_release(g);
+    /* one_hot has no kernel of its own to check with: its indices are checked by a copy. */
+    int32_t good2[4] = {2, 0, 1, 2}, bad2[4] = {1, 2, -1, 0};
+    snprintf(ni, sizeof ni, "classes_%s", test_backend_name());
+    wgt_tensor *ids2 = wgt_graph_input(ctx, ni, WGT_I32, 2, (const int64_t[]){2, 2});
+    wgt_tensor *hot = wgt_one_hot(ids2, 3, WGT_F32);
+    CHECK(hot != NULL, "%s", wgt_last_error());
+    wgt_graph *g2 = hot ? wgt_graph_build(ctx, 1, (const wgt_binding[]){{"hot", hot}}) : NULL;
+    CHECK(g2 != NULL, "%s", wgt_last_error());
+    wgt_tensor *jg = wgt_tensor_from_data(ctx, WGT_I32, 2, (const int64_t[]){2, 2}, good2, sizeof good2, WGT_USAGE_DEFAULT);
+    wgt_tensor *jb = wgt_tensor_from_data(ctx, WGT_I32, 2, (const int64_t[]){2, 2}, bad2, sizeof bad2, WGT_USAGE_DEFAULT);
+    wgt_tensor *hout = wgt_full(ctx, WGT_F32, 3, (const int64_t[]){2, 2, 3}, NAN);
+    if (g2) {
+        CHECK(wgt_graph_dispatch(g2, 1, (const wgt_binding[]){{ni, jg}}, 1, (const wgt_binding[]){{"hot", hout}}) ==
+                  WGT_OK, "%s", wgt_last_error());
+        float v[12];
+        CHECK(wgt_tensor_read(hout, v, sizeof v) == WGT_OK, "%s", wgt_last_error());
+        for (int i = 0; i < 12; i++) CHECK(v[i] == (i % 3 == good2[i / 3] ? 1.0f : 0.0f), "hot[%d] = %g", i, v[i]);
+        CHECK_ERROR(wgt_graph_dispatch(g2, 1, (const wgt_binding[]){{ni, jb}}, 1, (const wgt_binding[]){{"hot", hout}}) !=
+                        WGT_OK, WGT_ERR_INVALID_ARGUMENT, "index -1");
+        CHECK(wgt_context_status(ctx) == WGT_OK, "the context stays usable");
+    }
+    wgt_graph_release(g2);
+    wgt_release(ids2), wgt_release(hot), wgt_release(jg), wgt_release(jb), wgt_release(hout);
     wgt_release(table), wgt_release(t2), wgt_release(ids), wgt_release(rows), wgt_release(ig), wgt_release(ib);
     wgt_release(out);
 }

@@ -250,6 +250,23 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
     return st;
 }
 
+static wgt_tensor *compose_one_hot(const char *fn, wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
+
+/* A copy of indices computed from graph inputs, of the same shape, whose values the graph
+ * checks against [0, bound) when it runs. */
+static wgt_tensor *checked_graph_indices(const char *fn, wgt_tensor *indices, int64_t bound) {
+    wgt_tensor *flat = flat_indices(indices), *copy = NULL, *out = NULL;
+    if (flat) copy = wgt_tensor_new(indices->storage->ctx, fn, indices->dtype, 1, flat->shape, WGT_USAGE_DEFAULT);
+    wgt_operand src, dst;
+    if (copy && wgt_view_operand(flat, 1, flat->shape, flat->strides, &src) == WGT_OK &&
+        wgt_output_operand(copy, &dst) == WGT_OK &&
+        wgt_record_copy_checked(indices->storage->ctx, fn, &dst, &src, bound) == WGT_OK)
+        out = wgt_reshape(copy, indices->ndim, indices->shape);
+    wgt_release(flat);
+    wgt_release(copy);
+    return out;
+}
+
 wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) {
     static const char fn[] = "wgt_one_hot";
     if (wgt_check_tensor(fn, "indices", indices) != WGT_OK || check_index_dtype(fn, indices) != WGT_OK ||
@@ -270,7 +287,19 @@ wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) {
         return NULL;
     }
     if (check_index_values(fn, indices, classes, "classes") != WGT_OK) return NULL;
-    /* indices [..., 1] == arange(classes) broadcasts to [..., classes]. */
+    if (indices->storage->symbolic && wgt_numel(indices->ndim, indices->shape) > 0) {
+        /* Values that exist only when a graph runs are checked then, through a checked copy. */
+        wgt_tensor *checked = checked_graph_indices(fn, indices, classes);
+        if (!checked) return NULL;
+        wgt_tensor *out = compose_one_hot(fn, checked, classes, dtype);
+        wgt_release(checked);
+        return out;
+    }
+    return compose_one_hot(fn, indices, classes, dtype);
+}
+
+/* indices [..., 1] == arange(classes) broadcasts to [..., classes]; indices already checked. */
+static wgt_tensor *compose_one_hot(const char *fn, wgt_tensor *indices, int64_t classes, wgt_dtype dtype) {
     int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
     memcpy(shape, indices->shape, sizeof shape);
     memcpy(strides, indices->strides, sizeof strides);

@@ -76,6 +76,10 @@ wgt_status wgt_view_operand(wgt_tensor *t, int ndim, const int64_t *shape, const
 wgt_status wgt_output_operand(wgt_tensor *t, wgt_operand *op);
 /* ---- one recording function per backend entry (record.c); fn names the public op ---- */
 wgt_status wgt_record_copy(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *src);
+/* A copy of 1-D indices computed from graph inputs whose values are checked against
+ * [0, bound) when it runs (as gather's indices are), for ops that have no check of their own. */
+wgt_status wgt_record_copy_checked(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *src,
+                                   int64_t bound);
 wgt_status wgt_record_binary(wgt_context *ctx, const char *fn, wgt_binary_op op, const wgt_operand *out,
                              const wgt_operand *a, const wgt_operand *b);
 wgt_status wgt_record_unary(wgt_context *ctx, const char *fn, wgt_unary_op op, const wgt_operand *out,

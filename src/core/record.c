@@ -118,6 +118,13 @@ wgt_status wgt_record_pad(wgt_context *ctx, const char *fn, const wgt_operand *o
     return wgt_record(ctx, n);
 }
 
+wgt_status wgt_record_copy_checked(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *src,
+                                   int64_t bound) {
+    RECORD(WGT_NODE_COPY, 0, 2, dst, src)
+    check_later(n, 1, bound);
+    return wgt_record(ctx, n);
+}
+
 wgt_status wgt_record_gather_rows(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *table,
                                   const wgt_operand *indices) {
     RECORD(WGT_NODE_GATHER_ROWS, 0, 3, out, table, indices)
