@@ -4,6 +4,7 @@
  * never touches the storage.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/strided_iter.h"
@@ -32,6 +33,38 @@ static void host_transfer(const wgt_tensor *t, char *storage, char *dense, int t
             }
         }
     } while (wgt_strided_iter_next(&it));
+}
+
+/* A view over at most half of a storage that has no host copy is read by the words its
+ * elements span, and no host copy is made: reading a row of a 1 GiB tensor moves the row,
+ * not the gigabyte. A view over more syncs the whole storage, whose host copy then serves
+ * later reads for nothing. Returns 0 when the view is not read this way; else *st is the
+ * read's status. */
+static int read_span(const wgt_tensor *t, void *dst, wgt_status *st) {
+    wgt_storage *s = t->storage;
+    size_t es = wgt_dtype_size(t->dtype);
+    int64_t lo = t->offset, hi = t->offset;
+    for (int d = 0; d < t->ndim; d++) {
+        int64_t reach = (t->shape[d] - 1) * t->strides[d];
+        if (reach < 0) lo += reach;
+        else hi += reach;
+    }
+    size_t first = (size_t)lo * es & ~(size_t)3, end = ((size_t)(hi + 1) * es + 3) & ~(size_t)3;
+    if (2 * (end - first) > s->alloc_bytes) return 0;
+    char *words = malloc(end - first);
+    if (!words) {
+        *st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_tensor_read: out of host memory for %zu bytes", end - first);
+        return 1;
+    }
+    int whole = 0;
+    *st = wgt_storage_read_bytes(s, first, end - first, words, &whole);
+    if (*st == WGT_OK) {
+        wgt_tensor part = *t; /* the view, placed in the words read */
+        part.offset = t->offset - (int64_t)(first / es);
+        host_transfer(whole ? t : &part, whole ? s->host : words, dst, 1);
+    }
+    free(words);
+    return 1;
 }
 
 static int covers_whole_storage(const wgt_tensor *t) {
@@ -63,6 +96,7 @@ wgt_status wgt_tensor_read(wgt_tensor *t, void *dst, size_t nbytes) {
                          fn, nbytes, want, (long long)wgt_tensor_numel(t), wgt_dtype_name(t->dtype));
     if (want == 0) return WGT_OK;
     if (!dst) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: destination is NULL", fn);
+    if (!s->host_valid && read_span(t, dst, &st)) return st;
     if ((st = wgt_storage_sync_host(s)) != WGT_OK) return st;
     host_transfer(t, s->host, dst, 1);
     return WGT_OK;

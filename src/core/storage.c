@@ -90,6 +90,15 @@ wgt_status wgt_storage_sync_host(wgt_storage *s) {
     return st;
 }
 
+wgt_status wgt_storage_read_bytes(wgt_storage *s, size_t offset, size_t n, void *dst, int *whole) {
+    wgt_status st = check_has_data(s);
+    if (st != WGT_OK || (st = wgt_flush_for(s, 0)) != WGT_OK || (st = check_has_data(s)) != WGT_OK) return st;
+    wgt_backend *be = s->ctx->backend;
+    *whole = s->host_valid || be->host_resident || !s->device_valid;
+    if (*whole) return wgt_storage_sync_host(s); /* nothing to gain from a part */
+    return be->buffer_read(be, s->buffer, offset, dst, n);
+}
+
 wgt_status wgt_storage_sync_device(wgt_storage *s) {
     wgt_status st = check_has_data(s);
     if (st != WGT_OK || (st = wgt_flush_for(s, 1)) != WGT_OK || (st = check_has_data(s)) != WGT_OK) return st;

@@ -97,6 +97,10 @@ int wgt_view_overlaps_itself(int ndim, const int64_t *shape, const int64_t *stri
 wgt_storage *wgt_storage_create(wgt_context *ctx, size_t nbytes);
 void wgt_storage_release(wgt_storage *s);
 wgt_status wgt_storage_sync_host(wgt_storage *s);
+/* Reads bytes [offset, offset + n) (whole words) of the device copy into dst, after the
+ * pending work that writes s. Where the host copy is (or can be made) current without a
+ * device read, it syncs the host copy instead and sets *whole: the caller reads s->host. */
+wgt_status wgt_storage_read_bytes(wgt_storage *s, size_t offset, size_t n, void *dst, int *whole);
 wgt_status wgt_storage_sync_device(wgt_storage *s);
 /* The storage's device buffer now holds new data written by a kernel. */
 void wgt_storage_mark_device_written(wgt_storage *s);
