@@ -249,6 +249,15 @@ struct wgt_backend {
      * indices are checked; when an index repeats the last row wins. */
     wgt_status (*set_rows)(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                            const wgt_operand *rows);
+    /* Scaled dot-product attention in one kernel: out [batch..., Lq, Dv] (contiguous) =
+     * softmax(q k^T * scale) v for q [batch..., Lq, D], k [batch..., Lk, D], v [batch..., Lk, Dv]
+     * with the batch dimensions already broadcast (stride 0 where repeated), any strides, Lk > 0.
+     * causal keeps key j for query i when j <= i + Lk - Lq; a query that keeps no key gives NaN.
+     * NULL: the core composes attention from matmul, where and softmax. attention_fits says
+     * whether the kernel takes a dtype and head dimensions (the core composes the rest). */
+    wgt_status (*attention)(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
+                            const wgt_operand *v, int causal, double scale);
+    int (*attention_fits)(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
 };
 
 wgt_backend *wgt_cpu_backend_create(void);

@@ -28,6 +28,7 @@ typedef enum wgt_node_kind {
     WGT_NODE_PAD,
     WGT_NODE_GATHER_ROWS,
     WGT_NODE_SET_ROWS,
+    WGT_NODE_ATTENTION,
     WGT_NODE_KIND_COUNT
 } wgt_node_kind;
 
@@ -39,8 +40,8 @@ typedef struct wgt_node {
     int nargs; /* args[0] is written; the rest are read. An absent optional operand has storage NULL. */
     wgt_operand args[WGT_NODE_MAX_ARGS];
     int partial;        /* writes only part of args[0] (write_box, set_rows): it also reads it */
-    double params[2];   /* unary params, reduce param, rows eps */
-    int axis;           /* reduce: reduced trailing dims; cumsum: axis */
+    double params[2];   /* unary params, reduce param, rows eps, attention scale */
+    int axis;           /* reduce: reduced trailing dims; cumsum: axis; attention: causal */
     int64_t box[WGT_MAX_DIMS]; /* write_box start, pad widths before */
     uint32_t bits;      /* pad value */
     /* Index operand (arg index) whose values must lie in [0, index_bound); checked when the
@@ -103,6 +104,8 @@ wgt_status wgt_record_gather_rows(wgt_context *ctx, const char *fn, const wgt_op
                                   const wgt_operand *indices);
 wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *indices,
                                const wgt_operand *rows);
+wgt_status wgt_record_attention(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *q,
+                                const wgt_operand *k, const wgt_operand *v, int causal, double scale);
 
 /* Runs everything pending on the context (in record order, planned and fused). */
 wgt_status wgt_flush(wgt_context *ctx);

@@ -489,6 +489,7 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     case WGT_NODE_PAD: st = be->pad(be, &a[0], &a[1], n->box, n->bits); break;
     case WGT_NODE_GATHER_ROWS: st = be->gather_rows(be, &a[0], &a[1], &a[2]); break;
     case WGT_NODE_SET_ROWS: st = be->set_rows(be, &a[0], &a[1], &a[2]); break;
+    case WGT_NODE_ATTENTION: st = be->attention(be, &a[0], &a[1], &a[2], &a[3], n->axis, n->params[0]); break;
     default: st = wgt_error(WGT_ERR_INTERNAL, "unknown node kind %d", (int)n->kind);
     }
     if (st == WGT_OK) wgt_storage_mark_device_written(a[0].storage);

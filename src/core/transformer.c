@@ -1,11 +1,14 @@
 /*
- * Transformer pieces composed from the library's ops: rotary position embedding and scaled
- * dot-product attention. Composition keeps them exactly as right as the ops they use on
- * every backend; fused kernels for speed are the performance work's job.
+ * Transformer pieces: rotary position embedding and scaled dot-product attention. Rope is
+ * composed from the library's ops, which keeps it exactly as right as they are on every
+ * backend. Attention runs as one backend kernel where the backend has one for the dtype and
+ * head dimensions (never materialising the [Lq, Lk] scores), and is composed from matmul,
+ * where and softmax elsewhere, with the same semantics.
  */
 #include <math.h>
+#include <string.h>
 
-#include "tensor.h"
+#include "node.h"
 
 /* Releases a list of intermediate tensors (NULL entries are fine). */
 static void release_all(wgt_tensor **ts, int n) {
@@ -92,6 +95,37 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) {
     return out;
 }
 
+/* q, k or v seen at the broadcast batch shape followed by its own two matrix dimensions. */
+static void batch_view(wgt_tensor *t, int nb, const int64_t *batch, wgt_operand *op) {
+    int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
+    memcpy(shape, batch, sizeof(int64_t) * (size_t)nb);
+    shape[nb] = t->shape[t->ndim - 2];
+    shape[nb + 1] = t->shape[t->ndim - 1];
+    wgt_broadcast_strides(t, nb + 2, shape, strides);
+    wgt_view_operand(t, nb + 2, shape, strides, op);
+}
+
+/* The backend's attention kernel over operands broadcast to the batch shape `shape` (whose
+ * last two entries are already the result's [Lq, Dv]). */
+static wgt_tensor *attention_kernel(const char *fn, wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int nb,
+                                    const int64_t *shape, int causal, double scale) {
+    wgt_context *ctx = q->storage->ctx;
+    wgt_tensor *out = wgt_tensor_new(ctx, fn, q->dtype, nb + 2, shape, WGT_USAGE_DEFAULT);
+    if (!out) return NULL;
+    wgt_operand oq, ok, ov, oo;
+    batch_view(q, nb, shape, &oq);
+    batch_view(k, nb, shape, &ok);
+    batch_view(v, nb, shape, &ov);
+    wgt_output_operand(out, &oo);
+    if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_check_kernel_size(fn, q) != WGT_OK ||
+        wgt_check_kernel_size(fn, k) != WGT_OK || wgt_check_kernel_size(fn, v) != WGT_OK ||
+        wgt_record_attention(ctx, fn, &oo, &oq, &ok, &ov, causal, scale) != WGT_OK) {
+        wgt_release(out);
+        return NULL;
+    }
+    return out;
+}
+
 wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale) {
     static const char fn[] = "wgt_attention";
     if (wgt_check_tensor(fn, "q", q) != WGT_OK || wgt_check_tensor(fn, "k", k) != WGT_OK ||
@@ -133,6 +167,10 @@ wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causa
     shape[nb] = lq;
     shape[nb + 1] = v->shape[v->ndim - 1];
     if (wgt_numel(nb + 2, shape) == 0) return wgt_tensor_new(ctx, fn, q->dtype, nb + 2, shape, WGT_USAGE_DEFAULT);
+    wgt_backend *be = ctx->backend;
+    /* Without keys the composition's result (an empty sum: zeros) stands; the kernel needs keys. */
+    if (be->attention && lk > 0 && (!be->attention_fits || be->attention_fits(be, q->dtype, d, shape[nb + 1])))
+        return attention_kernel(fn, q, k, v, nb, shape, causal != 0, scale);
     enum { KT, SCORES, SCALED, ONES, KEEP, NEG_INF, MASKED, PROBS, N_TMP };
     wgt_tensor *t[N_TMP] = {0};
     t[KT] = wgt_transpose(k, -1, -2);

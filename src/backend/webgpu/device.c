@@ -424,6 +424,8 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->gather_rows = wgt_wgpu_gather_rows;
     be->set_rows = wgt_wgpu_set_rows;
     be->rows = wgt_wgpu_rows;
+    be->attention = wgt_wgpu_attention;
+    be->attention_fits = wgt_wgpu_attention_fits;
     be->write_box = wgt_wgpu_write_box;
     be->pad = wgt_wgpu_pad;
     be->reduce = wgt_wgpu_reduce;

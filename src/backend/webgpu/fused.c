@@ -178,34 +178,6 @@ static wgt_status check_kernel(const wgt_webgpu *w, const wgt_fused_kernel *k, p
 
 /* ---- the WGSL ---- */
 
-/* Growing text; a failed allocation sticks and is reported once at the end. */
-typedef struct {
-    char *s;
-    size_t len, cap;
-    int failed;
-} text;
-
-static void add(text *t, const char *fmt, ...) WGT_PRINTF(2, 3);
-static void add(text *t, const char *fmt, ...) {
-    while (!t->failed) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = t->cap - t->len;
-        int n = vsnprintf(t->s ? t->s + t->len : NULL, room, fmt, ap);
-        va_end(ap);
-        if (n < 0) break;
-        if ((size_t)n < room) {
-            t->len += (size_t)n;
-            return;
-        }
-        char *grown = realloc(t->s, (t->len + (size_t)n + 1) * 2);
-        if (!grown) break;
-        t->s = grown;
-        t->cap = (t->len + (size_t)n + 1) * 2;
-    }
-    t->failed = 1;
-}
-
 /* Step s's expression over x, y, z, into expr, its helpers added to *helpers. */
 static wgt_status step_expr(const wgt_fused_kernel *k, const plan *p, int s, char *expr, size_t size,
                             wgt_wgsl_pieces *helpers) {
@@ -238,29 +210,29 @@ static wgt_status step_expr(const wgt_fused_kernel *k, const plan *p, int s, cha
 static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, const wgt_wgpu_access_kind *access, int vector,
                              char **out) {
     static const char *const names[3] = {"x", "y", "z"};
-    text bindings = {0}, steps = {0}, fields = {0}, body = {0}, loads = {0}, run = {0};
+    wgt_wgsl_text bindings = {0}, steps = {0}, fields = {0}, body = {0}, loads = {0}, run = {0};
     wgt_wgsl_pieces helpers = {0};
     wgt_status st = WGT_OK;
-    add(&body, "fn compute(");
+    wgt_wgsl_add(&body, "fn compute(");
     for (int i = 0; i < k->ninputs; i++) {
         wgt_dtype d = p->type[i];
-        add(&bindings, "@group(0) @binding(%d) var<storage, read> in%d: array<%s>;\n", i, i,
+        wgt_wgsl_add(&bindings, "@group(0) @binding(%d) var<storage, read> in%d: array<%s>;\n", i, i,
             wgt_wgpu_access_storage_type(access[i], d));
-        add(&body, "%sv%d: %s", i ? ", " : "", i, wgt_wgpu_compute_type(d));
+        wgt_wgsl_add(&body, "%sv%d: %s", i ? ", " : "", i, wgt_wgpu_compute_type(d));
         wgt_wgpu_access_exprs e;
         snprintf(e.offset, sizeof e.offset, "params.offsets[%d][%d]", i / 4, i % 4);
         snprintf(e.inner, sizeof e.inner, "params.inner[%d][%d]", i / 4, i % 4);
         snprintf(e.mid, sizeof e.mid, "params.mid[%d][%d]", i / 4, i % 4);
         if (access[i] == WGT_ACCESS_STRIDED)
-            add(&loads, "fn element%d(i: u32) -> u32 { return strided_index(%du, i); }\n", i, i);
+            wgt_wgsl_add(&loads, "fn element%d(i: u32) -> u32 { return strided_index(%du, i); }\n", i, i);
         char fn[2048] = "";
         if (!wgt_wgpu_load_wgsl(fn, sizeof fn, i, d, access[i], &e, vector))
             st = wgt_error(WGT_ERR_INTERNAL, "fused kernel: no load for input %d read as %c", i,
                            wgt_wgpu_access_letter(access[i]));
-        add(&loads, "%s", fn);
-        add(&run, "        let l%d = load%d(i);\n", i, i);
+        wgt_wgsl_add(&loads, "%s", fn);
+        wgt_wgsl_add(&run, "        let l%d = load%d(i);\n", i, i);
     }
-    add(&body, ") -> Results {\n");
+    wgt_wgsl_add(&body, ") -> Results {\n");
     /* Constants sit in the uniform block after the unary parameters: no binding, no load
      * from memory per element. */
     int const_base = p->nslots > 0 ? (p->nslots + 1) / 2 : 1;
@@ -269,10 +241,10 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, const wgt
         snprintf(word, sizeof word, "params.consts[%d][%d]", const_base + c / 4, c % 4);
         wgt_dtype d = k->const_dtypes[c];
         int v = k->ninputs + c;
-        if (d == WGT_F16) add(&body, "    let v%d = unpack2x16float(%s).x;\n", v, word);
-        else if (d == WGT_F32) add(&body, "    let v%d = bitcast<f32>(%s);\n", v, word);
-        else if (d == WGT_I32) add(&body, "    let v%d = bitcast<i32>(%s);\n", v, word);
-        else add(&body, "    let v%d = %s;\n", v, word);
+        if (d == WGT_F16) wgt_wgsl_add(&body, "    let v%d = unpack2x16float(%s).x;\n", v, word);
+        else if (d == WGT_F32) wgt_wgsl_add(&body, "    let v%d = bitcast<f32>(%s);\n", v, word);
+        else if (d == WGT_I32) wgt_wgsl_add(&body, "    let v%d = bitcast<i32>(%s);\n", v, word);
+        else wgt_wgsl_add(&body, "    let v%d = %s;\n", v, word);
     }
     for (int s = 0; s < k->nsteps && st == WGT_OK; s++) {
         const wgt_fused_step *step = &k->steps[s];
@@ -284,43 +256,43 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, const wgt
             break;
         }
         int v = k->ninputs + k->nconsts + s, nargs = step_args(step->kind);
-        add(&steps, "fn s%d(", s);
+        wgt_wgsl_add(&steps, "fn s%d(", s);
         for (int a = 0; a < nargs; a++)
-            add(&steps, "%s%s: %s", a ? ", " : "", names[a], wgt_wgpu_compute_type(p->type[step->args[a]]));
-        add(&steps, ") -> %s { return %s; }\n", wgt_wgpu_compute_type(step->dtype), expr);
+            wgt_wgsl_add(&steps, "%s%s: %s", a ? ", " : "", names[a], wgt_wgpu_compute_type(p->type[step->args[a]]));
+        wgt_wgsl_add(&steps, ") -> %s { return %s; }\n", wgt_wgpu_compute_type(step->dtype), expr);
         /* Integer results are exact whatever the compiler does; float ones are kept as stored. */
         const char *keep = step->dtype == WGT_F32 ? "keep_f32" : step->dtype == WGT_F16 ? "keep_f16" : "";
-        add(&body, "    let v%d = %s(s%d(", v, keep, s);
+        wgt_wgsl_add(&body, "    let v%d = %s(s%d(", v, keep, s);
         for (int a = 0; a < nargs; a++) {
             int repeated = 0;
             for (int b = 0; b < a; b++) repeated |= step->args[b] == step->args[a];
             if (repeated && is_float(p->type[step->args[a]]))
-                add(&body, ", bitcast<f32>(bitcast<u32>(v%d) ^ params.zero.%c)", step->args[a], "xyz"[a]);
-            else add(&body, "%sv%d", a ? ", " : "", step->args[a]);
+                wgt_wgsl_add(&body, ", bitcast<f32>(bitcast<u32>(v%d) ^ params.zero.%c)", step->args[a], "xyz"[a]);
+            else wgt_wgsl_add(&body, "%sv%d", a ? ", " : "", step->args[a]);
         }
-        add(&body, "));\n");
+        wgt_wgsl_add(&body, "));\n");
     }
-    add(&body, "    return Results(");
+    wgt_wgsl_add(&body, "    return Results(");
     /* The four elements one after another, then each output's four as one store. */
     for (int j = 0; j < 4; j++) {
-        add(&run, "        let r%d = compute(", j);
-        for (int i = 0; i < k->ninputs; i++) add(&run, "%sl%d.%c", i ? ", " : "", i, "xyzw"[j]);
-        add(&run, ");\n");
+        wgt_wgsl_add(&run, "        let r%d = compute(", j);
+        for (int i = 0; i < k->ninputs; i++) wgt_wgsl_add(&run, "%sl%d.%c", i ? ", " : "", i, "xyzw"[j]);
+        wgt_wgsl_add(&run, ");\n");
     }
     for (int o = 0; o < k->noutputs; o++) {
         wgt_dtype d = k->outputs[o].dtype;
         int binding = k->ninputs + o;
-        add(&bindings, "@group(0) @binding(%d) var<storage, read_write> out%d: array<%s>;\n", binding, o,
+        wgt_wgsl_add(&bindings, "@group(0) @binding(%d) var<storage, read_write> out%d: array<%s>;\n", binding, o,
             wgt_wgpu_output_storage_type(d, vector));
-        add(&fields, "    o%d: %s,\n", o, wgt_wgpu_compute_type(d));
-        add(&body, "%sv%d", o ? ", " : "", k->ninputs + k->nconsts + k->output_steps[o]);
+        wgt_wgsl_add(&fields, "    o%d: %s,\n", o, wgt_wgpu_compute_type(d));
+        wgt_wgsl_add(&body, "%sv%d", o ? ", " : "", k->ninputs + k->nconsts + k->output_steps[o]);
         char fn[1024] = "";
         if (!wgt_wgpu_store_wgsl(fn, sizeof fn, o, d, vector) && st == WGT_OK)
             st = wgt_error(WGT_ERR_INTERNAL, "fused kernel: no store for output %d", o);
-        add(&loads, "%s", fn);
-        add(&run, "        store%d(i, vec4<%s>(r0.o%d, r1.o%d, r2.o%d, r3.o%d));\n", o, wgt_wgpu_compute_type(d), o, o, o, o);
+        wgt_wgsl_add(&loads, "%s", fn);
+        wgt_wgsl_add(&run, "        store%d(i, vec4<%s>(r0.o%d, r1.o%d, r2.o%d, r3.o%d));\n", o, wgt_wgpu_compute_type(d), o, o, o, o);
     }
-    add(&body, ");\n}\n");
+    wgt_wgsl_add(&body, ");\n}\n");
     char *helper_text = st == WGT_OK ? wgt_wgsl_pieces_text(&helpers) : NULL;
     const char *template_text = wgt_wgsl_source("fused");
     *out = NULL;

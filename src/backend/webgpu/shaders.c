@@ -2,6 +2,8 @@
  * WGSL sources: the .wgsl files under wgsl/ are embedded at build time; kernels are made
  * by filling {{NAME}} placeholders (types, loads, the op's expression) into them.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,4 +54,25 @@ char *wgt_wgsl_expand(const char *text, const char *const *pairs) {
     }
     out[used] = '\0';
     return out;
+}
+
+void wgt_wgsl_add(wgt_wgsl_text *t, const char *fmt, ...) {
+    while (!t->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = t->cap - t->len;
+        int n = vsnprintf(t->s ? t->s + t->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) break;
+        if ((size_t)n < room) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t want = (t->len + (size_t)n + 1) * 2;
+        char *grown = realloc(t->s, want);
+        if (!grown) break;
+        t->s = grown;
+        t->cap = want;
+    }
+    t->failed = 1;
 }

@@ -218,6 +218,14 @@ const char *wgt_wgsl_source(const char *name);
 /* Copies template, replacing each {{KEY}} by its value from the NULL-terminated pairs.
  * Returns malloc'd text or NULL. */
 char *wgt_wgsl_expand(const char *template_text, const char *const *pairs);
+/* Growing text for kernels generated statement by statement: appends printf-style; a failed
+ * allocation sticks (failed set, nothing more appended) for the caller to report once. */
+typedef struct wgt_wgsl_text {
+    char *s;
+    size_t len, cap;
+    int failed;
+} wgt_wgsl_text;
+void wgt_wgsl_add(wgt_wgsl_text *t, const char *fmt, ...) WGT_PRINTF(2, 3);
 
 /* elementwise.c: helper pieces, and the shared elementwise kernel runner */
 /* A piece of WGSL (functions, module variables) and the pieces it calls. A kernel's module
@@ -272,6 +280,10 @@ wgt_status wgt_wgpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_op
 wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);
 /* matmul.c: tiled and matrix-vector matmul kernels (wgsl/matmul.wgsl) */
 wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
+/* attention.c: fused scaled dot-product attention (wgsl/attention.wgsl) */
+wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
+                              const wgt_operand *v, int causal, double scale);
+int wgt_wgpu_attention_fits(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
 /* rows.c: softmax, log_softmax, layer_norm, rms_norm over the last dimension (wgsl/rows.wgsl) */
 wgt_status wgt_wgpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out, const wgt_operand *in,
                          const wgt_operand *weight, const wgt_operand *bias, double eps);
