@@ -424,7 +424,8 @@ wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base);
 /* softmax(q k^T * scale [+ causal mask]) v for q [..., Lq, d], k [..., Lk, d], v [..., Lk, dv];
  * scale 0 means 1/sqrt(d); causal masks key j > query i + (Lk - Lq) (queries are the last Lq
- * positions), and a query that sees no key gets NaN, as in PyTorch. One fused kernel on WebGPU
+ * positions), and a query the mask leaves no key gets NaN, as in PyTorch; with no keys at all
+ * (Lk = 0) the result is zeros, an empty sum, as in PyTorch too. One fused kernel on WebGPU
  * (dv up to 256, even for f16), else composed from matmul, where and softmax. */
 wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 
