@@ -390,6 +390,25 @@ TEST_BACKENDS(matmul_few_rows) {
     }
 }
 
+/* The rows kernel's 16-byte loads of b: 8 f16 values along N (N and b's row stride multiples
+ * of 8), and 4 f32 or 8 f16 values along K for b stored by columns (K a multiple of 8), with
+ * 1, 3 and 16 rows, K split into ranges, and the matrix-vector product of a matrix stored by
+ * rows (the transposed product); K = 804 (a multiple of 4, not 8) and N = 260 keep f16 on
+ * the narrower loads. */
+TEST_BACKENDS(matmul_few_rows_wide_loads) {
+    static const int64_t rows[3] = {1, 3, 16};
+    for (size_t d = 0; d < 2; d++)
+        for (int r = 0; r < 3; r++) {
+            int64_t sa[3] = {2, rows[r], 1000}, sb[3] = {2, 1000, 264}, sc[3] = {2, 804, 260};
+            check_shapes(ctx, float_types[d], CONTIGUOUS, CONTIGUOUS, 3, sa, 3, sb, 1450 + 10 * d + (uint64_t)r);
+            check_shapes(ctx, float_types[d], CONTIGUOUS, TRANSPOSED, 3, sa, 3, sb, 1453 + 10 * d + (uint64_t)r);
+            int64_t sd[3] = {2, rows[r], 804};
+            check_shapes(ctx, float_types[d], TRANSPOSED, TRANSPOSED, 3, sd, 3, sc, 1456 + 10 * d + (uint64_t)r);
+        }
+    int64_t m[2] = {264, 3000}, v[1] = {3000};
+    for (size_t d = 0; d < 2; d++) check_shapes(ctx, float_types[d], CONTIGUOUS, CONTIGUOUS, 2, m, 1, v, 1480 + d);
+}
+
 /* The rows kernel with more workgroups than one dispatch dimension holds: 16400 batch
  * elements of 4 workgroups each. */
 TEST_BACKENDS(matmul_few_rows_fold_the_grid) {

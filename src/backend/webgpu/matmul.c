@@ -4,25 +4,27 @@
  * kernel per call, and that kernel's variant (each variant is its own pipeline):
  *
  * - rows, for products with few rows (M <= 32; N = 1 runs as the transposed product, whose
- *   output has the same flat layout): a workgroup streams b for 64 or 128 columns against up
- *   to 16 rows of a over one range of K, reading b as vec4s along N where it can, else along
- *   K or element by element. A tile would leave most of its invocations idle here, and only
- *   splitting K gives enough workgroups to keep the memory busy.
- * - tiled, for the rest: 128 x 128 outputs per workgroup (8 x 8 per invocation, K in steps
- *   of 8), or 128 x 64 / 64 x 128 (8 x 4) and 64 x 64 (4 x 4, steps of 16) when there would
- *   be too few tiles, through double-buffered workgroup tiles with register prefetch. Each
- *   operand is fetched along its unit stride (rows of a matrix stored by rows, columns of
- *   one stored by columns), as vec4s when vec4_ok allows. When even 64 x 64 tiles are too
- *   few and K is long, K is split as for rows.
+ *   output has the same flat layout): a workgroup streams b for up to 256 columns against up
+ *   to 16 rows of a over one range of K, reading b 16 bytes at a time where its alignment
+ *   allows (4 f32 or 8 f16 values, along N for b stored by rows, along K for b stored by
+ *   columns), else element by element. A tile would leave most of its invocations idle
+ *   here, and only splitting K gives enough workgroups to keep the memory busy.
+ * - tiled, for the rest: 128 x 128 outputs per workgroup (8 x 8 per invocation), or 128 x 64
+ *   / 64 x 128 (8 x 4) and 64 x 64 (4 x 4) when there would be too few tiles, K in steps of
+ *   16 through double-buffered workgroup tiles with register prefetch. Each operand is
+ *   fetched along its unit stride (rows of a matrix stored by rows, columns of one stored by
+ *   columns), as vec4s when vec_ok allows, and staged so that those vec4s are stored whole.
+ *   The generated multiply reads the staged tiles with constant indices (see the WGSL).
+ *   When even 64 x 64 tiles are too few and K is long, K is split as for rows.
  * - sum, after a split: adds the ranges' f32 partial results in order and writes the output.
  *   f16 outputs of the rows kernel and f16 outputs with odd N (whose rows do not start on
  *   u32 words) also go through it, as one range: it packs whole words over the flat index.
  *
- * The figures behind the choices (NVIDIA H200, Vulkan through Dawn, kernels back to back):
- * 4096^3 f32 in 4.9 ms with a stored by rows, 4.1 ms with a stored by columns (one 64 x 64
- * kernel for all: 5.5 ms); 16 x 4096 x 4096 in 0.06 ms (64 x 64 tiles: 0.5 ms); a row vector
- * times 8192 x 8192, or that matrix times a column, at about 3 TB/s whichever way the matrix
- * is stored (one segment of invocations per output, reading along K: 0.7 to 2 TB/s).
+ * The figures behind the choices (NVIDIA H200, Vulkan through Dawn, kernels back to back,
+ * BENCHMARKS.md has the history): 4096^3 f32 in 3.95 ms with a stored by rows, 3.65 ms with
+ * a stored by columns, 4097^3 in 4.2 ms; 16 x 4096 x 4096 in 0.06 ms (64 x 64 tiles: 0.5 ms);
+ * a row vector times 8192 x 8192 f32, or that matrix times a column, in 0.074 to 0.079 ms
+ * of kernel time (3.4 to 3.6 TB/s), the same in f16 in 0.043 to 0.046 ms.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,9 +36,10 @@
 #define WORKGROUP_SIZE 256u
 /* Products with at most this many rows run the rows kernel (in blocks of 16 rows). */
 #define ROWS_MAX 32
-/* Workgroups the rows kernel aims for when it splits K, and the tiled kernel's "enough"
- * (1.5 per streaming multiprocessor of an H200). */
-#define ROWS_GROUPS 512
+/* Workgroups the rows kernel aims for when it splits K (about 2 per streaming multiprocessor
+ * of an H200: more ranges cost more than the extra workgroups gain), and the tiled kernel's
+ * "enough" (1.5 per multiprocessor). */
+#define ROWS_GROUPS 256
 #define TILED_GROUPS 200
 
 /* Mirrors struct Params in matmul.wgsl: 20 scalars, then the 16-byte aligned arrays. */
@@ -59,16 +62,18 @@ static const char *const kernel_names[] = {"tiled", "rows", "sum"};
 /* Fetch modes of the tiled kernel (A_MODE, B_MODE in the WGSL). */
 enum { FETCH_OUTER_VEC4, FETCH_K_VEC4, FETCH_OUTER, FETCH_K };
 /* Modes of the rows kernel's b (R_MODE). */
-enum { ROWS_VEC4, ROWS_SPREAD, ROWS_K_LANES };
+enum { ROWS_VEC4, ROWS_SPREAD, ROWS_K_LANES, ROWS_VEC8, ROWS_K_VEC };
 
 typedef struct {
     kernel_kind kind;
     wgt_dtype in, out;     /* input type (f32 for sum: it reads partials), type written */
-    int a_vec, b_vec;      /* f32 operand bound as vec4s */
+    int a_vec, b_vec;      /* operand bound as vec4s: of f32, or for f16 of u32 words (8 values) */
     int out_vec;           /* f32 output written as vec4s */
-    int a_mode, b_mode;    /* tiled */
-    int bm, bn, bk, tm, tn, a_pitch, b_pitch; /* tiled: tile, outputs per invocation, vec4s per k */
+    int a_mode, b_mode;    /* tiled: fetch modes */
+    int a_stage, b_stage;  /* tiled: staged layouts (A_STAGE, B_STAGE) */
+    int bm, bn, bk, tm, tn, a_pitch, b_pitch; /* tiled: tile, outputs per invocation, vec4s per staged line */
     int rows, r_mode, r_ap, r_ks, r_lanes, r_unroll; /* rows */
+    int r_kw, r_cw;        /* rows: values of K per lane step, columns per invocation along N */
 } matmul_kernel;
 
 /* ---- WGSL text ------------------------------------------------------------------------- */
@@ -107,72 +112,201 @@ static void add(text_buf *t, const char *fmt, ...) {
 
 static const char comp[4] = {'x', 'y', 'z', 'w'};
 
-/* Tiled: accumulators c<g><i><h> (row block g, row i of it, column block h), the rank-1
- * updates of one k, and the stores. */
-static void tiled_text(const matmul_kernel *k, text_buf *decl, text_buf *step, text_buf *store) {
-    int tmg = k->tm / 4, tng = k->tn / 4, tx = k->bn / k->tn, ty = k->bm / k->tm;
+/* Tiled: the accumulators c<g><i><h> (row block g, row i of it, column block h) and fetch
+ * registers; the first fetch, the next step's fetch and its stores; the multiply of one
+ * staged step, unrolled over k; and the stores of the results. Staged tiles are read with
+ * constant indices for k and the row within a block (see the WGSL). */
+typedef struct {
+    text_buf decl, first, fetch, stash, step, store;
+} tiled_parts;
+
+static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
+    int tmg = k->tm / 4, tng = k->tn / 4, kv_count = k->bk / 4;
+    int tx = k->bn / k->tn, ty = k->bm / k->tm, wg = tx * ty;
+    int a_loads = k->bk * k->bm / (4 * wg), b_loads = k->bk * k->bn / (4 * wg);
     for (int g = 0; g < tmg; g++)
         for (int i = 0; i < 4; i++)
-            for (int h = 0; h < tng; h++) add(decl, "    var c%d%d%d = vec4<f32>(0.0);\n", g, i, h);
-    for (int g = 0; g < tmg; g++) add(step, "                let a%d = ta[abase + kk * A_PITCH + %du];\n", g, ty * g);
-    for (int h = 0; h < tng; h++) add(step, "                let b%d = tb[bbase + kk * B_PITCH + %du];\n", h, tx * h);
-    for (int g = 0; g < tmg; g++)
-        for (int i = 0; i < 4; i++)
+            for (int h = 0; h < tng; h++) add(&t->decl, "    var c%d%d%d = vec4<f32>(0.0);\n", g, i, h);
+    for (int j = 0; j < a_loads; j++) {
+        add(&t->decl, "    var pa%d = vec4<f32>(0.0);\n", j);
+        add(&t->first, "    stash_a(tid + %du, 0u, fetch_a(tid + %du, bases.x, m0, kb, ke));\n", wg * j, wg * j);
+        add(&t->fetch, "            pa%d = fetch_a(tid + %du, bases.x, m0, k1, ke);\n", j, wg * j);
+        add(&t->stash, "            stash_a(tid + %du, cur ^ 1u, pa%d);\n", wg * j, j);
+    }
+    for (int j = 0; j < b_loads; j++) {
+        add(&t->decl, "    var pb%d = vec4<f32>(0.0);\n", j);
+        add(&t->first, "    stash_b(tid + %du, 0u, fetch_b(tid + %du, bases.y, n0, kb, ke));\n", wg * j, wg * j);
+        add(&t->fetch, "            pb%d = fetch_b(tid + %du, bases.y, n0, k1, ke);\n", j, wg * j);
+        add(&t->stash, "            stash_b(tid + %du, cur ^ 1u, pb%d);\n", wg * j, j);
+    }
+    /* Per group of 4 values of k: the vec4s of an operand staged along K (each holds 4 values
+     * of k of one row or column), then per k the vec4s of one staged along M (N) and the
+     * rank-1 update. */
+    for (int kv = 0; kv < kv_count; kv++) {
+        add(&t->step, "            {\n");
+        if (k->a_stage)
+            for (int g = 0; g < tmg; g++)
+                for (int i = 0; i < 4; i++)
+                    add(&t->step, "            let a%d%d = ta[cur][ty + %du][%du];\n", g, i, ty * g, i * kv_count + kv);
+        if (k->b_stage)
             for (int h = 0; h < tng; h++)
-                add(step, "                c%d%d%d = fma(vec4<f32>(a%d.%c), b%d, c%d%d%d);\n", g, i, h, g, comp[i], h, g,
-                    i, h);
+                for (int j = 0; j < 4; j++)
+                    add(&t->step, "            let b%d%d = tb[cur][tx + %du][%du];\n", h, j, tx * h, j * kv_count + kv);
+        for (int q = 0; q < 4; q++) {
+            int kk = 4 * kv + q;
+            add(&t->step, "            {\n");
+            if (!k->a_stage)
+                for (int g = 0; g < tmg; g++) add(&t->step, "            let a%d = ta[cur][%du][ty + %du];\n", g, kk, ty * g);
+            if (!k->b_stage)
+                for (int h = 0; h < tng; h++) add(&t->step, "            let b%d = tb[cur][%du][tx + %du];\n", h, kk, tx * h);
+            for (int h = 0; h < tng; h++) {
+                if (k->b_stage)
+                    add(&t->step, "            let bv%d = vec4<f32>(b%d0.%c, b%d1.%c, b%d2.%c, b%d3.%c);\n", h, h, comp[q], h,
+                        comp[q], h, comp[q], h, comp[q]);
+                else
+                    add(&t->step, "            let bv%d = b%d;\n", h, h);
+            }
+            for (int g = 0; g < tmg; g++)
+                for (int i = 0; i < 4; i++)
+                    for (int h = 0; h < tng; h++) {
+                        if (k->a_stage)
+                            add(&t->step, "            c%d%d%d = fma(vec4<f32>(a%d%d.%c), bv%d, c%d%d%d);\n", g, i, h, g, i,
+                                comp[q], h, g, i, h);
+                        else
+                            add(&t->step, "            c%d%d%d = fma(vec4<f32>(a%d.%c), bv%d, c%d%d%d);\n", g, i, h, g, comp[i],
+                                h, g, i, h);
+                    }
+            add(&t->step, "            }\n");
+        }
+        add(&t->step, "            }\n");
+    }
     for (int g = 0; g < tmg; g++)
         for (int i = 0; i < 4; i++) {
-            add(store, "    if (m0 + %du + 4u * ty < params.M) {\n", 4 * ty * g + i);
-            add(store, "        let row = first + (m0 + %du + 4u * ty) * params.N;\n", 4 * ty * g + i);
-            add(store, "        store4(row, n0 + 4u * tx, c%d%d0);\n", g, i);
+            add(&t->store, "    if (m0 + %du + 4u * ty < params.M) {\n", 4 * ty * g + i);
+            add(&t->store, "        let row = first + (m0 + %du + 4u * ty) * params.N;\n", 4 * ty * g + i);
+            add(&t->store, "        store4(row, n0 + 4u * tx, c%d%d0);\n", g, i);
             for (int h = 1; h < tng; h++)
-                add(store, "        if (n0 + %du + 4u * tx < params.N) { store4(row, n0 + %du + 4u * tx, c%d%d%d); }\n",
+                add(&t->store, "        if (n0 + %du + 4u * tx < params.N) { store4(row, n0 + %du + 4u * tx, c%d%d%d); }\n",
                     4 * tx * h, 4 * tx * h, g, i, h);
-            add(store, "    }\n");
+            add(&t->store, "    }\n");
         }
 }
 
-/* Rows: accumulators r<i>, the update for one k (kx, bx in scope), the unrolled loop and the
- * lane reduction. */
+/* The WGSL type of a staged tile: two buffers of `lines` lines of `pitch` vec4s. */
+static void tile_type(char *out, size_t size, int lines, int pitch) {
+    snprintf(out, size, "array<array<array<vec4<f32>, %d>, %d>, 2>", pitch, lines);
+}
+
+/* Rows: accumulators r<i> (and h<i>, columns 4..7 of an invocation's 8 in ROWS_VEC8), the
+ * update for one k (kx in scope, b's values as rows_values names them), the unrolled loop,
+ * its tail and the lane reduction. */
 static void rows_step(const matmul_kernel *k, text_buf *step) {
-    int R = k->rows;
+    int R = k->rows, eight = k->r_mode == ROWS_VEC8;
+    if (k->r_mode == ROWS_K_VEC) { /* R_KW values of K of 4 columns against each row's staged values */
+        for (int r = 0; r < R; r++) {
+            add(step, "            let s%d = shm[(%du + kx) / 4u];\n", r, (unsigned)(r * k->r_ks));
+            if (k->r_kw == 8) {
+                add(step, "            let t%d = shm[(%du + kx) / 4u + 1u];\n", r, (unsigned)(r * k->r_ks));
+                add(step, "            r%d = r%d + vec4<f32>(dot(s%d, lo0) + dot(t%d, hi0), dot(s%d, lo1) + dot(t%d, hi1), "
+                          "dot(s%d, lo2) + dot(t%d, hi2), dot(s%d, lo3) + dot(t%d, hi3));\n",
+                    r, r, r, r, r, r, r, r, r, r);
+            } else {
+                add(step, "            r%d = r%d + vec4<f32>(dot(s%d, b0), dot(s%d, b1), dot(s%d, b2), dot(s%d, b3));\n", r, r,
+                    r, r, r, r);
+            }
+        }
+        return;
+    }
     if (R >= 4) {
         for (int q = 0; q < R / 4; q++) {
             add(step, "            let s%d = shm[kx * %du + %du];\n", q, (unsigned)k->r_ap / 4, (unsigned)q);
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < 4; i++) {
                 add(step, "            r%d = fma(vec4<f32>(s%d.%c), bx, r%d);\n", 4 * q + i, q, comp[i], 4 * q + i);
+                if (eight) add(step, "            h%d = fma(vec4<f32>(s%d.%c), bh, h%d);\n", 4 * q + i, q, comp[i], 4 * q + i);
+            }
         }
     } else {
         add(step, "            let s = kx * %du;\n", (unsigned)k->r_ap);
-        for (int r = 0; r < R; r++)
-            add(step, "            r%d = fma(vec4<f32>(shm[(s + %du) / 4u][(s + %du) %% 4u]), bx, r%d);\n", r, r, r, r);
+        for (int r = 0; r < R; r++) {
+            add(step, "            let v%d = shm[(s + %du) / 4u][(s + %du) %% 4u];\n", r, r, r);
+            add(step, "            r%d = fma(vec4<f32>(v%d), bx, r%d);\n", r, r, r);
+            if (eight) add(step, "            h%d = fma(vec4<f32>(v%d), bh, h%d);\n", r, r, r);
+        }
     }
 }
 
-static void rows_text(const matmul_kernel *k, text_buf *decl, text_buf *step, text_buf *loop, text_buf *reduce) {
-    int R = k->rows, U = k->r_unroll, L = k->r_lanes;
+/* Loads of b for unrolled step u at offset `off` from kl, then the names rows_step reads. */
+static void rows_loads(const matmul_kernel *k, text_buf *t, int u, unsigned off) {
+    if (k->r_mode == ROWS_VEC8) {
+        add(t, "            let w%d = rows_b8(bases.y, ks + kl + %du, n0, c);\n", u, off);
+    } else if (k->r_mode == ROWS_K_VEC) {
+        for (int j = 0; j < 4; j++)
+            add(t, "            let b%d_%d = rows_bk%d(bases.y, ks + kl + %du, n0, c, %du);\n", u, j, k->r_kw == 8 ? 8 : 4, off,
+                j);
+    } else {
+        add(t, "            let b%d = rows_b(bases.y, ks + kl + %du, n0, c);\n", u, off);
+    }
+}
+
+static void rows_values(const matmul_kernel *k, text_buf *t, int u) {
+    if (k->r_mode == ROWS_VEC8) {
+        add(t, "            let bx = vec4<f32>(unpack2x16float(w%d.x), unpack2x16float(w%d.y));\n", u, u);
+        add(t, "            let bh = vec4<f32>(unpack2x16float(w%d.z), unpack2x16float(w%d.w));\n", u, u);
+    } else if (k->r_mode == ROWS_K_VEC) {
+        for (int j = 0; j < 4; j++) {
+            if (k->r_kw == 8) {
+                add(t, "            let lo%d = vec4<f32>(unpack2x16float(b%d_%d.x), unpack2x16float(b%d_%d.y));\n", j, u, j, u, j);
+                add(t, "            let hi%d = vec4<f32>(unpack2x16float(b%d_%d.z), unpack2x16float(b%d_%d.w));\n", j, u, j, u, j);
+            } else {
+                add(t, "            let b%d = b%d_%d;\n", j, u, j);
+            }
+        }
+    } else {
+        add(t, "            let bx = b%d;\n", u);
+    }
+}
+
+static void rows_text(const matmul_kernel *k, text_buf *decl, text_buf *loop, text_buf *reduce) {
+    int R = k->rows, U = k->r_unroll, L = k->r_lanes, KW = k->r_kw, halves = k->r_mode == ROWS_VEC8 ? 2 : 1;
     int rg = R < L / 4 ? R : L / 4;
     if (rg > 4) rg = 4;
     for (int r = 0; r < R; r++) add(decl, "    var r%d = vec4<f32>(0.0);\n", r);
-    rows_step(k, step);
-    add(loop, "        for (; kl + %du < kn; kl = kl + %du) {\n", (unsigned)((U - 1) * L), (unsigned)(U * L));
-    for (int u = 0; u < U; u++)
-        add(loop, "            let b%d = rows_b(bases.y, ks + kl + %du, n0, c);\n", u, (unsigned)(u * L));
+    if (halves == 2)
+        for (int r = 0; r < R; r++) add(decl, "    var h%d = vec4<f32>(0.0);\n", r);
+    /* U steps at a time, their loads first, so that as many loads are in flight; then one at
+     * a time. */
+    add(loop, "        for (; kl + %du < kn; kl = kl + %du) {\n", (unsigned)((U - 1) * L * KW), (unsigned)(U * L * KW));
+    for (int u = 0; u < U; u++) rows_loads(k, loop, u, (unsigned)(u * L * KW));
     for (int u = 0; u < U; u++) {
-        add(loop, "            {\n            let kx = kl + %du;\n            let bx = b%d;\n", (unsigned)(u * L), u);
+        add(loop, "            {\n            let kx = kl + %du;\n", (unsigned)(u * L * KW));
+        rows_values(k, loop, u);
         rows_step(k, loop);
         add(loop, "            }\n");
     }
     add(loop, "        }\n");
-    for (int q = 0; q < R / rg; q++) {
-        for (int i = 0; i < rg; i++) add(reduce, "    shm[%du + tid] = r%d;\n", 256 * i, q * rg + i);
-        add(reduce, "    workgroupBarrier();\n    rows_emit(tid, %du, row0, n0, obase);\n    workgroupBarrier();\n", q * rg);
-    }
+    add(loop, "        for (; kl < kn; kl = kl + %du) {\n", (unsigned)(L * KW));
+    rows_loads(k, loop, 0, 0);
+    add(loop, "            let kx = kl;\n");
+    rows_values(k, loop, 0);
+    rows_step(k, loop);
+    add(loop, "        }\n");
+    for (int q = 0; q < R / rg; q++)
+        for (int half = 0; half < halves; half++) {
+            for (int i = 0; i < rg; i++) add(reduce, "    shm[%du + tid] = %c%d;\n", 256 * i, half ? 'h' : 'r', q * rg + i);
+            add(reduce, "    workgroupBarrier();\n    rows_emit(tid, %du, row0, n0, obase, %du);\n    workgroupBarrier();\n",
+                q * rg, half);
+        }
 }
 
+/* Bodies of load_<buf> and load4_<buf> for the operand's binding: f16 words (u32, or
+ * vec4<u32> where `vec`), f32 values or vec4s. */
 static void load_bodies(const matmul_kernel *k, int vec, const char *buf, char *one, char *four, size_t size) {
-    if (k->in == WGT_F16) {
+    if (k->in == WGT_F16 && vec) {
+        snprintf(one, size, "return unpack2x16float(%s[i >> 3u][(i >> 1u) & 3u])[i & 1u];", buf);
+        snprintf(four, size,
+                 "let w = %s[i >> 3u];\n    let q = (i >> 1u) & 3u;\n"
+                 "    return vec4<f32>(unpack2x16float(w[q]), unpack2x16float(w[q + 1u]));", buf);
+    } else if (k->in == WGT_F16) {
         snprintf(one, size, "return unpack2x16float(%s[i >> 1u])[i & 1u];", buf);
         snprintf(four, size, "return vec4<f32>(unpack2x16float(%s[i >> 1u]), unpack2x16float(%s[(i >> 1u) + 1u]));", buf,
                  buf);
@@ -190,9 +324,10 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     const matmul_kernel *k = arg;
     const char *text = wgt_wgsl_source("matmul");
     if (!text) return NULL;
-    char load_a[160], load4_a[160], load_b[160], load4_b[160];
+    char load_a[200], load4_a[200], load_b[200], load4_b[200];
     load_bodies(k, k->a_vec, "a", load_a, load4_a, sizeof load_a);
     load_bodies(k, k->b_vec, "b", load_b, load4_b, sizeof load_b);
+    const char *load8_b = k->in == WGT_F16 && k->b_vec ? "return b[i >> 3u];" : "return vec4<u32>(0u);";
     const char *store4, *sum_body;
     if (k->out == WGT_F16) {
         /* The host guarantees an even N here, so base + n is even and n + 1 < N with n. */
@@ -224,28 +359,30 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
                    "        put(i, s);\n"
                    "    }";
     }
-    text_buf decl = {0}, step = {0}, store = {0}, rdecl = {0}, rstep = {0}, rloop = {0}, rreduce = {0};
+    text_buf rdecl = {0}, rloop = {0}, rreduce = {0};
+    tiled_parts tp;
+    memset(&tp, 0, sizeof tp);
     /* Variants that do not run a kernel still give it valid sizes. */
     matmul_kernel t = *k, r = *k;
-    if (k->kind != KERNEL_TILED) t.bm = t.bn = 64, t.bk = 16, t.tm = t.tn = 4, t.a_pitch = t.b_pitch = 16;
+    if (k->kind != KERNEL_TILED)
+        t.bm = t.bn = 64, t.bk = 16, t.tm = t.tn = 4, t.a_stage = t.b_stage = 0, t.a_pitch = t.b_pitch = 16;
     if (k->kind != KERNEL_ROWS)
-        r.rows = 1, r.r_ap = 1, r.r_ks = 16, r.r_mode = ROWS_VEC4, r.r_lanes = 16, r.r_unroll = 1;
-    tiled_text(&t, &decl, &step, &store);
-    rows_text(&r, &rdecl, &rstep, &rloop, &rreduce);
-    char bm[16], bn[16], bk[16], am[16], bmode[16], ap[16], bp[16], at[16], bt[16], ttx[16], tty[16], twg[16];
-    char rr[16], rap[16], rks[16], rmode[16], rg[16], rl[16];
+        r.rows = 1, r.r_ap = 1, r.r_ks = 16, r.r_mode = ROWS_VEC4, r.r_lanes = 16, r.r_unroll = 1, r.r_kw = 1, r.r_cw = 4;
+    tiled_text(&t, &tp);
+    rows_text(&r, &rdecl, &rloop, &rreduce);
+    char bm[16], bn[16], bk[16], am[16], bmode[16], ast[16], bst[16], at[96], bt[96], ttx[16], tty[16];
+    char rr[16], rap[16], rks[16], rmode[16], rg[16], rl[16], rkw[16], rcw[16];
     snprintf(bm, sizeof bm, "%d", t.bm);
     snprintf(bn, sizeof bn, "%d", t.bn);
     snprintf(bk, sizeof bk, "%d", t.bk);
-    snprintf(ttx, sizeof ttx, "%d", t.bn / t.tn);
-    snprintf(tty, sizeof tty, "%d", t.bm / t.tm);
-    snprintf(twg, sizeof twg, "%d", (t.bn / t.tn) * (t.bm / t.tm));
     snprintf(am, sizeof am, "%d", t.a_mode);
     snprintf(bmode, sizeof bmode, "%d", t.b_mode);
-    snprintf(ap, sizeof ap, "%d", t.a_pitch);
-    snprintf(bp, sizeof bp, "%d", t.b_pitch);
-    snprintf(at, sizeof at, "%d", 2 * t.bk * t.a_pitch);
-    snprintf(bt, sizeof bt, "%d", 2 * t.bk * t.b_pitch);
+    snprintf(ast, sizeof ast, "%d", t.a_stage);
+    snprintf(bst, sizeof bst, "%d", t.b_stage);
+    snprintf(ttx, sizeof ttx, "%d", t.bn / t.tn);
+    snprintf(tty, sizeof tty, "%d", t.bm / t.tm);
+    tile_type(at, sizeof at, t.a_stage ? t.bm / 4 : t.bk, t.a_pitch);
+    tile_type(bt, sizeof bt, t.b_stage ? t.bn / 4 : t.bk, t.b_pitch);
     snprintf(rr, sizeof rr, "%d", r.rows);
     snprintf(rap, sizeof rap, "%d", r.r_ap);
     snprintf(rks, sizeof rks, "%d", r.r_ks);
@@ -253,22 +390,28 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     int rgv = r.rows < r.r_lanes / 4 ? r.rows : r.r_lanes / 4;
     snprintf(rg, sizeof rg, "%d", rgv > 4 ? 4 : rgv);
     snprintf(rl, sizeof rl, "%d", r.r_lanes);
+    snprintf(rkw, sizeof rkw, "%d", r.r_kw);
+    snprintf(rcw, sizeof rcw, "%d", r.r_cw);
     const char *in_storage = k->in == WGT_F16 ? "u32" : "f32";
     const char *out_storage = k->out == WGT_F16 ? "u32" : k->out_vec ? "vec4<f32>" : "f32";
     const char *put = k->out == WGT_F16 ? "out[i] = f16_bits(v);" : k->out_vec ? "out[i >> 2u][i & 3u] = v;" : "out[i] = v;";
     char *result = NULL;
-    if (!decl.failed && !step.failed && !store.failed && !rdecl.failed && !rstep.failed && !rloop.failed &&
-        !rreduce.failed) {
+    int failed = rdecl.failed || rloop.failed || rreduce.failed;
+    text_buf *parts[] = {&tp.decl, &tp.first, &tp.fetch, &tp.stash, &tp.step, &tp.store};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) failed |= parts[i]->failed || !parts[i]->text;
+    if (!failed) {
         const char *pairs[] = {"A_STORAGE", k->a_vec ? "vec4<f32>" : in_storage,
-                               "B_STORAGE", k->b_vec ? "vec4<f32>" : in_storage,
+                               "B_STORAGE", k->b_vec ? (k->in == WGT_F16 ? "vec4<u32>" : "vec4<f32>") : in_storage,
+                               "LOAD8_B", load8_b,
                                "OUT_STORAGE", out_storage,
                                "LOAD_A", load_a, "LOAD4_A", load4_a, "LOAD_B", load_b, "LOAD4_B", load4_b,
                                "PUT", put, "STORE4", store4, "SUM_BODY", sum_body,
-                               "T_BM", bm, "T_BN", bn, "T_BK", bk, "T_TX", ttx, "T_TY", tty, "T_WG", twg,
-                               "A_MODE", am, "B_MODE", bmode, "A_PITCH", ap, "B_PITCH", bp, "A_TILE", at, "B_TILE", bt,
-                               "ACC_DECL", decl.text, "ACC_STEP", step.text, "ACC_STORE", store.text,
+                               "T_BM", bm, "T_BN", bn, "T_BK", bk, "A_MODE", am, "B_MODE", bmode,
+                               "A_STAGE", ast, "B_STAGE", bst, "A_TILE", at, "B_TILE", bt, "T_TX", ttx, "T_TY", tty,
+                               "ACC_DECL", tp.decl.text, "FIRST_FETCH", tp.first.text, "NEXT_FETCH", tp.fetch.text,
+                               "NEXT_STASH", tp.stash.text, "ACC_STEP", tp.step.text, "ACC_STORE", tp.store.text,
                                "R_ROWS", rr, "R_AP", rap, "R_KS", rks, "R_MODE", rmode, "R_RG", rg, "R_LANES", rl,
-                               "ROWS_DECL", rdecl.text, "ROWS_STEP", rstep.text, "ROWS_LOOP", rloop.text,
+                               "R_KW", rkw, "R_CW", rcw, "ROWS_DECL", rdecl.text, "ROWS_LOOP", rloop.text,
                                "ROWS_REDUCE", rreduce.text,
                                /* The other kernels keep names of their own and are left out of the pipeline. */
                                "TILED_ENTRY", k->kind == KERNEL_TILED ? "main" : "tiled",
@@ -277,7 +420,8 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
                                NULL};
         result = wgt_wgsl_expand(text, pairs);
     }
-    free(decl.text), free(step.text), free(store.text), free(rdecl.text), free(rstep.text), free(rloop.text);
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) free(parts[i]->text);
+    free(rdecl.text), free(rloop.text);
     free(rreduce.text);
     return result;
 }
@@ -287,11 +431,11 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
 /* Dispatches one kernel on (a, b) into dst. */
 static wgt_status run(wgt_webgpu *w, const matmul_kernel *k, const matmul_params *p, wgt_buffer *a, wgt_buffer *b,
                       wgt_buffer *dst, uint64_t workgroups) {
-    char key[160];
-    snprintf(key, sizeof key, "matmul:%s:%s->%s:v%d%d%d:t%d,%d,%d,%d,%d,%d,%d,%d,%d:r%d,%d,%d,%d,%d,%d",
+    char key[256];
+    snprintf(key, sizeof key, "matmul:%s:%s->%s:v%d%d%d:t%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d:r%d,%d,%d,%d,%d,%d,%d,%d",
              kernel_names[k->kind], wgt_dtype_name(k->in), wgt_dtype_name(k->out), k->a_vec, k->b_vec, k->out_vec, k->bm,
-             k->bn, k->bk, k->tm, k->tn, k->a_mode, k->b_mode, k->a_pitch, k->b_pitch, k->rows, k->r_mode, k->r_ap,
-             k->r_ks, k->r_lanes, k->r_unroll);
+             k->bn, k->bk, k->tm, k->tn, k->a_mode, k->b_mode, k->a_stage, k->b_stage, k->a_pitch, k->b_pitch,
+             k->rows, k->r_mode, k->r_ap, k->r_ks, k->r_lanes, k->r_unroll, k->r_kw, k->r_cw);
     wgt_pipeline *pl;
     wgt_status st = wgt_wgpu_pipeline(w, key, 3, build_matmul, k, &pl);
     if (st != WGT_OK) return st;
@@ -311,15 +455,38 @@ typedef struct {
     int32_t batch[8];
 } side;
 
-/* Whether the operand can be fetched as vec4s along the dimension of stride 1 whose length
- * is `len`: four-element aligned start, other strides and length, so that each vec4 lies
- * whole inside or whole outside the matrix (and the buffer holds at least one vec4, as a
- * vec4 binding must). */
-static int vec4_ok(const side *s, int32_t other_stride, int64_t len, int batch_ndim) {
-    if (s->offset % 4 || other_stride % 4 || len % 4 || s->buffer->size < 16) return 0;
+/* Whether the operand can be fetched `width` elements at a time (one 16-byte vector) along
+ * the dimension of stride 1 whose length is `len`: aligned start, other strides and length,
+ * so that each vector lies whole inside or whole outside the matrix (and the buffer holds at
+ * least one vector, as a vector binding must). */
+static int vec_ok(const side *s, int32_t other_stride, int64_t len, int batch_ndim, int width) {
+    if (s->offset % width || other_stride % width || len % width || s->buffer->size < 16) return 0;
     for (int d = 0; d < batch_ndim; d++)
-        if (s->batch[d] % 4) return 0;
+        if (s->batch[d] % width) return 0;
     return 1;
+}
+
+/* Workgroup memory of the tiled kernel's two staged tiles, in bytes. */
+static uint32_t tile_bytes(const matmul_kernel *k) {
+    int a_lines = k->a_stage ? k->bm / 4 : k->bk, b_lines = k->b_stage ? k->bn / 4 : k->bk;
+    return (uint32_t)(2 * 16 * (a_lines * k->a_pitch + b_lines * k->b_pitch));
+}
+
+/* Pitches of the staged tiles. Lines along K hold four rows and one vec4 of padding, so the
+ * four rows a warp reads at once fall in different banks; lines along M (N) get a vec4 of
+ * padding where values are stored one at a time (a fetch along K), which spreads those
+ * stores. Devices with less workgroup memory go without padding, then with steps of 8 (the
+ * 128 x 128 tiles fit the WebGPU minimum of 16 KB so). */
+static void fit_tiles(matmul_kernel *k, uint32_t max_shared) {
+    for (;;) {
+        k->a_pitch = k->a_stage ? k->bk + 1 : k->bm / 4 + (k->a_mode & 1);
+        k->b_pitch = k->b_stage ? k->bk + 1 : k->bn / 4 + (k->b_mode & 1);
+        if (tile_bytes(k) <= max_shared) return;
+        k->a_pitch = k->a_stage ? k->bk : k->bm / 4;
+        k->b_pitch = k->b_stage ? k->bk : k->bn / 4;
+        if (tile_bytes(k) <= max_shared || k->bk == 8 || k->bm * k->bn < 128 * 128) return;
+        k->bk = 8;
+    }
 }
 
 static uint64_t ceil_div(uint64_t x, uint64_t y) { return (x + y - 1) / y; }
@@ -405,30 +572,40 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         k.kind = KERNEL_ROWS;
         k.rows = 1;
         while (k.rows < M && k.rows < 16) k.rows *= 2;
-        if (p.b_sn == 1 && vec4_ok(&sb, p.b_sk, N, bnd)) k.r_mode = ROWS_VEC4;
+        /* b is read 16 bytes at a time where its alignment allows: 4 f32 or 8 f16 values along
+         * N (b stored by rows) or along K (by columns); else element by element. */
+        int f16 = k.in == WGT_F16, wide = f16 ? 8 : 4;
+        if (p.b_sn == 1 && f16 && vec_ok(&sb, p.b_sk, N, bnd, 8)) k.r_mode = ROWS_VEC8;
+        else if (p.b_sn == 1 && vec_ok(&sb, p.b_sk, N, bnd, 4)) k.r_mode = ROWS_VEC4;
+        else if (p.b_sk == 1 && p.b_sn != 1 && vec_ok(&sb, p.b_sn, K, bnd, wide)) k.r_mode = ROWS_K_VEC;
         else if (p.b_sk == 1 && p.b_sn != 1) k.r_mode = ROWS_K_LANES;
         else k.r_mode = ROWS_SPREAD;
-        k.b_vec = k.r_mode == ROWS_VEC4 && k.in == WGT_F32;
-        /* Lanes along K: 8 (128 columns per workgroup) for 16 rows, 32 where b is read along
-         * K with few rows, else 16 (the fastest on an H200 for each). */
-        k.r_lanes = k.rows >= 16 ? 8 : k.r_mode == ROWS_K_LANES && k.rows <= 4 ? 32 : 16;
-        k.r_unroll = k.rows <= 4 ? 8 : 4;
-        /* Staged rows are padded where neighbouring lanes read different k, against bank
-         * conflicts; R_KS values of K fill the 16 KB of shm. */
+        k.b_vec = k.r_mode == ROWS_VEC8 || k.r_mode == ROWS_K_VEC || (k.r_mode == ROWS_VEC4 && !f16);
+        k.r_kw = k.r_mode == ROWS_K_VEC ? wide : 1;
+        k.r_cw = k.r_mode == ROWS_VEC8 ? 8 : 4;
+        /* Lanes along K (the fastest on an H200 for each): 8 for 16 rows and where f32 is
+         * read 16 bytes at a time, 32 where b is read element by element along K with few
+         * rows, else 16. */
+        int wide_f32 = !f16 && (k.r_mode == ROWS_VEC4 || k.r_mode == ROWS_K_VEC);
+        k.r_lanes = k.rows >= 16 || wide_f32 ? 8 : k.r_mode == ROWS_K_LANES && k.rows <= 4 ? 32 : 16;
+        /* Loads in flight per invocation: 8 steps of one load, or 2 of four along K. */
+        k.r_unroll = k.r_mode == ROWS_K_VEC ? 2 : k.rows <= 4 ? 8 : 4;
+        /* Staged rows are padded where neighbouring lanes read different k one at a time,
+         * against bank conflicts; R_KS values of K fill the 16 KB of shm. */
         k.r_ap = k.rows + (k.r_mode == ROWS_K_LANES && k.rows >= 8 ? 4 : 0);
         k.r_ks = (4096 / k.r_ap) & ~15;
         p.a_k_fast = p.a_sk == 1 || p.a_sm == 0;
         p.tiles_m = (uint32_t)ceil_div((uint64_t)M, (uint64_t)k.rows);
-        p.tiles_n = (uint32_t)ceil_div((uint64_t)N, 4 * (WORKGROUP_SIZE / (uint64_t)k.r_lanes));
+        p.tiles_n = (uint32_t)ceil_div((uint64_t)N, (uint64_t)k.r_cw * (WORKGROUP_SIZE / (uint64_t)k.r_lanes));
         groups = batch * p.tiles_m * p.tiles_n;
         split_k(w, (uint64_t)K, groups, ROWS_GROUPS, 256, 64, total, &p);
     } else {
         k.kind = KERNEL_TILED;
         /* Fetch each operand along its unit stride: along K when that stride is 1 (a stored by
-         * rows, b by columns), else along M (N); as vec4s where vec4_ok allows. */
+         * rows, b by columns), else along M (N); as vec4s where vec_ok allows. */
         int a_k = p.a_sk == 1 && p.a_sm != 1, b_k = p.b_sk == 1 && p.b_sn != 1;
-        int a_vec = vec4_ok(&sa, a_k ? p.a_sm : p.a_sk, a_k ? K : M, bnd) && (a_k || p.a_sm == 1);
-        int b_vec = vec4_ok(&sb, b_k ? p.b_sn : p.b_sk, b_k ? K : N, bnd) && (b_k || p.b_sn == 1);
+        int a_vec = vec_ok(&sa, a_k ? p.a_sm : p.a_sk, a_k ? K : M, bnd, 4) && (a_k || p.a_sm == 1);
+        int b_vec = vec_ok(&sb, b_k ? p.b_sn : p.b_sk, b_k ? K : N, bnd, 4) && (b_k || p.b_sn == 1);
         k.a_mode = (a_k ? FETCH_K_VEC4 : FETCH_OUTER_VEC4) + (a_vec ? 0 : 2);
         k.b_mode = (b_k ? FETCH_K_VEC4 : FETCH_OUTER_VEC4) + (b_vec ? 0 : 2);
         k.a_vec = a_vec && k.in == WGT_F32;
@@ -448,15 +625,18 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
             if (split > chunks_max) split = chunks_max;
             if (g * split >= TILED_GROUPS) break;
         }
-        /* 128 x 128 tiles step K by 8, 8 x 8 outputs per invocation (faster on an H200 than
-         * steps of 16, whose registers cost occupancy, or than 8 x 16 per invocation); the
-         * smaller ones by 16. */
-        k.bm = bm, k.bn = bn, k.bk = bm == 128 && bn == 128 ? 8 : 16;
-        k.tm = bm / 16, k.tn = bn / 16;
-        k.a_pitch = bm / 4, k.b_pitch = bn / 4;
-        /* A vec4 of padding per k spreads the element-wise stores of a tile fetched along K. */
-        if ((k.a_mode & 1) && (uint32_t)(2 * k.bk * (k.a_pitch + 1 + k.b_pitch) * 16) <= max_shared) k.a_pitch++;
-        if ((k.b_mode & 1) && (uint32_t)(2 * k.bk * (k.a_pitch + k.b_pitch + 1) * 16) <= max_shared) k.b_pitch++;
+        /* 8 x 8 outputs per invocation (4 x 4 on 64-wide sides), K in steps of 16: on an H200
+         * 4096^3 takes 3.9 ms against 4.5 ms in steps of 8, except with a read element by
+         * element along K (4097^3: 3.9 ms in steps of 8, 4.1 ms in steps of 16). An operand
+         * fetched as vec4s along K is staged along K (whole vec4 stores; 4096^3 with a stored by
+         * rows: 4.5 ms against 5.8 ms staged along M), every other one along M (N): a fetched
+         * element by element along K, so staged one value at a time, takes 3.9 ms for 4097^3
+         * against 5.1 ms when staged along K. */
+        k.bm = bm, k.bn = bn, k.tm = bm / 16, k.tn = bn / 16;
+        k.bk = bm == 128 && bn == 128 && k.a_mode == FETCH_K ? 8 : 16;
+        k.a_stage = k.a_mode == FETCH_K_VEC4;
+        k.b_stage = k.b_mode == FETCH_K_VEC4;
+        fit_tiles(&k, max_shared);
         p.tiles_m = (uint32_t)ceil_div((uint64_t)M, (uint64_t)bm);
         p.tiles_n = (uint32_t)ceil_div((uint64_t)N, (uint64_t)bn);
         groups = batch * p.tiles_m * p.tiles_n;

@@ -5,21 +5,25 @@
 //
 // tiled: a workgroup of T_TX x T_TY invocations computes a T_BM x T_BN tile (64 or 128 on
 //   each side) of one output matrix, in 4 x 4 blocks per invocation spaced 4 T_TY rows and
-//   4 T_TX columns apart (so every staged read is one vec4 and neighbouring invocations read
-//   neighbouring vec4s). K advances T_BK at a time through two workgroup buffers: while the
-//   invocations multiply out one, the next step's loads are already in registers, stored
-//   into the other buffer afterwards; one barrier per step. How each operand is fetched is
-//   its mode: along its row (column) dimension or along K, whichever has stride 1, as vec4
-//   loads when the host has checked the alignment, else as single elements; tiles are
-//   always staged as [k][m] and [k][n]. Tiles are walked in bands of GROUP_M tile rows so
-//   that workgroups running together share rows of a and columns of b in the cache. With
-//   `chunks` > 1 the workgroup sums only K range `chunk` and writes an f32 partial result.
-// rows: for few rows of a: a workgroup takes R_ROWS rows (up to 16) and 4 R_COLS columns
+//   4 T_TX columns apart; a warp covers 8 x 4 neighbouring blocks, so its reads of a staged
+//   tile are vec4s within 128 bytes. K advances T_BK at a time through two workgroup
+//   buffers: while the invocations multiply out one, the next step's loads are already in
+//   registers, stored into the other buffer afterwards; one barrier per step. How each
+//   operand is fetched is its mode: along its row (column) dimension or along K, whichever
+//   has stride 1, as vec4 loads when the host has checked the alignment, else as single
+//   elements; it is staged along M (N) or along K as the host chooses (A_STAGE, B_STAGE).
+//   The multiply is generated unrolled over k, so every staged read has constant indices
+//   apart from a part that is the same in every step (bounds clamps computed once). Tiles
+//   are walked in bands of GROUP_M tile rows so that workgroups running together share rows
+//   of a and columns of b in the cache. With `chunks` > 1
+//   the workgroup sums only K range `chunk` and writes an f32 partial result.
+// rows: for few rows of a: a workgroup takes R_ROWS rows (up to 16) and R_CW R_COLS columns
 //   over one range of K; its 256 invocations are R_COLS column groups by R_LANES lanes of K.
 //   Rows of a are staged in workgroup memory R_KS values of K at a time and every
-//   invocation streams b, 4 columns at a time, R_UNROLL loads in flight, into R_ROWS vec4
-//   accumulators; the lanes then meet through workgroup memory in a fixed order. It writes
-//   f32: the result, or one K range's partial result.
+//   invocation streams b, 16 bytes per load where the layout allows (R_MODE), R_UNROLL
+//   steps of loads in flight, into R_ROWS vec4 accumulators per 4 columns; the lanes then
+//   meet through workgroup memory in a fixed order. It writes f32: the result, or one K
+//   range's partial result.
 // sum: adds the `chunks` partial results of the two kernels above in order and writes the
 //   output (f32, or f16 a whole word of two outputs per invocation, over the flat index).
 //
@@ -110,16 +114,16 @@ fn batch_bases(batch: u32) -> vec2<i32> {
 const T_BM: u32 = {{T_BM}}u;
 const T_BN: u32 = {{T_BN}}u;
 const T_BK: u32 = {{T_BK}}u;
+const T_KV: u32 = T_BK / 4u;  // vec4s of K per staged row
 // 0: vec4 along M (N), 1: vec4 along K, 2: single elements along M (N), 3: along K.
 const A_MODE: u32 = {{A_MODE}}u;
 const B_MODE: u32 = {{B_MODE}}u;
-// vec4s per k of a staged tile: T_BM / 4, plus one where room allows, which spreads the
-// stores of a tile fetched along K over more memory banks.
-const A_PITCH: u32 = {{A_PITCH}}u;
-const B_PITCH: u32 = {{B_PITCH}}u;
-const A_BUF: u32 = T_BK * A_PITCH;  // vec4s of one buffer
-const B_BUF: u32 = T_BK * B_PITCH;
-// Invocations: T_TX across the tile's columns by T_TY down its rows.
+// Staged layout of each operand: 0 [k][m / 4] (vec4s along M), 1 [m / 4][i * T_KV + k / 4]
+// (vec4s along K; four rows m = 4 (m / 4) + i to a padded line). The host matches the layout
+// to the fetch, so stores are whole vec4s, except where it chooses otherwise.
+const A_STAGE: u32 = {{A_STAGE}}u;
+const B_STAGE: u32 = {{B_STAGE}}u;
+// Invocations: T_TX (8 or 16) across the tile's columns by T_TY down its rows.
 const T_TX: u32 = {{T_TX}}u;
 const T_TY: u32 = {{T_TY}}u;
 const T_WG: u32 = T_TX * T_TY;
@@ -127,8 +131,9 @@ const A_LOADS: u32 = T_BK * T_BM / (4u * T_WG);  // vec4s each invocation fetche
 const B_LOADS: u32 = T_BK * T_BN / (4u * T_WG);
 const GROUP_M: u32 = 8u;
 
-var<workgroup> ta: array<vec4<f32>, {{A_TILE}}>;
-var<workgroup> tb: array<vec4<f32>, {{B_TILE}}>;
+// Two buffers (the step being multiplied and the next), then the layout above.
+var<workgroup> ta: {{A_TILE}};
+var<workgroup> tb: {{B_TILE}};
 
 // Fetch q (0 .. T_BK * T_BM / 4 - 1) of a's tile at (m0, k0): four values of one k along M,
 // or of one row along K; zeros past M and past ke.
@@ -149,8 +154,8 @@ fn fetch_a(q: u32, base: i32, m0: u32, k0: u32, ke: u32) -> vec4<f32> {
             }
         }
     } else {
-        let k = k0 + 4u * (q % (T_BK / 4u));
-        let m = m0 + q / (T_BK / 4u);
+        let k = k0 + 4u * (q % T_KV);
+        let m = m0 + q / T_KV;
         if (m < params.M) {
             let at = base + i32(m) * params.a_sm + i32(k) * params.a_sk;
             if (A_MODE == 1u) {
@@ -183,8 +188,8 @@ fn fetch_b(q: u32, base: i32, n0: u32, k0: u32, ke: u32) -> vec4<f32> {
             }
         }
     } else {
-        let k = k0 + 4u * (q % (T_BK / 4u));
-        let n = n0 + q / (T_BK / 4u);
+        let k = k0 + 4u * (q % T_KV);
+        let n = n0 + q / T_KV;
         if (n < params.N) {
             let at = base + i32(n) * params.b_sn + i32(k) * params.b_sk;
             if (B_MODE == 1u) {
@@ -200,34 +205,63 @@ fn fetch_b(q: u32, base: i32, n0: u32, k0: u32, ke: u32) -> vec4<f32> {
     return v;
 }
 
-// Stores fetch q into buffer `buf`: whole when it runs along M (N), else one value per k.
+// Stores fetch q into buffer `buf`: a whole vec4 where the fetch runs the way the layout
+// does, else one value per row (layout 1) or per k (layout 0).
 fn stash_a(q: u32, buf: u32, v: vec4<f32>) {
     if ((A_MODE & 1u) == 0u) {
-        ta[buf * A_BUF + (q / (T_BM / 4u)) * A_PITCH + q % (T_BM / 4u)] = v;
+        let m = 4u * (q % (T_BM / 4u));
+        let k = q / (T_BM / 4u);
+        if (A_STAGE == 0u) {
+            ta[buf][k][m / 4u] = v;
+        } else {
+            let line = k / 4u;
+            let c = k % 4u;
+            ta[buf][m / 4u][line][c] = v.x;
+            ta[buf][m / 4u][T_KV + line][c] = v.y;
+            ta[buf][m / 4u][2u * T_KV + line][c] = v.z;
+            ta[buf][m / 4u][3u * T_KV + line][c] = v.w;
+        }
     } else {
-        let m = q / (T_BK / 4u);
-        let kv = q % (T_BK / 4u);
-        let at = buf * A_BUF + 4u * kv * A_PITCH + m / 4u;
-        let c = m % 4u;
-        ta[at][c] = v.x;
-        ta[at + A_PITCH][c] = v.y;
-        ta[at + 2u * A_PITCH][c] = v.z;
-        ta[at + 3u * A_PITCH][c] = v.w;
+        let m = q / T_KV;
+        let kv = q % T_KV;
+        if (A_STAGE == 1u) {
+            ta[buf][m / 4u][(m % 4u) * T_KV + kv] = v;
+        } else {
+            let c = m % 4u;
+            ta[buf][4u * kv][m / 4u][c] = v.x;
+            ta[buf][4u * kv + 1u][m / 4u][c] = v.y;
+            ta[buf][4u * kv + 2u][m / 4u][c] = v.z;
+            ta[buf][4u * kv + 3u][m / 4u][c] = v.w;
+        }
     }
 }
 
 fn stash_b(q: u32, buf: u32, v: vec4<f32>) {
     if ((B_MODE & 1u) == 0u) {
-        tb[buf * B_BUF + (q / (T_BN / 4u)) * B_PITCH + q % (T_BN / 4u)] = v;
+        let n = 4u * (q % (T_BN / 4u));
+        let k = q / (T_BN / 4u);
+        if (B_STAGE == 0u) {
+            tb[buf][k][n / 4u] = v;
+        } else {
+            let line = k / 4u;
+            let c = k % 4u;
+            tb[buf][n / 4u][line][c] = v.x;
+            tb[buf][n / 4u][T_KV + line][c] = v.y;
+            tb[buf][n / 4u][2u * T_KV + line][c] = v.z;
+            tb[buf][n / 4u][3u * T_KV + line][c] = v.w;
+        }
     } else {
-        let n = q / (T_BK / 4u);
-        let kv = q % (T_BK / 4u);
-        let at = buf * B_BUF + 4u * kv * B_PITCH + n / 4u;
-        let c = n % 4u;
-        tb[at][c] = v.x;
-        tb[at + B_PITCH][c] = v.y;
-        tb[at + 2u * B_PITCH][c] = v.z;
-        tb[at + 3u * B_PITCH][c] = v.w;
+        let n = q / T_KV;
+        let kv = q % T_KV;
+        if (B_STAGE == 1u) {
+            tb[buf][n / 4u][(n % 4u) * T_KV + kv] = v;
+        } else {
+            let c = n % 4u;
+            tb[buf][4u * kv][n / 4u][c] = v.x;
+            tb[buf][4u * kv + 1u][n / 4u][c] = v.y;
+            tb[buf][4u * kv + 2u][n / 4u][c] = v.z;
+            tb[buf][4u * kv + 3u][n / 4u][c] = v.w;
+        }
     }
 }
 
@@ -236,7 +270,12 @@ fn store4(base: u32, n: u32, v: vec4<f32>) {
     {{STORE4}}
 }
 
-@compute @workgroup_size({{T_WG}})
+// Each invocation computes 4 x 4 blocks of outputs: rows m0 + 64 g + 4 ty + i, columns
+// n0 + 64 h + 4 tx + j. The generated step reads the staged tiles with constant indices for
+// k and for the row within a block, so the only varying parts of an index (ty + 16 g,
+// tx + 16 h, the buffer) are the same in every step: the bounds clamps WGSL requires on
+// workgroup arrays are computed once, and each read is a base register plus a constant.
+@compute @workgroup_size(T_WG)
 fn {{TILED_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) groups: vec3<u32>) {
     let group = wid.x + wid.y * groups.x;
@@ -257,39 +296,30 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     let kb = chunk * params.kchunk;
     let ke = min(params.K, kb + params.kchunk);
     let steps = (ke - kb + T_BK - 1u) / T_BK;
-    let tx = tid % T_TX;  // columns n0 + 4 T_TX h + 4 tx .. + 3
-    let ty = tid / T_TX;  // rows m0 + 4 T_TY g + 4 ty .. + 3
+    // A warp (32 invocations) covers 8 column blocks by 4 row blocks, so each of its reads of
+    // a staged tile touches at most 128 bytes.
+    let warp = tid / 32u;
+    let lane = tid % 32u;
+    let tx = (warp % (T_TX / 8u)) * 8u + lane % 8u;
+    let ty = (warp / (T_TX / 8u)) * 4u + lane / 8u;
     let in_range = m0 + 4u * ty < params.M && n0 + 4u * tx < params.N;
 {{ACC_DECL}}
-    var ra: array<vec4<f32>, A_LOADS>;
-    var rb: array<vec4<f32>, B_LOADS>;
-    for (var j = 0u; j < A_LOADS; j = j + 1u) {
-        stash_a(tid + T_WG * j, 0u, fetch_a(tid + T_WG * j, bases.x, m0, kb, ke));
-    }
-    for (var j = 0u; j < B_LOADS; j = j + 1u) {
-        stash_b(tid + T_WG * j, 0u, fetch_b(tid + T_WG * j, bases.y, n0, kb, ke));
-    }
+{{FIRST_FETCH}}
     workgroupBarrier();
     for (var s = 0u; s < steps; s = s + 1u) {
         let cur = s & 1u;
         let more = s + 1u < steps;
         if (more) {
             let k1 = kb + (s + 1u) * T_BK;
-            for (var j = 0u; j < A_LOADS; j = j + 1u) { ra[j] = fetch_a(tid + T_WG * j, bases.x, m0, k1, ke); }
-            for (var j = 0u; j < B_LOADS; j = j + 1u) { rb[j] = fetch_b(tid + T_WG * j, bases.y, n0, k1, ke); }
+{{NEXT_FETCH}}
         }
         // Invocations whose first block lies past the edge skip the arithmetic (no barrier
         // inside, so the branch may diverge).
         if (in_range) {
-            let abase = cur * A_BUF + ty;
-            let bbase = cur * B_BUF + tx;
-            for (var kk = 0u; kk < T_BK; kk = kk + 1u) {
 {{ACC_STEP}}
-            }
         }
         if (more) {
-            for (var j = 0u; j < A_LOADS; j = j + 1u) { stash_a(tid + T_WG * j, cur ^ 1u, ra[j]); }
-            for (var j = 0u; j < B_LOADS; j = j + 1u) { stash_b(tid + T_WG * j, cur ^ 1u, rb[j]); }
+{{NEXT_STASH}}
         }
         workgroupBarrier();  // one buffer read, the other written: both done before the next step
     }
@@ -304,13 +334,21 @@ const R_ROWS: u32 = {{R_ROWS}}u;    // rows of a per workgroup: 1, 2, 4, 8 or 16
 const R_AP: u32 = {{R_AP}}u;        // floats per staged k (R_ROWS, padded where lanes differ in k)
 const R_KS: u32 = {{R_KS}}u;        // values of K staged at a time
 const R_LANES: u32 = {{R_LANES}}u;  // invocations along K (8, 16 or 32)
-const R_COLS: u32 = WG / R_LANES;   // column groups of 4: the workgroup has 4 R_COLS columns
+const R_COLS: u32 = WG / R_LANES;   // column groups: the workgroup has R_CW R_COLS columns
 // 0: vec4 of b along N (columns n0 + 4 c ..), 1: single elements (columns n0 + c + R_COLS j),
-// 2: as 1 with the lanes of K side by side (b stored along K).
+// 2: as 1 with the lanes of K side by side (b stored along K), 3: as 0 with 8 f16 columns
+// (n0 + 8 c ..) per 16-byte load, 4: as 2 with R_KW values of K per 16-byte load.
 const R_MODE: u32 = {{R_MODE}}u;
 const R_RG: u32 = {{R_RG}}u;        // rows reduced per round (R_RG x 4 R_COLS <= 256)
+const R_KW: u32 = {{R_KW}}u;        // values of K a lane takes at a time (1; 4 or 8 in mode 4)
+const R_CW: u32 = {{R_CW}}u;        // columns per invocation (4; 8 in mode 3)
 
 var<workgroup> shm: array<vec4<f32>, 1024>;
+
+// Raw f16 words of 8 values of b from element i (a multiple of 8; f16 bound as vec4<u32>).
+fn load8_b(i: u32) -> vec4<u32> {
+    {{LOAD8_B}}
+}
 
 // Columns n0 + 4 c .. + 3 (mode 0) or n0 + c + R_COLS j (j = 0 .. 3) of b's row k.
 fn rows_b(base: i32, k: u32, n0: u32, c: u32) -> vec4<f32> {
@@ -331,24 +369,49 @@ fn rows_b(base: i32, k: u32, n0: u32, c: u32) -> vec4<f32> {
     return v;
 }
 
+// Mode 3: columns n0 + 8 c .. + 7 of b's row k, as f16 words.
+fn rows_b8(base: i32, k: u32, n0: u32, c: u32) -> vec4<u32> {
+    var v = vec4<u32>(0u);
+    let n = n0 + 8u * c;
+    if (n < params.N) { v = load8_b(u32(base + i32(k) * params.b_sk + i32(n))); }
+    return v;
+}
+
+// Mode 4: values k .. k + R_KW - 1 of column n0 + c + R_COLS j (b stored by columns).
+fn rows_bk4(base: i32, k: u32, n0: u32, c: u32, j: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    let n = n0 + c + R_COLS * j;
+    if (n < params.N) { v = load4_b(u32(base + i32(n) * params.b_sn + i32(k))); }
+    return v;
+}
+
+fn rows_bk8(base: i32, k: u32, n0: u32, c: u32, j: u32) -> vec4<u32> {
+    var v = vec4<u32>(0u);
+    let n = n0 + c + R_COLS * j;
+    if (n < params.N) { v = load8_b(u32(base + i32(n) * params.b_sn + i32(k))); }
+    return v;
+}
+
 // Sums the lanes of rows first .. first + R_RG - 1 (staged in shm as [row][invocation]) and
-// writes them: invocation t takes row t / (4 R_COLS) and column t % (4 R_COLS).
-fn rows_emit(tid: u32, first: u32, row0: u32, n0: u32, obase: u32) {
+// writes them: invocation t takes row t / (4 R_COLS) and column t % (4 R_COLS) of the
+// staged accumulators (in mode 3, of columns 4 half .. 4 half + 3 of each 8).
+fn rows_emit(tid: u32, first: u32, row0: u32, n0: u32, obase: u32, half: u32) {
     let rr = tid / (4u * R_COLS);
     let col = tid % (4u * R_COLS);
     var c = col % R_COLS;
     var j = col / R_COLS;
-    if (R_MODE == 0u) {
+    var n = n0 + col;
+    if (R_MODE == 0u || R_MODE == 3u) {
         c = col / 4u;
         j = col % 4u;
     }
+    if (R_MODE == 3u) { n = n0 + 8u * c + 4u * half + j; }
     let row = row0 + first + rr;
-    let n = n0 + col;
     if (rr < R_RG && row < params.M && n < params.N) {
         var s = 0.0;
         for (var l = 0u; l < R_LANES; l = l + 1u) {
             var t = l * R_COLS + c;
-            if (R_MODE == 2u) { t = c * R_LANES + l; }
+            if (R_MODE == 2u || R_MODE == 4u) { t = c * R_LANES + l; }
             s = s + shm[rr * WG + t][j];
         }
         put(obase + row * params.N + n, s);
@@ -367,13 +430,13 @@ fn {{ROWS_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
     let batch = rest / per_batch;
     let tile = rest - batch * per_batch;
     let row0 = (tile / params.tiles_n) * R_ROWS;
-    let n0 = (tile % params.tiles_n) * (4u * R_COLS);
+    let n0 = (tile % params.tiles_n) * (R_CW * R_COLS);
     let bases = batch_bases(batch);
     let kb = chunk * params.kchunk;
     let ke = min(params.K, kb + params.kchunk);
     var c = tid % R_COLS;
     var lane = tid / R_COLS;
-    if (R_MODE == 2u) {
+    if (R_MODE == 2u || R_MODE == 4u) {
         c = tid / R_LANES;
         lane = tid % R_LANES;
     }
@@ -391,19 +454,15 @@ fn {{ROWS_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
             if (kl < kn && row0 + r < params.M) {
                 v = load_a(u32(bases.x + i32(row0 + r) * params.a_sm + i32(ks + kl) * params.a_sk));
             }
-            let s = kl * R_AP + r;
+            // [k][row] for one value of k at a time, [row][k] for R_KW of them (mode 4).
+            var s = kl * R_AP + r;
+            if (R_MODE == 4u) { s = r * R_KS + kl; }
             shm[s / 4u][s % 4u] = v;
         }
         workgroupBarrier();
-        // R_UNROLL values of K per invocation at a time, their loads first, so that as many
-        // loads are in flight (generated); then one at a time.
-        var kl = lane;
+        // The host makes kn a multiple of R_KW, so a lane's values never cross it.
+        var kl = lane * R_KW;
 {{ROWS_LOOP}}
-        for (; kl < kn; kl = kl + R_LANES) {
-            let kx = kl;
-            let bx = rows_b(bases.y, ks + kl, n0, c);
-{{ROWS_STEP}}
-        }
         workgroupBarrier();
     }
     let obase = chunk * params.total + batch * params.M * params.N;
