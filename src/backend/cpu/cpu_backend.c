@@ -1,14 +1,27 @@
 /*
- * The CPU backend: storages live in host memory, kernels are plain C loops over strided
- * views. It runs everywhere and is the oracle the WebGPU backend is tested against.
+ * The CPU backend: storages live in host memory, kernels are C loops over strided views,
+ * with tight loops for dense and broadcast operands and a worker pool (cpu_threads.c) for
+ * large ones. It runs everywhere and is the oracle the WebGPU backend is tested against.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "cpu_walk.h"
 
-static void cpu_destroy(wgt_backend *be) { free(be); }
+/* The backend table and what only the CPU kernels use: the context's worker pool. */
+typedef struct cpu_backend {
+    wgt_backend base; /* first, so the table's pointer is the struct's */
+    wgt_cpu_pool *pool;
+} cpu_backend;
+
+wgt_cpu_pool *wgt_cpu_pool_of(wgt_backend *be) { return ((cpu_backend *)be)->pool; }
+
+static void cpu_destroy(wgt_backend *be) {
+    wgt_cpu_pool_destroy(wgt_cpu_pool_of(be));
+    free(be);
+}
 static wgt_status cpu_status(wgt_backend *be) { (void)be; return WGT_OK; }
 static const char *cpu_device_name(wgt_backend *be) { (void)be; return "cpu"; }
 static wgt_status cpu_sync(wgt_backend *be) { (void)be; return WGT_OK; }
@@ -19,19 +32,24 @@ static wgt_status cpu_simulate_loss(wgt_backend *be) {
 }
 
 static char *cpu_describe(wgt_backend *be) {
-    (void)be;
-    const char *text = "backend: cpu\ndevice: host processor (portable C kernels)\n";
-    char *s = malloc(strlen(text) + 1);
-    if (s) strcpy(s, text);
+    const char *fmt = "backend: cpu\ndevice: host processor (portable C kernels)\n"
+                      "threads: %d (WGT_CPU_THREADS to change)\n";
+    int n = snprintf(NULL, 0, fmt, wgt_cpu_pool_slots(wgt_cpu_pool_of(be)));
+    char *s = malloc((size_t)n + 1);
+    if (s) snprintf(s, (size_t)n + 1, fmt, wgt_cpu_pool_slots(wgt_cpu_pool_of(be)));
     return s;
 }
 
 wgt_backend *wgt_cpu_backend_create(void) {
-    wgt_backend *be = calloc(1, sizeof *be);
-    if (!be) {
+    cpu_backend *cpu = calloc(1, sizeof *cpu);
+    wgt_cpu_pool *pool = cpu ? wgt_cpu_pool_create(wgt_cpu_default_threads()) : NULL;
+    if (!pool) {
+        free(cpu);
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the CPU backend");
         return NULL;
     }
+    cpu->pool = pool;
+    wgt_backend *be = &cpu->base;
     be->name = "cpu";
     be->kind = WGT_BACKEND_CPU;
     be->host_resident = 1;

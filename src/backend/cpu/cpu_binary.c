@@ -1,7 +1,6 @@
 /*
- * Binary, comparison, logical and where kernels of the CPU backend over strided operands,
- * plus the strided copy. This backend is the oracle the WebGPU kernels are tested against,
- * so each op spells out the semantics the header promises:
+ * Binary, comparison and logical kernels of the CPU backend. This backend is the oracle the
+ * WebGPU kernels are tested against, so each op spells out the semantics the header promises:
  *   - integer arithmetic is done in unsigned types so overflow wraps as on the GPU instead
  *     of being undefined; division truncates and a zero divisor gives 0;
  *   - mod is floored (the result takes the divisor's sign, as numpy.mod): integer mod by
@@ -10,14 +9,22 @@
  *   - float ops follow C (powf, atan2f); maximum and minimum propagate NaN;
  *   - comparisons and logical ops read every type exactly as a double and give u32 0/1.
  * f16 is computed in f32 and rounded once.
+ *
+ * Runs whose output is dense and whose inputs are dense or one repeated value (a scalar, or
+ * a row broadcast along a matrix seen one row at a time) go through loops per op and type
+ * (cpu_loops.h) for f32, i32 and u32 and for comparisons of two inputs of one type; every
+ * other run takes the general loop, which reads each element through its strides. Both
+ * evaluate the same expression, so a result never depends on the layout.
  */
 #include <math.h>
 #include <string.h>
 
-#include "backend/strided_iter.h"
 #include "cpu_kernels.h"
+#include "cpu_loops.h"
+#include "cpu_walk.h"
 
-static float f32_op(wgt_binary_op op, float x, float y) {
+/* Inlined everywhere so the per-op loops below compile to the one operation, not a switch. */
+static inline __attribute__((always_inline)) float f32_op(wgt_binary_op op, float x, float y) {
     switch (op) {
     case WGT_BINARY_ADD: return x + y;
     case WGT_BINARY_SUB: return x - y;
@@ -47,7 +54,7 @@ static uint32_t u32_pow(uint32_t x, uint32_t y) {
     return r;
 }
 
-static uint32_t u32_op(wgt_binary_op op, uint32_t x, uint32_t y) {
+static inline __attribute__((always_inline)) uint32_t u32_op(wgt_binary_op op, uint32_t x, uint32_t y) {
     switch (op) {
     case WGT_BINARY_ADD: return x + y;
     case WGT_BINARY_SUB: return x - y;
@@ -61,7 +68,7 @@ static uint32_t u32_op(wgt_binary_op op, uint32_t x, uint32_t y) {
     }
 }
 
-static int32_t i32_op(wgt_binary_op op, int32_t x, int32_t y) {
+static inline __attribute__((always_inline)) int32_t i32_op(wgt_binary_op op, int32_t x, int32_t y) {
     switch (op) {
     case WGT_BINARY_DIV:
         if (y == 0) return 0;
@@ -89,7 +96,7 @@ static int32_t i32_op(wgt_binary_op op, int32_t x, int32_t y) {
 static inline double load_f64(const wgt_operand *t, int64_t i) {
     switch (t->dtype) {
     case WGT_F32: return ((const float *)t->host)[i];
-    case WGT_F16: return wgt_f16_to_f32(((const uint16_t *)t->host)[i]);
+    case WGT_F16: return wgt_cpu_f16_to_f32(((const uint16_t *)t->host)[i]);
     case WGT_I32: return ((const int32_t *)t->host)[i];
     case WGT_U32: return ((const uint32_t *)t->host)[i];
     }
@@ -112,90 +119,142 @@ static uint32_t predicate(wgt_binary_op op, double x, double y) {
     }
 }
 
+/* ---- loops per op for dense runs ---- */
+
+#define ARITHMETIC_MAPS(prefix, T, FN)                                        \
+    WGT_CPU_DEFINE_MAP2(prefix##_add, T, T, FN(WGT_BINARY_ADD, x, y))         \
+    WGT_CPU_DEFINE_MAP2(prefix##_sub, T, T, FN(WGT_BINARY_SUB, x, y))         \
+    WGT_CPU_DEFINE_MAP2(prefix##_mul, T, T, FN(WGT_BINARY_MUL, x, y))         \
+    WGT_CPU_DEFINE_MAP2(prefix##_div, T, T, FN(WGT_BINARY_DIV, x, y))         \
+    WGT_CPU_DEFINE_MAP2(prefix##_pow, T, T, FN(WGT_BINARY_POW, x, y))         \
+    WGT_CPU_DEFINE_MAP2(prefix##_maximum, T, T, FN(WGT_BINARY_MAXIMUM, x, y)) \
+    WGT_CPU_DEFINE_MAP2(prefix##_minimum, T, T, FN(WGT_BINARY_MINIMUM, x, y)) \
+    WGT_CPU_DEFINE_MAP2(prefix##_mod, T, T, FN(WGT_BINARY_MOD, x, y))
+#define ARITHMETIC_TABLE(prefix)                                                                               \
+    [WGT_BINARY_ADD] = prefix##_add, [WGT_BINARY_SUB] = prefix##_sub, [WGT_BINARY_MUL] = prefix##_mul,         \
+    [WGT_BINARY_DIV] = prefix##_div, [WGT_BINARY_POW] = prefix##_pow, [WGT_BINARY_MAXIMUM] = prefix##_maximum, \
+    [WGT_BINARY_MINIMUM] = prefix##_minimum, [WGT_BINARY_MOD] = prefix##_mod
+
+/* Comparisons and logic in the inputs' own type: every value converts exactly to double, so
+ * this is the double comparison predicate() makes. */
+#define PREDICATE_MAPS(prefix, T)                                    \
+    WGT_CPU_DEFINE_MAP2(prefix##_eq, uint32_t, T, x == y)            \
+    WGT_CPU_DEFINE_MAP2(prefix##_ne, uint32_t, T, x != y)            \
+    WGT_CPU_DEFINE_MAP2(prefix##_lt, uint32_t, T, x < y)             \
+    WGT_CPU_DEFINE_MAP2(prefix##_le, uint32_t, T, x <= y)            \
+    WGT_CPU_DEFINE_MAP2(prefix##_gt, uint32_t, T, x > y)             \
+    WGT_CPU_DEFINE_MAP2(prefix##_ge, uint32_t, T, x >= y)            \
+    WGT_CPU_DEFINE_MAP2(prefix##_and, uint32_t, T, x != 0 && y != 0) \
+    WGT_CPU_DEFINE_MAP2(prefix##_or, uint32_t, T, x != 0 || y != 0)
+#define PREDICATE_TABLE(prefix)                                                                  \
+    [WGT_BINARY_EQ] = prefix##_eq, [WGT_BINARY_NE] = prefix##_ne, [WGT_BINARY_LT] = prefix##_lt, \
+    [WGT_BINARY_LE] = prefix##_le, [WGT_BINARY_GT] = prefix##_gt, [WGT_BINARY_GE] = prefix##_ge, \
+    [WGT_BINARY_LOGICAL_AND] = prefix##_and, [WGT_BINARY_LOGICAL_OR] = prefix##_or
+
+ARITHMETIC_MAPS(f32_map, float, f32_op)
+WGT_CPU_DEFINE_MAP2(f32_map_atan2, float, float, f32_op(WGT_BINARY_ATAN2, x, y))
+ARITHMETIC_MAPS(i32_map, int32_t, i32_op)
+ARITHMETIC_MAPS(u32_map, uint32_t, u32_op)
+PREDICATE_MAPS(f32p, float)
+PREDICATE_MAPS(i32p, int32_t)
+PREDICATE_MAPS(u32p, uint32_t)
+
+static const wgt_cpu_map2_fn f32_maps[WGT_BINARY_COUNT] = {
+    ARITHMETIC_TABLE(f32_map), [WGT_BINARY_ATAN2] = f32_map_atan2, PREDICATE_TABLE(f32p)};
+static const wgt_cpu_map2_fn i32_maps[WGT_BINARY_COUNT] = {ARITHMETIC_TABLE(i32_map), PREDICATE_TABLE(i32p)};
+static const wgt_cpu_map2_fn u32_maps[WGT_BINARY_COUNT] = {ARITHMETIC_TABLE(u32_map), PREDICATE_TABLE(u32p)};
+
+/* The dense loop for op on these operands, or NULL (f16, logic on two types). */
+static wgt_cpu_map2_fn dense_loop(wgt_binary_op op, const wgt_operand *a, const wgt_operand *b) {
+    if (a->dtype != b->dtype || (unsigned)op >= WGT_BINARY_COUNT) return NULL;
+    switch (a->dtype) {
+    case WGT_F32: return f32_maps[op];
+    case WGT_I32: return i32_maps[op];
+    case WGT_U32: return u32_maps[op];
+    default: return NULL;
+    }
+}
+
+/* Elementwise cost in walk units (cpu_walk.h): libm calls, integer division and f16
+ * conversions take several times a plain add. */
+static double binary_cost(wgt_binary_op op, wgt_dtype in) {
+    int slow_op = op == WGT_BINARY_POW || op == WGT_BINARY_ATAN2 || op == WGT_BINARY_MOD ||
+                  (op == WGT_BINARY_DIV && in != WGT_F32 && in != WGT_F16);
+    return (slow_op ? 8.0 : 1.0) + (in == WGT_F16 ? 4.0 : 0.0);
+}
+
+typedef struct {
+    wgt_binary_op op;
+    const wgt_operand *out, *a, *b;
+    wgt_cpu_map2_fn dense;
+} binary_job;
+
+/* Any run, element by element through the strides. */
+static void general_binary_run(const binary_job *j, const int64_t *base, const int64_t *step, int64_t len) {
+    wgt_binary_op op = j->op;
+    const wgt_operand *out = j->out, *a = j->a, *b = j->b;
+    int64_t o = base[0], x = base[1], y = base[2];
+    const int64_t *is = step;
+    if (op >= WGT_BINARY_EQ) { /* comparisons and logic: u32 out, any input type */
+        uint32_t *po = out->host;
+        for (int64_t i = 0; i < len; i++)
+            po[o + i * is[0]] = predicate(op, load_f64(a, x + i * is[1]), load_f64(b, y + i * is[2]));
+        return;
+    }
+    switch (out->dtype) {
+    case WGT_F32: {
+        float *po = out->host;
+        const float *pa = a->host, *pb = b->host;
+        for (int64_t i = 0; i < len; i++) po[o + i * is[0]] = f32_op(op, pa[x + i * is[1]], pb[y + i * is[2]]);
+        break;
+    }
+    case WGT_F16: {
+        uint16_t *po = out->host;
+        const uint16_t *pa = a->host, *pb = b->host;
+        for (int64_t i = 0; i < len; i++)
+            po[o + i * is[0]] =
+                wgt_f32_to_f16(f32_op(op, wgt_cpu_f16_to_f32(pa[x + i * is[1]]),
+                                      wgt_cpu_f16_to_f32(pb[y + i * is[2]])));
+        break;
+    }
+    case WGT_I32: {
+        int32_t *po = out->host;
+        const int32_t *pa = a->host, *pb = b->host;
+        for (int64_t i = 0; i < len; i++) po[o + i * is[0]] = i32_op(op, pa[x + i * is[1]], pb[y + i * is[2]]);
+        break;
+    }
+    case WGT_U32: {
+        uint32_t *po = out->host;
+        const uint32_t *pa = a->host, *pb = b->host;
+        for (int64_t i = 0; i < len; i++) po[o + i * is[0]] = u32_op(op, pa[x + i * is[1]], pb[y + i * is[2]]);
+        break;
+    }
+    }
+}
+
+static void binary_run(void *arg, const int64_t *base, const int64_t *step, int64_t len, int slot) {
+    (void)slot;
+    const binary_job *j = arg;
+    /* Dense output; each input dense or one value, not both one value. */
+    if (j->dense && step[0] == 1 && (uint64_t)step[1] <= 1 && (uint64_t)step[2] <= 1 && (step[1] | step[2])) {
+        wgt_cpu_pair_mode mode = step[1] && step[2] ? WGT_CPU_DENSE_DENSE
+                                 : step[1]          ? WGT_CPU_DENSE_SCALAR
+                                                    : WGT_CPU_SCALAR_DENSE;
+        /* Every type with a dense loop has 4-byte elements. */
+        j->dense(mode, (uint32_t *)j->out->host + base[0], (const uint32_t *)j->a->host + base[1],
+                 (const uint32_t *)j->b->host + base[2], len);
+        return;
+    }
+    general_binary_run(j, base, step, len);
+}
+
 wgt_status wgt_cpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
                           const wgt_operand *b) {
-    (void)be;
-    const int64_t *strides[3] = {out->strides, a->strides, b->strides};
-    int64_t offsets[3] = {out->offset, a->offset, b->offset};
-    int64_t inner, is[3];
-    wgt_strided_iter it;
-    wgt_strided_iter_init(&it, out->ndim, out->shape, 3, strides, offsets, &inner, is);
-    int predicate_op = op >= WGT_BINARY_EQ; /* comparisons and logic: u32 out, any input type */
-    do {
-        int64_t o = it.base[0], x = it.base[1], y = it.base[2];
-        if (predicate_op) {
-            uint32_t *po = out->host;
-            for (int64_t i = 0; i < inner; i++)
-                po[o + i * is[0]] = predicate(op, load_f64(a, x + i * is[1]), load_f64(b, y + i * is[2]));
-            continue;
-        }
-        switch (out->dtype) {
-        case WGT_F32: {
-            float *po = out->host;
-            const float *pa = a->host, *pb = b->host;
-            for (int64_t i = 0; i < inner; i++) po[o + i * is[0]] = f32_op(op, pa[x + i * is[1]], pb[y + i * is[2]]);
-            break;
-        }
-        case WGT_F16: {
-            uint16_t *po = out->host;
-            const uint16_t *pa = a->host, *pb = b->host;
-            for (int64_t i = 0; i < inner; i++)
-                po[o + i * is[0]] = wgt_f32_to_f16(
-                    f32_op(op, wgt_f16_to_f32(pa[x + i * is[1]]), wgt_f16_to_f32(pb[y + i * is[2]])));
-            break;
-        }
-        case WGT_I32: {
-            int32_t *po = out->host;
-            const int32_t *pa = a->host, *pb = b->host;
-            for (int64_t i = 0; i < inner; i++) po[o + i * is[0]] = i32_op(op, pa[x + i * is[1]], pb[y + i * is[2]]);
-            break;
-        }
-        case WGT_U32: {
-            uint32_t *po = out->host;
-            const uint32_t *pa = a->host, *pb = b->host;
-            for (int64_t i = 0; i < inner; i++) po[o + i * is[0]] = u32_op(op, pa[x + i * is[1]], pb[y + i * is[2]]);
-            break;
-        }
-        }
-    } while (wgt_strided_iter_next(&it));
-    return WGT_OK;
-}
-
-/* Elements are moved as bytes, so NaN payloads and signed zeros pass through unchanged. */
-wgt_status wgt_cpu_where(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond, const wgt_operand *a,
-                         const wgt_operand *b) {
-    (void)be;
-    size_t es = wgt_dtype_size(out->dtype);
-    const int64_t *strides[4] = {out->strides, cond->strides, a->strides, b->strides};
-    int64_t offsets[4] = {out->offset, cond->offset, a->offset, b->offset};
-    int64_t inner, is[4];
-    wgt_strided_iter it;
-    wgt_strided_iter_init(&it, out->ndim, out->shape, 4, strides, offsets, &inner, is);
-    char *po = out->host;
-    const char *pa = a->host, *pb = b->host;
-    do {
-        for (int64_t i = 0; i < inner; i++) {
-            int take_a = load_f64(cond, it.base[1] + i * is[1]) != 0;
-            const char *src = take_a ? pa + (size_t)(it.base[2] + i * is[2]) * es : pb + (size_t)(it.base[3] + i * is[3]) * es;
-            memcpy(po + (size_t)(it.base[0] + i * is[0]) * es, src, es);
-        }
-    } while (wgt_strided_iter_next(&it));
-    return WGT_OK;
-}
-
-wgt_status wgt_cpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src) {
-    (void)be;
-    size_t es = wgt_dtype_size(src->dtype);
-    const int64_t *strides[2] = {dst->strides, src->strides};
-    int64_t offsets[2] = {dst->offset, src->offset};
-    int64_t inner, is[2];
-    wgt_strided_iter it;
-    wgt_strided_iter_init(&it, dst->ndim, dst->shape, 2, strides, offsets, &inner, is);
-    char *d = dst->host;
-    const char *s = src->host;
-    do {
-        for (int64_t i = 0; i < inner; i++)
-            memcpy(d + (size_t)(it.base[0] + i * is[0]) * es, s + (size_t)(it.base[1] + i * is[1]) * es, es);
-    } while (wgt_strided_iter_next(&it));
+    wgt_cpu_advise_output(out);
+    binary_job job = {op, out, a, b, dense_loop(op, a, b)};
+    const wgt_operand *ops[3] = {out, a, b};
+    wgt_cpu_walk w;
+    wgt_cpu_walk_init(&w, out->ndim, out->shape, 3, ops);
+    wgt_cpu_walk_run(be, &w, binary_cost(op, a->dtype), binary_run, &job);
     return WGT_OK;
 }

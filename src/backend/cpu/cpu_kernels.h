@@ -2,8 +2,22 @@
 #ifndef WGT_CPU_KERNELS_H
 #define WGT_CPU_KERNELS_H
 
+#include <string.h>
+
 #include "backend/backend.h"
 #include "core/error.h"
+
+/* wgt_f16_to_f32 for the kernels' inner loops: normal numbers inline (the exponent rebiased,
+ * the mantissa shifted, exact), zeros, subnormals, infinities and NaN through the library's
+ * function, so the result is the same in every case. */
+static inline float wgt_cpu_f16_to_f32(uint16_t h) {
+    uint32_t exponent = (h >> 10) & 0x1fu;
+    if (exponent == 0 || exponent == 0x1f) return wgt_f16_to_f32(h);
+    uint32_t bits = ((uint32_t)(h & 0x8000u) << 16) | ((uint32_t)(h & 0x7fffu) + 0x1c000u) << 13;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
 
 wgt_status wgt_cpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);
 wgt_status wgt_cpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
@@ -21,7 +35,7 @@ wgt_status wgt_cpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out,
                         const wgt_operand *weight, const wgt_operand *bias, double eps);
 wgt_status wgt_cpu_where(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond, const wgt_operand *a,
                          const wgt_operand *b);
-/* cpu_matmul.c: OpenBLAS sgemm for f32, a blocked double-accumulating loop for f16 */
+/* cpu_matmul.c: OpenBLAS sgemv and sgemm for f32, a blocked double-accumulating loop for f16 */
 wgt_status wgt_cpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
 /* cpu_indexing.c: row gather and row scatter */
 wgt_status wgt_cpu_gather_rows(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
