@@ -1,122 +1,149 @@
 /*
  * CPU row kernels (softmax, log_softmax, layer_norm, rms_norm), the oracle the WebGPU
- * kernels are tested against. Each row of the input view (its last dimension) is read in
- * place through its strides, reduced in double (max then sum of exponentials; mean then
- * squared deviations; mean of squares) and written to the contiguous output, rounded once
- * into the output type. The special-value rules are PyTorch's and the GPU kernel's: a row
- * whose maximum is not finite (a NaN, a +inf, or nothing but -inf) gives NaN everywhere in
- * softmax and log_softmax.
+ * kernels are tested against. Each row of the input view (its last dimension) is reduced in
+ * double (max then sum of exponentials; mean then squared deviations; mean of squares) and
+ * written to the contiguous output, rounded once into the output type. The special-value
+ * rules are PyTorch's and the GPU kernel's: a row whose maximum is not finite (a NaN, a +inf,
+ * or nothing but -inf) gives NaN everywhere in softmax and log_softmax.
+ *
+ * A dense f32 row is read in place; any other row (strided, f16) is first copied into the
+ * thread's scratch as f32, which is exact, so every layout runs the same code and gives the
+ * same bits. Sums use the fixed lane order of cpu_lanes.h, and softmax keeps each row's
+ * exponentials in a double scratch row so exp runs once per element. Rows are independent,
+ * so they are shared among the context's threads with no effect on the result.
  */
 #include <math.h>
+#include <stdlib.h>
 
-#include "backend/strided_iter.h"
 #include "cpu_kernels.h"
+#include "cpu_lanes.h"
+#include "cpu_walk.h"
 
-static double load(const wgt_operand *t, int64_t i) {
-    if (t->dtype == WGT_F16) return wgt_f16_to_f32(((const uint16_t *)t->host)[i]);
+static float load(const wgt_operand *t, int64_t i) {
+    if (t->dtype == WGT_F16) return wgt_cpu_f16_to_f32(((const uint16_t *)t->host)[i]);
     return ((const float *)t->host)[i];
 }
 
-static void store(const wgt_operand *out, int64_t i, double v) {
-    if (out->dtype == WGT_F16) ((uint16_t *)out->host)[i] = wgt_f32_to_f16((float)v);
-    else ((float *)out->host)[i] = (float)v;
+/* n elements from storage index at with stride step, as f32: in place when they are
+ * already, else copied into buf. */
+static const float *dense_f32(const wgt_operand *t, int64_t at, int64_t step, int64_t n, float *buf) {
+    if (t->dtype == WGT_F32 && (step == 1 || n == 1)) return (const float *)t->host + at;
+    for (int64_t j = 0; j < n; j++) buf[j] = load(t, at + j * step);
+    return buf;
 }
 
-/* The per-row values the write step needs: softmax (max, 1 / sum), log_softmax (max,
- * log sum), layer_norm (mean, 1 / std), rms_norm (0, 1 / rms). */
 typedef struct {
-    double a, b;
-} row_stats;
+    wgt_rows_op op;
+    const wgt_operand *out, *in;
+    const float *weight, *bias; /* dense f32, or NULL */
+    double eps;
+    int64_t len, rows, ntasks;
+    float *rows_scratch;  /* len per thread, for rows not read in place */
+    double *exp_scratch;  /* len per thread, softmax's exponentials */
+} rows_job;
 
-static row_stats stats_of(wgt_rows_op op, const wgt_operand *in, int64_t base, int64_t len, int64_t stride,
-                          double eps) {
-    row_stats s = {0, 0};
-    switch (op) {
+/* Writes row y (computed in double by EXPR over x[j]) to the output at o. */
+#define WRITE_ROW(EXPR)                                                               \
+    do {                                                                              \
+        if (j->out->dtype == WGT_F32) {                                               \
+            float *dst = (float *)j->out->host + o;                                   \
+            for (int64_t k = 0; k < len; k++) dst[k] = (float)(EXPR);                 \
+        } else {                                                                      \
+            uint16_t *dst = (uint16_t *)j->out->host + o;                             \
+            for (int64_t k = 0; k < len; k++) dst[k] = wgt_f32_to_f16((float)(EXPR)); \
+        }                                                                             \
+    } while (0)
+
+/* The norms' affine step: y * weight + bias, each when given. */
+static inline double affine(double y, const float *w, const float *b, int64_t k) {
+    if (w) y *= w[k];
+    if (b) y += b[k];
+    return y;
+}
+
+static void one_row(const rows_job *j, const float *x, int64_t o, int slot) {
+    int64_t len = j->len;
+    const float *w = j->weight, *b = j->bias;
+    switch (j->op) {
     case WGT_ROWS_SOFTMAX:
     case WGT_ROWS_LOG_SOFTMAX: {
-        double m = -INFINITY, sum = 0;
-        for (int64_t j = 0; j < len; j++) {
-            double x = load(in, base + j * stride);
-            if (isnan(x) || x > m) m = x;
-            if (isnan(m)) break;
+        double m = x[first_max_f32(x, len)]; /* the first NaN if any, else the maximum */
+        if (!isfinite(m)) {
+            WRITE_ROW(NAN);
+            break;
         }
-        /* A non-finite maximum makes the whole row NaN; the write step checks s.a. */
-        if (isfinite(m))
-            for (int64_t j = 0; j < len; j++) sum += exp(load(in, base + j * stride) - m);
-        s.a = m;
-        s.b = op == WGT_ROWS_SOFTMAX ? 1.0 / sum : log(sum);
+        double *e = j->exp_scratch + (size_t)slot * (size_t)len;
+        for (int64_t k = 0; k < len; k++) e[k] = exp((double)x[k] - m);
+        double sum = lane_sum_f64(e, len);
+        if (j->op == WGT_ROWS_SOFTMAX) {
+            double inv = 1.0 / sum;
+            WRITE_ROW(e[k] * inv);
+        } else {
+            double log_sum = log(sum);
+            WRITE_ROW((double)x[k] - m - log_sum);
+        }
         break;
     }
     case WGT_ROWS_LAYER_NORM: {
-        double sum = 0, dev = 0, sq = 0;
-        for (int64_t j = 0; j < len; j++) sum += load(in, base + j * stride);
-        double mean = sum / (double)len;
-        for (int64_t j = 0; j < len; j++) {
-            double d = load(in, base + j * stride) - mean;
-            dev += d;
-            sq += d * d;
-        }
+        double mean = lane_sum_f32(x, len) / (double)len, dev, sq;
+        lane_dev_sq_f32(x, len, mean, &dev, &sq);
         /* dev is 0 in exact arithmetic; subtracting its share removes the mean's rounding. */
         double var = (sq - dev * dev / (double)len) / (double)len;
         if (var < 0) var = 0;
-        s.a = mean;
-        s.b = 1.0 / sqrt(var + eps); /* infinity for a constant row with eps 0: then NaN, as in PyTorch */
+        double rstd = 1.0 / sqrt(var + j->eps); /* infinity for a constant row with eps 0: then NaN, as in PyTorch */
+        WRITE_ROW(affine(((double)x[k] - mean) * rstd, w, b, k));
         break;
     }
     default: {
-        double sq = 0;
-        for (int64_t j = 0; j < len; j++) {
-            double x = load(in, base + j * stride);
-            sq += x * x;
-        }
-        s.b = 1.0 / sqrt(sq / (double)len + eps);
+        double rstd = 1.0 / sqrt(lane_squares_f32(x, len) / (double)len + j->eps);
+        WRITE_ROW(affine((double)x[k] * rstd, w, b, k));
         break;
     }
     }
-    return s;
+}
+
+static void rows_task(void *arg, int64_t t, int slot) {
+    const rows_job *j = arg;
+    const wgt_operand *in = j->in;
+    int lead = in->ndim - 1;
+    int64_t first, end, step = in->strides[lead];
+    wgt_cpu_task_range(j->rows, j->ntasks, t, &first, &end);
+    float *buf = j->rows_scratch + (size_t)slot * (size_t)j->len;
+    for (int64_t r = first; r < end; r++) {
+        int64_t at = in->offset, rest = r;
+        for (int d = lead - 1; d >= 0; d--) {
+            at += (rest % in->shape[d]) * in->strides[d];
+            rest /= in->shape[d];
+        }
+        one_row(j, dense_f32(in, at, step, j->len, buf), j->out->offset + r * j->len, slot);
+    }
 }
 
 wgt_status wgt_cpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out, const wgt_operand *in,
                         const wgt_operand *weight, const wgt_operand *bias, double eps) {
-    (void)be;
     if ((unsigned)op >= WGT_ROWS_COUNT) return wgt_error(WGT_ERR_INTERNAL, "unknown rows op %d", (int)op);
     if (in->ndim < 1) return wgt_error(WGT_ERR_INTERNAL, "row op on a rank-0 operand");
-    int64_t len = in->shape[in->ndim - 1], stride = in->strides[in->ndim - 1];
-    if (len == 0) return WGT_OK;
-    /* Walk the rows: the iterator's inner dimension is the last leading one (or a single
-     * row for rank 1), each position of it is one row. */
-    int lead = in->ndim - 1;
-    int64_t shape[WGT_MAX_DIMS] = {1}, strides[WGT_MAX_DIMS] = {0};
-    for (int d = 0; d < lead; d++) {
-        shape[d] = in->shape[d];
-        strides[d] = in->strides[d];
-    }
-    for (int d = 0; d < lead; d++)
-        if (in->shape[d] == 0) return WGT_OK;
-    const int64_t *sp[1] = {strides};
-    int64_t offsets[1] = {in->offset}, inner, inner_stride[1];
-    wgt_strided_iter it;
-    wgt_strided_iter_init(&it, lead > 0 ? lead : 1, shape, 1, sp, offsets, &inner, inner_stride);
-    int64_t o = out->offset;
-    do {
-        for (int64_t r = 0; r < inner; r++, o += len) {
-            int64_t base = it.base[0] + r * inner_stride[0];
-            row_stats s = stats_of(op, in, base, len, stride, eps);
-            for (int64_t j = 0; j < len; j++) {
-                double x = load(in, base + j * stride), y;
-                switch (op) {
-                case WGT_ROWS_SOFTMAX: y = isfinite(s.a) ? exp(x - s.a) * s.b : NAN; break;
-                case WGT_ROWS_LOG_SOFTMAX: y = isfinite(s.a) ? x - s.a - s.b : NAN; break;
-                case WGT_ROWS_LAYER_NORM: y = (x - s.a) * s.b; break;
-                default: y = x * s.b; break;
-                }
-                if (op >= WGT_ROWS_LAYER_NORM) {
-                    if (weight) y *= load(weight, weight->offset + j * weight->strides[0]);
-                    if (bias) y += load(bias, bias->offset + j * bias->strides[0]);
-                }
-                store(out, o + j, y);
-            }
-        }
-    } while (wgt_strided_iter_next(&it));
+    wgt_cpu_advise_output(out);
+    int64_t len = in->shape[in->ndim - 1], rows = 1;
+    for (int d = 0; d < in->ndim - 1; d++) rows *= in->shape[d];
+    if (len == 0 || rows == 0) return WGT_OK;
+    int slots = wgt_cpu_pool_slots(wgt_cpu_pool_of(be));
+    int norm = op == WGT_ROWS_LAYER_NORM || op == WGT_ROWS_RMS_NORM;
+    /* One buffer: the threads' row scratch, softmax's exponentials, then weight and bias as
+     * dense f32 where they are not already. */
+    size_t n = (size_t)len, floats = (size_t)slots * n + (norm ? 2 * n : 0), doubles = norm ? 0 : (size_t)slots * n;
+    double *mem = malloc(doubles * sizeof(double) + floats * sizeof(float));
+    if (!mem)
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY,
+                         "row op over rows of %lld elements: out of host memory for scratch rows", (long long)len);
+    rows_job j = {op, out, in, NULL, NULL, eps, len, rows, 1, (float *)(mem + doubles), mem};
+    float *affine_buf = j.rows_scratch + (size_t)slots * n;
+    if (norm && weight) j.weight = dense_f32(weight, weight->offset, weight->strides[0], len, affine_buf);
+    if (norm && bias) j.bias = dense_f32(bias, bias->offset, bias->strides[0], len, affine_buf + n);
+    /* Work per row in walk units: exp is about ten; a copy into scratch adds a few. */
+    double per_element = (norm ? 3.0 : 12.0) + (in->dtype == WGT_F32 && in->strides[in->ndim - 1] == 1 ? 0.0 : 3.0);
+    j.ntasks = wgt_cpu_task_count(be, rows, per_element * (double)len);
+    wgt_cpu_pool_run(wgt_cpu_pool_of(be), j.ntasks, rows_task, &j);
+    free(mem);
     return WGT_OK;
 }
