@@ -17,6 +17,7 @@
 
 #include "cpu_kernels.h"
 #include "cpu_lanes.h"
+#include "cpu_loops.h"
 #include "cpu_walk.h"
 
 static float load(const wgt_operand *t, int64_t i) {
@@ -54,7 +55,22 @@ typedef struct {
         }                                                                             \
     } while (0)
 
-/* The norms' affine step: y * weight + bias, each when given. */
+/* A norm's dense f32 output row: ((x - shift) * scale) * w + b in double, rounded once (w and
+ * b when given), one loop per case so each vectorises. */
+static void write_norm_f32(float *restrict dst, const float *restrict x, int64_t n, double shift, double scale,
+                           const float *restrict w, const float *restrict b) {
+    if (w && b) WGT_CPU_BLOCKED(n, dst[i_] = (float)(((double)x[i_] - shift) * scale * w[i_] + b[i_]));
+    else if (w) WGT_CPU_BLOCKED(n, dst[i_] = (float)(((double)x[i_] - shift) * scale * w[i_]));
+    else if (b) WGT_CPU_BLOCKED(n, dst[i_] = (float)(((double)x[i_] - shift) * scale + b[i_]));
+    else WGT_CPU_BLOCKED(n, dst[i_] = (float)(((double)x[i_] - shift) * scale));
+}
+
+/* softmax's dense f32 output row: e * inv, rounded once. */
+static void write_scaled_f32(float *restrict dst, const double *restrict e, int64_t n, double inv) {
+    WGT_CPU_BLOCKED(n, dst[i_] = (float)(e[i_] * inv));
+}
+
+/* The norms' affine step in the general writer: y * weight + bias, each when given. */
 static inline double affine(double y, const float *w, const float *b, int64_t k) {
     if (w) y *= w[k];
     if (b) y += b[k];
@@ -77,7 +93,8 @@ static void one_row(const rows_job *j, const float *x, int64_t o, int slot) {
         double sum = lane_sum_f64(e, len);
         if (j->op == WGT_ROWS_SOFTMAX) {
             double inv = 1.0 / sum;
-            WRITE_ROW(e[k] * inv);
+            if (j->out->dtype == WGT_F32) write_scaled_f32((float *)j->out->host + o, e, len, inv);
+            else WRITE_ROW(e[k] * inv);
         } else {
             double log_sum = log(sum);
             WRITE_ROW((double)x[k] - m - log_sum);
@@ -91,12 +108,15 @@ static void one_row(const rows_job *j, const float *x, int64_t o, int slot) {
         double var = (sq - dev * dev / (double)len) / (double)len;
         if (var < 0) var = 0;
         double rstd = 1.0 / sqrt(var + j->eps); /* infinity for a constant row with eps 0: then NaN, as in PyTorch */
-        WRITE_ROW(affine(((double)x[k] - mean) * rstd, w, b, k));
+        if (j->out->dtype == WGT_F32) write_norm_f32((float *)j->out->host + o, x, len, mean, rstd, w, b);
+        else WRITE_ROW(affine(((double)x[k] - mean) * rstd, w, b, k));
         break;
     }
     default: {
         double rstd = 1.0 / sqrt(lane_squares_f32(x, len) / (double)len + j->eps);
-        WRITE_ROW(affine((double)x[k] * rstd, w, b, k));
+        /* x - 0 is x, -0 included, so the shared writer gives x * rstd exactly. */
+        if (j->out->dtype == WGT_F32) write_norm_f32((float *)j->out->host + o, x, len, 0.0, rstd, w, b);
+        else WRITE_ROW(affine((double)x[k] * rstd, w, b, k));
         break;
     }
     }
