@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_exp.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_threads.h"
 #include "test.h"
@@ -603,4 +604,49 @@ TEST(cpu_inline_f16_conversion_is_exact) {
         float a = wgt_cpu_f16_to_f32((uint16_t)h), b = wgt_f16_to_f32((uint16_t)h);
         if (memcmp(&a, &b, sizeof a) != 0 && bad++ < 3) CHECK(0, "f16 0x%04x: inline %a, library %a", h, a, b);
     }
+}
+
+/* ---- softmax's exp --------------------------------------------------------------------- */
+
+/* Within 1 ulp of libm's exp over the whole range it serves (x - shift from -708 to 0, the
+ * shifts as softmax makes them), exact at 0, and exp(-708) below it (-inf included). */
+TEST(cpu_softmax_exp_within_one_ulp) {
+    enum { N = 1 << 16 };
+    float *x = malloc(N * sizeof *x);
+    double *e = malloc(N * sizeof *e);
+    CHECK(x && e, "out of memory");
+    static const double shifts[4] = {0.0, 3.25, -17.5, 650.0};
+    double worst = 0, worst_at = 0;
+    uint32_t state = 12345;
+    for (int s = 0; x && e && s < 4; s++) {
+        for (int i = 0; i < N; i++) {
+            state = state * 1664525u + 1013904223u;
+            /* Arguments spread over [-708, 0]; every 64th one in [-1, 0], where k is 0 or -1. */
+            double span = i % 64 ? 708.0 : 1.0;
+            x[i] = (float)(shifts[s] - span * (double)(state >> 8) / 16777216.0);
+            if ((double)x[i] - shifts[s] < -708.0) x[i] = (float)shifts[s];
+        }
+        wgt_cpu_exp_shifted(e, x, N, shifts[s]);
+        for (int i = 0; i < N; i++) {
+            double want = exp((double)x[i] - shifts[s]), ulp = nextafter(want, INFINITY) - want;
+            double err = fabs(e[i] - want) / ulp;
+            if (err > worst) {
+                worst = err;
+                worst_at = (double)x[i] - shifts[s];
+            }
+        }
+    }
+    CHECK(worst <= 1.0, "exp is %.3g ulp from libm's at %.17g", worst, worst_at);
+    if (x && e) {
+        x[0] = 0.0f;
+        x[1] = -INFINITY;
+        x[2] = -800.0f;
+        x[3] = -708.0f;
+        wgt_cpu_exp_shifted(e, x, 4, 0.0);
+        CHECK(e[0] == 1.0, "exp(0) is %.17g", e[0]);
+        CHECK(e[1] == e[3] && e[2] == e[3] && fabs(e[3] - exp(-708.0)) <= 1e-323,
+              "below -708: %g, %g, exp(-708) %g", e[1], e[2], e[3]);
+    }
+    free(x);
+    free(e);
 }

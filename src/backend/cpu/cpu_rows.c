@@ -9,12 +9,13 @@
  * A dense f32 row is read in place; any other row (strided, f16) is first copied into the
  * thread's scratch as f32, which is exact, so every layout runs the same code and gives the
  * same bits. Sums use the fixed lane order of cpu_lanes.h, and softmax keeps each row's
- * exponentials in a double scratch row so exp runs once per element. Rows are independent,
+ * exponentials (cpu_exp.c, vectorised) in a double scratch row. Rows are independent,
  * so they are shared among the context's threads with no effect on the result.
  */
 #include <math.h>
 #include <stdlib.h>
 
+#include "cpu_exp.h"
 #include "cpu_kernels.h"
 #include "cpu_lanes.h"
 #include "cpu_loops.h"
@@ -89,7 +90,7 @@ static void one_row(const rows_job *j, const float *x, int64_t o, int slot) {
             break;
         }
         double *e = j->exp_scratch + (size_t)slot * (size_t)len;
-        for (int64_t k = 0; k < len; k++) e[k] = exp((double)x[k] - m);
+        wgt_cpu_exp_shifted(e, x, len, m);
         double sum = lane_sum_f64(e, len);
         if (j->op == WGT_ROWS_SOFTMAX) {
             double inv = 1.0 / sum;
