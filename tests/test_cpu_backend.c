@@ -2,7 +2,8 @@
  * The CPU backend's worker pool, fast paths and fixed summation order
  * (src/backend/cpu/cpu_threads.c, cpu_walk.c, cpu_lanes.h):
  *   - every op gives the same bits with WGT_CPU_THREADS=1, 2 and 3, on sizes on both sides of
- *     the serial cutoff, of the 8192-element reduction pieces and of the task boundaries, in
+ *     the serial cutoff (cpu_walk.h), of the 8192-element reduction pieces and of the task
+ *     boundaries, in
  *     dense, strided, broadcast and f16 layouts (outputs are poisoned, so an element that no
  *     task wrote shows too);
  *   - the large, split runs are also right against float64 references;
@@ -216,32 +217,33 @@ static const struct {
     workload_fn fn;
     int64_t sizes[6]; /* 0 ends the list */
 } workloads[] = {
-    /* Around one reduction piece (8192), several pieces, and past the cutoff in one output. */
-    {"sum", w_sum, {8191, 8192, 8193, 3 * 8192 + 5, 100003, 0}},
-    {"mean", w_mean, {8193, 100003, 0}},
-    {"var", w_var, {8191, 100003, 0}},
-    {"max", w_max, {8193, 100003, 0}},
-    {"min", w_min, {100003, 0}},
-    {"argmax", w_argmax, {16385, 100003, 0}},
-    {"argmin", w_argmin, {100003, 0}},
-    {"prod", w_prod, {100003, 0}},
-    {"sum rows", w_sum_rows, {8191, 8193, 20001, 0}},
-    {"var columns", w_var_columns, {8191, 8193, 20001, 0}},
-    {"sum f16", w_sum_f16, {8193, 70001, 0}},
-    {"sum i32", w_sum_i32, {100003, 0}},
-    {"mean u32", w_mean_u32, {100003, 0}},
-    /* Around the elementwise cutoff (65536 units; exp counts 10 per element). */
-    {"add row", w_add_row, {65534, 65541, 200004, 0}},
-    {"exp", w_exp, {6553, 6554, 6555, 100003, 0}},
-    {"where", w_where, {65537, 100003, 0}},
-    {"cast", w_cast, {100003, 0}},
-    {"copy transposed", w_copy_transposed, {65541, 100002, 0}},
-    {"mul f16", w_mul_f16, {13107, 13109, 50001, 0}},
+    /* Around one reduction piece (8192), and past the serial cutoff (2^19 units; a dense
+     * element of sum or add is one unit, max 1.5, a gathered one 4, exp 10, a row of softmax
+     * 12 per element) in one output, over several outputs and in elementwise walks. */
+    {"sum", w_sum, {8191, 8192, 8193, 3 * 8192 + 5, 540013, 0}},
+    {"mean", w_mean, {8193, 540013, 0}},
+    {"var", w_var, {8191, 540013, 0}},
+    {"max", w_max, {8193, 360007, 0}},
+    {"min", w_min, {360007, 0}},
+    {"argmax", w_argmax, {16385, 360007, 0}},
+    {"argmin", w_argmin, {360007, 0}},
+    {"prod", w_prod, {540013, 0}},
+    {"sum rows", w_sum_rows, {8191, 8193, 60013, 0}},
+    {"var columns", w_var_columns, {8191, 8193, 15013, 0}},
+    {"sum f16", w_sum_f16, {8193, 140009, 0}},
+    {"sum i32", w_sum_i32, {540013, 0}},
+    {"mean u32", w_mean_u32, {540013, 0}},
+    {"add row", w_add_row, {524286, 524293, 700007, 0}},
+    {"exp", w_exp, {52428, 52429, 52430, 100003, 0}},
+    {"where", w_where, {524289, 600001, 0}},
+    {"cast", w_cast, {600001, 0}},
+    {"copy transposed", w_copy_transposed, {524293, 700007, 0}},
+    {"mul f16", w_mul_f16, {104857, 104859, 200001, 0}},
     {"softmax", w_softmax, {1001, 4099, 0}},
-    {"log_softmax f16 columns", w_log_softmax_f16_columns, {1001, 4099, 0}},
-    {"layer_norm", w_layer_norm, {1001, 4099, 0}},
-    {"rms_norm", w_rms_norm, {1001, 8193, 0}},
-    {"cumsum", w_cumsum, {1001, 20001, 0}},
+    {"log_softmax f16 columns", w_log_softmax_f16_columns, {1001, 8009, 0}},
+    {"layer_norm", w_layer_norm, {1001, 16411, 0}},
+    {"rms_norm", w_rms_norm, {1001, 16411, 0}},
+    {"cumsum", w_cumsum, {1001, 30011, 0}},
     {"matmul f16", w_matmul_f16, {31, 70, 0}},
 };
 
@@ -283,7 +285,7 @@ TEST(cpu_split_work_matches_float64) {
     wgt_context *own = cpu_context_with_threads(2);
     if (!own) return;
     /* One output of many pieces: the sum, mean and variance in double. */
-    int64_t n = 300007, shape[1] = {n};
+    int64_t n = 700001, shape[1] = {n};
     wgt_tensor *x = normal(own, WGT_F32, 1, shape, 40);
     wgt_tensor *s = wgt_sum(x, 0, NULL, 0), *v = wgt_var(x, 0, NULL, 0, 0), *am = wgt_argmax(x, 0, 0);
     double *xs = read_f64_of(x, "input"), *gs = read_f64_of(s, "sum"), *gv = read_f64_of(v, "var"),
@@ -310,7 +312,7 @@ TEST(cpu_split_work_matches_float64) {
     wgt_release(x);
 
     /* Rows spread over the threads: softmax and a broadcast add, every element. */
-    int64_t rs[2] = {97, 3001}, row[1] = {3001};
+    int64_t rs[2] = {197, 3001}, row[1] = {3001};
     wgt_tensor *m = normal(own, WGT_F32, 2, rs, 41), *b = normal(own, WGT_F32, 1, row, 42);
     wgt_tensor *sm = wgt_softmax(m, 1), *ad = wgt_add(m, b);
     double *xm = read_f64_of(m, "rows"), *xb = read_f64_of(b, "row"), *gsm = read_f64_of(sm, "softmax"),
@@ -370,7 +372,7 @@ static wgt_tensor *op_exp(wgt_tensor *t) { return wgt_exp(t); }
 TEST(cpu_strided_views_same_bits_as_dense) {
     wgt_context *own = cpu_context_with_threads(2);
     if (!own) return;
-    int64_t shape[2] = {40, 2 * 9001};
+    int64_t shape[2] = {64, 2 * 9001};
     wgt_tensor *x = normal(own, WGT_F32, 2, shape, 50);
     wgt_tensor *every_other = wgt_slice(x, 1, 1, shape[1], 2);  /* stride 2 along rows */
     wgt_tensor *backwards = wgt_slice(x, 1, shape[1] - 1, -shape[1] - 1, -3); /* negative stride */
@@ -384,7 +386,7 @@ TEST(cpu_strided_views_same_bits_as_dense) {
         check_same_as_dense(own, backwards, ops[k], what);
     }
     /* A broadcast row and a broadcast scalar against the same values written out. */
-    int64_t row[1] = {9001}, full[2] = {40, 9001};
+    int64_t row[1] = {9001}, full[2] = {64, 9001};
     wgt_tensor *r = normal(own, WGT_F32, 1, row, 51), *rb = wgt_broadcast_to(r, 2, full);
     wgt_tensor *s = wgt_scalar(own, WGT_F32, 1.25);
     wgt_tensor *sb = wgt_broadcast_to(s, 2, full), *rd = wgt_contiguous(rb), *sd = wgt_contiguous(sb);
@@ -555,7 +557,7 @@ static void *pool_worker_main(void *arg) {
 }
 
 TEST(threads_cpu_worker_pools) {
-    const int64_t n = 100003;
+    const int64_t n = 599998; /* past the cutoff for each workload (7 x 85714 for add row) */
     wgt_context *ref = cpu_context_with_threads(1);
     if (!ref) return;
     unsigned char *want[3] = {NULL, NULL, NULL};

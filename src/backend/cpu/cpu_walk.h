@@ -17,9 +17,12 @@
 #include "backend/backend.h"
 #include "cpu_threads.h"
 
-/* Below this much work a kernel runs on the calling thread: waking a sleeping worker and
- * waiting for it costs tens of microseconds, about this many units (see BENCHMARKS.md). */
-#define WGT_CPU_PARALLEL_MIN_WORK 65536.0
+/* Below this much work a kernel runs on the calling thread. A sleeping worker joins a job
+ * 20 to 50 us after it is published (2-core VM, idle core), so work the caller finishes in
+ * less than about 70 us gains nothing and can lose: a dense f32 sum of 2^18 elements took
+ * 37 us alone and 48 us split, of 2^19 73 and 78 us, of 2^20 145 and 91 us; an add of 2^19
+ * 94 and 79 us. A unit is about 0.15 to 0.35 ns of work, so the cutoff is 2^19 units. */
+#define WGT_CPU_PARALLEL_MIN_WORK 524288.0
 /* The least work in one task, and tasks per thread at most: several per thread let a thread
  * that gets more of a busy machine's processor time take more of them. */
 #define WGT_CPU_TASK_MIN_WORK 32768.0
