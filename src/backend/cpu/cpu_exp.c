@@ -7,19 +7,22 @@
  * series to r^13 (|r| <= 0.35, so the first term left out is below 2^-60), and the scale
  * 2^k built in the exponent bits. Arguments are clamped to -708 first, so 2^k stays normal.
  *
- * The loop is compiled for AVX-512, AVX2 and baseline x86-64 (target_clones; the loader
- * picks one by the processor), where the build allows. Each version performs the same IEEE
- * operations per element in the same order (ISO C mode, -std=c11, contracts nothing into
- * FMA), so every processor gives the same bits.
+ * The loop is compiled for AVX-512, AVX2 and baseline x86-64 (target attributes), and the
+ * processor's features pick one. Each version performs the same IEEE operations per element
+ * in the same order (ISO C mode, -std=c11, contracts nothing into FMA), so every processor
+ * gives the same bits.
  */
 #include <string.h>
 
 #include "cpu_exp.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && (!defined(__clang__) || __clang_major__ >= 14)
-#define EXP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+/* Versions for AVX-512 and AVX2 where the compiler can build them, picked per call by the
+ * processor's features (a runtime test, not an ifunc: an ifunc resolver runs before the
+ * sanitizers' runtimes start, and ThreadSanitizer's instrumentation of it crashes). */
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#define EXP_X86_VERSIONS 1
 #else
-#define EXP_CLONES
+#define EXP_X86_VERSIONS 0
 #endif
 
 /* exp(x) for -708 <= x <= 0. */
@@ -52,11 +55,32 @@ static inline double exp_normal_range(double x) {
     return p * scale;
 }
 
-EXP_CLONES static void exp_in_place(double *restrict e, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++) e[i + j] = exp_normal_range(e[i + j]);
-    for (; i < n; i++) e[i] = exp_normal_range(e[i]);
+#define EXP_LOOP(e, n)                                                              \
+    do {                                                                            \
+        int64_t i = 0;                                                              \
+        for (; i + 16 <= (n); i += 16)                                              \
+            for (int j = 0; j < 16; j++) (e)[i + j] = exp_normal_range((e)[i + j]); \
+        for (; i < (n); i++) (e)[i] = exp_normal_range((e)[i]);                     \
+    } while (0)
+
+static void exp_baseline(double *restrict e, int64_t n) { EXP_LOOP(e, n); }
+#if EXP_X86_VERSIONS
+__attribute__((target("avx2"))) static void exp_avx2(double *restrict e, int64_t n) { EXP_LOOP(e, n); }
+__attribute__((target("avx512f"))) static void exp_avx512(double *restrict e, int64_t n) { EXP_LOOP(e, n); }
+#endif
+
+static void exp_in_place(double *e, int64_t n) {
+#if EXP_X86_VERSIONS
+    if (__builtin_cpu_supports("avx512f")) {
+        exp_avx512(e, n);
+        return;
+    }
+    if (__builtin_cpu_supports("avx2")) {
+        exp_avx2(e, n);
+        return;
+    }
+#endif
+    exp_baseline(e, n);
 }
 
 /* The arguments, clamped; a loop of its own, since the compare in the polynomial's loop
