@@ -22,7 +22,7 @@
  *
  * The figures behind the choices (NVIDIA H200, Vulkan through Dawn, kernels back to back,
  * BENCHMARKS.md has the history): 4096^3 f32 in 3.95 ms with a stored by rows, 3.65 ms with
- * a stored by columns, 4097^3 in 4.2 ms; 16 x 4096 x 4096 in 0.06 ms (64 x 64 tiles: 0.5 ms);
+ * a stored by columns, 4097^3 in 3.9 ms; 16 x 4096 x 4096 in 0.06 ms (64 x 64 tiles: 0.5 ms);
  * a row vector times 8192 x 8192 f32, or that matrix times a column, in 0.074 to 0.079 ms
  * of kernel time (3.4 to 3.6 TB/s), the same in f16 in 0.043 to 0.046 ms.
  */
@@ -129,13 +129,13 @@ static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
             for (int h = 0; h < tng; h++) add(&t->decl, "    var c%d%d%d = vec4<f32>(0.0);\n", g, i, h);
     for (int j = 0; j < a_loads; j++) {
         add(&t->decl, "    var pa%d = vec4<f32>(0.0);\n", j);
-        add(&t->first, "    stash_a(tid + %du, 0u, fetch_a(tid + %du, bases.x, m0, kb, ke));\n", wg * j, wg * j);
+        add(&t->first, "    stash_a(tid + %du, 0u, fetch_a(tid + %du, bases.x, m0, kr, ke));\n", wg * j, wg * j);
         add(&t->fetch, "            pa%d = fetch_a(tid + %du, bases.x, m0, k1, ke);\n", j, wg * j);
         add(&t->stash, "            stash_a(tid + %du, cur ^ 1u, pa%d);\n", wg * j, j);
     }
     for (int j = 0; j < b_loads; j++) {
         add(&t->decl, "    var pb%d = vec4<f32>(0.0);\n", j);
-        add(&t->first, "    stash_b(tid + %du, 0u, fetch_b(tid + %du, bases.y, n0, kb, ke));\n", wg * j, wg * j);
+        add(&t->first, "    stash_b(tid + %du, 0u, fetch_b(tid + %du, bases.y, n0, kr, ke));\n", wg * j, wg * j);
         add(&t->fetch, "            pb%d = fetch_b(tid + %du, bases.y, n0, k1, ke);\n", j, wg * j);
         add(&t->stash, "            stash_b(tid + %du, cur ^ 1u, pb%d);\n", wg * j, j);
     }
@@ -583,11 +583,11 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         k.b_vec = k.r_mode == ROWS_VEC8 || k.r_mode == ROWS_K_VEC || (k.r_mode == ROWS_VEC4 && !f16);
         k.r_kw = k.r_mode == ROWS_K_VEC ? wide : 1;
         k.r_cw = k.r_mode == ROWS_VEC8 ? 8 : 4;
-        /* Lanes along K (the fastest on an H200 for each): 8 for 16 rows and where f32 is
-         * read 16 bytes at a time, 32 where b is read element by element along K with few
-         * rows, else 16. */
-        int wide_f32 = !f16 && (k.r_mode == ROWS_VEC4 || k.r_mode == ROWS_K_VEC);
-        k.r_lanes = k.rows >= 16 || wide_f32 ? 8 : k.r_mode == ROWS_K_LANES && k.rows <= 4 ? 32 : 16;
+        /* Lanes along K (the fastest on an H200 for each): 8 for 16 rows and where b is read
+         * 16 bytes at a time, 32 where it is read element by element along K with few rows,
+         * else 16. */
+        int wide_loads = k.r_mode == ROWS_VEC8 || k.r_mode == ROWS_K_VEC || (k.r_mode == ROWS_VEC4 && !f16);
+        k.r_lanes = k.rows >= 16 || wide_loads ? 8 : k.r_mode == ROWS_K_LANES && k.rows <= 4 ? 32 : 16;
         /* Loads in flight per invocation: 8 steps of one load, or 2 of four along K. */
         k.r_unroll = k.r_mode == ROWS_K_VEC ? 2 : k.rows <= 4 ? 8 : 4;
         /* Staged rows are padded where neighbouring lanes read different k one at a time,

@@ -15,7 +15,7 @@
 //   The multiply is generated unrolled over k, so every staged read has constant indices
 //   apart from a part that is the same in every step (bounds clamps computed once). Tiles
 //   are walked in bands of GROUP_M tile rows so that workgroups running together share rows
-//   of a and columns of b in the cache. With `chunks` > 1
+//   of a and columns of b in the cache, each from its own start along K. With `chunks` > 1
 //   the workgroup sums only K range `chunk` and writes an f32 partial result.
 // rows: for few rows of a: a workgroup takes R_ROWS rows (up to 16) and R_CW R_COLS columns
 //   over one range of K; its 256 invocations are R_COLS column groups by R_LANES lanes of K.
@@ -303,6 +303,12 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     let tx = (warp % (T_TX / 8u)) * 8u + lane % 8u;
     let ty = (warp / (T_TX / 8u)) * 4u + lane / 8u;
     let in_range = m0 + 4u * ty < params.M && n0 + 4u * tx < params.N;
+    // Each tile walks its steps of K from its own start, 5 steps after its neighbour in the
+    // walk's order, and wraps around: workgroups running together then read different
+    // columns of a and rows of b (4097^3 on an H200: 3.9 ms against 4.15 ms; the same for
+    // 4096^3).
+    let rot = tile * 5u % max(steps, 1u);
+    let kr = kb + rot * T_BK;
 {{ACC_DECL}}
 {{FIRST_FETCH}}
     workgroupBarrier();
@@ -310,7 +316,9 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
         let cur = s & 1u;
         let more = s + 1u < steps;
         if (more) {
-            let k1 = kb + (s + 1u) * T_BK;
+            var s1 = s + 1u + rot;
+            if (s1 >= steps) { s1 = s1 - steps; }
+            let k1 = kb + s1 * T_BK;
 {{NEXT_FETCH}}
         }
         // Invocations whose first block lies past the edge skip the arithmetic (no barrier
