@@ -49,7 +49,10 @@ def workload(torch, name, size, dev):
         else:
             (m, k, n), b = dims, 1
         a = torch.rand(b, m, k, device=dev, dtype=f) * 2 - 1
-        w = torch.rand(b, k, n, device=dev, dtype=f) * 2 - 1
+        if name.endswith("_nt"):  # b a transposed view of [b, n, k], as wgtensor runs it
+            w = (torch.rand(b, n, k, device=dev, dtype=f) * 2 - 1).transpose(1, 2)
+        else:
+            w = torch.rand(b, k, n, device=dev, dtype=f) * 2 - 1
         return lambda: torch.matmul(a, w)
     if name == "attention_causal":
         h, s, d = dims
