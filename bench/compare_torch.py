@@ -48,7 +48,10 @@ def workload(torch, name, size, dev):
             b, m, k, n = dims
         else:
             (m, k, n), b = dims, 1
-        a = torch.rand(b, m, k, device=dev, dtype=f) * 2 - 1
+        if name.endswith("_tn"):  # a a transposed view of [b, k, m]
+            a = (torch.rand(b, k, m, device=dev, dtype=f) * 2 - 1).transpose(1, 2)
+        else:
+            a = torch.rand(b, m, k, device=dev, dtype=f) * 2 - 1
         if name.endswith("_nt"):  # b a transposed view of [b, n, k], as wgtensor runs it
             w = (torch.rand(b, n, k, device=dev, dtype=f) * 2 - 1).transpose(1, 2)
         else:

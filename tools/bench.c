@@ -174,10 +174,11 @@ static wgt_tensor *run_matmul(void *arg) {
     return wgt_matmul(p->a, p->b);
 }
 
-/* Checks `samples` entries of c = a @ b (shapes [batch, m, k] @ [batch, k, n]) in float64; b is
- * given by its storage, [batch, k, n], or [batch, n, k] where b_t (b a transposed view). */
+/* Checks `samples` entries of c = a @ b (shapes [batch, m, k] @ [batch, k, n]) in float64; a and
+ * b are given by their storages: [batch, m, k], or [batch, k, m] where a_t (a a transposed view),
+ * and [batch, k, n], or [batch, n, k] where b_t. */
 static double check_matmul(wgt_tensor *a, wgt_tensor *b, wgt_tensor *c, int64_t batch, int64_t m, int64_t k,
-                           int64_t n, int b_t) {
+                           int64_t n, int a_t, int b_t) {
     const float *pa = wgt_tensor_data(a), *pb = wgt_tensor_data(b), *pc = wgt_tensor_data(c);
     if (!pa || !pb || !pc) return INFINITY;
     double worst = 0;
@@ -185,7 +186,7 @@ static double check_matmul(wgt_tensor *a, wgt_tensor *b, wgt_tensor *c, int64_t 
         int64_t bi = (s * 7) % batch, i = (s * 7919) % m, j = (s * 104729) % n;
         double want = 0, mag = 0;
         for (int64_t q = 0; q < k; q++) {
-            double x = pa[(bi * m + i) * k + q], y = b_t ? pb[(bi * n + j) * k + q] : pb[(bi * k + q) * n + j];
+            double x = a_t ? pa[(bi * k + q) * m + i] : pa[(bi * m + i) * k + q], y = b_t ? pb[(bi * n + j) * k + q] : pb[(bi * k + q) * n + j];
             want += x * y;
             mag += fabs(x * y);
         }
@@ -195,33 +196,34 @@ static double check_matmul(wgt_tensor *a, wgt_tensor *b, wgt_tensor *c, int64_t 
     return worst;
 }
 
-/* a [batch, m, k] @ b [batch, k, n] in f32; with b_t, b is the transposed view of a [batch, n, k]
- * tensor (x @ w^T, as a linear layer stores its weights). */
+/* a [batch, m, k] @ b [batch, k, n] in f32; with a_t, a is the transposed view of a [batch, k, m]
+ * tensor, with b_t, b of a [batch, n, k] one (x @ w^T, as a linear layer stores its weights). */
 static bench_row bench_gemm_layout(bench_env *env, const char *name, int64_t batch, int64_t m, int64_t k, int64_t n,
-                                   int b_t) {
+                                   int a_t, int b_t) {
     bench_row r = {.name = name};
     snprintf(r.size, sizeof r.size, batch > 1 ? "%lldx%lldx%lldx%lld" : "%lldx%lldx%lld",
              batch > 1 ? (long long)batch : (long long)m, batch > 1 ? (long long)m : (long long)k,
              batch > 1 ? (long long)k : (long long)n, (long long)n);
-    int64_t sa[3] = {batch, m, k}, sb[3] = {batch, b_t ? n : k, b_t ? k : n};
-    wgt_tensor *b = wgt_rand_uniform(env->ctx, WGT_F32, 3, sb, -1, 1, 2);
-    pair p = {wgt_rand_uniform(env->ctx, WGT_F32, 3, sa, -1, 1, 1), b && b_t ? wgt_transpose(b, 1, 2) : b};
+    int64_t sa[3] = {batch, a_t ? k : m, a_t ? m : k}, sb[3] = {batch, b_t ? n : k, b_t ? k : n};
+    wgt_tensor *a = wgt_rand_uniform(env->ctx, WGT_F32, 3, sa, -1, 1, 1), *b = wgt_rand_uniform(env->ctx, WGT_F32, 3, sb, -1, 1, 2);
+    pair p = {a && a_t ? wgt_transpose(a, 1, 2) : a, b && b_t ? wgt_transpose(b, 1, 2) : b};
     if (p.a && p.b) {
         time_op(env, run_matmul, &p, &r);
         wgt_tensor *c = run_matmul(&p);
-        r.max_rel_err = c ? check_matmul(p.a, b, c, batch, m, k, n, b_t) : INFINITY;
+        r.max_rel_err = c ? check_matmul(a, b, c, batch, m, k, n, a_t, b_t) : INFINITY;
         r.ok = r.max_rel_err <= 1e-5 * sqrt((double)k) + 1e-6;
         wgt_release(c);
     }
     r.gflop = 2.0 * batch * m * n * k * 1e-9;
     r.gbyte = 4.0 * batch * (m * k + k * n + m * n) * 1e-9;
+    if (p.a != a) wgt_release(p.a);
     if (p.b != b) wgt_release(p.b);
-    wgt_release(p.a), wgt_release(b);
+    wgt_release(a), wgt_release(b);
     return r;
 }
 
 static bench_row bench_gemm(bench_env *env, const char *name, int64_t batch, int64_t m, int64_t k, int64_t n) {
-    return bench_gemm_layout(env, name, batch, m, k, n, 0);
+    return bench_gemm_layout(env, name, batch, m, k, n, 0, 0);
 }
 
 /* A row limited by reading its operands: gbyte_read says how many bytes it must read. */
@@ -480,7 +482,8 @@ int wgt_bench_main(int argc, char **argv) {
         ADD(bench_bw(&env, "copy_f32", 6, big, 8192, 0));
     RUN("gemm_f32", bench_gemm(&env, "gemm_f32", 1, 4096 / q, 4096 / q, 4096 / q));
     RUN("gemm_f32_4097", bench_gemm(&env, "gemm_f32_4097", 1, (4097 / q) | 1, (4097 / q) | 1, (4097 / q) | 1));
-    RUN("gemm_f32_nt", bench_gemm_layout(&env, "gemm_f32_nt", 1, 4096 / q, 4096 / q, 4096 / q, 1));
+    RUN("gemm_f32_nt", bench_gemm_layout(&env, "gemm_f32_nt", 1, 4096 / q, 4096 / q, 4096 / q, 0, 1));
+    RUN("gemm_f32_tn", bench_gemm_layout(&env, "gemm_f32_tn", 1, 4096 / q, 4096 / q, 4096 / q, 1, 0));
     /* Square sizes around 4096, each a power of two (the 4097 row is the one past a tile). */
     static const char *const square[] = {"gemm_square_1024", "gemm_square_2048", "gemm_square_8192"};
     static const int64_t square_n[] = {1024, 2048, 8192};
