@@ -347,6 +347,17 @@ TEST_BACKENDS(matmul_tiles_128_fetch_modes) {
     check_shapes(ctx, WGT_F16, TRANSPOSED, CONTIGUOUS, 3, sa, 3, sb, 1021);
 }
 
+/* 128 x 128 tiles with K of at least 512 read as vec4s: K in steps of 32, the last one part
+ * filled (516 = 16 x 32 + 4). (Each variant is a long shader: seconds to compile on lavapipe.) */
+TEST_BACKENDS(matmul_tiles_128_long_k) {
+    /* Both operands fetched along K (staged along K), then both along M and N. */
+    static const layout pairs[2][2] = {{CONTIGUOUS, TRANSPOSED}, {TRANSPOSED, CONTIGUOUS}};
+    for (int c = 0; c < 2; c++) {
+        int64_t sa[3] = {50, 132, 516}, sb[3] = {50, 516, 132};
+        check_shapes(ctx, WGT_F32, pairs[c][0], pairs[c][1], 3, sa, 3, sb, 1050 + (uint64_t)c);
+    }
+}
+
 /* 128 x 64 tiles (M > N) and 64 x 128 (N > M): too few 128 x 128 tiles, enough of these. */
 TEST_BACKENDS(matmul_tiles_128_by_64) {
     int64_t sa[3] = {50, 130, 20}, sb[3] = {50, 20, 100}, ta[3] = {50, 100, 20}, tb[3] = {50, 20, 130};

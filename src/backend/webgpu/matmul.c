@@ -11,7 +11,8 @@
  *   here, and only splitting K gives enough workgroups to keep the memory busy.
  * - tiled, for the rest: 128 x 128 outputs per workgroup (8 x 8 per invocation), or 128 x 64
  *   / 64 x 128 (8 x 4) and 64 x 64 (4 x 4) when there would be too few tiles, K in steps of
- *   16 through double-buffered workgroup tiles with register prefetch. Each operand is
+ *   32, 16 or 8 through one staged tile per operand, the next step's loads in registers while
+ *   the staged one is multiplied. Each operand is
  *   fetched along its unit stride (rows of a matrix stored by rows, columns of one stored by
  *   columns), as vec4s when vec_ok allows, and staged so that those vec4s are stored whole.
  *   The generated multiply reads the staged tiles with constant indices (see the WGSL).
@@ -21,8 +22,8 @@
  *   u32 words) also go through it, as one range: it packs whole words over the flat index.
  *
  * The figures behind the choices (NVIDIA H200, Vulkan through Dawn, kernels back to back,
- * BENCHMARKS.md has the history): 4096^3 f32 in 3.95 ms with a stored by rows, 3.65 ms with
- * a stored by columns, 4097^3 in 3.9 ms; 16 x 4096 x 4096 in 0.06 ms (64 x 64 tiles: 0.5 ms);
+ * BENCHMARKS.md has the history): 4096^3 f32 in 3.6 ms with a stored by rows or by columns,
+ * 8192^3 in 28.3 ms, 4097^3 in 3.7 ms; 16 x 4096 x 4096 in 0.05 ms (64 x 64 tiles: 0.5 ms);
  * a row vector times 8192 x 8192 f32, or that matrix times a column, in 0.074 to 0.079 ms
  * of kernel time (3.4 to 3.6 TB/s), the same in f16 in 0.043 to 0.046 ms.
  */
@@ -113,73 +114,87 @@ static void add(text_buf *t, const char *fmt, ...) {
 static const char comp[4] = {'x', 'y', 'z', 'w'};
 
 /* Tiled: the accumulators c<g><i><h> (row block g, row i of it, column block h) and fetch
- * registers; the first fetch, the next step's fetch and its stores; the multiply of one
- * staged step, unrolled over k; and the stores of the results. Staged tiles are read with
- * constant indices for k and the row within a block (see the WGSL). */
+ * registers; the first fetch; one step (the next step's fetch, the multiply of the staged
+ * one unrolled over k, the stores of the fetch); and the stores of the results. Staged tiles
+ * are read with constant indices for k and the row within a block (see the WGSL). */
 typedef struct {
-    text_buf decl, first, fetch, stash, step, store;
+    text_buf decl, first, step, store;
 } tiled_parts;
 
-static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
+/* The multiply of the staged step, by invocations whose first block lies inside the output
+ * (no barrier inside, so the branch may diverge): per group of 4 values of k, the vec4s of an
+ * operand staged along K (each holds 4 values of k of one row or column), then per k the vec4s
+ * of one staged along M (N) and the rank-1 update. */
+static void tiled_multiply(const matmul_kernel *k, text_buf *step) {
     int tmg = k->tm / 4, tng = k->tn / 4, kv_count = k->bk / 4;
-    int tx = k->bn / k->tn, ty = k->bm / k->tm, wg = tx * ty;
-    int a_loads = k->bk * k->bm / (4 * wg), b_loads = k->bk * k->bn / (4 * wg);
-    for (int g = 0; g < tmg; g++)
-        for (int i = 0; i < 4; i++)
-            for (int h = 0; h < tng; h++) add(&t->decl, "    var c%d%d%d = vec4<f32>(0.0);\n", g, i, h);
-    for (int j = 0; j < a_loads; j++) {
-        add(&t->decl, "    var pa%d = vec4<f32>(0.0);\n", j);
-        add(&t->first, "    stash_a(tid + %du, 0u, fetch_a(tid + %du, bases.x, m0, kr, ke));\n", wg * j, wg * j);
-        add(&t->fetch, "            pa%d = fetch_a(tid + %du, bases.x, m0, k1, ke);\n", j, wg * j);
-        add(&t->stash, "            stash_a(tid + %du, cur ^ 1u, pa%d);\n", wg * j, j);
-    }
-    for (int j = 0; j < b_loads; j++) {
-        add(&t->decl, "    var pb%d = vec4<f32>(0.0);\n", j);
-        add(&t->first, "    stash_b(tid + %du, 0u, fetch_b(tid + %du, bases.y, n0, kr, ke));\n", wg * j, wg * j);
-        add(&t->fetch, "            pb%d = fetch_b(tid + %du, bases.y, n0, k1, ke);\n", j, wg * j);
-        add(&t->stash, "            stash_b(tid + %du, cur ^ 1u, pb%d);\n", wg * j, j);
-    }
-    /* Per group of 4 values of k: the vec4s of an operand staged along K (each holds 4 values
-     * of k of one row or column), then per k the vec4s of one staged along M (N) and the
-     * rank-1 update. */
+    int tx = k->bn / k->tn, ty = k->bm / k->tm;
+    add(step, "        if (in_range) {\n");
     for (int kv = 0; kv < kv_count; kv++) {
-        add(&t->step, "            {\n");
+        add(step, "            {\n");
         if (k->a_stage)
             for (int g = 0; g < tmg; g++)
                 for (int i = 0; i < 4; i++)
-                    add(&t->step, "            let a%d%d = ta[cur][ty + %du][%du];\n", g, i, ty * g, i * kv_count + kv);
+                    add(step, "            let a%d%d = ta[ty + %du][%du];\n", g, i, ty * g, i * kv_count + kv);
         if (k->b_stage)
             for (int h = 0; h < tng; h++)
                 for (int j = 0; j < 4; j++)
-                    add(&t->step, "            let b%d%d = tb[cur][tx + %du][%du];\n", h, j, tx * h, j * kv_count + kv);
+                    add(step, "            let b%d%d = tb[tx + %du][%du];\n", h, j, tx * h, j * kv_count + kv);
         for (int q = 0; q < 4; q++) {
             int kk = 4 * kv + q;
-            add(&t->step, "            {\n");
+            add(step, "            {\n");
             if (!k->a_stage)
-                for (int g = 0; g < tmg; g++) add(&t->step, "            let a%d = ta[cur][%du][ty + %du];\n", g, kk, ty * g);
+                for (int g = 0; g < tmg; g++) add(step, "            let a%d = ta[%du][ty + %du];\n", g, kk, ty * g);
             if (!k->b_stage)
-                for (int h = 0; h < tng; h++) add(&t->step, "            let b%d = tb[cur][%du][tx + %du];\n", h, kk, tx * h);
+                for (int h = 0; h < tng; h++) add(step, "            let b%d = tb[%du][tx + %du];\n", h, kk, tx * h);
             for (int h = 0; h < tng; h++) {
                 if (k->b_stage)
-                    add(&t->step, "            let bv%d = vec4<f32>(b%d0.%c, b%d1.%c, b%d2.%c, b%d3.%c);\n", h, h, comp[q], h,
+                    add(step, "            let bv%d = vec4<f32>(b%d0.%c, b%d1.%c, b%d2.%c, b%d3.%c);\n", h, h, comp[q], h,
                         comp[q], h, comp[q], h, comp[q]);
                 else
-                    add(&t->step, "            let bv%d = b%d;\n", h, h);
+                    add(step, "            let bv%d = b%d;\n", h, h);
             }
             for (int g = 0; g < tmg; g++)
                 for (int i = 0; i < 4; i++)
                     for (int h = 0; h < tng; h++) {
                         if (k->a_stage)
-                            add(&t->step, "            c%d%d%d = fma(vec4<f32>(a%d%d.%c), bv%d, c%d%d%d);\n", g, i, h, g, i,
+                            add(step, "            c%d%d%d = fma(vec4<f32>(a%d%d.%c), bv%d, c%d%d%d);\n", g, i, h, g, i,
                                 comp[q], h, g, i, h);
                         else
-                            add(&t->step, "            c%d%d%d = fma(vec4<f32>(a%d.%c), bv%d, c%d%d%d);\n", g, i, h, g, comp[i],
+                            add(step, "            c%d%d%d = fma(vec4<f32>(a%d.%c), bv%d, c%d%d%d);\n", g, i, h, g, comp[i],
                                 h, g, i, h);
                     }
-            add(&t->step, "            }\n");
+            add(step, "            }\n");
         }
-        add(&t->step, "            }\n");
+        add(step, "            }\n");
     }
+    add(step, "        }\n");
+}
+
+/* The tiled kernel's step: the next step's loads into registers, the multiply of the staged
+ * one, a barrier, and the stores of the loaded vec4s over it. */
+static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
+    int tmg = k->tm / 4, tng = k->tn / 4;
+    int tx = k->bn / k->tn, ty = k->bm / k->tm, wg = tx * ty;
+    int a_loads = k->bk * k->bm / (4 * wg), b_loads = k->bk * k->bn / (4 * wg);
+    for (int g = 0; g < tmg; g++)
+        for (int i = 0; i < 4; i++)
+            for (int h = 0; h < tng; h++) add(&t->decl, "    var c%d%d%d = vec4<f32>(0.0);\n", g, i, h);
+    for (int j = 0; j < a_loads; j++) add(&t->decl, "    var pa%d = vec4<f32>(0.0);\n", j);
+    for (int j = 0; j < b_loads; j++) add(&t->decl, "    var pb%d = vec4<f32>(0.0);\n", j);
+    for (int j = 0; j < a_loads; j++)
+        add(&t->first, "    stash_a(tid + %du, fetch_a(tid + %du, bases.x, m0, kb, ke));\n", wg * j, wg * j);
+    for (int j = 0; j < b_loads; j++)
+        add(&t->first, "    stash_b(tid + %du, fetch_b(tid + %du, bases.y, n0, kb, ke));\n", wg * j, wg * j);
+    add(&t->step, "        if (more) {\n");
+    for (int j = 0; j < a_loads; j++) add(&t->step, "            pa%d = fetch_a(tid + %du, bases.x, m0, k1, ke);\n", j, wg * j);
+    for (int j = 0; j < b_loads; j++) add(&t->step, "            pb%d = fetch_b(tid + %du, bases.y, n0, k1, ke);\n", j, wg * j);
+    add(&t->step, "        }\n");
+    tiled_multiply(k, &t->step);
+    add(&t->step, "        workgroupBarrier();  // every read of the staged step done before it is overwritten\n");
+    add(&t->step, "        if (more) {\n");
+    for (int j = 0; j < a_loads; j++) add(&t->step, "            stash_a(tid + %du, pa%d);\n", wg * j, j);
+    for (int j = 0; j < b_loads; j++) add(&t->step, "            stash_b(tid + %du, pb%d);\n", wg * j, j);
+    add(&t->step, "        }\n");
     for (int g = 0; g < tmg; g++)
         for (int i = 0; i < 4; i++) {
             add(&t->store, "    if (m0 + %du + 4u * ty < params.M) {\n", 4 * ty * g + i);
@@ -192,9 +207,9 @@ static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
         }
 }
 
-/* The WGSL type of a staged tile: two buffers of `lines` lines of `pitch` vec4s. */
+/* The WGSL type of a staged tile: `lines` lines of `pitch` vec4s. */
 static void tile_type(char *out, size_t size, int lines, int pitch) {
-    snprintf(out, size, "array<array<array<vec4<f32>, %d>, %d>, 2>", pitch, lines);
+    snprintf(out, size, "array<array<vec4<f32>, %d>, %d>", pitch, lines);
 }
 
 /* Rows: accumulators r<i> (and h<i>, columns 4..7 of an invocation's 8 in ROWS_VEC8), the
@@ -397,7 +412,7 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     const char *put = k->out == WGT_F16 ? "out[i] = f16_bits(v);" : k->out_vec ? "out[i >> 2u][i & 3u] = v;" : "out[i] = v;";
     char *result = NULL;
     int failed = rdecl.failed || rloop.failed || rreduce.failed;
-    text_buf *parts[] = {&tp.decl, &tp.first, &tp.fetch, &tp.stash, &tp.step, &tp.store};
+    text_buf *parts[] = {&tp.decl, &tp.first, &tp.step, &tp.store};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) failed |= parts[i]->failed || !parts[i]->text;
     if (!failed) {
         const char *pairs[] = {"A_STORAGE", k->a_vec ? "vec4<f32>" : in_storage,
@@ -408,8 +423,8 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
                                "PUT", put, "STORE4", store4, "SUM_BODY", sum_body,
                                "T_BM", bm, "T_BN", bn, "T_BK", bk, "A_MODE", am, "B_MODE", bmode,
                                "A_STAGE", ast, "B_STAGE", bst, "A_TILE", at, "B_TILE", bt, "T_TX", ttx, "T_TY", tty,
-                               "ACC_DECL", tp.decl.text, "FIRST_FETCH", tp.first.text, "NEXT_FETCH", tp.fetch.text,
-                               "NEXT_STASH", tp.stash.text, "ACC_STEP", tp.step.text, "ACC_STORE", tp.store.text,
+                               "ACC_DECL", tp.decl.text, "FIRST_FETCH", tp.first.text, "STEP", tp.step.text,
+                               "ACC_STORE", tp.store.text,
                                "R_ROWS", rr, "R_AP", rap, "R_KS", rks, "R_MODE", rmode, "R_RG", rg, "R_LANES", rl,
                                "R_KW", rkw, "R_CW", rcw, "ROWS_DECL", rdecl.text, "ROWS_LOOP", rloop.text,
                                "ROWS_REDUCE", rreduce.text,
@@ -466,17 +481,17 @@ static int vec_ok(const side *s, int32_t other_stride, int64_t len, int batch_nd
     return 1;
 }
 
-/* Workgroup memory of the tiled kernel's two staged tiles, in bytes. */
+/* Workgroup memory of the tiled kernel's staged tiles, in bytes. */
 static uint32_t tile_bytes(const matmul_kernel *k) {
     int a_lines = k->a_stage ? k->bm / 4 : k->bk, b_lines = k->b_stage ? k->bn / 4 : k->bk;
-    return (uint32_t)(2 * 16 * (a_lines * k->a_pitch + b_lines * k->b_pitch));
+    return (uint32_t)(16 * (a_lines * k->a_pitch + b_lines * k->b_pitch));
 }
 
 /* Pitches of the staged tiles. Lines along K hold four rows and one vec4 of padding, so the
  * four rows a warp reads at once fall in different banks; lines along M (N) get a vec4 of
  * padding where values are stored one at a time (a fetch along K), which spreads those
- * stores. Devices with less workgroup memory go without padding, then with steps of 8 (the
- * 128 x 128 tiles fit the WebGPU minimum of 16 KB so). */
+ * stores. Devices with less workgroup memory go without padding, then with shorter steps
+ * (the 128 x 128 tiles fit the WebGPU minimum of 16 KB in steps of 8). */
 static void fit_tiles(matmul_kernel *k, uint32_t max_shared) {
     for (;;) {
         k->a_pitch = k->a_stage ? k->bk + 1 : k->bm / 4 + (k->a_mode & 1);
@@ -485,7 +500,7 @@ static void fit_tiles(matmul_kernel *k, uint32_t max_shared) {
         k->a_pitch = k->a_stage ? k->bk : k->bm / 4;
         k->b_pitch = k->b_stage ? k->bk : k->bn / 4;
         if (tile_bytes(k) <= max_shared || k->bk == 8 || k->bm * k->bn < 128 * 128) return;
-        k->bk = 8;
+        k->bk /= 2;
     }
 }
 
@@ -619,21 +634,23 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         for (int c = 0; c < 3; c++) {
             bm = tiles[c][0], bn = tiles[c][1];
             if (bm != bn && N > M) bm = 64, bn = 128;
-            if (bm != bn && 2 * 16 * (bm + bn) * 4 > (int)max_shared) continue; /* 24 KB at steps of 16 */
             uint64_t g = batch * ceil_div((uint64_t)M, (uint64_t)bm) * ceil_div((uint64_t)N, (uint64_t)bn);
             uint64_t split = ceil_div(TILED_GROUPS, g);
             if (split > chunks_max) split = chunks_max;
             if (g * split >= TILED_GROUPS) break;
         }
-        /* 8 x 8 outputs per invocation (4 x 4 on 64-wide sides), K in steps of 16: on an H200
-         * 4096^3 takes 3.9 ms against 4.5 ms in steps of 8, except with a read element by
-         * element along K (4097^3: 3.9 ms in steps of 8, 4.1 ms in steps of 16). An operand
+        /* 8 x 8 outputs per invocation (4 x 4 on 64-wide sides). K in steps of 32 for 128 x 128
+         * tiles fetched as vec4s with K of at least 512 (on an H200 4096^3 takes 3.6 ms against
+         * 3.9 in steps of 16, whose 64-byte row pieces of an operand fetched along K fill half
+         * a cache line), of 8 where a is read element by element along K (4097^3: 3.7 ms
+         * against 4.2 in steps of 16), else 16 (short K: fewer steps unfilled). An operand
          * fetched as vec4s along K is staged along K (whole vec4 stores; 4096^3 with a stored by
          * rows: 4.5 ms against 5.8 ms staged along M), every other one along M (N): a fetched
          * element by element along K, so staged one value at a time, takes 3.9 ms for 4097^3
          * against 5.1 ms when staged along K. */
         k.bm = bm, k.bn = bn, k.tm = bm / 16, k.tn = bn / 16;
-        k.bk = bm == 128 && bn == 128 && k.a_mode == FETCH_K ? 8 : 16;
+        int vec_modes = k.a_mode <= FETCH_K_VEC4 && k.b_mode <= FETCH_K_VEC4, big = bm == 128 && bn == 128;
+        k.bk = big && k.a_mode == FETCH_K ? 8 : big && vec_modes && K >= 512 ? 32 : 16;
         k.a_stage = k.a_mode == FETCH_K_VEC4;
         k.b_stage = k.b_mode == FETCH_K_VEC4;
         fit_tiles(&k, max_shared);

@@ -6,16 +6,17 @@
 // tiled: a workgroup of T_TX x T_TY invocations computes a T_BM x T_BN tile (64 or 128 on
 //   each side) of one output matrix, in 4 x 4 blocks per invocation spaced 4 T_TY rows and
 //   4 T_TX columns apart; a warp covers 8 x 4 neighbouring blocks, so its reads of a staged
-//   tile are vec4s within 128 bytes. K advances T_BK at a time through two workgroup
-//   buffers: while the invocations multiply out one, the next step's loads are already in
-//   registers, stored into the other buffer afterwards; one barrier per step. How each
+//   tile are vec4s within 128 bytes. K advances T_BK at a time through one workgroup
+//   buffer per operand: the next step's loads are issued into registers before the
+//   invocations multiply out the staged step, and stored after it, between two barriers.
+//   How each
 //   operand is fetched is its mode: along its row (column) dimension or along K, whichever
 //   has stride 1, as vec4 loads when the host has checked the alignment, else as single
 //   elements; it is staged along M (N) or along K as the host chooses (A_STAGE, B_STAGE).
 //   The multiply is generated unrolled over k, so every staged read has constant indices
 //   apart from a part that is the same in every step (bounds clamps computed once). Tiles
 //   are walked in bands of GROUP_M tile rows so that workgroups running together share rows
-//   of a and columns of b in the cache, each from its own start along K. With `chunks` > 1
+//   of a and columns of b in the cache. With `chunks` > 1
 //   the workgroup sums only K range `chunk` and writes an f32 partial result.
 // rows: for few rows of a: a workgroup takes R_ROWS rows (up to 16) and R_CW R_COLS columns
 //   over one range of K; its 256 invocations are R_COLS column groups by R_LANES lanes of K.
@@ -131,7 +132,7 @@ const A_LOADS: u32 = T_BK * T_BM / (4u * T_WG);  // vec4s each invocation fetche
 const B_LOADS: u32 = T_BK * T_BN / (4u * T_WG);
 const GROUP_M: u32 = 8u;
 
-// Two buffers (the step being multiplied and the next), then the layout above.
+// The staged step of each operand, in the layout above.
 var<workgroup> ta: {{A_TILE}};
 var<workgroup> tb: {{B_TILE}};
 
@@ -205,62 +206,62 @@ fn fetch_b(q: u32, base: i32, n0: u32, k0: u32, ke: u32) -> vec4<f32> {
     return v;
 }
 
-// Stores fetch q into buffer `buf`: a whole vec4 where the fetch runs the way the layout
+// Stores fetch q into the staged tile: a whole vec4 where the fetch runs the way the layout
 // does, else one value per row (layout 1) or per k (layout 0).
-fn stash_a(q: u32, buf: u32, v: vec4<f32>) {
+fn stash_a(q: u32, v: vec4<f32>) {
     if ((A_MODE & 1u) == 0u) {
         let m = 4u * (q % (T_BM / 4u));
         let k = q / (T_BM / 4u);
         if (A_STAGE == 0u) {
-            ta[buf][k][m / 4u] = v;
+            ta[k][m / 4u] = v;
         } else {
             let line = k / 4u;
             let c = k % 4u;
-            ta[buf][m / 4u][line][c] = v.x;
-            ta[buf][m / 4u][T_KV + line][c] = v.y;
-            ta[buf][m / 4u][2u * T_KV + line][c] = v.z;
-            ta[buf][m / 4u][3u * T_KV + line][c] = v.w;
+            ta[m / 4u][line][c] = v.x;
+            ta[m / 4u][T_KV + line][c] = v.y;
+            ta[m / 4u][2u * T_KV + line][c] = v.z;
+            ta[m / 4u][3u * T_KV + line][c] = v.w;
         }
     } else {
         let m = q / T_KV;
         let kv = q % T_KV;
         if (A_STAGE == 1u) {
-            ta[buf][m / 4u][(m % 4u) * T_KV + kv] = v;
+            ta[m / 4u][(m % 4u) * T_KV + kv] = v;
         } else {
             let c = m % 4u;
-            ta[buf][4u * kv][m / 4u][c] = v.x;
-            ta[buf][4u * kv + 1u][m / 4u][c] = v.y;
-            ta[buf][4u * kv + 2u][m / 4u][c] = v.z;
-            ta[buf][4u * kv + 3u][m / 4u][c] = v.w;
+            ta[4u * kv][m / 4u][c] = v.x;
+            ta[4u * kv + 1u][m / 4u][c] = v.y;
+            ta[4u * kv + 2u][m / 4u][c] = v.z;
+            ta[4u * kv + 3u][m / 4u][c] = v.w;
         }
     }
 }
 
-fn stash_b(q: u32, buf: u32, v: vec4<f32>) {
+fn stash_b(q: u32, v: vec4<f32>) {
     if ((B_MODE & 1u) == 0u) {
         let n = 4u * (q % (T_BN / 4u));
         let k = q / (T_BN / 4u);
         if (B_STAGE == 0u) {
-            tb[buf][k][n / 4u] = v;
+            tb[k][n / 4u] = v;
         } else {
             let line = k / 4u;
             let c = k % 4u;
-            tb[buf][n / 4u][line][c] = v.x;
-            tb[buf][n / 4u][T_KV + line][c] = v.y;
-            tb[buf][n / 4u][2u * T_KV + line][c] = v.z;
-            tb[buf][n / 4u][3u * T_KV + line][c] = v.w;
+            tb[n / 4u][line][c] = v.x;
+            tb[n / 4u][T_KV + line][c] = v.y;
+            tb[n / 4u][2u * T_KV + line][c] = v.z;
+            tb[n / 4u][3u * T_KV + line][c] = v.w;
         }
     } else {
         let n = q / T_KV;
         let kv = q % T_KV;
         if (B_STAGE == 1u) {
-            tb[buf][n / 4u][(n % 4u) * T_KV + kv] = v;
+            tb[n / 4u][(n % 4u) * T_KV + kv] = v;
         } else {
             let c = n % 4u;
-            tb[buf][4u * kv][n / 4u][c] = v.x;
-            tb[buf][4u * kv + 1u][n / 4u][c] = v.y;
-            tb[buf][4u * kv + 2u][n / 4u][c] = v.z;
-            tb[buf][4u * kv + 3u][n / 4u][c] = v.w;
+            tb[4u * kv][n / 4u][c] = v.x;
+            tb[4u * kv + 1u][n / 4u][c] = v.y;
+            tb[4u * kv + 2u][n / 4u][c] = v.z;
+            tb[4u * kv + 3u][n / 4u][c] = v.w;
         }
     }
 }
@@ -273,7 +274,7 @@ fn store4(base: u32, n: u32, v: vec4<f32>) {
 // Each invocation computes 4 x 4 blocks of outputs: rows m0 + 64 g + 4 ty + i, columns
 // n0 + 64 h + 4 tx + j. The generated step reads the staged tiles with constant indices for
 // k and for the row within a block, so the only varying parts of an index (ty + 16 g,
-// tx + 16 h, the buffer) are the same in every step: the bounds clamps WGSL requires on
+// tx + 16 h) are the same in every step: the bounds clamps WGSL requires on
 // workgroup arrays are computed once, and each read is a base register plus a constant.
 @compute @workgroup_size(T_WG)
 fn {{TILED_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
@@ -303,33 +304,14 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     let tx = (warp % (T_TX / 8u)) * 8u + lane % 8u;
     let ty = (warp / (T_TX / 8u)) * 4u + lane / 8u;
     let in_range = m0 + 4u * ty < params.M && n0 + 4u * tx < params.N;
-    // Each tile walks its steps of K from its own start, 5 steps after its neighbour in the
-    // walk's order, and wraps around: workgroups running together then read different
-    // columns of a and rows of b (4097^3 on an H200: 3.9 ms against 4.15 ms; the same for
-    // 4096^3).
-    let rot = tile * 5u % max(steps, 1u);
-    let kr = kb + rot * T_BK;
 {{ACC_DECL}}
 {{FIRST_FETCH}}
     workgroupBarrier();
     for (var s = 0u; s < steps; s = s + 1u) {
-        let cur = s & 1u;
         let more = s + 1u < steps;
-        if (more) {
-            var s1 = s + 1u + rot;
-            if (s1 >= steps) { s1 = s1 - steps; }
-            let k1 = kb + s1 * T_BK;
-{{NEXT_FETCH}}
-        }
-        // Invocations whose first block lies past the edge skip the arithmetic (no barrier
-        // inside, so the branch may diverge).
-        if (in_range) {
-{{ACC_STEP}}
-        }
-        if (more) {
-{{NEXT_STASH}}
-        }
-        workgroupBarrier();  // one buffer read, the other written: both done before the next step
+        let k1 = kb + (s + 1u) * T_BK;  // the next step (fetched only when `more`)
+{{STEP}}
+        workgroupBarrier();  // the next step staged before anyone reads it
     }
     if (!in_range) { return; }
     let first = chunk * params.total + batch * params.M * params.N;
