@@ -121,14 +121,15 @@ typedef struct {
     text_buf decl, first, step, store;
 } tiled_parts;
 
-/* The multiply of the staged step, by invocations whose first block lies inside the output
- * (no barrier inside, so the branch may diverge): per group of 4 values of k, the vec4s of an
- * operand staged along K (each holds 4 values of k of one row or column), then per k the vec4s
- * of one staged along M (N) and the rank-1 update. */
+/* The multiply of the staged step: per group of 4 values of k, the vec4s of an operand staged
+ * along K (each holds 4 values of k of one row or column), then per k the vec4s of one staged
+ * along M (N) and the rank-1 update. Every invocation runs it, those past the output's edge on
+ * the zeros staged there (their results are never stored): skipping it behind a branch made
+ * every tile slower (4096^3 on an H200: 3.59 ms with the branch, 3.48 without). */
 static void tiled_multiply(const matmul_kernel *k, text_buf *step) {
     int tmg = k->tm / 4, tng = k->tn / 4, kv_count = k->bk / 4;
     int tx = k->bn / k->tn, ty = k->bm / k->tm;
-    add(step, "        if (in_range) {\n");
+    add(step, "        {\n");
     for (int kv = 0; kv < kv_count; kv++) {
         add(step, "            {\n");
         if (k->a_stage)
