@@ -308,8 +308,7 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
 {{FIRST_FETCH}}
     workgroupBarrier();
     for (var s = 0u; s < steps; s = s + 1u) {
-        let more = s + 1u < steps;
-        let k1 = kb + (s + 1u) * T_BK;  // the next step (fetched only when `more`)
+        let k1 = kb + (s + 1u) * T_BK;  // the next step (past ke after the last)
 {{STEP}}
         workgroupBarrier();  // the next step staged before anyone reads it
     }
