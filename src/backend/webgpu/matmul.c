@@ -130,7 +130,6 @@ typedef struct {
 static void tiled_multiply(const matmul_kernel *k, text_buf *step) {
     int tmg = k->tm / 4, tng = k->tn / 4, kv_count = k->bk / 4;
     int tx = k->bn / k->tn, ty = k->bm / k->tm;
-    add(step, "        {\n");
     for (int kv = 0; kv < kv_count; kv++) {
         add(step, "            {\n");
         if (k->a_stage)
@@ -169,7 +168,6 @@ static void tiled_multiply(const matmul_kernel *k, text_buf *step) {
         }
         add(step, "            }\n");
     }
-    add(step, "        }\n");
 }
 
 /* The tiled kernel's step: the next step's loads into registers, the multiply of the staged

@@ -9,10 +9,9 @@
 //   tile are vec4s within 128 bytes. K advances T_BK at a time through one workgroup
 //   buffer per operand: the next step's loads are issued into registers before the
 //   invocations multiply out the staged step, and stored after it, between two barriers.
-//   How each
-//   operand is fetched is its mode: along its row (column) dimension or along K, whichever
-//   has stride 1, as vec4 loads when the host has checked the alignment, else as single
-//   elements; it is staged along M (N) or along K as the host chooses (A_STAGE, B_STAGE).
+//   How each operand is fetched is its mode: along its row (column) dimension or along K,
+//   whichever has stride 1, as vec4 loads when the host has checked the alignment, else as
+//   single elements; it is staged along M (N) or along K as the host chooses (A_STAGE, B_STAGE).
 //   The multiply is generated unrolled over k, so every staged read has constant indices
 //   apart from a part that is the same in every step (bounds clamps computed once). Tiles
 //   are walked in bands of GROUP_M tile rows so that workgroups running together share rows
