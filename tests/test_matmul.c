@@ -347,10 +347,12 @@ TEST_BACKENDS(matmul_tiles_128_fetch_modes) {
     check_shapes(ctx, WGT_F16, TRANSPOSED, CONTIGUOUS, 3, sa, 3, sb, 1021);
 }
 
-/* 128 x 128 tiles with K of at least 512 read as vec4s: K in steps of 32, the last one part
- * filled (516 = 16 x 32 + 4). (Each variant is a long shader: seconds to compile on lavapipe.) */
+/* 128 x 128 tiles with K of at least 512 read as vec4s, where both operands are staged along
+ * M and N: K in steps of 16, the last one part filled (516 = 32 x 16 + 4). (Each variant is a
+ * long shader: seconds to compile on lavapipe.) */
 TEST_BACKENDS(matmul_tiles_128_long_k) {
-    /* Both operands fetched along K (staged along K), then both along M and N. */
+    /* Both operands fetched along K (each vec4 staged as four values), then both along M and
+     * N (staged whole). */
     static const layout pairs[2][2] = {{CONTIGUOUS, TRANSPOSED}, {TRANSPOSED, CONTIGUOUS}};
     for (int c = 0; c < 2; c++) {
         int64_t sa[3] = {50, 132, 516}, sb[3] = {50, 516, 132};
@@ -418,6 +420,30 @@ TEST_BACKENDS(matmul_few_rows_wide_loads) {
         }
     int64_t m[2] = {264, 3000}, v[1] = {3000};
     for (size_t d = 0; d < 2; d++) check_shapes(ctx, float_types[d], CONTIGUOUS, CONTIGUOUS, 2, m, 1, v, 1480 + d);
+}
+
+/* One row of a, read from memory in the loop rather than staged: along N and along K (b
+ * transposed), K in many ranges; a vector starting at an odd element, which cannot be read
+ * 16 bytes at a time along K and is staged instead; and a vector read backwards. Then f16
+ * results the rows kernel writes itself, as words of two columns (K in one range, even N),
+ * for one row and for three. */
+TEST_BACKENDS(matmul_single_row) {
+    int64_t sa[2] = {1, 5000}, sb[2] = {5000, 64}, m[2] = {264, 3000}, v[1] = {3001};
+    int64_t one[2] = {1, 200}, three[2] = {3, 200}, wb[2] = {200, 130};
+    for (int l = 0; l < 2; l++) {
+        check_shapes(ctx, WGT_F16, CONTIGUOUS, l ? TRANSPOSED : CONTIGUOUS, 2, one, 2, wb, 1486 + (uint64_t)l);
+        check_shapes(ctx, WGT_F16, CONTIGUOUS, l ? TRANSPOSED : CONTIGUOUS, 2, three, 2, wb, 1488 + (uint64_t)l);
+    }
+    for (size_t d = 0; d < 2; d++) {
+        check_shapes(ctx, float_types[d], CONTIGUOUS, CONTIGUOUS, 2, sa, 2, sb, 1490 + d);
+        check_shapes(ctx, float_types[d], CONTIGUOUS, TRANSPOSED, 2, sa, 2, sb, 1492 + d);
+        wgt_tensor *w = make_view(ctx, float_types[d], CONTIGUOUS, 2, m, 1494 + d);
+        wgt_tensor *x = uniform(ctx, float_types[d], 1, v, 1496 + d);
+        wgt_tensor *odd = wgt_slice(x, 0, 1, 3001, 1), *back = wgt_slice(x, 0, 3000, 0, -1);
+        check_matmul(w, odd, "(vector at an odd offset)");
+        check_matmul(w, back, "(vector read backwards)");
+        wgt_release(w), wgt_release(x), wgt_release(odd), wgt_release(back);
+    }
 }
 
 /* The rows kernel with more workgroups than one dispatch dimension holds: 16400 batch

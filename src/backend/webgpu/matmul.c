@@ -8,25 +8,27 @@
  *   to 16 rows of a over one range of K, reading b 16 bytes at a time where its alignment
  *   allows (4 f32 or 8 f16 values, along N for b stored by rows, along K for b stored by
  *   columns), else element by element. A tile would leave most of its invocations idle
- *   here, and only splitting K gives enough workgroups to keep the memory busy.
+ *   here, and only splitting K gives enough workgroups to keep the memory busy. A single
+ *   row of a (the matrix-vector product) is read from memory in the loop rather than
+ *   staged, with 32 invocations along K.
  * - tiled, for the rest: 128 x 128 outputs per workgroup (8 x 8 per invocation; 8 x 4 with
- *   512 invocations where K is short), or 128 x 64
- *   / 64 x 128 (8 x 4) and 64 x 64 (4 x 4) when there would be too few tiles, K in steps of
- *   32, 16 or 8 through one staged tile per operand, the next step's loads in registers while
- *   the staged one is multiplied. Each operand is
- *   fetched along its unit stride (rows of a matrix stored by rows, columns of one stored by
- *   columns), as vec4s when vec_ok allows, and staged so that those vec4s are stored whole.
- *   The generated multiply reads the staged tiles with constant indices (see the WGSL).
- *   When even 64 x 64 tiles are too few and K is long, K is split as for rows.
+ *   512 invocations where K is short), or 128 x 64 / 64 x 128 (8 x 4) and 64 x 64 (4 x 4)
+ *   when there would be too few tiles, K in steps of 16 or 8 through one staged tile per
+ *   operand, the next step's loads in registers while the staged one is multiplied. Each
+ *   operand is fetched along its unit stride (rows of a matrix stored by rows, columns of
+ *   one stored by columns), as vec4s when vec_ok allows, and staged along M (N) or along K
+ *   as the shape favours. The generated multiply reads the staged tiles with constant
+ *   indices (see the WGSL). When even 64 x 64 tiles are too few and K is long, K is split
+ *   as for rows.
  * - sum, after a split: adds the ranges' f32 partial results in order and writes the output.
- *   f16 outputs of the rows kernel and f16 outputs with odd N (whose rows do not start on
- *   u32 words) also go through it, as one range: it packs whole words over the flat index.
+ *   f16 outputs with odd N (whose rows do not start on u32 words) also go through it, as
+ *   one range: it packs whole words over the flat index.
  *
  * The figures behind the choices (NVIDIA H200, Vulkan through Dawn, kernels back to back,
- * BENCHMARKS.md has the history): 4096^3 f32 in 3.6 ms with a stored by rows or by columns,
- * 8192^3 in 28.3 ms, 4097^3 in 3.7 ms; 16 x 4096 x 4096 in 0.05 ms (64 x 64 tiles: 0.5 ms);
- * a row vector times 8192 x 8192 f32, or that matrix times a column, in 0.074 to 0.079 ms
- * of kernel time (3.4 to 3.6 TB/s), the same in f16 in 0.043 to 0.046 ms.
+ * BENCHMARKS.md has the history): 4096^3 f32 in 3.24 ms (x @ w^T 3.19 ms), 8192^3 in
+ * 25.4 ms, 4097^3 in 3.8 ms; 16 x 4096 x 4096 in 0.05 ms (64 x 64 tiles: 0.5 ms); a row
+ * vector times 8192 x 8192 f32 in 0.070 ms of kernel time (0.94 of a copy's bandwidth),
+ * that matrix in f16 times a vector in 0.041 ms.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -76,6 +78,7 @@ typedef struct {
     int bm, bn, bk, tm, tn, a_pitch, b_pitch; /* tiled: tile, outputs per invocation, vec4s per staged line */
     int rows, r_mode, r_ap, r_ks, r_lanes, r_unroll; /* rows */
     int r_kw, r_cw;        /* rows: values of K per lane step, columns per invocation along N */
+    int r_direct;          /* rows: the one row of a read from memory in the loop, not staged */
 } matmul_kernel;
 
 /* ---- WGSL text ------------------------------------------------------------------------- */
@@ -218,9 +221,17 @@ static void rows_step(const matmul_kernel *k, text_buf *step) {
     int R = k->rows, eight = k->r_mode == ROWS_VEC8;
     if (k->r_mode == ROWS_K_VEC) { /* R_KW values of K of 4 columns against each row's staged values */
         for (int r = 0; r < R; r++) {
-            add(step, "            let s%d = shm[(%du + kx) / 4u];\n", r, (unsigned)(r * k->r_ks));
+            if (k->r_direct && k->r_kw == 8) {
+                add(step, "            let aw = load8_a(u32(abase + i32(ks + kx)));\n");
+                add(step, "            let s0 = vec4<f32>(unpack2x16float(aw.x), unpack2x16float(aw.y));\n");
+                add(step, "            let t0 = vec4<f32>(unpack2x16float(aw.z), unpack2x16float(aw.w));\n");
+            } else if (k->r_direct) {
+                add(step, "            let s0 = load4_a(u32(abase + i32(ks + kx)));\n");
+            } else {
+                add(step, "            let s%d = shm[(%du + kx) / 4u];\n", r, (unsigned)(r * k->r_ks));
+                if (k->r_kw == 8) add(step, "            let t%d = shm[(%du + kx) / 4u + 1u];\n", r, (unsigned)(r * k->r_ks));
+            }
             if (k->r_kw == 8) {
-                add(step, "            let t%d = shm[(%du + kx) / 4u + 1u];\n", r, (unsigned)(r * k->r_ks));
                 add(step, "            r%d = r%d + vec4<f32>(dot(s%d, lo0) + dot(t%d, hi0), dot(s%d, lo1) + dot(t%d, hi1), "
                           "dot(s%d, lo2) + dot(t%d, hi2), dot(s%d, lo3) + dot(t%d, hi3));\n",
                     r, r, r, r, r, r, r, r, r, r);
@@ -242,7 +253,10 @@ static void rows_step(const matmul_kernel *k, text_buf *step) {
     } else {
         add(step, "            let s = kx * %du;\n", (unsigned)k->r_ap);
         for (int r = 0; r < R; r++) {
-            add(step, "            let v%d = shm[(s + %du) / 4u][(s + %du) %% 4u];\n", r, r, r);
+            if (k->r_direct)
+                add(step, "            let v%d = load_a(u32(abase + i32(ks + kx) * params.a_sk));\n", r);
+            else
+                add(step, "            let v%d = shm[(s + %du) / 4u][(s + %du) %% 4u];\n", r, r, r);
             add(step, "            r%d = fma(vec4<f32>(v%d), bx, r%d);\n", r, r, r);
             if (eight) add(step, "            h%d = fma(vec4<f32>(v%d), bh, h%d);\n", r, r, r);
         }
@@ -285,6 +299,7 @@ static void rows_text(const matmul_kernel *k, text_buf *decl, text_buf *loop, te
     int rg = R < L / 4 ? R : L / 4;
     if (rg > 4) rg = 4;
     for (int r = 0; r < R; r++) add(decl, "    var r%d = vec4<f32>(0.0);\n", r);
+    add(decl, "    let abase = bases.x + i32(row0) * params.a_sm;\n");
     if (halves == 2)
         for (int r = 0; r < R; r++) add(decl, "    var h%d = vec4<f32>(0.0);\n", r);
     /* U steps at a time, their loads first, so that as many loads are in flight; then one at
@@ -342,6 +357,7 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     load_bodies(k, k->a_vec, "a", load_a, load4_a, sizeof load_a);
     load_bodies(k, k->b_vec, "b", load_b, load4_b, sizeof load_b);
     const char *load8_b = k->in == WGT_F16 && k->b_vec ? "return b[i >> 3u];" : "return vec4<u32>(0u);";
+    const char *load8_a = k->in == WGT_F16 && k->a_vec ? "return a[i >> 3u];" : "return vec4<u32>(0u);";
     const char *store4, *sum_body;
     if (k->out == WGT_F16) {
         /* The host guarantees an even N here, so base + n is even and n + 1 < N with n. */
@@ -409,17 +425,21 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     const char *in_storage = k->in == WGT_F16 ? "u32" : "f32";
     const char *out_storage = k->out == WGT_F16 ? "u32" : k->out_vec ? "vec4<f32>" : "f32";
     const char *put = k->out == WGT_F16 ? "out[i] = f16_bits(v);" : k->out_vec ? "out[i >> 2u][i & 3u] = v;" : "out[i] = v;";
+    const char *put_word = k->out == WGT_F16 ? "out[i] = v;"
+                           : k->out_vec      ? "out[i >> 2u][i & 3u] = bitcast<f32>(v);"
+                                             : "out[i] = bitcast<f32>(v);";
+    const char *rows_f16 = k->kind == KERNEL_ROWS && k->out == WGT_F16 ? "1" : "0";
     char *result = NULL;
     int failed = rdecl.failed || rloop.failed || rreduce.failed;
     text_buf *parts[] = {&tp.decl, &tp.first, &tp.step, &tp.store};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) failed |= parts[i]->failed || !parts[i]->text;
     if (!failed) {
-        const char *pairs[] = {"A_STORAGE", k->a_vec ? "vec4<f32>" : in_storage,
+        const char *pairs[] = {"A_STORAGE", k->a_vec ? (k->in == WGT_F16 ? "vec4<u32>" : "vec4<f32>") : in_storage,
                                "B_STORAGE", k->b_vec ? (k->in == WGT_F16 ? "vec4<u32>" : "vec4<f32>") : in_storage,
-                               "LOAD8_B", load8_b,
+                               "LOAD8_B", load8_b, "LOAD8_A", load8_a, "R_DIRECT", r.r_direct ? "1" : "0",
                                "OUT_STORAGE", out_storage,
                                "LOAD_A", load_a, "LOAD4_A", load4_a, "LOAD_B", load_b, "LOAD4_B", load4_b,
-                               "PUT", put, "STORE4", store4, "SUM_BODY", sum_body,
+                               "PUT", put, "PUT_WORD", put_word, "R_F16", rows_f16, "STORE4", store4, "SUM_BODY", sum_body,
                                "T_BM", bm, "T_BN", bn, "T_BK", bk, "A_MODE", am, "B_MODE", bmode,
                                "A_STAGE", ast, "B_STAGE", bst, "A_TILE", at, "B_TILE", bt, "T_TX", ttx, "T_TY", tty,
                                "ACC_DECL", tp.decl.text, "FIRST_FETCH", tp.first.text, "STEP", tp.step.text,
@@ -446,10 +466,10 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
 static wgt_status run(wgt_webgpu *w, const matmul_kernel *k, const matmul_params *p, wgt_buffer *a, wgt_buffer *b,
                       wgt_buffer *dst, uint64_t workgroups) {
     char key[256];
-    snprintf(key, sizeof key, "matmul:%s:%s->%s:v%d%d%d:t%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d:r%d,%d,%d,%d,%d,%d,%d,%d",
+    snprintf(key, sizeof key, "matmul:%s:%s->%s:v%d%d%d:t%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d:r%d,%d,%d,%d,%d,%d,%d,%d,%d",
              kernel_names[k->kind], wgt_dtype_name(k->in), wgt_dtype_name(k->out), k->a_vec, k->b_vec, k->out_vec, k->bm,
              k->bn, k->bk, k->tm, k->tn, k->a_mode, k->b_mode, k->a_stage, k->b_stage, k->a_pitch, k->b_pitch,
-             k->rows, k->r_mode, k->r_ap, k->r_ks, k->r_lanes, k->r_unroll, k->r_kw, k->r_cw);
+             k->rows, k->r_mode, k->r_ap, k->r_ks, k->r_lanes, k->r_unroll, k->r_kw, k->r_cw, k->r_direct);
     wgt_pipeline *pl;
     wgt_status st = wgt_wgpu_pipeline(w, key, 3, build_matmul, k, &pl);
     if (st != WGT_OK) return st;
@@ -609,6 +629,21 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         k.r_ap = k.rows + (k.r_mode == ROWS_K_LANES && k.rows >= 8 ? 4 : 0);
         k.r_ks = (4096 / k.r_ap) & ~15;
         p.a_k_fast = p.a_sk == 1 || p.a_sm == 0;
+        /* A single row of a is read straight from memory in the loop (a cache hit for all but
+         * the first workgroup to read it): staging it cost each workgroup a pass of loads and
+         * a barrier before b's stream starts. Along K it is read 16 bytes at a time, as b. */
+        if (k.rows == 1) {
+            if (k.r_mode != ROWS_K_VEC) k.r_direct = 1;
+            else if (p.a_sk == 1 && vec_ok(&sa, p.a_sm, K, bnd, wide)) k.r_direct = 1, k.a_vec = 1;
+        }
+        if (k.r_direct) {
+            k.r_ks = 1 << 30; /* one pass over the K range, nothing staged */
+            /* 32 lanes along K where b is read 16 bytes at a time: 4 times the workgroups, so K
+             * is split less or not at all (on an H200, a row vector times 8192 x 8192 f32 in
+             * 0.070 ms against 0.073 with 8 lanes and K in 4 ranges, 0.076 staged; f16 w @ v
+             * in 0.041 against 0.046 and 0.049 ms). */
+            if (k.r_mode == ROWS_VEC4 || k.r_mode == ROWS_K_VEC) k.r_lanes = 32;
+        }
         p.tiles_m = (uint32_t)ceil_div((uint64_t)M, (uint64_t)k.rows);
         p.tiles_n = (uint32_t)ceil_div((uint64_t)N, (uint64_t)k.r_cw * (WORKGROUP_SIZE / (uint64_t)k.r_lanes));
         groups = batch * p.tiles_m * p.tiles_n;
@@ -638,18 +673,23 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
             if (split > chunks_max) split = chunks_max;
             if (g * split >= TILED_GROUPS) break;
         }
-        /* 8 x 8 outputs per invocation (4 x 4 on 64-wide sides). K in steps of 32 for 128 x 128
-         * tiles fetched as vec4s with K of at least 512 (on an H200 4096^3 takes 3.6 ms against
-         * 3.9 in steps of 16, whose 64-byte row pieces of an operand fetched along K fill half
-         * a cache line), of 8 where a is read element by element along K (4097^3: 3.7 ms
-         * against 4.2 in steps of 16), else 16 (short K: fewer steps unfilled). An operand
-         * fetched as vec4s along K is staged along K (whole vec4 stores; 4096^3 with a stored by
-         * rows: 4.5 ms against 5.8 ms staged along M), every other one along M (N): a fetched
-         * element by element along K, so staged one value at a time, takes 3.9 ms for 4097^3
-         * against 5.1 ms when staged along K. */
+        /* 8 x 8 outputs per invocation (4 x 4 on 64-wide sides). K in steps of 8 where a is read
+         * element by element along K (4097^3 on an H200: 3.7 ms against 4.2 in steps of 16),
+         * else of 16. An operand fetched as vec4s along K is staged along K (whole vec4
+         * stores), except in 128 x 128 tiles of vec4 fetches with K of at least 512: there both are
+         * staged along M and N, which needs fewer registers in the multiply (one vec4 of each
+         * operand per 4 outputs per k, against four k of a row at a time), and two
+         * workgroups then share a multiprocessor: 4096^3 in 3.24 ms against 3.41 ms staged
+         * along K in steps of 32, 8192^3 in 25.4 against 27.0 ms; x @ w^T 3.19 against 3.44.
+         * Every other operand is staged along M (N): a fetched element by element along K,
+         * so staged one value at a time, takes 3.9 ms for 4097^3 against 5.1 ms when staged
+         * along K. */
         k.bm = bm, k.bn = bn, k.tm = bm / 16, k.tn = bn / 16;
         int vec_modes = k.a_mode <= FETCH_K_VEC4 && k.b_mode <= FETCH_K_VEC4, big = bm == 128 && bn == 128;
-        k.bk = big && k.a_mode == FETCH_K ? 8 : big && vec_modes && K >= 512 ? 32 : 16;
+        k.bk = big && k.a_mode == FETCH_K ? 8 : 16;
+        int along_mn = big && vec_modes && K >= 512;
+        k.a_stage = k.a_mode == FETCH_K_VEC4 && !along_mn;
+        k.b_stage = k.b_mode == FETCH_K_VEC4 && !along_mn;
         /* Short K (as in attention's batched products) gives each tile few steps to hide its
          * loads behind: there 512 invocations of 8 x 4 outputs, twice the warps, do better
          * (on an H200, 32 x 128x128 @ 128x1024 in 0.043 to 0.045 ms against 0.048 to 0.051
@@ -658,8 +698,6 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         if (big && vec_modes && K < 512 && lim->maxComputeInvocationsPerWorkgroup >= 512 &&
             lim->maxComputeWorkgroupSizeX >= 512)
             k.tn = 4;
-        k.a_stage = k.a_mode == FETCH_K_VEC4;
-        k.b_stage = k.b_mode == FETCH_K_VEC4;
         fit_tiles(&k, max_shared);
         p.tiles_m = (uint32_t)ceil_div((uint64_t)M, (uint64_t)bm);
         p.tiles_n = (uint32_t)ceil_div((uint64_t)N, (uint64_t)bn);
@@ -669,7 +707,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
     }
 
     /* Partial results (or an f16 output with odd N) go to an f32 buffer for the sum kernel. */
-    int partials = p.chunks > 1 || (f16_out && (k.kind == KERNEL_ROWS || N % 2));
+    int partials = p.chunks > 1 || (f16_out && N % 2);
     if (partials) {
         st = wgt_wgpu_buffer_create(be, (size_t)p.chunks * total * 4, 0, &part);
         if (st != WGT_OK) return st;

@@ -19,19 +19,20 @@
 //   the workgroup sums only K range `chunk` and writes an f32 partial result.
 // rows: for few rows of a: a workgroup takes R_ROWS rows (up to 16) and R_CW R_COLS columns
 //   over one range of K; its 256 invocations are R_COLS column groups by R_LANES lanes of K.
-//   Rows of a are staged in workgroup memory R_KS values of K at a time and every
-//   invocation streams b, 16 bytes per load where the layout allows (R_MODE), R_UNROLL
-//   steps of loads in flight, into R_ROWS vec4 accumulators per 4 columns; the lanes then
-//   meet through workgroup memory in a fixed order. It writes f32: the result, or one K
-//   range's partial result.
+//   Rows of a are staged in workgroup memory R_KS values of K at a time (a single row is
+//   read from memory in the loop instead, R_DIRECT) and every invocation streams b, 16
+//   bytes per load where the layout allows (R_MODE), R_UNROLL steps of loads in flight,
+//   into R_ROWS vec4 accumulators per 4 columns; the lanes then meet through workgroup
+//   memory in a fixed order. It writes the result (f32, or f16 words of two neighbouring
+//   columns), or one K range's f32 partial result.
 // sum: adds the `chunks` partial results of the two kernels above in order and writes the
 //   output (f32, or f16 a whole word of two outputs per invocation, over the flat index).
 //
 // Workgroups are numbered in a 2-D grid (65535 per dimension) and the number is split into
 // chunk, batch element and tile, so any batch count fits. f16 is stored packed two per u32
 // and unpacked on load; all arithmetic is f32. An f16 output is written a whole u32 word per
-// invocation: the tiled kernel's columns start at an even index, and the host sends odd N
-// (and every rows result) through f32 partials and the sum kernel.
+// invocation: the tiled and rows kernels' columns start at an even index, and the host sends
+// odd N through f32 partials and the sum kernel.
 
 struct Params {
     M: u32,
@@ -83,6 +84,11 @@ fn load4_b(i: u32) -> vec4<f32> {
 // Writes output i (f32 outputs; the f16 form is never run, the kernels write f16 words).
 fn put(i: u32, v: f32) {
     {{PUT}}
+}
+
+// Writes word i of an f16 output, two outputs (the f32 form is never run).
+fn put_word(i: u32, v: u32) {
+    {{PUT_WORD}}
 }
 
 // f32 to f16 bits, rounding to nearest; NaN, infinity and overflow are handled here
@@ -330,8 +336,15 @@ const R_MODE: u32 = {{R_MODE}}u;
 const R_RG: u32 = {{R_RG}}u;        // rows reduced per round (R_RG x 4 R_COLS <= 256)
 const R_KW: u32 = {{R_KW}}u;        // values of K a lane takes at a time (1; 4 or 8 in mode 4)
 const R_CW: u32 = {{R_CW}}u;        // columns per invocation (4; 8 in mode 3)
+const R_DIRECT: u32 = {{R_DIRECT}}u;  // 1: a's one row is read in the loop, not staged
+const R_F16: u32 = {{R_F16}}u;      // 1: the output is f16, written here a word at a time
 
 var<workgroup> shm: array<vec4<f32>, 1024>;
+
+// Raw f16 words of 8 values of a from element i (a multiple of 8; f16 bound as vec4<u32>).
+fn load8_a(i: u32) -> vec4<u32> {
+    {{LOAD8_A}}
+}
 
 // Raw f16 words of 8 values of b from element i (a multiple of 8; f16 bound as vec4<u32>).
 fn load8_b(i: u32) -> vec4<u32> {
@@ -380,29 +393,52 @@ fn rows_bk8(base: i32, k: u32, n0: u32, c: u32, j: u32) -> vec4<u32> {
     return v;
 }
 
-// Sums the lanes of rows first .. first + R_RG - 1 (staged in shm as [row][invocation]) and
-// writes them: invocation t takes row t / (4 R_COLS) and column t % (4 R_COLS) of the
-// staged accumulators (in mode 3, of columns 4 half .. 4 half + 3 of each 8).
-fn rows_emit(tid: u32, first: u32, row0: u32, n0: u32, obase: u32, half: u32) {
-    let rr = tid / (4u * R_COLS);
-    let col = tid % (4u * R_COLS);
+// The sum over the lanes of staged row rr's column col (as rows_emit numbers columns).
+fn rows_lane_sum(rr: u32, col: u32) -> f32 {
     var c = col % R_COLS;
     var j = col / R_COLS;
-    var n = n0 + col;
     if (R_MODE == 0u || R_MODE == 3u) {
         c = col / 4u;
         j = col % 4u;
     }
-    if (R_MODE == 3u) { n = n0 + 8u * c + 4u * half + j; }
-    let row = row0 + first + rr;
-    if (rr < R_RG && row < params.M && n < params.N) {
-        var s = 0.0;
-        for (var l = 0u; l < R_LANES; l = l + 1u) {
-            var t = l * R_COLS + c;
-            if (R_MODE == 2u || R_MODE == 4u) { t = c * R_LANES + l; }
-            s = s + shm[rr * WG + t][j];
+    var s = 0.0;
+    for (var l = 0u; l < R_LANES; l = l + 1u) {
+        var t = l * R_COLS + c;
+        if (R_MODE == 2u || R_MODE == 4u) { t = c * R_LANES + l; }
+        s = s + shm[rr * WG + t][j];
+    }
+    return s;
+}
+
+// Output column of the staged accumulators' column col: n0 + col, except in mode 3, where
+// col holds columns 4 half .. 4 half + 3 of each 8. An even col and the next one are
+// neighbouring columns in every mode.
+fn rows_column(n0: u32, col: u32, half: u32) -> u32 {
+    if (R_MODE == 3u) { return n0 + 8u * (col / 4u) + 4u * half + col % 4u; }
+    return n0 + col;
+}
+
+// Sums the lanes of rows first .. first + R_RG - 1 (staged in shm as [row][invocation]) and
+// writes them: f32 outputs one per invocation (row tid / (4 R_COLS), column tid % (4 R_COLS)
+// of the staged accumulators), f16 outputs a word of two neighbouring columns per invocation
+// (the host sends only even N and one range of K here, so every word is whole).
+fn rows_emit(tid: u32, first: u32, row0: u32, n0: u32, obase: u32, half: u32) {
+    if (R_F16 == 0u) {
+        let rr = tid / (4u * R_COLS);
+        let col = tid % (4u * R_COLS);
+        let row = row0 + first + rr;
+        let n = rows_column(n0, col, half);
+        if (rr < R_RG && row < params.M && n < params.N) { put(obase + row * params.N + n, rows_lane_sum(rr, col)); }
+    } else {
+        let rr = tid / (2u * R_COLS);
+        let col = 2u * (tid % (2u * R_COLS));
+        let row = row0 + first + rr;
+        let n = rows_column(n0, col, half);
+        if (rr < R_RG && row < params.M && n < params.N) {
+            let lo = f16_bits(rows_lane_sum(rr, col));
+            let hi = f16_bits(rows_lane_sum(rr, col + 1u));
+            put_word((obase + row * params.N + n) / 2u, lo | (hi << 16u));
         }
-        put(obase + row * params.N + n, s);
     }
 }
 
@@ -431,7 +467,7 @@ fn {{ROWS_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
 {{ROWS_DECL}}
     for (var ks = kb; ks < ke; ks = ks + R_KS) {
         let kn = min(R_KS, ke - ks);
-        for (var q = tid; q < R_KS * R_ROWS; q = q + WG) {
+        for (var q = tid; R_DIRECT == 0u && q < R_KS * R_ROWS; q = q + WG) {
             var r = q % R_ROWS;
             var kl = q / R_ROWS;
             if (params.a_k_fast != 0u) {
