@@ -330,7 +330,10 @@ TEST_BACKENDS(matmul_many_batches_fold_the_grid) {
  * broadcast views), partial tiles at every edge, K split into ranges summed by a second
  * kernel, and f16 results written in words, directly or through that kernel. */
 
-/* 128 x 128 tiles (50 x 2 x 2 = 200 of them, enough to fill a large GPU), K in steps of 8. */
+/* 128 x 128 tiles (50 x 2 x 2 = 200 of them, enough to fill a large GPU), K in steps of 16
+ * (8 where a is read element by element), the last one part filled. Fetched as vec4s, both
+ * operands are staged along M and N: an operand fetched along K (a by rows, b by columns)
+ * is stored four values at a time, one fetched along M (N) whole. */
 TEST_BACKENDS(matmul_tiles_128_fetch_modes) {
     static const layout pairs[6][2] = {{CONTIGUOUS, CONTIGUOUS}, {TRANSPOSED, TRANSPOSED}, {CONTIGUOUS, TRANSPOSED},
                                        {TRANSPOSED, CONTIGUOUS}, {SLICED, BROADCAST},       {BROADCAST, SLICED}};
@@ -345,19 +348,6 @@ TEST_BACKENDS(matmul_tiles_128_fetch_modes) {
     int64_t sa[3] = {50, 129, 37}, sb[3] = {50, 37, 133};
     check_shapes(ctx, WGT_F32, CONTIGUOUS, CONTIGUOUS, 3, sa, 3, sb, 1020);
     check_shapes(ctx, WGT_F16, TRANSPOSED, CONTIGUOUS, 3, sa, 3, sb, 1021);
-}
-
-/* 128 x 128 tiles with K of at least 512 read as vec4s, where both operands are staged along
- * M and N: K in steps of 16, the last one part filled (516 = 32 x 16 + 4). (Each variant is a
- * long shader: seconds to compile on lavapipe.) */
-TEST_BACKENDS(matmul_tiles_128_long_k) {
-    /* Both operands fetched along K (each vec4 staged as four values), then both along M and
-     * N (staged whole). */
-    static const layout pairs[2][2] = {{CONTIGUOUS, TRANSPOSED}, {TRANSPOSED, CONTIGUOUS}};
-    for (int c = 0; c < 2; c++) {
-        int64_t sa[3] = {50, 132, 516}, sb[3] = {50, 516, 132};
-        check_shapes(ctx, WGT_F32, pairs[c][0], pairs[c][1], 3, sa, 3, sb, 1050 + (uint64_t)c);
-    }
 }
 
 /* 128 x 64 tiles (M > N) and 64 x 128 (N > M): too few 128 x 128 tiles, enough of these. */

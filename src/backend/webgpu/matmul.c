@@ -11,15 +11,14 @@
  *   here, and only splitting K gives enough workgroups to keep the memory busy. A single
  *   row of a (the matrix-vector product) is read from memory in the loop rather than
  *   staged, with 32 invocations along K.
- * - tiled, for the rest: 128 x 128 outputs per workgroup (8 x 8 per invocation; 8 x 4 with
- *   512 invocations where K is short), or 128 x 64 / 64 x 128 (8 x 4) and 64 x 64 (4 x 4)
- *   when there would be too few tiles, K in steps of 16 or 8 through one staged tile per
- *   operand, the next step's loads in registers while the staged one is multiplied. Each
- *   operand is fetched along its unit stride (rows of a matrix stored by rows, columns of
- *   one stored by columns), as vec4s when vec_ok allows, and staged along M (N) or along K
- *   as the shape favours. The generated multiply reads the staged tiles with constant
- *   indices (see the WGSL). When even 64 x 64 tiles are too few and K is long, K is split
- *   as for rows.
+ * - tiled, for the rest: 128 x 128 outputs per workgroup (8 x 8 per invocation), or 128 x 64
+ *   / 64 x 128 (8 x 4) and 64 x 64 (4 x 4) when there would be too few tiles, K in steps of
+ *   16 or 8 through one staged tile per operand, the next step's loads in registers while
+ *   the staged one is multiplied. Each operand is fetched along its unit stride (rows of a
+ *   matrix stored by rows, columns of one stored by columns), as vec4s when vec_ok allows,
+ *   and staged along M (N) or along K as the tile favours. The generated multiply reads the
+ *   staged tiles with constant indices (see the WGSL). When even 64 x 64 tiles are too few
+ *   and K is long, K is split as for rows.
  * - sum, after a split: adds the ranges' f32 partial results in order and writes the output.
  *   f16 outputs with odd N (whose rows do not start on u32 words) also go through it, as
  *   one range: it packs whole words over the flat index.
@@ -675,29 +674,21 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         }
         /* 8 x 8 outputs per invocation (4 x 4 on 64-wide sides). K in steps of 8 where a is read
          * element by element along K (4097^3 on an H200: 3.7 ms against 4.2 in steps of 16),
-         * else of 16. An operand fetched as vec4s along K is staged along K (whole vec4
-         * stores), except in 128 x 128 tiles of vec4 fetches with K of at least 512: there both are
-         * staged along M and N, which needs fewer registers in the multiply (one vec4 of each
-         * operand per 4 outputs per k, against four k of a row at a time), and two
-         * workgroups then share a multiprocessor: 4096^3 in 3.24 ms against 3.41 ms staged
-         * along K in steps of 32, 8192^3 in 25.4 against 27.0 ms; x @ w^T 3.19 against 3.44.
-         * Every other operand is staged along M (N): a fetched element by element along K,
-         * so staged one value at a time, takes 3.9 ms for 4097^3 against 5.1 ms when staged
-         * along K. */
+         * else of 16. In 128 x 128 tiles of vec4 fetches both operands are staged along M and
+         * N: the multiply then holds one vec4 of each operand per 4 outputs per k (staged
+         * along K it held four k of each row of a), needs fewer registers, and two workgroups
+         * share a multiprocessor: 4096^3 in 3.24 ms against 3.41 staged along K in steps of
+         * 32, 8192^3 in 25.4 against 27.0, x @ w^T 3.19 against 3.44; short K gains as much
+         * (4096 x 256 x 4096 in 0.226 ms against 0.250, attention's 32 x 128x128 @ 128x1024 in
+         * 0.037 to 0.040 against 0.041 with 512 invocations of 8 x 4 staged along K). Smaller
+         * tiles stage an operand fetched as vec4s along K along K (whole vec4 stores), every
+         * other operand along M (N): a fetched element by element along K, so staged one
+         * value at a time, takes 3.9 ms for 4097^3 against 5.1 ms when staged along K. */
         k.bm = bm, k.bn = bn, k.tm = bm / 16, k.tn = bn / 16;
         int vec_modes = k.a_mode <= FETCH_K_VEC4 && k.b_mode <= FETCH_K_VEC4, big = bm == 128 && bn == 128;
         k.bk = big && k.a_mode == FETCH_K ? 8 : 16;
-        int along_mn = big && vec_modes && K >= 512;
-        k.a_stage = k.a_mode == FETCH_K_VEC4 && !along_mn;
-        k.b_stage = k.b_mode == FETCH_K_VEC4 && !along_mn;
-        /* Short K (as in attention's batched products) gives each tile few steps to hide its
-         * loads behind: there 512 invocations of 8 x 4 outputs, twice the warps, do better
-         * (on an H200, 32 x 128x128 @ 128x1024 in 0.043 to 0.045 ms against 0.048 to 0.051
-         * with 256 of 8 x 8; for 4096^3 they are slower, 3.54 against 3.41 ms). */
-        const WGPULimits *lim = &w->limits.limits;
-        if (big && vec_modes && K < 512 && lim->maxComputeInvocationsPerWorkgroup >= 512 &&
-            lim->maxComputeWorkgroupSizeX >= 512)
-            k.tn = 4;
+        k.a_stage = k.a_mode == FETCH_K_VEC4 && !(big && vec_modes);
+        k.b_stage = k.b_mode == FETCH_K_VEC4 && !(big && vec_modes);
         fit_tiles(&k, max_shared);
         p.tiles_m = (uint32_t)ceil_div((uint64_t)M, (uint64_t)bm);
         p.tiles_n = (uint32_t)ceil_div((uint64_t)N, (uint64_t)bn);
