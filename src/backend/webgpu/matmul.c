@@ -220,6 +220,7 @@ static void rows_step(const matmul_kernel *k, text_buf *step) {
     int R = k->rows, eight = k->r_mode == ROWS_VEC8;
     if (k->r_mode == ROWS_K_VEC) { /* R_KW values of K of 4 columns against each row's staged values */
         for (int r = 0; r < R; r++) {
+            /* The host reads a directly only for a single row (R = 1). */
             if (k->r_direct && k->r_kw == 8) {
                 add(step, "            let aw = load8_a(u32(abase + i32(ks + kx)));\n");
                 add(step, "            let s0 = vec4<f32>(unpack2x16float(aw.x), unpack2x16float(aw.y));\n");
@@ -680,10 +681,11 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
          * share a multiprocessor: 4096^3 in 3.24 ms against 3.41 staged along K in steps of
          * 32, 8192^3 in 25.4 against 27.0, x @ w^T 3.19 against 3.44; short K gains as much
          * (4096 x 256 x 4096 in 0.226 ms against 0.250, attention's 32 x 128x128 @ 128x1024 in
-         * 0.037 to 0.040 against 0.041 with 512 invocations of 8 x 4 staged along K). Smaller
-         * tiles stage an operand fetched as vec4s along K along K (whole vec4 stores), every
-         * other operand along M (N): a fetched element by element along K, so staged one
-         * value at a time, takes 3.9 ms for 4097^3 against 5.1 ms when staged along K. */
+         * 0.037 to 0.040 against 0.041 with 512 invocations of 8 x 4 staged along K). Elsewhere
+         * (smaller tiles, or an operand read element by element) an operand fetched as vec4s
+         * along K is staged along K, whole vec4s, and every other one along M (N): a fetched
+         * element by element along K, so staged one value at a time, takes 3.9 ms for 4097^3
+         * against 5.1 ms when staged along K. */
         k.bm = bm, k.bn = bn, k.tm = bm / 16, k.tn = bn / 16;
         int vec_modes = k.a_mode <= FETCH_K_VEC4 && k.b_mode <= FETCH_K_VEC4, big = bm == 128 && bn == 128;
         k.bk = big && k.a_mode == FETCH_K ? 8 : 16;
