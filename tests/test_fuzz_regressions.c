@@ -417,3 +417,19 @@ TEST_BACKENDS(fuzz_set_rows_into_empty_with_wrapped_strides) {
     wgt_release(idx);
     still_computes(ctx, "set_rows");
 }
+
+/* Trace: "wgt_where giving u32 [1, 0, 2305843009213693952, 1, 6]; wgt_graph_input bound to
+ * it; wgt_graph_dispatch" overflowed the expected stride 6 * 2^61 in wgt_is_contiguous
+ * (src/core/shape.c) before reaching the empty dimension, which comes earlier in the shape. */
+TEST_BACKENDS(fuzz_contiguity_of_empty_with_a_huge_inner_dimension) {
+    static const int64_t s[5] = {1, 0, 1LL << 61, 1, 6};
+    wgt_clear_error();
+    wgt_tensor *t = wgt_zeros(ctx, WGT_U32, 5, s), *u = wgt_add_scalar(t, 1);
+    CHECK(t && wgt_tensor_is_contiguous(t), "an empty [1, 0, 2^61, 1, 6] is contiguous: %s", wgt_last_error());
+    CHECK(shape_is(u, 5, s) && wgt_tensor_is_contiguous(u), "x + 1 of it: %s", wgt_last_error());
+    uint32_t v = 0;
+    CHECK(wgt_tensor_read(u, &v, 0) == WGT_OK, "a read of no bytes: %s", wgt_last_error());
+    wgt_release(t);
+    wgt_release(u);
+    still_computes(ctx, "contiguity of an empty tensor");
+}

@@ -63,10 +63,14 @@ void wgt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
     }
 }
 
+/* An empty tensor counts as contiguous, whatever its strides. Its zero may come after
+ * dimensions whose product passes 64 bits, so it is looked for first; a non-empty tensor's
+ * partial products stay within its element count. */
 int wgt_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides) {
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] == 0) return 1;
     int64_t expect = 1;
     for (int i = ndim - 1; i >= 0; i--) {
-        if (shape[i] == 0) return 1;
         if (shape[i] != 1 && strides[i] != expect) return 0;
         expect *= shape[i];
     }
