@@ -213,7 +213,8 @@ wgt_tensor *wgt_rand_normal(wgt_context *ctx, wgt_dtype dtype, int ndim, const i
 wgt_tensor *wgt_retain(wgt_tensor *t);
 void wgt_release(wgt_tensor *t);
 /* Frees the storage now (every view of it sees WGT_ERR_DESTROYED); the handle stays valid
- * until released. */
+ * until released. Work recorded before still runs: pending eager work first, and a graph
+ * built over a destroyed intermediate still computes through it. */
 wgt_status wgt_tensor_destroy(wgt_tensor *t);
 
 /* ---- tensors: properties ------------------------------------------------------------ */

@@ -433,3 +433,40 @@ TEST_BACKENDS(fuzz_contiguity_of_empty_with_a_huge_inner_dimension) {
     wgt_release(u);
     still_computes(ctx, "contiguity of an empty tensor");
 }
+
+/* Trace: "x = wgt_graph_input [4] (per-input context); y = wgt_rsqrt x; wgt_unsqueeze y; z =
+ * wgt_mul y y; wgt_tensor_destroy y; wgt_graph_build out=z; wgt_graph_dispatch" failed with
+ * "a tensor this work reads or writes was destroyed" when y's node ran alone (fusion off, or
+ * the CPU backend), and succeeded when y was fused away: the fuzzer's run with fusion on and
+ * off disagreed. A graph's intermediate holds no data between dispatches, so destroying its
+ * handle no longer stops the graph from computing through it, on any path
+ * (src/core/scheduler.c), as eager work recorded before a destroy still runs. */
+TEST_BACKENDS(fuzz_graph_through_a_destroyed_intermediate) {
+    static const int64_t s4[1] = {4};
+    for (int fusion = 0; fusion < 2; fusion++) {
+        wgt_context_options o = {0};
+        o.backend = wgt_context_backend(ctx);
+        o.no_fusion = !fusion;
+        o.quiet = 1;
+        wgt_context *c = wgt_context_create(&o);
+        CHECK(c != NULL, "a context with fusion %s: %s", fusion ? "on" : "off", wgt_last_error());
+        if (!c) continue;
+        wgt_clear_error();
+        wgt_tensor *x = wgt_graph_input(c, "in", WGT_F32, 1, s4), *y = wgt_rsqrt(x), *u = wgt_unsqueeze(y, 1);
+        wgt_tensor *z = wgt_mul(y, y);
+        CHECK(wgt_tensor_destroy(y) == WGT_OK, "destroy of a graph intermediate: %s", wgt_last_error());
+        wgt_graph *g = wgt_graph_build(c, 1, &(wgt_binding){"out", z});
+        wgt_tensor *four = wgt_full(c, WGT_F32, 1, s4, 4.0), *r = wgt_zeros(c, WGT_F32, 1, s4);
+        wgt_status st = g ? wgt_graph_dispatch(g, 1, &(wgt_binding){"in", four}, 1, &(wgt_binding){"out", r})
+                          : wgt_last_status();
+        float v[4] = {0};
+        CHECK(st == WGT_OK && wgt_tensor_read(r, v, sizeof v) == WGT_OK && v[0] == 0.25f && v[3] == 0.25f,
+              "fusion %s: rsqrt(4)^2 through the destroyed intermediate gave %g: %s", fusion ? "on" : "off", v[0],
+              wgt_last_error());
+        wgt_graph_release(g);
+        wgt_tensor *all[] = {x, y, u, z, four, r};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wgt_release(all[i]);
+        still_computes(c, "a graph through a destroyed intermediate");
+        wgt_context_release(c);
+    }
+}

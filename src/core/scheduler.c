@@ -413,7 +413,12 @@ static wgt_status bind_operand(wgt_operand *op, int whole_output, wgt_resolve_fn
     if (real->failed)
         return wgt_error(real->failed, "an input failed earlier: %s",
                          real->failed_message ? real->failed_message : wgt_status_name(real->failed));
-    if (real->destroyed) return wgt_error(WGT_ERR_DESTROYED, "a tensor this work reads or writes was destroyed");
+    /* A graph's intermediate holds no data between dispatches: destroying its handle ends the
+     * handle's use, and the graph recorded before still computes through it, as eager work
+     * recorded before a destroy still runs (the destroy flushes it first). */
+    int intermediate = real->symbolic && !real->input_name;
+    if (real->destroyed && !intermediate)
+        return wgt_error(WGT_ERR_DESTROYED, "a tensor this work reads or writes was destroyed");
     /* A storage of the caller's (a graph binding) keeps what lies outside the view. */
     if (whole_output && real == s) st = wgt_storage_prepare_output(real);
     else st = wgt_storage_sync_device_now(real);
