@@ -689,8 +689,9 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         k.bm = bm, k.bn = bn, k.tm = bm / 16, k.tn = bn / 16;
         int vec_modes = k.a_mode <= FETCH_K_VEC4 && k.b_mode <= FETCH_K_VEC4, big = bm == 128 && bn == 128;
         k.bk = big && k.a_mode == FETCH_K ? 8 : 16;
-        k.a_stage = k.a_mode == FETCH_K_VEC4 && !(big && vec_modes);
-        k.b_stage = k.b_mode == FETCH_K_VEC4 && !(big && vec_modes);
+        int along_mn = big && vec_modes; /* both operands staged along M and N */
+        k.a_stage = k.a_mode == FETCH_K_VEC4 && !along_mn;
+        k.b_stage = k.b_mode == FETCH_K_VEC4 && !along_mn;
         fit_tiles(&k, max_shared);
         p.tiles_m = (uint32_t)ceil_div((uint64_t)M, (uint64_t)bm);
         p.tiles_n = (uint32_t)ceil_div((uint64_t)N, (uint64_t)bn);

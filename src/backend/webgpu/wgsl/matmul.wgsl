@@ -129,7 +129,8 @@ const B_MODE: u32 = {{B_MODE}}u;
 // to the fetch, so stores are whole vec4s, except where it chooses otherwise.
 const A_STAGE: u32 = {{A_STAGE}}u;
 const B_STAGE: u32 = {{B_STAGE}}u;
-// Invocations: T_TX (8 or 16) across the tile's columns by T_TY down its rows.
+// Invocations: T_TX (a multiple of 8; 16 for every tile the host picks) across the tile's
+// columns by T_TY down its rows.
 const T_TX: u32 = {{T_TX}}u;
 const T_TY: u32 = {{T_TY}}u;
 const T_WG: u32 = T_TX * T_TY;
