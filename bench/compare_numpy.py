@@ -35,15 +35,18 @@ def workload(np, name, size):
         a = rng.random(batch + (m, k), dtype=f) * 2 - 1
         w = rng.random(batch + (k, n), dtype=f) * 2 - 1
         return lambda: np.matmul(a, w)
-    if name == "attention_causal":
-        h, s, d = dims
-        q, k, v = (rng.standard_normal((h, s, d), dtype=f) for _ in range(3))
+    if name.startswith("attention"):
+        h, lq, lk, d = dims if len(dims) == 4 else (dims[0], dims[1], dims[1], dims[2])
+        q = rng.standard_normal((h, lq, d), dtype=f)
+        k, v = (rng.standard_normal((h, lk, d), dtype=f) for _ in range(2))
         scale = f(1 / np.sqrt(d))
-        masked = np.triu(np.ones((s, s), dtype=bool), 1)
+        # The causal row (lq = lk): query i sees keys j <= i.
+        masked = np.triu(np.ones((lq, lk), dtype=bool), 1) if name == "attention_causal" else None
 
         def attention():
             w = (q @ k.transpose(0, 2, 1)) * scale
-            w[:, masked] = -np.inf
+            if masked is not None:
+                w[:, masked] = -np.inf
             w = np.exp(w - w.max(-1, keepdims=True))
             return (w / w.sum(-1, keepdims=True)) @ v
         return attention

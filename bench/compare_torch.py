@@ -57,11 +57,15 @@ def workload(torch, name, size, dev):
         else:
             w = torch.rand(b, k, n, device=dev, dtype=f) * 2 - 1
         return lambda: torch.matmul(a, w)
-    if name == "attention_causal":
-        h, s, d = dims
-        q, k, v = (torch.randn(h, s, d, device=dev, dtype=f) for _ in range(3))
+    if name.startswith("attention"):
+        # "32h 2048 128" (queries and keys alike) or "32h 1 8192 128" (lq, lk); the causal row
+        # has lq = lk, where PyTorch's mask is the same as wgtensor's.
+        h, lq, lk, d = dims if len(dims) == 4 else (dims[0], dims[1], dims[1], dims[2])
+        q = torch.randn(h, lq, d, device=dev, dtype=f)
+        k, v = (torch.randn(h, lk, d, device=dev, dtype=f) for _ in range(2))
         sdpa = torch.nn.functional.scaled_dot_product_attention
-        return lambda: sdpa(q, k, v, is_causal=True)
+        causal = name == "attention_causal"
+        return lambda: sdpa(q, k, v, is_causal=causal)
     rows, cols = dims
     x = torch.randn(rows, cols, device=dev, dtype=f)
     if name == "add_f32":

@@ -63,6 +63,13 @@ enum {
 typedef struct wgt_context wgt_context;
 typedef struct wgt_tensor wgt_tensor;
 
+/* How wgt_attention runs on a backend with a fused attention kernel. */
+typedef enum {
+    WGT_ATTENTION_AUTO = 0, /* the kernel or the composition, whichever the backend expects to be faster */
+    WGT_ATTENTION_KERNEL,   /* the kernel wherever it takes the dtype and head dimensions */
+    WGT_ATTENTION_COMPOSE   /* always matmul, where and softmax */
+} wgt_attention_path;
+
 typedef struct wgt_context_options {
     wgt_backend_kind backend; /* default AUTO; env WGT_BACKEND=auto|webgpu|cpu overrides AUTO */
     const char *adapter;      /* adapter index ("1") or name substring; NULL: env WGT_ADAPTER, else high-performance */
@@ -74,6 +81,7 @@ typedef struct wgt_context_options {
      * WGT_ERR_OUT_OF_MEMORY. 0: the adapter's device-local memory less a reserve for the driver
      * (1/32 of it, at least 512 MiB), where the adapter reports it; else no limit of our own. */
     uint64_t max_device_bytes;
+    wgt_attention_path attention; /* default AUTO; env WGT_ATTENTION=auto|kernel|compose overrides AUTO */
 } wgt_context_options;
 
 /* ---- errors ------------------------------------------------------------------------- */
@@ -427,7 +435,8 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base);
  * scale 0 means 1/sqrt(d); causal masks key j > query i + (Lk - Lq) (queries are the last Lq
  * positions), and a query the mask leaves no key gets NaN, as in PyTorch; with no keys at all
  * (Lk = 0) the result is zeros, an empty sum, as in PyTorch too. One fused kernel on WebGPU
- * (dv up to 256, even for f16), else composed from matmul, where and softmax. */
+ * (dv up to 256, even for f16) where the problem has enough blocks of queries to fill the GPU,
+ * else composed from matmul, where and softmax (wgt_context_options.attention decides). */
 wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 
 #ifdef __cplusplus

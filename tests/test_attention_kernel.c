@@ -185,6 +185,20 @@ static int kernel_takes(const attn_case *c) {
     return lk > 0 && dv <= 256 && (c->dt == WGT_F32 || dv % 2 == 0);
 }
 
+/* On WebGPU, a context that runs the kernel wherever it takes the problem: at the test's
+ * sizes the default would compose (too few workgroups to fill a GPU). NULL elsewhere, and
+ * when WebGPU is unavailable (the runner reports that). */
+static wgt_context *kernel_context(void) {
+    if (strcmp(test_backend_name(), "webgpu")) return NULL;
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.quiet = 1;
+    opt.attention = WGT_ATTENTION_KERNEL;
+    wgt_context *c = wgt_context_create(&opt);
+    CHECK(c != NULL, "a WebGPU context running the attention kernel: %s", wgt_last_error());
+    return c;
+}
+
 static void run_case(wgt_context *ctx, const attn_case *c, uint64_t seed) {
     uint64_t launches = 0;
     check_case(ctx, c, seed, &launches);
@@ -216,7 +230,9 @@ TEST_BACKENDS(attention_kernel_matches_float64) {
         {WGT_F16, 4, 3, 3, {2, 1, 9, 13}, {1, 70, 13}, {1, 70, 6}, SLICED, TRANSPOSED, OFFSET4, 1, 0},
         {WGT_F16, 3, 3, 3, {1, 33, 8}, {1, 33, 8}, {1, 33, 5}, CONTIGUOUS, CONTIGUOUS, CONTIGUOUS, 1, 0},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(ctx, &cases[i], 7000 + 10 * i);
+    wgt_context *own = kernel_context(), *use = own ? own : ctx;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(use, &cases[i], 7000 + 10 * i);
+    if (own) wgt_context_release(own);
 }
 
 /* The two backends on the same inputs (the seeded generators agree), each within its bound
@@ -242,6 +258,8 @@ TEST(attention_kernel_agrees_with_cpu) {
 /* In a compiled graph the kernel reads the caller's tensors where they are (a view at an
  * offset included) and gives what the eager op gives, bit for bit, on every dispatch. */
 TEST_BACKENDS(attention_kernel_in_compiled_graph) {
+    wgt_context *own = kernel_context();
+    if (own) ctx = own;
     int64_t sq[3] = {2, 70, 24}, sv[3] = {2, 70, 12}, so[3] = {2, 70, 12}, big[1] = {2 * 70 * 24 + 8};
     wgt_tensor *gq = wgt_graph_input(ctx, "attn_q", WGT_F32, 3, sq), *gk = wgt_graph_input(ctx, "attn_k", WGT_F32, 3, sq);
     wgt_tensor *gv = wgt_graph_input(ctx, "attn_v", WGT_F32, 3, sv);
@@ -267,6 +285,7 @@ TEST_BACKENDS(attention_kernel_in_compiled_graph) {
     }
     wgt_graph_release(g);
     wgt_release(gq), wgt_release(gk), wgt_release(gv), wgt_release(go);
+    if (own) wgt_context_release(own);
 }
 
 /* More workgroups than one dispatch dimension holds (65535): 70000 batch elements of one
@@ -280,6 +299,7 @@ TEST(attention_kernel_many_workgroups) {
     opt.backend = WGT_BACKEND_WEBGPU;
     opt.quiet = 1;
     opt.wait_timeout_ms = 600000;
+    opt.attention = WGT_ATTENTION_KERNEL; /* the default would take it too: 70000 workgroups */
     wgt_context *gpu = wgt_context_create(&opt);
     if (!gpu) return; /* no WebGPU adapter: the runner reports that elsewhere */
     int64_t s[3] = {70000, 1, 4};
@@ -294,4 +314,83 @@ TEST(attention_kernel_many_workgroups) {
     free(vo), free(vv);
     wgt_release(q), wgt_release(v), wgt_release(o);
     wgt_context_release(gpu);
+}
+
+/* Attention on q [batch, lq, 8] and k, v [batch, lk, 8] in ctx: the result (float64, to be
+ * freed) and the kernel launches it took. */
+static double *attention_on(wgt_context *ctx, int64_t batch, int64_t lq, int64_t lk, int causal, uint64_t *launches) {
+    int64_t sq[3] = {batch, lq, 8}, sk[3] = {batch, lk, 8};
+    wgt_tensor *q = wgt_rand_normal(ctx, WGT_F32, 3, sq, 0, 1, 31), *k = wgt_rand_normal(ctx, WGT_F32, 3, sk, 0, 1, 32);
+    wgt_tensor *v = wgt_rand_normal(ctx, WGT_F32, 3, sk, 0, 1, 33);
+    wgt_tensor *in[3] = {q, k, v};
+    CHECK(q && k && v && wgt_eval(3, in) == WGT_OK, "inputs: %s", wgt_last_error());
+    wgt_stats s0 = {0}, s1 = {0};
+    wgt_context_stats(ctx, &s0);
+    wgt_tensor *o = wgt_attention(q, k, v, causal, 0);
+    double *r = o ? test_read_f64(o) : NULL;
+    CHECK(r != NULL, "attention [%lld, %lld] over %lld keys: %s", (long long)batch, (long long)lq, (long long)lk,
+          wgt_last_error());
+    wgt_context_stats(ctx, &s1);
+    *launches = s1.launches - s0.launches;
+    wgt_release(q), wgt_release(k), wgt_release(v), wgt_release(o);
+    return r;
+}
+
+/* By default WebGPU runs the kernel where its workgroups (batch x blocks of 64 queries) can
+ * fill a GPU or a causal mask covers 64 queries or more, and composes the rest (one query
+ * over many keys, as in decoding, is the common case); the context option forces either
+ * path, and all three agree. */
+TEST(attention_path_by_shape) {
+    static const struct {
+        int64_t batch, lq, lk;
+        int causal, kernel_by_default;
+    } shapes[] = {{4, 1, 300, 0, 0}, {4, 1, 300, 1, 0}, {3, 70, 90, 0, 0}, {3, 70, 90, 1, 1}, {256, 64, 64, 0, 1}};
+    static const wgt_attention_path paths[3] = {WGT_ATTENTION_AUTO, WGT_ATTENTION_KERNEL, WGT_ATTENTION_COMPOSE};
+    wgt_context *c[3] = {0};
+    for (int p = 0; p < 3; p++) {
+        wgt_context_options opt = {0};
+        opt.backend = WGT_BACKEND_WEBGPU;
+        opt.quiet = 1;
+        opt.attention = paths[p];
+        c[p] = wgt_context_create(&opt);
+    }
+    for (size_t i = 0; c[0] && c[1] && c[2] && i < sizeof shapes / sizeof shapes[0]; i++) {
+        double *r[3];
+        uint64_t launches[3];
+        for (int p = 0; p < 3; p++)
+            r[p] = attention_on(c[p], shapes[i].batch, shapes[i].lq, shapes[i].lk, shapes[i].causal, &launches[p]);
+        CHECK((launches[0] == 1) == shapes[i].kernel_by_default, "[%lld, %lld] over %lld keys: %llu launches by default",
+              (long long)shapes[i].batch, (long long)shapes[i].lq, (long long)shapes[i].lk,
+              (unsigned long long)launches[0]);
+        CHECK(launches[1] == 1 && launches[2] > 1, "kernel path %llu launches, composition %llu",
+              (unsigned long long)launches[1], (unsigned long long)launches[2]);
+        /* Rows are weighted means of values of size about 1: each path within about 1e-6 of
+         * float64 at these sizes. */
+        double worst = 0;
+        for (int64_t j = 0; r[0] && r[1] && r[2] && j < shapes[i].batch * shapes[i].lq * 8; j++)
+            for (int p = 1; p < 3; p++)
+                if (!(fabs(r[p][j] - r[0][j]) <= worst)) worst = fabs(r[p][j] - r[0][j]);
+        CHECK(worst <= 1e-5, "[%lld, %lld] over %lld keys: the paths differ by %g", (long long)shapes[i].batch,
+              (long long)shapes[i].lq, (long long)shapes[i].lk, worst);
+        for (int p = 0; p < 3; p++) free(r[p]);
+    }
+    for (int p = 0; p < 3; p++)
+        if (c[p]) wgt_context_release(c[p]);
+}
+
+/* The path is checked when the context is made: an unknown option value or WGT_ATTENTION
+ * setting fails with the value named, before any device is opened. */
+TEST(attention_path_option_checked) {
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_CPU;
+    opt.attention = (wgt_attention_path)7;
+    CHECK_ERROR(wgt_context_create(&opt) == NULL, WGT_ERR_INVALID_ARGUMENT, "attention path 7");
+    opt.attention = WGT_ATTENTION_AUTO;
+    setenv("WGT_ATTENTION", "sometimes", 1);
+    CHECK_ERROR(wgt_context_create(&opt) == NULL, WGT_ERR_INVALID_ARGUMENT, "WGT_ATTENTION=sometimes");
+    setenv("WGT_ATTENTION", "Compose", 1);
+    wgt_context *c = wgt_context_create(&opt);
+    CHECK(c != NULL, "WGT_ATTENTION=Compose: %s", wgt_last_error());
+    unsetenv("WGT_ATTENTION");
+    if (c) wgt_context_release(c);
 }

@@ -365,38 +365,47 @@ static bench_row bench_bw(bench_env *env, const char *name, int kind, int64_t ro
 
 typedef struct {
     wgt_tensor *q, *k, *v;
+    int causal;
 } qkv;
 
 static wgt_tensor *run_attention(void *arg) {
     qkv *t = arg;
-    return wgt_attention(t->q, t->k, t->v, 1, 0);
+    return wgt_attention(t->q, t->k, t->v, t->causal, 0);
 }
 
-static bench_row bench_attention(bench_env *env, int64_t heads, int64_t seq, int64_t d) {
-    bench_row r = {.name = "attention_causal"};
-    snprintf(r.size, sizeof r.size, "%lldh %lld %lld", (long long)heads, (long long)seq, (long long)d);
-    int64_t s[3] = {heads, seq, d};
-    qkv t = {wgt_rand_normal(env->ctx, WGT_F32, 3, s, 0, 1, 5), wgt_rand_normal(env->ctx, WGT_F32, 3, s, 0, 1, 6),
-             wgt_rand_normal(env->ctx, WGT_F32, 3, s, 0, 1, 7)};
+/* heads x [lq, d] queries against [lk, d] keys and values; under the causal mask query i sees
+ * keys j <= i + lk - lq (the queries are the last lq positions). */
+static bench_row bench_attention(bench_env *env, const char *name, int64_t heads, int64_t lq, int64_t lk, int64_t d,
+                                 int causal) {
+    bench_row r = {.name = name};
+    if (lq == lk)
+        snprintf(r.size, sizeof r.size, "%lldh %lld %lld", (long long)heads, (long long)lq, (long long)d);
+    else
+        snprintf(r.size, sizeof r.size, "%lldh %lld %lld %lld", (long long)heads, (long long)lq, (long long)lk,
+                 (long long)d);
+    int64_t sq[3] = {heads, lq, d}, sk[3] = {heads, lk, d};
+    qkv t = {wgt_rand_normal(env->ctx, WGT_F32, 3, sq, 0, 1, 5), wgt_rand_normal(env->ctx, WGT_F32, 3, sk, 0, 1, 6),
+             wgt_rand_normal(env->ctx, WGT_F32, 3, sk, 0, 1, 7), causal};
     if (t.q && t.k && t.v) {
         time_op(env, run_attention, &t, &r);
         wgt_tensor *o = run_attention(&t);
         const float *pq = wgt_tensor_data(t.q), *pk = wgt_tensor_data(t.k), *pv = wgt_tensor_data(t.v);
         const float *po = o ? wgt_tensor_data(o) : NULL;
         double worst = po ? 0 : INFINITY;
-        double *w = malloc((size_t)seq * sizeof *w);
+        double *w = malloc((size_t)lk * sizeof *w);
         for (int smp = 0; po && w && smp < 4; smp++) { /* a few full query rows in float64 */
-            int64_t h = smp % heads, i = (smp * 977) % seq, c = (smp * 31) % d;
+            int64_t h = smp % heads, i = (smp * 977) % lq, c = (smp * 31) % d;
+            int64_t last = causal ? i + lk - lq : lk - 1; /* the last key query i sees */
             double mx = -INFINITY, z = 0, want = 0;
-            for (int64_t j = 0; j <= i; j++) {
+            for (int64_t j = 0; j <= last; j++) {
                 double dot = 0;
-                for (int64_t e = 0; e < d; e++) dot += (double)pq[(h * seq + i) * d + e] * pk[(h * seq + j) * d + e];
+                for (int64_t e = 0; e < d; e++) dot += (double)pq[(h * lq + i) * d + e] * pk[(h * lk + j) * d + e];
                 w[j] = dot / sqrt((double)d);
                 if (w[j] > mx) mx = w[j];
             }
-            for (int64_t j = 0; j <= i; j++) z += w[j] = exp(w[j] - mx);
-            for (int64_t j = 0; j <= i; j++) want += w[j] / z * pv[(h * seq + j) * d + c];
-            double err = fabs(po[(h * seq + i) * d + c] - want) / (fabs(want) + 1e-3);
+            for (int64_t j = 0; j <= last; j++) z += w[j] = exp(w[j] - mx);
+            for (int64_t j = 0; j <= last; j++) want += w[j] / z * pv[(h * lk + j) * d + c];
+            double err = fabs(po[(h * lq + i) * d + c] - want) / (fabs(want) + 1e-3);
             if (err > worst) worst = err;
         }
         free(w);
@@ -404,8 +413,11 @@ static bench_row bench_attention(bench_env *env, int64_t heads, int64_t seq, int
         r.ok = worst <= 1e-3;
         wgt_release(o);
     }
-    r.gflop = 4.0 * heads * seq * seq * d * 0.5 * 1e-9; /* two causal matmuls */
-    r.gbyte = 4.0 * 4 * heads * seq * d * 1e-9;
+    /* The two products over the keys each query sees (about half of them under the causal
+     * mask when lq = lk), and q, k, v and the output read or written once. */
+    double seen = causal ? (double)lq * lk - 0.5 * (double)lq * lq : (double)lq * lk;
+    r.gflop = 4.0 * heads * seen * d * 1e-9;
+    r.gbyte = 4.0 * heads * (2.0 * lq + 2.0 * lk) * d * 1e-9;
     wgt_release(t.q), wgt_release(t.k), wgt_release(t.v);
     return r;
 }
@@ -462,7 +474,7 @@ int wgt_bench_main(int argc, char **argv) {
         }
     /* --quick shrinks every workload (for slow devices such as lavapipe, and for smoke runs). */
     int q = env.quick ? 8 : 1;
-    bench_row rows[32];
+    bench_row rows[40];
     int n = 0;
 #define SELECTED(name_) (!filter || strstr(name_, filter))
 #define ADD(expr)                                                 \
@@ -505,7 +517,9 @@ int wgt_bench_main(int argc, char **argv) {
     RUN("softmax", bench_bw(&env, "softmax_rows", 3, 8192 / q, 4096, 0));
     RUN("layer_norm", bench_bw(&env, "layer_norm_rows", 4, 8192 / q, 4096, 0));
     RUN("rms_norm", bench_bw(&env, "rms_norm_rows", 5, 8192 / q, 4096, 0));
-    RUN("attention", bench_attention(&env, 32 / (q > 1 ? 4 : 1), 2048 / q, 128));
+    RUN("attention_causal", bench_attention(&env, "attention_causal", 32 / (q > 1 ? 4 : 1), 2048 / q, 2048 / q, 128, 1));
+    /* One new query against a long cache of keys and values, as in decoding. */
+    RUN("attention_decode", bench_attention(&env, "attention_decode", 32 / (q > 1 ? 4 : 1), 1, 8192 / q, 128, 0));
 #undef RUN
 #undef ADD
 #undef SELECTED

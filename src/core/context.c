@@ -27,6 +27,14 @@ static int parse_backend(const char *s, wgt_backend_kind *out) {
     return 1;
 }
 
+static int parse_attention(const char *s, wgt_attention_path *out) {
+    if (!strcasecmp(s, "auto")) *out = WGT_ATTENTION_AUTO;
+    else if (!strcasecmp(s, "kernel")) *out = WGT_ATTENTION_KERNEL;
+    else if (!strcasecmp(s, "compose")) *out = WGT_ATTENTION_COMPOSE;
+    else return 0;
+    return 1;
+}
+
 wgt_context *wgt_context_create(const wgt_context_options *options) {
     wgt_context_options opt = {0};
     if (options) opt = *options;
@@ -37,6 +45,17 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
     const char *env = getenv("WGT_BACKEND");
     if (opt.backend == WGT_BACKEND_AUTO && env && *env && !parse_backend(env, &opt.backend)) {
         wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: WGT_BACKEND=%s is not auto, webgpu or cpu", env);
+        return NULL;
+    }
+    if (opt.attention != WGT_ATTENTION_AUTO && opt.attention != WGT_ATTENTION_KERNEL &&
+        opt.attention != WGT_ATTENTION_COMPOSE) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: unknown attention path %d", (int)opt.attention);
+        return NULL;
+    }
+    const char *attention = getenv("WGT_ATTENTION");
+    if (opt.attention == WGT_ATTENTION_AUTO && attention && *attention && !parse_attention(attention, &opt.attention)) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: WGT_ATTENTION=%s is not auto, kernel or compose",
+                  attention);
         return NULL;
     }
     if (opt.wait_timeout_ms == 0) {
@@ -55,6 +74,7 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
     ctx->poison = poison && !strcmp(poison, "1");
     const char *fusion = getenv("WGT_FUSION");
     ctx->fusion = !opt.no_fusion && !(fusion && !strcmp(fusion, "0"));
+    ctx->attention = opt.attention;
     if (opt.backend != WGT_BACKEND_CPU) {
         ctx->backend = wgt_webgpu_backend_create(&opt);
         if (!ctx->backend) {

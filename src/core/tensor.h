@@ -20,6 +20,7 @@ struct wgt_context {
     uint32_t wait_timeout_ms;
     int poison; /* WGT_POISON=1: kernel outputs start as 0xff bytes, so unwritten elements show */
     int fusion; /* elementwise chains run as fused kernels */
+    wgt_attention_path attention; /* how wgt_attention runs where the backend has a kernel */
 
     /* Work recorded and not yet run, in record order (lazy.c). */
     struct wgt_node *pending_head, *pending_tail;

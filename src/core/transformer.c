@@ -2,8 +2,8 @@
  * Transformer pieces: rotary position embedding and scaled dot-product attention. Rope is
  * composed from the library's ops, which keeps it exactly as right as they are on every
  * backend. Attention runs as one backend kernel where the backend has one for the dtype and
- * head dimensions (never materialising the [Lq, Lk] scores), and is composed from matmul,
- * where and softmax elsewhere, with the same semantics.
+ * head dimensions (never materialising the [Lq, Lk] scores) and expects it to be the faster
+ * way, and is composed from matmul, where and softmax elsewhere, with the same semantics.
  */
 #include <math.h>
 #include <string.h>
@@ -168,9 +168,14 @@ wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causa
     shape[nb + 1] = v->shape[v->ndim - 1];
     if (wgt_numel(nb + 2, shape) == 0) return wgt_tensor_new(ctx, fn, q->dtype, nb + 2, shape, WGT_USAGE_DEFAULT);
     wgt_backend *be = ctx->backend;
+    uint64_t batch = 1;
+    for (int i = 0; i < nb; i++) batch *= (uint64_t)shape[i];
     /* Without keys the composition's result (an empty sum: zeros) stands; the kernel needs keys. */
-    if (be->attention && lk > 0 && (!be->attention_fits || be->attention_fits(be, q->dtype, d, shape[nb + 1])))
-        return attention_kernel(fn, q, k, v, nb, shape, causal != 0, scale);
+    int kernel = ctx->attention != WGT_ATTENTION_COMPOSE && be->attention && lk > 0 &&
+                 (!be->attention_fits || be->attention_fits(be, q->dtype, d, shape[nb + 1])) &&
+                 (ctx->attention == WGT_ATTENTION_KERNEL || !be->attention_pays ||
+                  be->attention_pays(be, batch, lq, lk, causal != 0));
+    if (kernel) return attention_kernel(fn, q, k, v, nb, shape, causal != 0, scale);
     enum { KT, SCORES, SCALED, ONES, KEEP, NEG_INF, MASKED, PROBS, N_TMP };
     wgt_tensor *t[N_TMP] = {0};
     t[KT] = wgt_transpose(k, -1, -2);

@@ -115,6 +115,10 @@ static wgt_context *new_context(wgt_backend_kind kind, int fusion) {
     o.backend = kind;
     o.quiet = 1;
     o.no_fusion = !fusion;
+    /* The attention kernel wherever it applies: by default the small shapes fuzzed here would
+     * all be composed, and every context of the main backend must take the same path for the
+     * two runs of an input to agree. */
+    o.attention = WGT_ATTENTION_KERNEL;
     wgt_context *c = wgt_context_create(&o);
     if (!c) fprintf(stderr, "fuzz_api: cannot create a context: %s\n", wgt_last_error()), abort();
     return c;

@@ -337,6 +337,34 @@ int wgt_wgpu_attention_fits(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t
            l->maxComputeWorkgroupSizeX >= 256;
 }
 
+/* Each workgroup walks all the keys of its 64 queries alone, so the kernel is as fast as its
+ * workgroups are many; the composition's products spread any shape over the whole GPU but
+ * hold the [Lq, Lk] scores in memory, and under a causal mask compute every score and build
+ * the mask as well. On an NVIDIA H200 (132 multiprocessors; 32 heads of D = 128 unless
+ * said, kernel against composition, ms of GPU time):
+ * - one query over 8192 keys (32 workgroups) 1.58 against 0.11; 16 or 64 queries 1.58
+ *   against 0.33 and 0.58; 8 heads of 64 queries over 4096 keys 0.78 against 0.10;
+ * - without a mask and 128 to 256 workgroups the composition still wins by 1.25 to 1.35
+ *   (8 heads of 1024 queries over 4096 keys, 0.79 against 0.63), but its scores there take
+ *   256 MB to 512 MB;
+ * - causal from 128 workgroups the kernel wins by 1.2 to 8 (256 x 256: 0.059 against 0.071;
+ *   4 heads of 4096 x 4096: 0.78 against 6.1), below that by up to 1.16 the composition
+ *   (128 queries over 2048 keys, 64 workgroups: 0.40 against 0.35).
+ * So the composition runs where the kernel has fewer workgroups than about one per
+ * multiprocessor, unless it is causal over 64 queries or more (the mask's cost grows with
+ * them) or its scores would take more than PAYS_MAX_SCORE_BYTES (or one binding's reach). */
+#define PAYS_MIN_GROUPS 128u
+#define PAYS_MAX_SCORE_BYTES (256ull << 20)
+
+int wgt_wgpu_attention_pays(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    uint64_t groups = batch * (((uint64_t)lq + 63) / 64);
+    if (groups >= PAYS_MIN_GROUPS || (causal && lq >= 64)) return 1;
+    uint64_t limit = w->limits.limits.maxStorageBufferBindingSize;
+    if (limit > PAYS_MAX_SCORE_BYTES) limit = PAYS_MAX_SCORE_BYTES;
+    return (double)batch * (double)lq * (double)lk * 4.0 > (double)limit;
+}
+
 wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
                               const wgt_operand *v, int causal, double scale) {
     wgt_webgpu *w = (wgt_webgpu *)be;

@@ -426,6 +426,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->rows = wgt_wgpu_rows;
     be->attention = wgt_wgpu_attention;
     be->attention_fits = wgt_wgpu_attention_fits;
+    be->attention_pays = wgt_wgpu_attention_pays;
     be->write_box = wgt_wgpu_write_box;
     be->pad = wgt_wgpu_pad;
     be->reduce = wgt_wgpu_reduce;

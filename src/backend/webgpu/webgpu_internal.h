@@ -284,6 +284,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
 wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
                               const wgt_operand *v, int causal, double scale);
 int wgt_wgpu_attention_fits(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
+int wgt_wgpu_attention_pays(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal);
 /* rows.c: softmax, log_softmax, layer_norm, rms_norm over the last dimension (wgsl/rows.wgsl) */
 wgt_status wgt_wgpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out, const wgt_operand *in,
                          const wgt_operand *weight, const wgt_operand *bias, double eps);
