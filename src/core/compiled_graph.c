@@ -199,7 +199,7 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
             wgt_error(WGT_ERR_CONTEXT_MISMATCH, "%s: output '%s' belongs to another context", fn, name);
             goto fail;
         }
-        if (!t->storage->symbolic || t->storage->input_name) {
+        if (!wgt_storage_is_intermediate(t->storage)) {
             wgt_error(WGT_ERR_USAGE, "%s: output '%s' is %s; outputs must be computed from graph inputs", fn, name,
                       t->storage->input_name ? "a graph input itself" : "not computed from any graph input");
             goto fail;
@@ -366,7 +366,7 @@ static wgt_status bind(const char *fn, wgt_graph *g, const char *kind, graph_val
 /* An intermediate's memory goes back to the pool (or the host heap); a later step or replay
  * that writes it first in parts gets it zeroed again, as a fresh tensor would be. */
 static void release_intermediate(wgt_graph *g, wgt_storage *x) {
-    if (!x->symbolic || x->input_name || is_output(x, g)) return;
+    if (!wgt_storage_is_intermediate(x) || is_output(x, g)) return;
     wgt_backend *be = g->ctx->backend;
     if (x->buffer) be->buffer_destroy(be, x->buffer);
     x->buffer = NULL;

@@ -416,8 +416,7 @@ static wgt_status bind_operand(wgt_operand *op, int whole_output, wgt_resolve_fn
     /* A graph's intermediate holds no data between dispatches: destroying its handle ends the
      * handle's use, and the graph recorded before still computes through it, as eager work
      * recorded before a destroy still runs (the destroy flushes it first). */
-    int intermediate = real->symbolic && !real->input_name;
-    if (real->destroyed && !intermediate)
+    if (real->destroyed && !wgt_storage_is_intermediate(real))
         return wgt_error(WGT_ERR_DESTROYED, "a tensor this work reads or writes was destroyed");
     /* A storage of the caller's (a graph binding) keeps what lies outside the view. */
     if (whole_output && real == s) st = wgt_storage_prepare_output(real);

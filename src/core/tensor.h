@@ -64,6 +64,10 @@ typedef struct wgt_storage {
     int graph_only;     /* held by nothing but one graph being built */
 } wgt_storage;
 
+/* A graph's intermediate: computed from graph inputs, not an input itself. It holds data only
+ * while a dispatch of its graph runs. */
+static inline int wgt_storage_is_intermediate(const wgt_storage *s) { return s->symbolic && !s->input_name; }
+
 #define WGT_TENSOR_MAGIC 0x77677454u /* "wgtT": catches stale or foreign pointers */
 
 struct wgt_tensor {

@@ -44,6 +44,9 @@
  * "enough" (1.5 per multiprocessor). */
 #define ROWS_GROUPS 256
 #define TILED_GROUPS 200
+/* R_KS of a rows kernel that reads its one row of a directly: one pass over the K range,
+ * nothing staged. */
+#define ROWS_KS_UNSTAGED (1 << 30)
 
 /* Mirrors struct Params in matmul.wgsl: 20 scalars, then the 16-byte aligned arrays. */
 typedef struct {
@@ -637,7 +640,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
             else if (p.a_sk == 1 && vec_ok(&sa, p.a_sm, K, bnd, wide)) k.r_direct = 1, k.a_vec = 1;
         }
         if (k.r_direct) {
-            k.r_ks = 1 << 30; /* one pass over the K range, nothing staged */
+            k.r_ks = ROWS_KS_UNSTAGED;
             /* 32 lanes along K where b is read 16 bytes at a time: 4 times the workgroups, so K
              * is split less or not at all (on an H200, a row vector times 8192 x 8192 f32 in
              * 0.070 ms against 0.073 with 8 lanes and K in 4 ranges, 0.076 staged; f16 w @ v
