@@ -21,6 +21,12 @@ def parse_size(size):
     return [int(x) for x in size.replace("h", "").split("x" if "x" in size else " ")]
 
 
+def attention_dims(dims):
+    """Heads, queries, keys and head dimension of an attention row's size: "32h 2048 128"
+    (as many queries as keys) or "32h 1 8192 128"."""
+    return dims if len(dims) == 4 else (dims[0], dims[1], dims[1], dims[2])
+
+
 def time_like_wgtensor(fn, sync=lambda: None, batch_ms=None, warmup_s=0.5, phase_s=0.2):
     """Milliseconds per run as `wgtensor bench` takes its wall-clock figure: one run to size
     the batches (about 20 ms of runs, at most 200), warmup_s of batches, then batches for at

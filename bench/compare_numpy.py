@@ -16,7 +16,7 @@ another interpreter, run it as /usr/bin/python3.
 import json
 import sys
 
-from bench_common import parse_size, plot_ratios, print_read_bound, read_args, time_like_wgtensor
+from bench_common import attention_dims, parse_size, plot_ratios, print_read_bound, read_args, time_like_wgtensor
 
 
 def workload(np, name, size):
@@ -36,7 +36,7 @@ def workload(np, name, size):
         w = rng.random(batch + (k, n), dtype=f) * 2 - 1
         return lambda: np.matmul(a, w)
     if name.startswith("attention"):
-        h, lq, lk, d = dims if len(dims) == 4 else (dims[0], dims[1], dims[1], dims[2])
+        h, lq, lk, d = attention_dims(dims)
         q = rng.standard_normal((h, lq, d), dtype=f)
         k, v = (rng.standard_normal((h, lk, d), dtype=f) for _ in range(2))
         scale = f(1 / np.sqrt(d))

@@ -31,7 +31,7 @@ import statistics
 import sys
 import time
 
-from bench_common import parse_size, plot_ratios, print_read_bound, read_args, time_like_wgtensor
+from bench_common import attention_dims, parse_size, plot_ratios, print_read_bound, read_args, time_like_wgtensor
 
 
 def workload(torch, name, size, dev):
@@ -58,9 +58,8 @@ def workload(torch, name, size, dev):
             w = torch.rand(b, k, n, device=dev, dtype=f) * 2 - 1
         return lambda: torch.matmul(a, w)
     if name.startswith("attention"):
-        # "32h 2048 128" (queries and keys alike) or "32h 1 8192 128" (lq, lk); the causal row
-        # has lq = lk, where PyTorch's mask is the same as wgtensor's.
-        h, lq, lk, d = dims if len(dims) == 4 else (dims[0], dims[1], dims[1], dims[2])
+        # The causal row has lq = lk, where PyTorch's mask is the same as wgtensor's.
+        h, lq, lk, d = attention_dims(dims)
         q = torch.randn(h, lq, d, device=dev, dtype=f)
         k, v = (torch.randn(h, lk, d, device=dev, dtype=f) for _ in range(2))
         sdpa = torch.nn.functional.scaled_dot_product_attention

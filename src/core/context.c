@@ -19,45 +19,39 @@ void wgt_context_unref(wgt_context *ctx) {
     if (--ctx->refs == 0) context_free(ctx);
 }
 
-static int parse_backend(const char *s, wgt_backend_kind *out) {
-    if (!strcasecmp(s, "auto")) *out = WGT_BACKEND_AUTO;
-    else if (!strcasecmp(s, "webgpu")) *out = WGT_BACKEND_WEBGPU;
-    else if (!strcasecmp(s, "cpu")) *out = WGT_BACKEND_CPU;
-    else return 0;
-    return 1;
-}
+/* Names of the values 0, 1, 2 of the options' enums, as their environment variables take them. */
+static const char *const backend_names[3] = {"auto", "webgpu", "cpu"};      /* wgt_backend_kind */
+static const char *const attention_names[3] = {"auto", "kernel", "compose"}; /* wgt_attention_path */
 
-static int parse_attention(const char *s, wgt_attention_path *out) {
-    if (!strcasecmp(s, "auto")) *out = WGT_ATTENTION_AUTO;
-    else if (!strcasecmp(s, "kernel")) *out = WGT_ATTENTION_KERNEL;
-    else if (!strcasecmp(s, "compose")) *out = WGT_ATTENTION_COMPOSE;
-    else return 0;
-    return 1;
+/* Checks an option whose values are 0 (automatic), 1 and 2, and where it is 0 applies the
+ * environment variable `var` (a name from `names`, in any case). 0 and an error naming the
+ * value on a bad one. */
+static int settle_option(int *value, const char *what, const char *var, const char *const names[3]) {
+    if (*value < 0 || *value > 2) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: unknown %s %d", what, *value);
+        return 0;
+    }
+    const char *env = getenv(var);
+    if (*value != 0 || !env || !*env) return 1;
+    for (int i = 0; i < 3; i++)
+        if (!strcasecmp(env, names[i])) {
+            *value = i;
+            return 1;
+        }
+    wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: %s=%s is not %s, %s or %s", var, env, names[0], names[1],
+              names[2]);
+    return 0;
 }
 
 wgt_context *wgt_context_create(const wgt_context_options *options) {
     wgt_context_options opt = {0};
     if (options) opt = *options;
-    if (opt.backend != WGT_BACKEND_AUTO && opt.backend != WGT_BACKEND_WEBGPU && opt.backend != WGT_BACKEND_CPU) {
-        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: unknown backend %d", (int)opt.backend);
+    int backend = (int)opt.backend, attention = (int)opt.attention;
+    if (!settle_option(&backend, "backend", "WGT_BACKEND", backend_names) ||
+        !settle_option(&attention, "attention path", "WGT_ATTENTION", attention_names))
         return NULL;
-    }
-    const char *env = getenv("WGT_BACKEND");
-    if (opt.backend == WGT_BACKEND_AUTO && env && *env && !parse_backend(env, &opt.backend)) {
-        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: WGT_BACKEND=%s is not auto, webgpu or cpu", env);
-        return NULL;
-    }
-    if (opt.attention != WGT_ATTENTION_AUTO && opt.attention != WGT_ATTENTION_KERNEL &&
-        opt.attention != WGT_ATTENTION_COMPOSE) {
-        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: unknown attention path %d", (int)opt.attention);
-        return NULL;
-    }
-    const char *attention = getenv("WGT_ATTENTION");
-    if (opt.attention == WGT_ATTENTION_AUTO && attention && *attention && !parse_attention(attention, &opt.attention)) {
-        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: WGT_ATTENTION=%s is not auto, kernel or compose",
-                  attention);
-        return NULL;
-    }
+    opt.backend = (wgt_backend_kind)backend;
+    opt.attention = (wgt_attention_path)attention;
     if (opt.wait_timeout_ms == 0) {
         const char *t = getenv("WGT_TIMEOUT_MS");
         long v = t ? strtol(t, NULL, 10) : 0;

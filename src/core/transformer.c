@@ -168,8 +168,7 @@ wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causa
     shape[nb + 1] = v->shape[v->ndim - 1];
     if (wgt_numel(nb + 2, shape) == 0) return wgt_tensor_new(ctx, fn, q->dtype, nb + 2, shape, WGT_USAGE_DEFAULT);
     wgt_backend *be = ctx->backend;
-    uint64_t batch = 1;
-    for (int i = 0; i < nb; i++) batch *= (uint64_t)shape[i];
+    uint64_t batch = (uint64_t)wgt_numel(nb, shape);
     /* Without keys the composition's result (an empty sum: zeros) stands; the kernel needs keys. */
     int kernel = ctx->attention != WGT_ATTENTION_COMPOSE && be->attention && lk > 0 &&
                  (!be->attention_fits || be->attention_fits(be, q->dtype, d, shape[nb + 1])) &&

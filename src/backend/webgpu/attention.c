@@ -337,6 +337,9 @@ int wgt_wgpu_attention_fits(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t
            l->maxComputeWorkgroupSizeX >= 256;
 }
 
+/* Blocks of 64 queries: the kernel runs one workgroup per block of each batch element. */
+static uint64_t row_blocks_of(int64_t lq) { return ((uint64_t)lq + 63) / 64; }
+
 /* Each workgroup walks all the keys of its 64 queries alone, so the kernel is as fast as its
  * workgroups are many; the composition's products spread any shape over the whole GPU but
  * hold the [Lq, Lk] scores in memory, and under a causal mask compute every score and build
@@ -358,8 +361,7 @@ int wgt_wgpu_attention_fits(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t
 
 int wgt_wgpu_attention_pays(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal) {
     wgt_webgpu *w = (wgt_webgpu *)be;
-    uint64_t groups = batch * (((uint64_t)lq + 63) / 64);
-    if (groups >= PAYS_MIN_GROUPS || (causal && lq >= 64)) return 1;
+    if (batch * row_blocks_of(lq) >= PAYS_MIN_GROUPS || (causal && lq >= 64)) return 1;
     uint64_t limit = w->limits.limits.maxStorageBufferBindingSize;
     if (limit > PAYS_MAX_SCORE_BYTES) limit = PAYS_MAX_SCORE_BYTES;
     return (double)batch * (double)lq * (double)lk * 4.0 > (double)limit;
@@ -386,7 +388,7 @@ wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt
         p.k_batch[i] = stride32(out->shape[i], k->strides[i]);
         p.v_batch[i] = stride32(out->shape[i], v->strides[i]);
     }
-    uint64_t row_blocks = ((uint64_t)lq + 63) / 64, groups = batch * row_blocks;
+    uint64_t row_blocks = row_blocks_of(lq), groups = batch * row_blocks;
     if (groups == 0) return WGT_OK;
     if (groups > UINT32_MAX || batch * (uint64_t)lq * (uint64_t)dv > UINT32_MAX)
         return wgt_error(WGT_ERR_LIMIT, "attention over %llu batch elements of %lld queries is beyond 32-bit indexing",
