@@ -360,7 +360,10 @@ TEST_BACKENDS(matmul_tiles_128_by_64) {
 }
 
 /* Few output tiles and a long K: K is split into ranges (8 for K = 4096, the last one short
- * for K = 4100) whose partial results the sum kernel adds, writing f32 or f16 words. */
+ * for K = 4100) whose partial results the sum kernel adds, writing f32 or f16 words. Where
+ * the device allows, pairs of ranges run as two slices of one workgroup: 4 ranges of 2
+ * slices for K = 4096, one range of 2 slices (69 steps of 16, so the second slice's last
+ * step is past the end) for 200 x 1100 x 130, with no sum kernel. */
 TEST_BACKENDS(matmul_split_k) {
     int64_t sa[2] = {64, 4096}, sb[2] = {4096, 64}, ra[2] = {64, 4100}, rb[2] = {4100, 63};
     int64_t wa[2] = {200, 1100}, wb[2] = {1100, 130};

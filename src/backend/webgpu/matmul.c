@@ -18,14 +18,16 @@
  *   matrix stored by rows, columns of one stored by columns), as vec4s when vec_ok allows,
  *   and staged along M (N) or along K as the tile favours. The generated multiply reads the
  *   staged tiles with constant indices (see the WGSL). When even 64 x 64 tiles are too few
- *   and K is long, K is split as for rows.
+ *   and K is long, K is split as for rows; pairs of those ranges run as two slices of one
+ *   workgroup of 512 invocations where the device allows, which add up their accumulators
+ *   through workgroup memory at the end.
  * - sum, after a split: adds the ranges' f32 partial results in order and writes the output.
  *   f16 outputs with odd N (whose rows do not start on u32 words) also go through it, as
  *   one range: it packs whole words over the flat index.
  *
  * The figures behind the choices (NVIDIA H200, Vulkan through Dawn, kernels back to back,
  * BENCHMARKS.md has the history): 4096^3 f32 in 3.24 ms (x @ w^T 3.19 ms), 8192^3 in
- * 25.4 ms, 4097^3 in 3.8 ms; 16 x 4096 x 4096 in 0.05 ms (64 x 64 tiles: 0.5 ms); a row
+ * 25.4 ms, 4097^3 in 3.8 ms, 1024^3 in 0.068 ms; 16 x 4096 x 4096 in 0.05 ms (64 x 64 tiles: 0.5 ms); a row
  * vector times 8192 x 8192 f32 in 0.070 ms of kernel time (0.94 of a copy's bandwidth),
  * that matrix in f16 times a vector in 0.041 ms.
  */
@@ -78,6 +80,7 @@ typedef struct {
     int a_mode, b_mode;    /* tiled: fetch modes */
     int a_stage, b_stage;  /* tiled: staged layouts (A_STAGE, B_STAGE) */
     int bm, bn, bk, tm, tn, a_pitch, b_pitch; /* tiled: tile, outputs per invocation, vec4s per staged line */
+    int slices, merge;     /* tiled: slices of K per workgroup, accumulators merged per round */
     int rows, r_mode, r_ap, r_ks, r_lanes, r_unroll; /* rows */
     int r_kw, r_cw;        /* rows: values of K per lane step, columns per invocation along N */
     int r_direct;          /* rows: the one row of a read from memory in the loop, not staged */
@@ -124,8 +127,11 @@ static const char comp[4] = {'x', 'y', 'z', 'w'};
  * one unrolled over k, the stores of the fetch); and the stores of the results. Staged tiles
  * are read with constant indices for k and the row within a block (see the WGSL). */
 typedef struct {
-    text_buf decl, first, step, store;
+    text_buf decl, first, step, merge, store;
 } tiled_parts;
+
+/* The index of the invocation's own staged tiles where K is sliced within the workgroup. */
+static const char *slice_index(const matmul_kernel *k) { return k->slices > 1 ? "[sl]" : ""; }
 
 /* The multiply of the staged step: per group of 4 values of k, the vec4s of an operand staged
  * along K (each holds 4 values of k of one row or column), then per k the vec4s of one staged
@@ -135,23 +141,24 @@ typedef struct {
 static void tiled_multiply(const matmul_kernel *k, text_buf *step) {
     int tmg = k->tm / 4, tng = k->tn / 4, kv_count = k->bk / 4;
     int tx = k->bn / k->tn, ty = k->bm / k->tm;
+    const char *ts = slice_index(k);
     for (int kv = 0; kv < kv_count; kv++) {
         add(step, "            {\n");
         if (k->a_stage)
             for (int g = 0; g < tmg; g++)
                 for (int i = 0; i < 4; i++)
-                    add(step, "            let a%d%d = ta[ty + %du][%du];\n", g, i, ty * g, i * kv_count + kv);
+                    add(step, "            let a%d%d = ta%s[ty + %du][%du];\n", g, i, ts, ty * g, i * kv_count + kv);
         if (k->b_stage)
             for (int h = 0; h < tng; h++)
                 for (int j = 0; j < 4; j++)
-                    add(step, "            let b%d%d = tb[tx + %du][%du];\n", h, j, tx * h, j * kv_count + kv);
+                    add(step, "            let b%d%d = tb%s[tx + %du][%du];\n", h, j, ts, tx * h, j * kv_count + kv);
         for (int q = 0; q < 4; q++) {
             int kk = 4 * kv + q;
             add(step, "            {\n");
             if (!k->a_stage)
-                for (int g = 0; g < tmg; g++) add(step, "            let a%d = ta[%du][ty + %du];\n", g, kk, ty * g);
+                for (int g = 0; g < tmg; g++) add(step, "            let a%d = ta%s[%du][ty + %du];\n", g, ts, kk, ty * g);
             if (!k->b_stage)
-                for (int h = 0; h < tng; h++) add(step, "            let b%d = tb[%du][tx + %du];\n", h, kk, tx * h);
+                for (int h = 0; h < tng; h++) add(step, "            let b%d = tb%s[%du][tx + %du];\n", h, ts, kk, tx * h);
             for (int h = 0; h < tng; h++) {
                 if (k->b_stage)
                     add(step, "            let bv%d = vec4<f32>(b%d0.%c, b%d1.%c, b%d2.%c, b%d3.%c);\n", h, h, comp[q], h,
@@ -190,15 +197,32 @@ static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
     for (int j = 0; j < a_loads; j++) add(&t->decl, "    var pa%d = vec4<f32>(0.0);\n", j);
     for (int j = 0; j < b_loads; j++) add(&t->decl, "    var pb%d = vec4<f32>(0.0);\n", j);
     for (int j = 0; j < a_loads; j++)
-        add(&t->first, "    stash_a(tid + %du, fetch_a(tid + %du, bases.x, m0, kb, ke));\n", wg * j, wg * j);
+        add(&t->first, "    stash_a(sl, tid + %du, fetch_a(tid + %du, bases.x, m0, k0, ke));\n", wg * j, wg * j);
     for (int j = 0; j < b_loads; j++)
-        add(&t->first, "    stash_b(tid + %du, fetch_b(tid + %du, bases.y, n0, kb, ke));\n", wg * j, wg * j);
+        add(&t->first, "    stash_b(sl, tid + %du, fetch_b(tid + %du, bases.y, n0, k0, ke));\n", wg * j, wg * j);
     for (int j = 0; j < a_loads; j++) add(&t->step, "        pa%d = fetch_a(tid + %du, bases.x, m0, k1, ke);\n", j, wg * j);
     for (int j = 0; j < b_loads; j++) add(&t->step, "        pb%d = fetch_b(tid + %du, bases.y, n0, k1, ke);\n", j, wg * j);
     tiled_multiply(k, &t->step);
     add(&t->step, "        workgroupBarrier();  // every read of the staged step done before it is overwritten\n");
-    for (int j = 0; j < a_loads; j++) add(&t->step, "        stash_a(tid + %du, pa%d);\n", wg * j, j);
-    for (int j = 0; j < b_loads; j++) add(&t->step, "        stash_b(tid + %du, pb%d);\n", wg * j, j);
+    for (int j = 0; j < a_loads; j++) add(&t->step, "        stash_a(sl, tid + %du, pa%d);\n", wg * j, j);
+    for (int j = 0; j < b_loads; j++) add(&t->step, "        stash_b(sl, tid + %du, pb%d);\n", wg * j, j);
+    /* Slices after the first hand their accumulators to the first through tsum, `merge` of
+     * them per round (the staged tiles stay where they are: WGSL cannot alias them). */
+    int acc = tmg * 4 * tng;
+    add(&t->merge, "    let lead = sl == 0u;\n");
+    for (int first = 0; k->slices > 1 && first < acc; first += k->merge) {
+        int last = first + k->merge < acc ? first + k->merge : acc;
+        for (int from = 1; from < k->slices; from++) {
+            add(&t->merge, "    if (sl == %du) {\n", from);
+            for (int a = first; a < last; a++)
+                add(&t->merge, "        tsum[%du + tid] = c%d%d%d;\n", wg * (a - first), a / (4 * tng), a / tng % 4, a % tng);
+            add(&t->merge, "    }\n    workgroupBarrier();\n    if (lead) {\n");
+            for (int a = first; a < last; a++)
+                add(&t->merge, "        c%d%d%d = c%d%d%d + tsum[%du + tid];\n", a / (4 * tng), a / tng % 4, a % tng,
+                    a / (4 * tng), a / tng % 4, a % tng, wg * (a - first));
+            add(&t->merge, "    }\n    workgroupBarrier();\n");
+        }
+    }
     for (int g = 0; g < tmg; g++)
         for (int i = 0; i < 4; i++) {
             add(&t->store, "    if (m0 + %du + 4u * ty < params.M) {\n", 4 * ty * g + i);
@@ -211,9 +235,11 @@ static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
         }
 }
 
-/* The WGSL type of a staged tile: `lines` lines of `pitch` vec4s. */
-static void tile_type(char *out, size_t size, int lines, int pitch) {
-    snprintf(out, size, "array<array<vec4<f32>, %d>, %d>", pitch, lines);
+/* The WGSL type of a staged tile: `lines` lines of `pitch` vec4s, one such tile per slice of
+ * K where the workgroup has more than one. */
+static void tile_type(char *out, size_t size, int lines, int pitch, int slices) {
+    if (slices > 1) snprintf(out, size, "array<array<array<vec4<f32>, %d>, %d>, %d>", pitch, lines, slices);
+    else snprintf(out, size, "array<array<vec4<f32>, %d>, %d>", pitch, lines);
 }
 
 /* Rows: accumulators r<i> (and h<i>, columns 4..7 of an invocation's 8 in ROWS_VEC8), the
@@ -398,7 +424,7 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     /* Variants that do not run a kernel still give it valid sizes. */
     matmul_kernel t = *k, r = *k;
     if (k->kind != KERNEL_TILED)
-        t.bm = t.bn = 64, t.bk = 16, t.tm = t.tn = 4, t.a_stage = t.b_stage = 0, t.a_pitch = t.b_pitch = 16;
+        t.bm = t.bn = 64, t.bk = 16, t.tm = t.tn = 4, t.a_stage = t.b_stage = 0, t.a_pitch = t.b_pitch = 16, t.slices = 1;
     if (k->kind != KERNEL_ROWS)
         r.rows = 1, r.r_ap = 1, r.r_ks = 16, r.r_mode = ROWS_VEC4, r.r_lanes = 16, r.r_unroll = 1, r.r_kw = 1, r.r_cw = 4;
     tiled_text(&t, &tp);
@@ -414,8 +440,11 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     snprintf(bst, sizeof bst, "%d", t.b_stage);
     snprintf(ttx, sizeof ttx, "%d", t.bn / t.tn);
     snprintf(tty, sizeof tty, "%d", t.bm / t.tm);
-    tile_type(at, sizeof at, t.a_stage ? t.bm / 4 : t.bk, t.a_pitch);
-    tile_type(bt, sizeof bt, t.b_stage ? t.bn / 4 : t.bk, t.b_pitch);
+    tile_type(at, sizeof at, t.a_stage ? t.bm / 4 : t.bk, t.a_pitch, t.slices);
+    tile_type(bt, sizeof bt, t.b_stage ? t.bn / 4 : t.bk, t.b_pitch, t.slices);
+    char slices[16], tsum[16];
+    snprintf(slices, sizeof slices, "%d", t.slices);
+    snprintf(tsum, sizeof tsum, "%d", t.slices > 1 ? t.merge * (t.bn / t.tn) * (t.bm / t.tm) : 1);
     snprintf(rr, sizeof rr, "%d", r.rows);
     snprintf(rap, sizeof rap, "%d", r.r_ap);
     snprintf(rks, sizeof rks, "%d", r.r_ks);
@@ -434,7 +463,7 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     const char *rows_f16 = k->kind == KERNEL_ROWS && k->out == WGT_F16 ? "1" : "0";
     char *result = NULL;
     int failed = rdecl.failed || rloop.failed || rreduce.failed;
-    text_buf *parts[] = {&tp.decl, &tp.first, &tp.step, &tp.store};
+    text_buf *parts[] = {&tp.decl, &tp.first, &tp.step, &tp.merge, &tp.store};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) failed |= parts[i]->failed || !parts[i]->text;
     if (!failed) {
         const char *pairs[] = {"A_STORAGE", k->a_vec ? (k->in == WGT_F16 ? "vec4<u32>" : "vec4<f32>") : in_storage,
@@ -446,7 +475,8 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
                                "T_BM", bm, "T_BN", bn, "T_BK", bk, "A_MODE", am, "B_MODE", bmode,
                                "A_STAGE", ast, "B_STAGE", bst, "A_TILE", at, "B_TILE", bt, "T_TX", ttx, "T_TY", tty,
                                "ACC_DECL", tp.decl.text, "FIRST_FETCH", tp.first.text, "STEP", tp.step.text,
-                               "ACC_STORE", tp.store.text,
+                               "ACC_MERGE", tp.merge.text, "ACC_STORE", tp.store.text,
+                               "T_SLICES", slices, "TS", slice_index(&t), "T_SUM", tsum,
                                "R_ROWS", rr, "R_AP", rap, "R_KS", rks, "R_MODE", rmode, "R_RG", rg, "R_LANES", rl,
                                "R_KW", rkw, "R_CW", rcw, "ROWS_DECL", rdecl.text, "ROWS_LOOP", rloop.text,
                                "ROWS_REDUCE", rreduce.text,
@@ -469,10 +499,10 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
 static wgt_status run(wgt_webgpu *w, const matmul_kernel *k, const matmul_params *p, wgt_buffer *a, wgt_buffer *b,
                       wgt_buffer *dst, uint64_t workgroups) {
     char key[256];
-    snprintf(key, sizeof key, "matmul:%s:%s->%s:v%d%d%d:t%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d:r%d,%d,%d,%d,%d,%d,%d,%d,%d",
+    snprintf(key, sizeof key, "matmul:%s:%s->%s:v%d%d%d:t%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d:r%d,%d,%d,%d,%d,%d,%d,%d,%d",
              kernel_names[k->kind], wgt_dtype_name(k->in), wgt_dtype_name(k->out), k->a_vec, k->b_vec, k->out_vec, k->bm,
              k->bn, k->bk, k->tm, k->tn, k->a_mode, k->b_mode, k->a_stage, k->b_stage, k->a_pitch, k->b_pitch,
-             k->rows, k->r_mode, k->r_ap, k->r_ks, k->r_lanes, k->r_unroll, k->r_kw, k->r_cw, k->r_direct);
+             k->slices, k->merge, k->rows, k->r_mode, k->r_ap, k->r_ks, k->r_lanes, k->r_unroll, k->r_kw, k->r_cw, k->r_direct);
     wgt_pipeline *pl;
     wgt_status st = wgt_wgpu_pipeline(w, key, 3, build_matmul, k, &pl);
     if (st != WGT_OK) return st;
@@ -528,6 +558,13 @@ static void fit_tiles(matmul_kernel *k, uint32_t max_shared) {
 
 static uint64_t ceil_div(uint64_t x, uint64_t y) { return (x + y - 1) / y; }
 
+/* Splits K into about `chunks` ranges of kchunk values, a multiple of `unit`. */
+static void set_chunks(matmul_params *p, uint64_t K, uint64_t chunks, uint64_t unit) {
+    uint64_t kchunk = ceil_div(ceil_div(K ? K : 1, chunks), unit) * unit;
+    p->kchunk = (uint32_t)kchunk;
+    p->chunks = (uint32_t)ceil_div(K ? K : 1, kchunk);
+}
+
 /* Splits K into `chunks` ranges of kchunk values (a multiple of `unit`) so that about
  * `target` workgroups run, each range at least min_k long; the partial results, chunks x
  * total floats, stay within the buffer limit. */
@@ -542,9 +579,29 @@ static void split_k(wgt_webgpu *w, uint64_t K, uint64_t groups, uint64_t target,
         if (chunks > limit) chunks = limit;
         if (chunks < 1) chunks = 1;
     }
-    uint64_t kchunk = ceil_div(ceil_div(K ? K : 1, chunks), unit) * unit;
-    p->kchunk = (uint32_t)kchunk;
-    p->chunks = (uint32_t)ceil_div(K ? K : 1, kchunk);
+    set_chunks(p, K, chunks, unit);
+}
+
+/* Where split_k split K, pairs of its ranges become two slices of one workgroup instead,
+ * where the device allows 512 invocations and two sets of staged tiles: the same
+ * invocations at work, without the partial results' writes and reads or the sum kernel
+ * (1024^3 on an H200: 0.075 ms in two ranges of 128 x 64 tiles, 0.068 in two slices, where
+ * PyTorch takes 0.059). Each round of the final merge hands over `merge` accumulators per
+ * invocation, as many as the workgroup memory left over holds. Tiles of 128 x 128 stay
+ * unsliced: two sets of them need 38 KB of workgroup memory, more than most devices (and
+ * every test device) have, and 512 invocations of 8 x 8 outputs would take a whole
+ * multiprocessor's registers. */
+static void slice_k(wgt_webgpu *w, matmul_kernel *k, matmul_params *p, uint64_t K, uint32_t max_shared) {
+    k->slices = 1, k->merge = 1;
+    uint32_t tiles = 2 * tile_bytes(k), per_round = 16 * WORKGROUP_SIZE;
+    if (p->chunks < 2 || k->bm * k->bn >= 128 * 128 ||
+        w->limits.limits.maxComputeInvocationsPerWorkgroup < 2 * WORKGROUP_SIZE || tiles + per_round > max_shared)
+        return;
+    int acc = k->tm * k->tn / 4; /* vec4 accumulators per invocation */
+    k->slices = 2;
+    k->merge = (int)((max_shared - tiles) / per_round);
+    if (k->merge > acc) k->merge = acc;
+    set_chunks(p, K, ceil_div(p->chunks, 2), (uint64_t)k->bk);
 }
 
 wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b) {
@@ -700,6 +757,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         p.tiles_n = (uint32_t)ceil_div((uint64_t)N, (uint64_t)bn);
         groups = batch * p.tiles_m * p.tiles_n;
         split_k(w, (uint64_t)K, groups, TILED_GROUPS, 512, (uint64_t)k.bk, total, &p);
+        slice_k(w, &k, &p, (uint64_t)K, max_shared);
         k.out_vec = !f16_out && N % 4 == 0 && p.chunks == 1;
     }
 

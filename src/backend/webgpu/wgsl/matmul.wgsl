@@ -16,7 +16,10 @@
 //   apart from a part that is the same in every step (bounds clamps computed once). Tiles
 //   are walked in bands of GROUP_M tile rows so that workgroups running together share rows
 //   of a and columns of b in the cache. With `chunks` > 1
-//   the workgroup sums only K range `chunk` and writes an f32 partial result.
+//   the workgroup sums only K range `chunk` and writes an f32 partial result. With
+//   T_SLICES > 1 the workgroup is that many such sets of invocations, each taking every
+//   T_SLICES-th step of the range into its own staged tiles and accumulators; the first
+//   adds the others' accumulators to its own before it writes.
 // rows: for few rows of a: a workgroup takes R_ROWS rows (up to 16) and R_CW R_COLS columns
 //   over one range of K; its 256 invocations are R_COLS column groups by R_LANES lanes of K.
 //   Rows of a are staged in workgroup memory R_KS values of K at a time (a single row is
@@ -134,13 +137,19 @@ const B_STAGE: u32 = {{B_STAGE}}u;
 const T_TX: u32 = {{T_TX}}u;
 const T_TY: u32 = {{T_TY}}u;
 const T_WG: u32 = T_TX * T_TY;
+// Slices of K per workgroup: slice sl of T_WG invocations takes steps sl, sl + T_SLICES, ...
+// into its own staged tiles and accumulators, which the slices add up at the end (through
+// tsum) before the first writes them. More invocations per tile where tiles are too few,
+// without a second kernel and a buffer of partial results.
+const T_SLICES: u32 = {{T_SLICES}}u;
 const A_LOADS: u32 = T_BK * T_BM / (4u * T_WG);  // vec4s each invocation fetches per step
 const B_LOADS: u32 = T_BK * T_BN / (4u * T_WG);
 const GROUP_M: u32 = 8u;
 
-// The staged step of each operand, in the layout above.
+// The staged step of each operand, in the layout above (one per slice).
 var<workgroup> ta: {{A_TILE}};
 var<workgroup> tb: {{B_TILE}};
+var<workgroup> tsum: array<vec4<f32>, {{T_SUM}}>;
 
 // Fetch q (0 .. T_BK * T_BM / 4 - 1) of a's tile at (m0, k0): four values of one k along M,
 // or of one row along K; zeros past M and past ke.
@@ -212,62 +221,62 @@ fn fetch_b(q: u32, base: i32, n0: u32, k0: u32, ke: u32) -> vec4<f32> {
     return v;
 }
 
-// Stores fetch q into the staged tile: a whole vec4 where the fetch runs the way the layout
+// Stores fetch q into slice sl's staged tile: a whole vec4 where the fetch runs the way the layout
 // does, else one value per row (layout 1) or per k (layout 0).
-fn stash_a(q: u32, v: vec4<f32>) {
+fn stash_a(sl: u32, q: u32, v: vec4<f32>) {
     if ((A_MODE & 1u) == 0u) {
         let m = 4u * (q % (T_BM / 4u));
         let k = q / (T_BM / 4u);
         if (A_STAGE == 0u) {
-            ta[k][m / 4u] = v;
+            ta{{TS}}[k][m / 4u] = v;
         } else {
             let line = k / 4u;
             let c = k % 4u;
-            ta[m / 4u][line][c] = v.x;
-            ta[m / 4u][T_KV + line][c] = v.y;
-            ta[m / 4u][2u * T_KV + line][c] = v.z;
-            ta[m / 4u][3u * T_KV + line][c] = v.w;
+            ta{{TS}}[m / 4u][line][c] = v.x;
+            ta{{TS}}[m / 4u][T_KV + line][c] = v.y;
+            ta{{TS}}[m / 4u][2u * T_KV + line][c] = v.z;
+            ta{{TS}}[m / 4u][3u * T_KV + line][c] = v.w;
         }
     } else {
         let m = q / T_KV;
         let kv = q % T_KV;
         if (A_STAGE == 1u) {
-            ta[m / 4u][(m % 4u) * T_KV + kv] = v;
+            ta{{TS}}[m / 4u][(m % 4u) * T_KV + kv] = v;
         } else {
             let c = m % 4u;
-            ta[4u * kv][m / 4u][c] = v.x;
-            ta[4u * kv + 1u][m / 4u][c] = v.y;
-            ta[4u * kv + 2u][m / 4u][c] = v.z;
-            ta[4u * kv + 3u][m / 4u][c] = v.w;
+            ta{{TS}}[4u * kv][m / 4u][c] = v.x;
+            ta{{TS}}[4u * kv + 1u][m / 4u][c] = v.y;
+            ta{{TS}}[4u * kv + 2u][m / 4u][c] = v.z;
+            ta{{TS}}[4u * kv + 3u][m / 4u][c] = v.w;
         }
     }
 }
 
-fn stash_b(q: u32, v: vec4<f32>) {
+fn stash_b(sl: u32, q: u32, v: vec4<f32>) {
     if ((B_MODE & 1u) == 0u) {
         let n = 4u * (q % (T_BN / 4u));
         let k = q / (T_BN / 4u);
         if (B_STAGE == 0u) {
-            tb[k][n / 4u] = v;
+            tb{{TS}}[k][n / 4u] = v;
         } else {
             let line = k / 4u;
             let c = k % 4u;
-            tb[n / 4u][line][c] = v.x;
-            tb[n / 4u][T_KV + line][c] = v.y;
-            tb[n / 4u][2u * T_KV + line][c] = v.z;
-            tb[n / 4u][3u * T_KV + line][c] = v.w;
+            tb{{TS}}[n / 4u][line][c] = v.x;
+            tb{{TS}}[n / 4u][T_KV + line][c] = v.y;
+            tb{{TS}}[n / 4u][2u * T_KV + line][c] = v.z;
+            tb{{TS}}[n / 4u][3u * T_KV + line][c] = v.w;
         }
     } else {
         let n = q / T_KV;
         let kv = q % T_KV;
         if (B_STAGE == 1u) {
-            tb[n / 4u][(n % 4u) * T_KV + kv] = v;
+            tb{{TS}}[n / 4u][(n % 4u) * T_KV + kv] = v;
         } else {
             let c = n % 4u;
-            tb[4u * kv][n / 4u][c] = v.x;
-            tb[4u * kv + 1u][n / 4u][c] = v.y;
-            tb[4u * kv + 2u][n / 4u][c] = v.z;
-            tb[4u * kv + 3u][n / 4u][c] = v.w;
+            tb{{TS}}[4u * kv][n / 4u][c] = v.x;
+            tb{{TS}}[4u * kv + 1u][n / 4u][c] = v.y;
+            tb{{TS}}[4u * kv + 2u][n / 4u][c] = v.z;
+            tb{{TS}}[4u * kv + 3u][n / 4u][c] = v.w;
         }
     }
 }
@@ -282,9 +291,11 @@ fn store4(base: u32, n: u32, v: vec4<f32>) {
 // k and for the row within a block, so the only varying parts of an index (ty + 16 g,
 // tx + 16 h) are the same in every step: the bounds clamps WGSL requires on
 // workgroup arrays are computed once, and each read is a base register plus a constant.
-@compute @workgroup_size(T_WG)
-fn {{TILED_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+@compute @workgroup_size(T_WG * T_SLICES)
+fn {{TILED_ENTRY}}(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) groups: vec3<u32>) {
+    let tid = lid % T_WG;
+    let sl = lid / T_WG;
     let group = wid.x + wid.y * groups.x;
     let per_batch = params.tiles_m * params.tiles_n;
     let per_chunk = per_batch * params.batch;
@@ -302,7 +313,8 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
     let bases = batch_bases(batch);
     let kb = chunk * params.kchunk;
     let ke = min(params.K, kb + params.kchunk);
-    let steps = (ke - kb + T_BK - 1u) / T_BK;
+    let steps = (ke - kb + T_BK * T_SLICES - 1u) / (T_BK * T_SLICES);  // the same for every slice
+    let k0 = kb + sl * T_BK;
     // A warp (32 invocations) covers 8 column blocks by 4 row blocks, so each of its reads of
     // a staged tile touches at most 128 bytes.
     let warp = tid / 32u;
@@ -314,11 +326,12 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup
 {{FIRST_FETCH}}
     workgroupBarrier();
     for (var s = 0u; s < steps; s = s + 1u) {
-        let k1 = kb + (s + 1u) * T_BK;  // the next step (past ke after the last)
+        let k1 = k0 + (s + 1u) * (T_BK * T_SLICES);  // the slice's next step (past ke after the last)
 {{STEP}}
         workgroupBarrier();  // the next step staged before anyone reads it
     }
-    if (!in_range) { return; }
+{{ACC_MERGE}}
+    if (!in_range || !lead) { return; }
     let first = chunk * params.total + batch * params.M * params.N;
 {{ACC_STORE}}
 }
