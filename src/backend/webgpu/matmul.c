@@ -477,6 +477,10 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
                                "ACC_DECL", tp.decl.text, "FIRST_FETCH", tp.first.text, "STEP", tp.step.text,
                                "ACC_MERGE", tp.merge.text, "ACC_STORE", tp.store.text,
                                "T_SLICES", slices, "TS", slice_index(&t), "T_SUM", tsum,
+                               /* A constant slice 0 where there is one, so the text folds to the
+                                * unsliced kernel's. */
+                               "SLICE_OF", t.slices > 1 ? "    let tid = lid % T_WG;\n    let sl = lid / T_WG;"
+                                                        : "    let tid = lid;\n    let sl = 0u;",
                                "R_ROWS", rr, "R_AP", rap, "R_KS", rks, "R_MODE", rmode, "R_RG", rg, "R_LANES", rl,
                                "R_KW", rkw, "R_CW", rcw, "ROWS_DECL", rdecl.text, "ROWS_LOOP", rloop.text,
                                "ROWS_REDUCE", rreduce.text,

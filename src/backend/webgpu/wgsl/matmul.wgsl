@@ -294,8 +294,7 @@ fn store4(base: u32, n: u32, v: vec4<f32>) {
 @compute @workgroup_size(T_WG * T_SLICES)
 fn {{TILED_ENTRY}}(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) groups: vec3<u32>) {
-    let tid = lid % T_WG;
-    let sl = lid / T_WG;
+{{SLICE_OF}}
     let group = wid.x + wid.y * groups.x;
     let per_batch = params.tiles_m * params.tiles_n;
     let per_chunk = per_batch * params.batch;
