@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/webgpu/webgpu_internal.h"
+#include "core/tensor.h"
 #include "test.h"
 
 #define U32 5.9604644775390625e-8 /* 2^-24 */
@@ -659,4 +661,25 @@ TEST(matmul_webgpu_matches_cpu) {
         }
     wgt_context_release(gpu);
     wgt_context_release(cpu);
+}
+
+/* A device with only WebGPU's default compute limits (16 KB of workgroup memory, 256
+ * invocations along x): the host keeps every variant within them, so K split into ranges
+ * runs unsliced through the sum kernel, and 128 x 128 tiles give up their padding. The
+ * context's recorded limits are lowered; the device has more, so what the host picks for the
+ * lower ones runs on it too. */
+TEST(matmul_within_the_default_workgroup_limits) {
+    wgt_context *gpu = test_webgpu_context();
+    if (!gpu) return;
+    WGPULimits *l = &((wgt_webgpu *)gpu->backend)->limits.limits;
+    l->maxComputeWorkgroupStorageSize = 16384;
+    l->maxComputeInvocationsPerWorkgroup = 256;
+    l->maxComputeWorkgroupSizeX = 256;
+    int64_t sa[2] = {64, 4096}, sb[2] = {4096, 64}, wa[2] = {200, 1100}, wb[2] = {1100, 130};
+    int64_t ta[3] = {50, 132, 36}, tb[3] = {50, 36, 132};
+    for (size_t d = 0; d < 2; d++) check_shapes(gpu, float_types[d], CONTIGUOUS, CONTIGUOUS, 2, sa, 2, sb, 1500 + d);
+    check_shapes(gpu, WGT_F32, CONTIGUOUS, TRANSPOSED, 2, wa, 2, wb, 1510);
+    check_shapes(gpu, WGT_F32, CONTIGUOUS, CONTIGUOUS, 3, ta, 3, tb, 1520);
+    check_shapes(gpu, WGT_F16, TRANSPOSED, TRANSPOSED, 3, ta, 3, tb, 1530);
+    wgt_context_release(gpu);
 }

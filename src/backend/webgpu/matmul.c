@@ -587,7 +587,7 @@ static void split_k(wgt_webgpu *w, uint64_t K, uint64_t groups, uint64_t target,
 }
 
 /* Where split_k split K, pairs of its ranges become two slices of one workgroup instead,
- * where the device allows 512 invocations and two sets of staged tiles: the same
+ * where the device allows 512 invocations along x and two sets of staged tiles: the same
  * invocations at work, without the partial results' writes and reads or the sum kernel
  * (1024^3 on an H200: 0.075 ms in two ranges of 128 x 64 tiles, 0.068 in two slices, where
  * PyTorch takes 0.059). Each round of the final merge hands over `merge` accumulators per
@@ -598,8 +598,9 @@ static void split_k(wgt_webgpu *w, uint64_t K, uint64_t groups, uint64_t target,
 static void slice_k(wgt_webgpu *w, matmul_kernel *k, matmul_params *p, uint64_t K, uint32_t max_shared) {
     k->slices = 1, k->merge = 1;
     uint32_t tiles = 2 * tile_bytes(k), per_round = 16 * WORKGROUP_SIZE;
-    if (p->chunks < 2 || k->bm * k->bn >= 128 * 128 ||
-        w->limits.limits.maxComputeInvocationsPerWorkgroup < 2 * WORKGROUP_SIZE || tiles + per_round > max_shared)
+    const WGPULimits *l = &w->limits.limits;
+    if (p->chunks < 2 || k->bm * k->bn >= 128 * 128 || l->maxComputeInvocationsPerWorkgroup < 2 * WORKGROUP_SIZE ||
+        l->maxComputeWorkgroupSizeX < 2 * WORKGROUP_SIZE || tiles + per_round > max_shared)
         return;
     int acc = k->tm * k->tn / 4; /* vec4 accumulators per invocation */
     k->slices = 2;
