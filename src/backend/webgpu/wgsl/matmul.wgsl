@@ -221,8 +221,9 @@ fn fetch_b(q: u32, base: i32, n0: u32, k0: u32, ke: u32) -> vec4<f32> {
     return v;
 }
 
-// Stores fetch q into slice sl's staged tile: a whole vec4 where the fetch runs the way the layout
-// does, else one value per row (layout 1) or per k (layout 0).
+// Stores fetch q into slice sl's staged tile: a whole vec4 where the fetch runs the way the
+// layout does, else one value per row (layout 1) or per k (layout 0). Where the workgroup has
+// several slices, ta and tb hold a tile per slice and are indexed by sl first.
 fn stash_a(sl: u32, q: u32, v: vec4<f32>) {
     if ((A_MODE & 1u) == 0u) {
         let m = 4u * (q % (T_BM / 4u));
