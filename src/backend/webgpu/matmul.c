@@ -27,9 +27,9 @@
  *
  * The figures behind the choices (NVIDIA H200, Vulkan through Dawn, kernels back to back,
  * BENCHMARKS.md has the history): 4096^3 f32 in 3.24 ms (x @ w^T 3.19 ms), 8192^3 in
- * 25.4 ms, 4097^3 in 3.8 ms, 1024^3 in 0.068 ms; 16 x 4096 x 4096 in 0.05 ms (64 x 64 tiles: 0.5 ms); a row
- * vector times 8192 x 8192 f32 in 0.070 ms of kernel time (0.94 of a copy's bandwidth),
- * that matrix in f16 times a vector in 0.041 ms.
+ * 25.4 ms, 4097^3 in 3.8 ms, 1024^3 in 0.068 ms; 16 x 4096 x 4096 in 0.05 ms (64 x 64
+ * tiles: 0.5 ms); a row vector times 8192 x 8192 f32 in 0.070 ms of kernel time (0.94 of a
+ * copy's bandwidth), that matrix in f16 times a vector in 0.041 ms.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -182,6 +182,13 @@ static void tiled_multiply(const matmul_kernel *k, text_buf *step) {
     }
 }
 
+/* The name of an invocation's accumulator number a, counting as the declarations do: row
+ * block g, row i of it, column block h (tng column blocks). */
+static const char *accumulator(char *out, size_t size, int a, int tng) {
+    snprintf(out, size, "c%d%d%d", a / (4 * tng), a / tng % 4, a % tng);
+    return out;
+}
+
 /* The tiled kernel's step: the next step's loads into registers, the multiply of the staged
  * one, a barrier, and the stores of the loaded vec4s over it. The last step fetches past the
  * end of K, which the fetches answer with zeros without reading memory, and stores them where
@@ -209,17 +216,19 @@ static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
     /* Slices after the first hand their accumulators to the first through tsum, `merge` of
      * them per round (the staged tiles stay where they are: WGSL cannot alias them). */
     int acc = tmg * 4 * tng;
+    char c[16];
     add(&t->merge, "    let lead = sl == 0u;\n");
     for (int first = 0; k->slices > 1 && first < acc; first += k->merge) {
         int last = first + k->merge < acc ? first + k->merge : acc;
         for (int from = 1; from < k->slices; from++) {
             add(&t->merge, "    if (sl == %du) {\n", from);
             for (int a = first; a < last; a++)
-                add(&t->merge, "        tsum[%du + tid] = c%d%d%d;\n", wg * (a - first), a / (4 * tng), a / tng % 4, a % tng);
+                add(&t->merge, "        tsum[%du + tid] = %s;\n", wg * (a - first), accumulator(c, sizeof c, a, tng));
             add(&t->merge, "    }\n    workgroupBarrier();\n    if (lead) {\n");
-            for (int a = first; a < last; a++)
-                add(&t->merge, "        c%d%d%d = c%d%d%d + tsum[%du + tid];\n", a / (4 * tng), a / tng % 4, a % tng,
-                    a / (4 * tng), a / tng % 4, a % tng, wg * (a - first));
+            for (int a = first; a < last; a++) {
+                accumulator(c, sizeof c, a, tng);
+                add(&t->merge, "        %s = %s + tsum[%du + tid];\n", c, c, wg * (a - first));
+            }
             add(&t->merge, "    }\n    workgroupBarrier();\n");
         }
     }

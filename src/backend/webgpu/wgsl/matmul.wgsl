@@ -313,7 +313,9 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) lid: u32, @builtin(workgroup
     let bases = batch_bases(batch);
     let kb = chunk * params.kchunk;
     let ke = min(params.K, kb + params.kchunk);
-    let steps = (ke - kb + T_BK * T_SLICES - 1u) / (T_BK * T_SLICES);  // the same for every slice
+    // Steps per slice, the same for every slice (barriers stay uniform); a slice's step past
+    // ke fetches zeros.
+    let steps = (ke - kb + T_BK * T_SLICES - 1u) / (T_BK * T_SLICES);
     let k0 = kb + sl * T_BK;
     // A warp (32 invocations) covers 8 column blocks by 4 row blocks, so each of its reads of
     // a staged tile touches at most 128 bytes.
@@ -326,7 +328,7 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) lid: u32, @builtin(workgroup
 {{FIRST_FETCH}}
     workgroupBarrier();
     for (var s = 0u; s < steps; s = s + 1u) {
-        let k1 = k0 + (s + 1u) * (T_BK * T_SLICES);  // the slice's next step (past ke after the last)
+        let k1 = k0 + (s + 1u) * (T_BK * T_SLICES);  // the slice's next step (past ke at the end)
 {{STEP}}
         workgroupBarrier();  // the next step staged before anyone reads it
     }
