@@ -13,7 +13,7 @@ LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/wgsl_sources.o
 HEADERS = $(wildcard include/*.h src/*/*.h src/backend/*/*.h)
 TEST_SRC = $(wildcard tests/*.c)
 
-.PHONY: all setup demo test info clean
+.PHONY: all setup demo test info clean kernel-inspect
 all: $(BUILD)/libwgtensor.a $(BUILD)/libwgtensor.so $(BUILD)/wgtensor $(BUILD)/wgt_tests $(BUILD)/examples/hello
 
 setup:
@@ -27,6 +27,15 @@ info: setup all
 
 test: setup all
 	$(BUILD)/wgt_tests
+
+# A Vulkan layer that prints the driver's statistics of each compute pipeline (registers,
+# code size) and dumps SPIR-V and compiled code: tools/kernel_inspect/README.md. Not part of
+# the library or the tests; it needs Vulkan's headers (libvulkan-dev, or VULKAN_INCLUDE=dir).
+kernel-inspect: $(BUILD)/kernel_inspect/libwgt_pipeline_stats.so
+
+$(BUILD)/kernel_inspect/libwgt_pipeline_stats.so: tools/kernel_inspect/pipeline_stats_layer.c
+	@mkdir -p $(@D)
+	$(CC) $(if $(VULKAN_INCLUDE),-I$(VULKAN_INCLUDE)) $(WARN) $(CFLAGS) -shared -fPIC -fvisibility=hidden $< -o $@
 
 $(BUILD)/gen/wgsl_sources.c: $(WGSL) scripts/embed_wgsl.sh
 	@mkdir -p $(@D)

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Machine code of a compute pipeline from an NVIDIA pipeline-cache dump (cache_pP_mN.bin, as
+the pipeline-stats layer writes it), disassembled with nvdisasm where it is on the PATH.
+
+    nvidia_code.py [--arch SM90] cache_p0_m0.bin ...
+
+Writes NAME.code (raw instructions) and NAME.sass beside each dump and prints, for the
+innermost loop (the last backward branch), how many instructions it has and of which kinds.
+
+The layout was read off driver 580's dumps; the driver does not document it, so this is a
+reading aid that may need adjusting for other drivers: the cache data holds a zstd frame;
+decompressed, it holds an "NVuc" container whose 32-byte section entries (after a 32-byte
+header) give type, size and offset, and the section of type 1 is the code.
+"""
+import argparse
+import collections
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+ZSTD_MAGIC = bytes.fromhex("28b52ffd")
+CONTAINER_MAGIC = b"NVuc"
+CODE_SECTION = 1
+
+
+def decompress(blob):
+    start = blob.find(ZSTD_MAGIC)
+    if start < 0:
+        raise ValueError("no zstd frame in the cache data")
+    frame = blob[start:]
+    try:
+        import zstandard
+        return zstandard.ZstdDecompressor().decompressobj().decompress(frame)
+    except ImportError:
+        pass
+    if shutil.which("zstd"):
+        return subprocess.run(["zstd", "-q", "-d", "-c"], input=frame, capture_output=True, check=False).stdout
+    # libzstd itself, which most systems carry even without the command or the module.
+    import ctypes
+    import ctypes.util
+    name = ctypes.util.find_library("zstd") or "libzstd.so.1"
+    try:
+        lib = ctypes.CDLL(name)
+    except OSError:
+        raise ValueError("needs the zstandard module, the zstd command or libzstd")
+    lib.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
+    lib.ZSTD_getFrameContentSize.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.ZSTD_decompress.restype = ctypes.c_size_t
+    lib.ZSTD_decompress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+    lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
+    size = lib.ZSTD_getFrameContentSize(frame, len(frame))
+    if size >= (1 << 63):  # unknown or an error
+        raise ValueError("the zstd frame does not state its size")
+    out = ctypes.create_string_buffer(size)
+    n = lib.ZSTD_decompress(out, size, frame, len(frame))
+    if lib.ZSTD_isError(n):
+        raise ValueError("libzstd could not decompress the frame")
+    return out.raw[:n]
+
+
+def code_section(data):
+    base = data.find(CONTAINER_MAGIC)
+    if base < 0:
+        raise ValueError("no NVuc container in the decompressed data")
+    for entry in range(base + 32, base + 32 + 32 * 16, 32):
+        kind, size, offset = struct.unpack_from("<III", data, entry)
+        if kind == CODE_SECTION and 0 < size and base + offset + size <= len(data):
+            return data[base + offset:base + offset + size]
+    raise ValueError("no code section in the container")
+
+
+def loop_summary(sass):
+    lines = [l for l in sass.splitlines() if re.match(r"\s*/\*[0-9a-f]{4,}\*/", l)]
+    addr = [int(re.match(r"\s*/\*([0-9a-f]+)\*/", l).group(1), 16) for l in lines]
+    loop = None
+    for i, l in enumerate(lines):
+        m = re.search(r"BRA (0x[0-9a-f]+)", l)
+        if m and int(m.group(1), 16) < addr[i]:
+            target = addr.index(int(m.group(1), 16)) if int(m.group(1), 16) in addr else None
+            if target is not None:
+                loop = (target, i)
+    if loop is None:
+        return "no loop"
+    body = lines[loop[0]:loop[1] + 1]
+    kinds = collections.Counter(re.sub(r"^\s*/\*[0-9a-f]+\*/\s*(@!?U?P\w+\s+)?", "", l).split(" ")[0].split(".")[0]
+                                for l in body)
+    top = ", ".join("%s %d" % kv for kv in kinds.most_common(12))
+    return "loop of %d instructions: %s" % (len(body), top)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", default="SM90", help="nvdisasm's name of the architecture (SM90 for Hopper)")
+    ap.add_argument("dumps", nargs="+")
+    args = ap.parse_args()
+    status = 0
+    for path in args.dumps:
+        try:
+            code = code_section(decompress(open(path, "rb").read()))
+        except (OSError, ValueError, struct.error) as e:
+            print("%s: %s" % (path, e), file=sys.stderr)
+            status = 1
+            continue
+        stem = path[:-4] if path.endswith(".bin") else path
+        open(stem + ".code", "wb").write(code)
+        line = "%s: %d bytes of code" % (path, len(code))
+        if shutil.which("nvdisasm"):
+            r = subprocess.run(["nvdisasm", "-b", args.arch, stem + ".code"], capture_output=True, text=True)
+            open(stem + ".sass", "w").write(r.stdout + r.stderr)
+            line += "; " + (loop_summary(r.stdout) if r.returncode == 0 else "nvdisasm failed: " + r.stderr[:200])
+        print(line)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
