@@ -4,16 +4,20 @@ the pipeline-stats layer writes it), disassembled with nvdisasm where it is on t
 
     nvidia_code.py [--arch SM90] cache_p0_m0.bin ...
 
-Writes NAME.code (raw instructions) and NAME.sass beside each dump and prints, for the
-innermost loop (the last backward branch), how many instructions it has and of which kinds.
+Writes NAME.code (raw instructions) and NAME.sass beside each dump and prints, for the loop
+that the last backward branch closes (the inner loop of a kernel with one), how many
+instructions it has and of which kinds.
 
 The layout was read off driver 580's dumps; the driver does not document it, so this is a
-reading aid that may need adjusting for other drivers: the cache data holds a zstd frame;
-decompressed, it holds an "NVuc" container whose 32-byte section entries (after a 32-byte
-header) give type, size and offset, and the section of type 1 is the code.
+reading aid that may need adjusting for other drivers: the cache data holds a zstd frame
+(decompressed through libzstd); decompressed, it holds an "NVuc" container whose 32-byte
+section entries (after a 32-byte header) give type, size and offset, and the section of type
+1 is the code.
 """
 import argparse
 import collections
+import ctypes
+import ctypes.util
 import re
 import shutil
 import struct
@@ -26,25 +30,16 @@ CODE_SECTION = 1
 
 
 def decompress(blob):
+    """The cache data's zstd frame, decompressed through libzstd (which systems carry even
+    where neither the zstd command nor Python's zstandard module is installed)."""
     start = blob.find(ZSTD_MAGIC)
     if start < 0:
         raise ValueError("no zstd frame in the cache data")
     frame = blob[start:]
     try:
-        import zstandard
-        return zstandard.ZstdDecompressor().decompressobj().decompress(frame)
-    except ImportError:
-        pass
-    if shutil.which("zstd"):
-        return subprocess.run(["zstd", "-q", "-d", "-c"], input=frame, capture_output=True, check=False).stdout
-    # libzstd itself, which most systems carry even without the command or the module.
-    import ctypes
-    import ctypes.util
-    name = ctypes.util.find_library("zstd") or "libzstd.so.1"
-    try:
-        lib = ctypes.CDLL(name)
+        lib = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
     except OSError:
-        raise ValueError("needs the zstandard module, the zstd command or libzstd")
+        raise ValueError("needs libzstd")
     lib.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
     lib.ZSTD_getFrameContentSize.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
     lib.ZSTD_decompress.restype = ctypes.c_size_t
@@ -72,20 +67,23 @@ def code_section(data):
 
 
 def loop_summary(sass):
-    lines = [l for l in sass.splitlines() if re.match(r"\s*/\*[0-9a-f]{4,}\*/", l)]
-    addr = [int(re.match(r"\s*/\*([0-9a-f]+)\*/", l).group(1), 16) for l in lines]
+    """Instruction counts by kind of the loop that the last backward branch closes."""
+    code = []  # (address, instruction text)
+    for l in sass.splitlines():
+        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s*(.*)", l)
+        if m:
+            code.append((int(m.group(1), 16), m.group(2)))
+    index = {address: i for i, (address, _) in enumerate(code)}
     loop = None
-    for i, l in enumerate(lines):
-        m = re.search(r"BRA (0x[0-9a-f]+)", l)
-        if m and int(m.group(1), 16) < addr[i]:
-            target = addr.index(int(m.group(1), 16)) if int(m.group(1), 16) in addr else None
-            if target is not None:
-                loop = (target, i)
+    for i, (address, text) in enumerate(code):
+        m = re.search(r"BRA (0x[0-9a-f]+)", text)
+        if m and int(m.group(1), 16) < address and int(m.group(1), 16) in index:
+            loop = (index[int(m.group(1), 16)], i)
     if loop is None:
         return "no loop"
-    body = lines[loop[0]:loop[1] + 1]
-    kinds = collections.Counter(re.sub(r"^\s*/\*[0-9a-f]+\*/\s*(@!?U?P\w+\s+)?", "", l).split(" ")[0].split(".")[0]
-                                for l in body)
+    body = code[loop[0]:loop[1] + 1]
+    # The opcode without its predicate (@P0, @!UP1) and modifiers (.FTZ, .128).
+    kinds = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", text).split(" ")[0].split(".")[0] for _, text in body)
     top = ", ".join("%s %d" % kv for kv in kinds.most_common(12))
     return "loop of %d instructions: %s" % (len(body), top)
 

@@ -173,7 +173,7 @@ static void print_statistics(VkDevice d, VkPipeline pipeline, int number, int mo
 
 /* Builds the pipeline once more into a cache of its own and writes that cache's data: the
  * driver keeps its compiled code there. */
-static void dump_cache(VkDevice d, const VkComputePipelineCreateInfo *info, int number) {
+static void dump_cache(VkDevice d, const VkComputePipelineCreateInfo *info, int number, int module) {
     if (!getenv("WGT_INSPECT_DIR") || !dev.create_pipeline_cache || !dev.pipeline_cache_data) return;
     VkPipelineCacheCreateInfo cache_info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
     VkPipelineCache cache;
@@ -185,7 +185,7 @@ static void dump_cache(VkDevice d, const VkComputePipelineCreateInfo *info, int 
         if (dev.pipeline_cache_data(d, cache, &size, NULL) == VK_SUCCESS && (data = malloc(size)) &&
             dev.pipeline_cache_data(d, cache, &size, data) == VK_SUCCESS) {
             char name[64];
-            snprintf(name, sizeof name, "cache_p%d_m%d.bin", number, module_number(info->stage.module));
+            snprintf(name, sizeof name, "cache_p%d_m%d.bin", number, module);
             write_file(name, data, size);
         }
         free(data);
@@ -205,8 +205,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL create_compute_pipelines(VkDevice d, VkPip
     }
     VkResult r = dev.create_compute_pipelines(d, cache, n, ours, alloc, out);
     for (uint32_t i = 0; r == VK_SUCCESS && i < n; i++, pipeline_count++) {
-        if (dev.statistics) print_statistics(d, out[i], pipeline_count, module_number(infos[i].stage.module));
-        dump_cache(d, &infos[i], pipeline_count);
+        int module = module_number(infos[i].stage.module);
+        if (dev.statistics) print_statistics(d, out[i], pipeline_count, module);
+        dump_cache(d, &infos[i], pipeline_count, module);
     }
     free(ours);
     return r;
