@@ -352,6 +352,19 @@ TEST_BACKENDS(matmul_tiles_128_fetch_modes) {
     check_shapes(ctx, WGT_F16, TRANSPOSED, CONTIGUOUS, 3, sa, 3, sb, 1021);
 }
 
+/* 128 x 128 tiles over K of 512 or more: the loop over K takes two steps per iteration, in
+ * an order of fetches, multiplies and stores chosen per layout of the operands. K = 516 is 33
+ * steps of 16, the last part filled, so the loop runs one step more than K needs, over the
+ * zeros fetched past its end. */
+TEST_BACKENDS(matmul_tiles_128_long_k) {
+    static const layout pairs[4][2] = {
+        {CONTIGUOUS, CONTIGUOUS}, {CONTIGUOUS, TRANSPOSED}, {TRANSPOSED, CONTIGUOUS}, {TRANSPOSED, TRANSPOSED}};
+    for (int c = 0; c < 4; c++) {
+        int64_t sa[3] = {50, 132, 516}, sb[3] = {50, 516, 132};
+        check_shapes(ctx, WGT_F32, pairs[c][0], pairs[c][1], 3, sa, 3, sb, 1040 + (uint64_t)c);
+    }
+}
+
 /* 128 x 64 tiles (M > N) and 64 x 128 (N > M): too few 128 x 128 tiles, enough of these. */
 TEST_BACKENDS(matmul_tiles_128_by_64) {
     int64_t sa[3] = {50, 130, 20}, sb[3] = {50, 20, 100}, ta[3] = {50, 100, 20}, tb[3] = {50, 20, 130};

@@ -14,7 +14,8 @@
  * - tiled, for the rest: 128 x 128 outputs per workgroup (8 x 8 per invocation), or 128 x 64
  *   / 64 x 128 (8 x 4) and 64 x 64 (4 x 4) when there would be too few tiles, K in steps of
  *   16 or 8 through one staged tile per operand, the next step's loads in registers while
- *   the staged one is multiplied. Each operand is fetched along its unit stride (rows of a
+ *   the staged one is multiplied (over long K, two steps per pass of the loop, the loads
+ *   placed among the multiply's groups of k as the layout favours). Each operand is fetched along its unit stride (rows of a
  *   matrix stored by rows, columns of one stored by columns), as vec4s when vec_ok allows,
  *   and staged along M (N) or along K as the tile favours. The generated multiply reads the
  *   staged tiles with constant indices (see the WGSL). When even 64 x 64 tiles are too few
@@ -26,8 +27,8 @@
  *   one range: it packs whole words over the flat index.
  *
  * The figures behind the choices (NVIDIA H200, Vulkan through Dawn, kernels back to back,
- * BENCHMARKS.md has the history): 4096^3 f32 in 3.24 ms (x @ w^T 3.19 ms), 8192^3 in
- * 25.4 ms, 4097^3 in 3.8 ms, 1024^3 in 0.068 ms; 16 x 4096 x 4096 in 0.05 ms (64 x 64
+ * BENCHMARKS.md has the history): 4096^3 f32 in 3.17 ms (x @ w^T 3.17 ms, a^T @ b 2.99),
+ * 8192^3 in 25.0 ms, 4097^3 in 3.8 ms, 1024^3 in 0.068 ms; 16 x 4096 x 4096 in 0.05 ms (64 x 64
  * tiles: 0.5 ms); a row vector times 8192 x 8192 f32 in 0.070 ms of kernel time (0.94 of a
  * copy's bandwidth), that matrix in f16 times a vector in 0.041 ms.
  */
@@ -49,6 +50,9 @@
 /* R_KS of a rows kernel that reads its one row of a directly: one pass over the K range,
  * nothing staged. */
 #define ROWS_KS_UNSTAGED (1 << 30)
+/* The tiled kernel's step unless tiled_schedule picks another (see tiled_text for the
+ * notation): the next step's loads, the multiply, a barrier, the stores. */
+#define TILED_SCHEDULE "FA FB M* B SA SB"
 
 /* Mirrors struct Params in matmul.wgsl: 20 scalars, then the 16-byte aligned arrays. */
 typedef struct {
@@ -81,6 +85,8 @@ typedef struct {
     int a_stage, b_stage;  /* tiled: staged layouts (A_STAGE, B_STAGE) */
     int bm, bn, bk, tm, tn, a_pitch, b_pitch; /* tiled: tile, outputs per invocation, vec4s per staged line */
     int slices, merge;     /* tiled: slices of K per workgroup, accumulators merged per round */
+    int unroll;            /* tiled: steps per iteration of the loop over K */
+    char sched[40];        /* tiled: order of a step's loads, multiply and stores (see tiled_text) */
     int rows, r_mode, r_ap, r_ks, r_lanes, r_unroll; /* rows */
     int r_kw, r_cw;        /* rows: values of K per lane step, columns per invocation along N */
     int r_direct;          /* rows: the one row of a read from memory in the loop, not staged */
@@ -138,11 +144,11 @@ static const char *slice_index(const matmul_kernel *k) { return k->slices > 1 ? 
  * along M (N) and the rank-1 update. Every invocation runs it, those past the output's edge on
  * the zeros staged there (their results are never stored): skipping it behind a branch made
  * every tile slower (4096^3 on an H200: 3.59 ms with the branch, 3.48 without). */
-static void tiled_multiply(const matmul_kernel *k, text_buf *step) {
+static void tiled_multiply(const matmul_kernel *k, text_buf *step, int kv_from, int kv_to) {
     int tmg = k->tm / 4, tng = k->tn / 4, kv_count = k->bk / 4;
     int tx = k->bn / k->tn, ty = k->bm / k->tm;
     const char *ts = slice_index(k);
-    for (int kv = 0; kv < kv_count; kv++) {
+    for (int kv = kv_from; kv < kv_to; kv++) {
         add(step, "            {\n");
         if (k->a_stage)
             for (int g = 0; g < tmg; g++)
@@ -190,10 +196,13 @@ static const char *accumulator(char *out, size_t size, int a, int tng) {
 }
 
 /* The tiled kernel's step: the next step's loads into registers, the multiply of the staged
- * one, a barrier, and the stores of the loaded vec4s over it. The last step fetches past the
- * end of K, which the fetches answer with zeros without reading memory, and stores them where
- * nothing reads them any more: without a branch around either, 4096^3 on an H200 takes 3.41
- * ms against 3.49. */
+ * one, a barrier, and the stores of the loaded vec4s over it, in the order k->sched gives:
+ * FA, FB the loads of a, b; M<n> the multiply of the next n groups of 4 values of k, M* of
+ * the rest; B the barrier; SA, SB the stores (after B: there is one staged tile per
+ * operand). The loop takes k->unroll such steps per pass, each with its barrier at the end.
+ * The last step fetches past the end of K, which the fetches answer with zeros without
+ * reading memory, and stores them where nothing reads them any more: without a branch around
+ * either, 4096^3 on an H200 takes 3.41 ms against 3.49. */
 static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
     int tmg = k->tm / 4, tng = k->tn / 4;
     int tx = k->bn / k->tn, ty = k->bm / k->tm, wg = tx * ty;
@@ -207,12 +216,38 @@ static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
         add(&t->first, "    stash_a(sl, tid + %du, fetch_a(tid + %du, bases.x, m0, k0, ke));\n", wg * j, wg * j);
     for (int j = 0; j < b_loads; j++)
         add(&t->first, "    stash_b(sl, tid + %du, fetch_b(tid + %du, bases.y, n0, k0, ke));\n", wg * j, wg * j);
-    for (int j = 0; j < a_loads; j++) add(&t->step, "        pa%d = fetch_a(tid + %du, bases.x, m0, k1, ke);\n", j, wg * j);
-    for (int j = 0; j < b_loads; j++) add(&t->step, "        pb%d = fetch_b(tid + %du, bases.y, n0, k1, ke);\n", j, wg * j);
-    tiled_multiply(k, &t->step);
-    add(&t->step, "        workgroupBarrier();  // every read of the staged step done before it is overwritten\n");
-    for (int j = 0; j < a_loads; j++) add(&t->step, "        stash_a(sl, tid + %du, pa%d);\n", wg * j, j);
-    for (int j = 0; j < b_loads; j++) add(&t->step, "        stash_b(sl, tid + %du, pb%d);\n", wg * j, j);
+    text_buf one = {0};
+    int kv_count = k->bk / 4, kv = 0;
+    for (const char *p = k->sched; *p;) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        if (p[0] == 'F' && p[1] == 'A')
+            for (int j = 0; j < a_loads; j++) add(&one, "        pa%d = fetch_a(tid + %du, bases.x, m0, k1, ke);\n", j, wg * j);
+        else if (p[0] == 'F' && p[1] == 'B')
+            for (int j = 0; j < b_loads; j++) add(&one, "        pb%d = fetch_b(tid + %du, bases.y, n0, k1, ke);\n", j, wg * j);
+        else if (p[0] == 'S' && p[1] == 'A')
+            for (int j = 0; j < a_loads; j++) add(&one, "        stash_a(sl, tid + %du, pa%d);\n", wg * j, j);
+        else if (p[0] == 'S' && p[1] == 'B')
+            for (int j = 0; j < b_loads; j++) add(&one, "        stash_b(sl, tid + %du, pb%d);\n", wg * j, j);
+        else if (p[0] == 'B')
+            add(&one, "        workgroupBarrier();  // every read of the staged step done before it is overwritten\n");
+        else if (p[0] == 'M') {
+            int to = p[1] == '*' ? kv_count : kv + (p[1] - '0');
+            if (to > kv_count) to = kv_count;
+            tiled_multiply(k, &one, kv, to);
+            kv = to;
+        }
+        while (*p && *p != ' ') p++;
+    }
+    if (kv < kv_count) tiled_multiply(k, &one, kv, kv_count);
+    for (int u = 0; u < (k->unroll > 1 ? k->unroll : 1); u++) {
+        add(&t->step, "        {\n        let s = s0 + %du;\n", u);
+        add(&t->step, "        let k1 = k0 + (s + 1u) * (T_BK * T_SLICES);  // the slice's next step (past ke at the end)\n");
+        add(&t->step, "%s", one.text ? one.text : "");
+        add(&t->step, "        workgroupBarrier();  // the next step staged before anyone reads it\n        }\n");
+    }
+    if (one.failed) t->step.failed = 1;
+    free(one.text);
     /* Slices after the first hand their accumulators to the first through tsum, `merge` of
      * them per round (the staged tiles stay where they are: WGSL cannot alias them). */
     int acc = tmg * 4 * tng;
@@ -433,7 +468,8 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     /* Variants that do not run a kernel still give it valid sizes. */
     matmul_kernel t = *k, r = *k;
     if (k->kind != KERNEL_TILED)
-        t.bm = t.bn = 64, t.bk = 16, t.tm = t.tn = 4, t.a_stage = t.b_stage = 0, t.a_pitch = t.b_pitch = 16, t.slices = 1;
+        t.bm = t.bn = 64, t.bk = 16, t.tm = t.tn = 4, t.a_stage = t.b_stage = 0, t.a_pitch = t.b_pitch = 16, t.slices = 1,
+        snprintf(t.sched, sizeof t.sched, "%s", TILED_SCHEDULE);
     if (k->kind != KERNEL_ROWS)
         r.rows = 1, r.r_ap = 1, r.r_ks = 16, r.r_mode = ROWS_VEC4, r.r_lanes = 16, r.r_unroll = 1, r.r_kw = 1, r.r_cw = 4;
     tiled_text(&t, &tp);
@@ -451,7 +487,8 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     snprintf(tty, sizeof tty, "%d", t.bm / t.tm);
     tile_type(at, sizeof at, t.a_stage ? t.bm / 4 : t.bk, t.a_pitch, t.slices);
     tile_type(bt, sizeof bt, t.b_stage ? t.bn / 4 : t.bk, t.b_pitch, t.slices);
-    char slices[16], tsum[16];
+    char slices[16], tsum[16], unroll[16];
+    snprintf(unroll, sizeof unroll, "%d", t.unroll > 1 ? t.unroll : 1);
     snprintf(slices, sizeof slices, "%d", t.slices);
     snprintf(tsum, sizeof tsum, "%d", t.slices > 1 ? t.merge * (t.bn / t.tn) * (t.bm / t.tm) : 1);
     snprintf(rr, sizeof rr, "%d", r.rows);
@@ -485,7 +522,7 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
                                "A_STAGE", ast, "B_STAGE", bst, "A_TILE", at, "B_TILE", bt, "T_TX", ttx, "T_TY", tty,
                                "ACC_DECL", tp.decl.text, "FIRST_FETCH", tp.first.text, "STEP", tp.step.text,
                                "ACC_MERGE", tp.merge.text, "ACC_STORE", tp.store.text,
-                               "T_SLICES", slices, "TS", slice_index(&t), "T_SUM", tsum,
+                               "T_SLICES", slices, "T_UNROLL", unroll, "TS", slice_index(&t), "T_SUM", tsum,
                                /* A constant slice 0 where there is one, so the text folds to the
                                 * unsliced kernel's. */
                                "SLICE_OF", t.slices > 1 ? "    let tid = lid % T_WG;\n    let sl = lid / T_WG;"
@@ -512,10 +549,10 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
 static wgt_status run(wgt_webgpu *w, const matmul_kernel *k, const matmul_params *p, wgt_buffer *a, wgt_buffer *b,
                       wgt_buffer *dst, uint64_t workgroups) {
     char key[256];
-    snprintf(key, sizeof key, "matmul:%s:%s->%s:v%d%d%d:t%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d:r%d,%d,%d,%d,%d,%d,%d,%d,%d",
+    snprintf(key, sizeof key, "matmul:%s:%s->%s:v%d%d%d:t%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s:r%d,%d,%d,%d,%d,%d,%d,%d,%d",
              kernel_names[k->kind], wgt_dtype_name(k->in), wgt_dtype_name(k->out), k->a_vec, k->b_vec, k->out_vec, k->bm,
              k->bn, k->bk, k->tm, k->tn, k->a_mode, k->b_mode, k->a_stage, k->b_stage, k->a_pitch, k->b_pitch,
-             k->slices, k->merge, k->rows, k->r_mode, k->r_ap, k->r_ks, k->r_lanes, k->r_unroll, k->r_kw, k->r_cw, k->r_direct);
+             k->slices, k->merge, k->unroll, k->sched, k->rows, k->r_mode, k->r_ap, k->r_ks, k->r_lanes, k->r_unroll, k->r_kw, k->r_cw, k->r_direct);
     wgt_pipeline *pl;
     wgt_status st = wgt_wgpu_pipeline(w, key, 3, build_matmul, k, &pl);
     if (st != WGT_OK) return st;
@@ -570,6 +607,37 @@ static void fit_tiles(matmul_kernel *k, uint32_t max_shared) {
 }
 
 static uint64_t ceil_div(uint64_t x, uint64_t y) { return (x + y - 1) / y; }
+
+/* The order of the tiled kernel's step, and steps per pass of its loop. Where both operands
+ * are staged along M and N over long K, two steps per pass, and the loads of an operand
+ * fetched along K (whose stores are four values at a time) issued after the other's, in the
+ * multiply: the driver's register allocation decides the speed here, as these figures show
+ * (H200, 4096^3, ms, nn / nt (x @ w^T) / tn (a^T @ b); the kernels use 127 or 128 registers
+ * either way, so that two workgroups share a multiprocessor, and where they need more the
+ * driver moves some to workgroup memory, seen in the pipeline statistics as 7 KB more):
+ *   one step per pass, "FA FB M* B SA SB":                 3.247 / 3.194 / 3.273
+ *   two, "FA FB M* B SA SB":                               3.274 / 3.359 / 3.048 (nn, nt spill)
+ *   two, "FA FB M* B SB SA":                               3.194 / 3.351 / 3.063 (nn, nt spill)
+ *   two, "FB M2 FA M* B SB SA":                            3.166 / 3.327 / 2.989 (nt spills)
+ *   two, "FA M1 FB M* B SB SA":                            3.207 / 3.166 / 2.998
+ * nn's order with the roles of a and b swapped serves a^T @ b^T (not timed). 8192^3 went
+ * from 25.39 to 25.00 ms and 2048^3 from 0.422 to 0.416. Short K keeps one step per pass:
+ * the attention shape (K = 128) took 0.039 ms in two against 0.037. Two slots of staged
+ * tiles per operand with one barrier per step took 163 to 201 registers, one workgroup per
+ * multiprocessor and 3.40 ms or more. */
+static void tiled_schedule(matmul_kernel *k, int along_mn, uint64_t K) {
+    const char *s = TILED_SCHEDULE;
+    k->unroll = 1;
+    if (along_mn && K >= 512) {
+        k->unroll = 2;
+        int a_k = k->a_mode == FETCH_K_VEC4, b_k = k->b_mode == FETCH_K_VEC4;
+        if (a_k && b_k) s = "FA M1 FB M* B SB SA";
+        else if (a_k) s = "FB M2 FA M* B SB SA";
+        else if (b_k) s = "FA M2 FB M* B SA SB";
+        else s = "FB M2 FA M* B SB SA";
+    }
+    snprintf(k->sched, sizeof k->sched, "%s", s);
+}
 
 /* Splits K into about `chunks` ranges of kchunk values, a multiple of `unit`. */
 static void set_chunks(matmul_params *p, uint64_t K, uint64_t chunks, uint64_t unit) {
@@ -766,6 +834,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         int along_mn = big && vec_modes; /* both operands staged along M and N */
         k.a_stage = k.a_mode == FETCH_K_VEC4 && !along_mn;
         k.b_stage = k.b_mode == FETCH_K_VEC4 && !along_mn;
+        tiled_schedule(&k, along_mn, (uint64_t)K);
         fit_tiles(&k, max_shared);
         p.tiles_m = (uint32_t)ceil_div((uint64_t)M, (uint64_t)bm);
         p.tiles_n = (uint32_t)ceil_div((uint64_t)N, (uint64_t)bn);

@@ -7,8 +7,9 @@
 //   each side) of one output matrix, in 4 x 4 blocks per invocation spaced 4 T_TY rows and
 //   4 T_TX columns apart; a warp covers 8 x 4 neighbouring blocks, so its reads of a staged
 //   tile are vec4s within 128 bytes. K advances T_BK at a time through one workgroup
-//   buffer per operand: the next step's loads are issued into registers before the
-//   invocations multiply out the staged step, and stored after it, between two barriers.
+//   buffer per operand: the next step's loads are issued into registers during or before
+//   the multiply of the staged step (in the order the host generates), and stored after
+//   it, between two barriers; each pass of the loop takes T_UNROLL steps.
 //   How each operand is fetched is its mode: along its row (column) dimension or along K,
 //   whichever has stride 1, as vec4 loads when the host has checked the alignment, else as
 //   single elements; it is staged along M (N) or along K as the host chooses (A_STAGE, B_STAGE).
@@ -145,6 +146,7 @@ const T_SLICES: u32 = {{T_SLICES}}u;
 const A_LOADS: u32 = T_BK * T_BM / (4u * T_WG);  // vec4s each invocation fetches per step
 const B_LOADS: u32 = T_BK * T_BN / (4u * T_WG);
 const GROUP_M: u32 = 8u;
+const T_UNROLL: u32 = {{T_UNROLL}}u;
 
 // The staged step of each operand, in the layout above (one per slice).
 var<workgroup> ta: {{A_TILE}};
@@ -313,9 +315,9 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) lid: u32, @builtin(workgroup
     let bases = batch_bases(batch);
     let kb = chunk * params.kchunk;
     let ke = min(params.K, kb + params.kchunk);
-    // Steps per slice, the same for every slice (barriers stay uniform); a slice's step past
-    // ke fetches zeros.
-    let steps = (ke - kb + T_BK * T_SLICES - 1u) / (T_BK * T_SLICES);
+    // Steps per slice, the same for every slice (barriers stay uniform) and a multiple of
+    // T_UNROLL; a slice's step past ke fetches zeros, and multiplies them.
+    let steps = (ke - kb + T_BK * T_SLICES * T_UNROLL - 1u) / (T_BK * T_SLICES * T_UNROLL) * T_UNROLL;
     let k0 = kb + sl * T_BK;
     // A warp (32 invocations) covers 8 column blocks by 4 row blocks, so each of its reads of
     // a staged tile touches at most 128 bytes.
@@ -327,10 +329,8 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) lid: u32, @builtin(workgroup
 {{ACC_DECL}}
 {{FIRST_FETCH}}
     workgroupBarrier();
-    for (var s = 0u; s < steps; s = s + 1u) {
-        let k1 = k0 + (s + 1u) * (T_BK * T_SLICES);  // the slice's next step (past ke at the end)
+    for (var s0 = 0u; s0 < steps; s0 = s0 + T_UNROLL) {
 {{STEP}}
-        workgroupBarrier();  // the next step staged before anyone reads it
     }
 {{ACC_MERGE}}
     if (!in_range || !lead) { return; }
