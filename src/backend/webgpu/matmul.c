@@ -15,21 +15,21 @@
  *   / 64 x 128 (8 x 4) and 64 x 64 (4 x 4) when there would be too few tiles, K in steps of
  *   16 or 8 through one staged tile per operand, the next step's loads in registers while
  *   the staged one is multiplied (over long K, two steps per pass of the loop, the loads
- *   placed among the multiply's groups of k as the layout favours). Each operand is fetched along its unit stride (rows of a
- *   matrix stored by rows, columns of one stored by columns), as vec4s when vec_ok allows,
- *   and staged along M (N) or along K as the tile favours. The generated multiply reads the
- *   staged tiles with constant indices (see the WGSL). When even 64 x 64 tiles are too few
- *   and K is long, K is split as for rows; pairs of those ranges run as two slices of one
- *   workgroup of 512 invocations where the device allows, which add up their accumulators
- *   through workgroup memory at the end.
+ *   placed among the multiply's groups of k as the layout favours). Each operand is fetched
+ *   along its unit stride (rows of a matrix stored by rows, columns of one stored by
+ *   columns), as vec4s when vec_ok allows, and staged along M (N) or along K as the tile
+ *   favours. The generated multiply reads the staged tiles with constant indices (see the
+ *   WGSL). When even 64 x 64 tiles are too few and K is long, K is split as for rows; pairs
+ *   of those ranges run as two slices of one workgroup of 512 invocations where the device
+ *   allows, which add up their accumulators through workgroup memory at the end.
  * - sum, after a split: adds the ranges' f32 partial results in order and writes the output.
  *   f16 outputs with odd N (whose rows do not start on u32 words) also go through it, as
  *   one range: it packs whole words over the flat index.
  *
  * The figures behind the choices (NVIDIA H200, Vulkan through Dawn, kernels back to back,
  * BENCHMARKS.md has the history): 4096^3 f32 in 3.17 ms (x @ w^T 3.17 ms, a^T @ b 2.99),
- * 8192^3 in 25.0 ms, 4097^3 in 3.8 ms, 1024^3 in 0.068 ms; 16 x 4096 x 4096 in 0.05 ms (64 x 64
- * tiles: 0.5 ms); a row vector times 8192 x 8192 f32 in 0.070 ms of kernel time (0.94 of a
+ * 8192^3 in 25.0 ms, 4097^3 in 3.8 ms, 1024^3 in 0.068 ms; 16 x 4096 x 4096 in 0.05 ms
+ * (64 x 64 tiles: 0.5 ms); a row vector times 8192 x 8192 f32 in 0.070 ms of kernel time (0.94 of a
  * copy's bandwidth), that matrix in f16 times a vector in 0.041 ms.
  */
 #include <stdarg.h>
@@ -239,8 +239,7 @@ static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
         }
         while (*p && *p != ' ') p++;
     }
-    if (kv < kv_count) tiled_multiply(k, &one, kv, kv_count);
-    for (int u = 0; u < (k->unroll > 1 ? k->unroll : 1); u++) {
+    for (int u = 0; u < k->unroll; u++) {
         add(&t->step, "        {\n        let s = s0 + %du;\n", u);
         add(&t->step, "        let k1 = k0 + (s + 1u) * (T_BK * T_SLICES);  // the slice's next step (past ke at the end)\n");
         add(&t->step, "%s", one.text ? one.text : "");
@@ -469,7 +468,7 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     matmul_kernel t = *k, r = *k;
     if (k->kind != KERNEL_TILED)
         t.bm = t.bn = 64, t.bk = 16, t.tm = t.tn = 4, t.a_stage = t.b_stage = 0, t.a_pitch = t.b_pitch = 16, t.slices = 1,
-        snprintf(t.sched, sizeof t.sched, "%s", TILED_SCHEDULE);
+        t.unroll = 1, snprintf(t.sched, sizeof t.sched, "%s", TILED_SCHEDULE);
     if (k->kind != KERNEL_ROWS)
         r.rows = 1, r.r_ap = 1, r.r_ks = 16, r.r_mode = ROWS_VEC4, r.r_lanes = 16, r.r_unroll = 1, r.r_kw = 1, r.r_cw = 4;
     tiled_text(&t, &tp);
@@ -488,7 +487,7 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     tile_type(at, sizeof at, t.a_stage ? t.bm / 4 : t.bk, t.a_pitch, t.slices);
     tile_type(bt, sizeof bt, t.b_stage ? t.bn / 4 : t.bk, t.b_pitch, t.slices);
     char slices[16], tsum[16], unroll[16];
-    snprintf(unroll, sizeof unroll, "%d", t.unroll > 1 ? t.unroll : 1);
+    snprintf(unroll, sizeof unroll, "%d", t.unroll);
     snprintf(slices, sizeof slices, "%d", t.slices);
     snprintf(tsum, sizeof tsum, "%d", t.slices > 1 ? t.merge * (t.bn / t.tn) * (t.bm / t.tm) : 1);
     snprintf(rr, sizeof rr, "%d", r.rows);
@@ -612,7 +611,7 @@ static uint64_t ceil_div(uint64_t x, uint64_t y) { return (x + y - 1) / y; }
  * are staged along M and N over long K, two steps per pass, and the loads of an operand
  * fetched along K (whose stores are four values at a time) issued after the other's, in the
  * multiply: the driver's register allocation decides the speed here, as these figures show
- * (H200, 4096^3, ms, nn / nt (x @ w^T) / tn (a^T @ b); the kernels use 127 or 128 registers
+ * (H200, 4096^3, ms, nn / nt (x @ w^T) / tn (a^T @ b); the kernels use 126 to 128 registers
  * either way, so that two workgroups share a multiprocessor, and where they need more the
  * driver moves some to workgroup memory, seen in the pipeline statistics as 7 KB more):
  *   one step per pass, "FA FB M* B SA SB":                 3.247 / 3.194 / 3.273
@@ -623,7 +622,7 @@ static uint64_t ceil_div(uint64_t x, uint64_t y) { return (x + y - 1) / y; }
  * nn's order with the roles of a and b swapped serves a^T @ b^T (not timed). 8192^3 went
  * from 25.39 to 25.00 ms and 2048^3 from 0.422 to 0.416. Short K keeps one step per pass:
  * the attention shape (K = 128) took 0.039 ms in two against 0.037. Two slots of staged
- * tiles per operand with one barrier per step took 163 to 201 registers, one workgroup per
+ * tiles per operand with one barrier per step took 147 to 201 registers, one workgroup per
  * multiprocessor and 3.40 ms or more. */
 static void tiled_schedule(matmul_kernel *k, int along_mn, uint64_t K) {
     const char *s = TILED_SCHEDULE;
