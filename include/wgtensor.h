@@ -82,6 +82,11 @@ typedef struct wgt_context_options {
      * (1/32 of it, at least 512 MiB), where the adapter reports it; else no limit of our own. */
     uint64_t max_device_bytes;
     wgt_attention_path attention; /* default AUTO; env WGT_ATTENTION=auto|kernel|compose overrides AUTO */
+    /* Compute units (NVIDIA's streaming multiprocessors) of the GPU, which WebGPU does not
+     * report: large matrix products spread their last wave of tiles evenly over them. 0: env
+     * WGT_COMPUTE_UNITS, else a table of known adapters; where neither gives a count, tiles
+     * go out whole. A wrong count changes the speed, never the results. */
+    uint32_t compute_units;
 } wgt_context_options;
 
 /* ---- errors ------------------------------------------------------------------------- */
@@ -144,6 +149,8 @@ typedef struct wgt_stats {
     uint64_t ops_skipped;         /* recorded ops whose results nobody could read any more */
     uint64_t ops_fused;           /* ops that ran inside a fused kernel */
     uint64_t launches;            /* backend kernel launches: a fused kernel counts once */
+    uint64_t dispatches;          /* compute dispatches recorded on the device (a launch may
+                                     take several: a split matrix product and its sum) */
     uint64_t submits;             /* command buffers submitted to the device queue */
     uint64_t kernels_cached;      /* compiled kernels (pipelines) kept for reuse; bounded, and
                                      emptied by wgt_context_trim */

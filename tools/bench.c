@@ -494,6 +494,9 @@ int wgt_bench_main(int argc, char **argv) {
         ADD(bench_bw(&env, "copy_f32", 6, big, 8192, 0));
     RUN("gemm_f32", bench_gemm(&env, "gemm_f32", 1, 4096 / q, 4096 / q, 4096 / q));
     RUN("gemm_f32_4097", bench_gemm(&env, "gemm_f32_4097", 1, (4097 / q) | 1, (4097 / q) | 1, (4097 / q) | 1));
+    /* 34 x 32 tiles of 128 x 128: a few past a whole number of waves on a large GPU (4.12 on
+     * an H200's 264 slots), which the last wave's streaming spreads over every slot. */
+    RUN("gemm_f32_4352", bench_gemm(&env, "gemm_f32_4352", 1, 4352 / q, 4096 / q, 4096 / q));
     RUN("gemm_f32_nt", bench_gemm_layout(&env, "gemm_f32_nt", 1, 4096 / q, 4096 / q, 4096 / q, 0, 1));
     RUN("gemm_f32_tn", bench_gemm_layout(&env, "gemm_f32_tn", 1, 4096 / q, 4096 / q, 4096 / q, 1, 0));
     /* Square sizes around 4096, each a power of two (the 4097 row is the one past a tile). */

@@ -52,6 +52,21 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
         return NULL;
     opt.backend = (wgt_backend_kind)backend;
     opt.attention = (wgt_attention_path)attention;
+    const char *units = getenv("WGT_COMPUTE_UNITS");
+    if (opt.compute_units == 0 && units && *units) {
+        char *end;
+        long v = strtol(units, &end, 10);
+        if (*end || v < 1 || v > 65536) {
+            wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: WGT_COMPUTE_UNITS=%s is not a count from 1 to 65536",
+                      units);
+            return NULL;
+        }
+        opt.compute_units = (uint32_t)v;
+    }
+    if (opt.compute_units > 65536) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: %u compute units, more than 65536", opt.compute_units);
+        return NULL;
+    }
     if (opt.wait_timeout_ms == 0) {
         const char *t = getenv("WGT_TIMEOUT_MS");
         long v = t ? strtol(t, NULL, 10) : 0;

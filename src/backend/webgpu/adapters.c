@@ -205,3 +205,24 @@ char *wgt_webgpu_list_adapters(const char *library_path) {
     p->wgpuInstanceRelease(inst);
     return text;
 }
+
+/* Streaming multiprocessors of NVIDIA's data-centre GPUs, by a part of the adapter's name
+ * (Vulkan's device name), the more specific first; from the vendor's published
+ * specifications. WebGPU reports no such count, and only the balancing of matrix products
+ * over them (matmul.c) uses it. */
+static const struct {
+    const char *name;
+    uint32_t units;
+} known_units[] = {
+    {"H100 PCIe", 114}, /* the PCIe card has fewer multiprocessors than the SXM and NVL parts */
+    {"H100", 132},
+    {"H200", 132}, /* GH200 as well */
+    {"A100", 108},
+};
+
+uint32_t wgt_wgpu_known_compute_units(const wgt_adapter_desc *d) {
+    if (d->vendor_id != 0x10de) return 0;
+    for (size_t i = 0; i < sizeof known_units / sizeof *known_units; i++)
+        if (strstr(d->name, known_units[i].name)) return known_units[i].units;
+    return 0;
+}

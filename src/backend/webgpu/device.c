@@ -325,6 +325,8 @@ static char *webgpu_describe(wgt_backend *be) {
     ADD("adapter backend: %s\nadapter type: %s\nsubgroup size: %u..%u\n", wgt_wgpu_backend_name(w->adapter.backend_type),
         wgt_wgpu_adapter_type_name(w->adapter.adapter_type), w->adapter.subgroup_min, w->adapter.subgroup_max);
     ADD("timed waits: %s\n", w->timed_wait ? "yes" : "no (polling)");
+    if (w->compute_units) ADD("compute units: %u (%s)\n", w->compute_units, w->compute_units_from);
+    else ADD("compute units: unknown (set WGT_COMPUTE_UNITS to balance large matrix products)\n");
     ADD("device-local memory: %llu MiB%s; tensors may hold %llu MiB%s\n",
         (unsigned long long)(w->adapter.device_local_bytes >> 20), w->adapter.device_local_bytes ? "" : " (not reported)",
         (unsigned long long)(w->memory_budget >> 20), w->memory_budget ? "" : " (no limit of our own)");
@@ -380,6 +382,9 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
         if (i != chosen) w->p->wgpuAdapterRelease(ad[i].adapter);
     if (chosen < 0) goto fail;
     w->adapter = ad[chosen];
+    /* context.c has applied WGT_COMPUTE_UNITS to the option. */
+    if ((w->compute_units = options->compute_units) != 0) w->compute_units_from = "given";
+    else if ((w->compute_units = wgt_wgpu_known_compute_units(&w->adapter)) != 0) w->compute_units_from = "known adapter";
     w->memory_budget = options->max_device_bytes;
     if (!w->memory_budget && w->adapter.device_local_bytes) {
         uint64_t heap = w->adapter.device_local_bytes, reserve = heap / 32;

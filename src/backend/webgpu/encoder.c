@@ -19,29 +19,39 @@
 #define UPLOAD_RING_SIZE (1024u * 1024u)
 #define WORKGROUP_SIZE 256u
 
-static wgt_status create_layouts(wgt_webgpu *w) {
+void wgt_wgpu_create_layout(wgt_webgpu *w, int count, int written, const char *label, WGPUBindGroupLayout *layout,
+                            WGPUPipelineLayout *pipeline) {
     const wgpu_procs *p = w->p;
-    for (int k = 1; k <= WGT_MAX_STORAGE_BINDINGS; k++) {
-        WGPUBindGroupLayoutEntry e[WGT_MAX_STORAGE_BINDINGS + 1];
-        memset(e, 0, sizeof e);
-        for (int i = 0; i <= k; i++) {
-            e[i].binding = (uint32_t)i;
-            e[i].visibility = WGPU_SHADER_STAGE_COMPUTE;
-            e[i].buffer.type = i == k       ? WGPU_BUFFER_BINDING_UNIFORM
-                               : i == k - 1 ? WGPU_BUFFER_BINDING_STORAGE
-                                            : WGPU_BUFFER_BINDING_READ_ONLY_STORAGE;
-            e[i].buffer.hasDynamicOffset = i == k;
-        }
-        WGPUBindGroupLayoutDescriptor d = {0};
-        d.label = wgpu_str("wgtensor kernel bindings");
-        d.entryCount = (size_t)k + 1;
-        d.entries = e;
-        w->layouts[k] = p->wgpuDeviceCreateBindGroupLayout(w->device, &d);
-        WGPUPipelineLayoutDescriptor pd = {0};
-        pd.bindGroupLayoutCount = 1;
-        pd.bindGroupLayouts = &w->layouts[k];
-        w->pipeline_layouts[k] = p->wgpuDeviceCreatePipelineLayout(w->device, &pd);
+    *layout = NULL;
+    *pipeline = NULL;
+    if (count < 1 || count > WGT_MAX_LAYOUT_STORAGE || written < 0 || written > count) return;
+    WGPUBindGroupLayoutEntry e[WGT_MAX_LAYOUT_STORAGE + 1];
+    memset(e, 0, sizeof e);
+    for (int i = 0; i <= count; i++) {
+        e[i].binding = (uint32_t)i;
+        e[i].visibility = WGPU_SHADER_STAGE_COMPUTE;
+        e[i].buffer.type = i == count            ? WGPU_BUFFER_BINDING_UNIFORM
+                           : i >= count - written ? WGPU_BUFFER_BINDING_STORAGE
+                                                  : WGPU_BUFFER_BINDING_READ_ONLY_STORAGE;
+        e[i].buffer.hasDynamicOffset = i == count;
     }
+    WGPUBindGroupLayoutDescriptor d = {0};
+    d.label = wgpu_str(label);
+    d.entryCount = (size_t)count + 1;
+    d.entries = e;
+    *layout = p->wgpuDeviceCreateBindGroupLayout(w->device, &d);
+    if (!*layout) return;
+    WGPUPipelineLayoutDescriptor pd = {0};
+    pd.bindGroupLayoutCount = 1;
+    pd.bindGroupLayouts = layout;
+    *pipeline = p->wgpuDeviceCreatePipelineLayout(w->device, &pd);
+}
+
+static wgt_status create_layouts(wgt_webgpu *w) {
+    for (int k = 1; k <= WGT_MAX_STORAGE_BINDINGS; k++)
+        for (int written = 1; written <= WGT_MAX_WRITTEN_BINDINGS && written <= k; written++)
+            wgt_wgpu_create_layout(w, k, written, "wgtensor kernel bindings", &w->layouts[k][written],
+                                   &w->pipeline_layouts[k][written]);
     return WGT_OK;
 }
 
@@ -85,12 +95,13 @@ void wgt_wgpu_encoder_shutdown(wgt_webgpu *w) {
     free(w->pipeline_slots);
     w->pipeline_slots = NULL;
     w->pipeline_capacity = 0;
-    for (int k = 0; k <= WGT_MAX_STORAGE_BINDINGS; k++) {
-        if (w->pipeline_layouts[k]) p->wgpuPipelineLayoutRelease(w->pipeline_layouts[k]);
-        if (w->layouts[k]) p->wgpuBindGroupLayoutRelease(w->layouts[k]);
-        w->pipeline_layouts[k] = NULL;
-        w->layouts[k] = NULL;
-    }
+    for (int k = 0; k <= WGT_MAX_STORAGE_BINDINGS; k++)
+        for (int written = 0; written <= WGT_MAX_WRITTEN_BINDINGS; written++) {
+            if (w->pipeline_layouts[k][written]) p->wgpuPipelineLayoutRelease(w->pipeline_layouts[k][written]);
+            if (w->layouts[k][written]) p->wgpuBindGroupLayoutRelease(w->layouts[k][written]);
+            w->pipeline_layouts[k][written] = NULL;
+            w->layouts[k][written] = NULL;
+        }
     if (w->ring) p->wgpuBufferRelease(w->ring);
     w->ring = NULL;
     if (w->upload) p->wgpuBufferRelease(w->upload);
@@ -157,14 +168,22 @@ static wgt_status table_insert(wgt_webgpu *w, wgt_pipeline *pl) {
 wgt_status wgt_wgpu_pipeline(wgt_webgpu *w, const char *key, int storage_count,
                              char *(*build_wgsl)(wgt_webgpu *w, const void *arg), const void *arg,
                              wgt_pipeline **out) {
+    return wgt_wgpu_pipeline_writing(w, key, storage_count, 1, build_wgsl, arg, out);
+}
+
+wgt_status wgt_wgpu_pipeline_writing(wgt_webgpu *w, const char *key, int storage_count, int written,
+                                     char *(*build_wgsl)(wgt_webgpu *w, const void *arg), const void *arg,
+                                     wgt_pipeline **out) {
     uint32_t mask = w->pipeline_capacity - 1;
     for (uint32_t j = key_hash(key) & mask; w->pipeline_slots[j]; j = (j + 1) & mask)
         if (!strcmp(w->pipeline_slots[j]->key, key)) {
             *out = w->pipeline_slots[j];
             return WGT_OK;
         }
-    if (storage_count < 1 || storage_count > WGT_MAX_STORAGE_BINDINGS)
-        return wgt_error(WGT_ERR_INTERNAL, "kernel %s wants %d storage bindings", key, storage_count);
+    if (storage_count < 1 || storage_count > WGT_MAX_STORAGE_BINDINGS || written < 1 ||
+        written > WGT_MAX_WRITTEN_BINDINGS || written > storage_count)
+        return wgt_error(WGT_ERR_INTERNAL, "kernel %s wants %d storage bindings, %d of them written", key, storage_count,
+                         written);
     char *wgsl = build_wgsl(w, arg);
     if (!wgsl) return wgt_error(WGT_ERR_INTERNAL, "no WGSL source for kernel %s", key);
     const wgpu_procs *p = w->p;
@@ -178,7 +197,7 @@ wgt_status wgt_wgpu_pipeline(wgt_webgpu *w, const char *key, int storage_count,
     WGPUShaderModule module = p->wgpuDeviceCreateShaderModule(w->device, &md);
     WGPUComputePipelineDescriptor pd = {0};
     pd.label = wgpu_str(key);
-    pd.layout = w->pipeline_layouts[storage_count];
+    pd.layout = w->pipeline_layouts[storage_count][written];
     pd.compute.module = module;
     pd.compute.entryPoint = wgpu_str("main");
     WGPUComputePipeline pipeline = p->wgpuDeviceCreateComputePipeline(w->device, &pd);
@@ -200,6 +219,7 @@ wgt_status wgt_wgpu_pipeline(wgt_webgpu *w, const char *key, int storage_count,
     memcpy(pl->key, key, key_len + 1);
     pl->pipeline = pipeline;
     pl->storage_count = storage_count;
+    pl->written = written;
     if ((st = table_insert(w, pl)) != WGT_OK) {
         p->wgpuComputePipelineRelease(pipeline);
         free(pl);
@@ -291,12 +311,13 @@ wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUC
     p->wgpuComputePassEncoderSetBindGroup(w->pass, 0, group, 1, &slot);
     p->wgpuComputePassEncoderDispatchWorkgroups(w->pass, (uint32_t)x, (uint32_t)y, 1);
     w->batch_commands++;
+    w->dispatches++;
     return WGT_OK;
 }
 
 wgt_status wgt_wgpu_dispatch(wgt_webgpu *w, wgt_pipeline *pl, wgt_buffer *const *buffers, const void *params,
                              uint32_t params_size, uint64_t workgroups) {
-    return wgt_wgpu_dispatch_with_layout(w, pl->key, pl->pipeline, w->layouts[pl->storage_count], pl->storage_count,
+    return wgt_wgpu_dispatch_with_layout(w, pl->key, pl->pipeline, w->layouts[pl->storage_count][pl->written], pl->storage_count,
                                          buffers, params, params_size, workgroups);
 }
 
@@ -307,6 +328,7 @@ wgt_status wgt_wgpu_copy_buffer(wgt_webgpu *w, WGPUBuffer src, uint64_t src_off,
     end_pass(w); /* copies live outside compute passes */
     w->p->wgpuCommandEncoderCopyBufferToBuffer(w->encoder, src, src_off, dst, dst_off, size);
     w->batch_commands++;
+    w->dispatches++;
     return WGT_OK;
 }
 
@@ -317,6 +339,7 @@ wgt_status wgt_wgpu_resolve_queries(wgt_webgpu *w, WGPUQuerySet set, uint32_t fi
     end_pass(w); /* resolves live outside compute passes, as copies do */
     w->p->wgpuCommandEncoderResolveQuerySet(w->encoder, set, first, count, dst, offset);
     w->batch_commands++;
+    w->dispatches++;
     return WGT_OK;
 }
 
@@ -326,6 +349,7 @@ wgt_status wgt_wgpu_clear_buffer(wgt_webgpu *w, WGPUBuffer buf, uint64_t offset,
     end_pass(w); /* clears live outside compute passes, as copies do */
     w->p->wgpuCommandEncoderClearBuffer(w->encoder, buf, offset, size);
     w->batch_commands++;
+    w->dispatches++;
     return WGT_OK;
 }
 

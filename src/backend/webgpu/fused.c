@@ -326,27 +326,10 @@ static wgt_status pipeline_layout(wgt_webgpu *w, struct wgt_wgpu_fused_cache *c,
                                   WGPUPipelineLayout *out) {
     if (!c->pipeline_layouts[nin][nout]) {
         const wgpu_procs *pr = w->p;
-        WGPUBindGroupLayoutEntry e[WGT_MAX_LAYOUT_STORAGE + 1];
-        memset(e, 0, sizeof e);
-        int n = nin + nout;
-        for (int i = 0; i <= n; i++) {
-            e[i].binding = (uint32_t)i;
-            e[i].visibility = WGPU_SHADER_STAGE_COMPUTE;
-            e[i].buffer.type = i == n    ? WGPU_BUFFER_BINDING_UNIFORM
-                               : i < nin ? WGPU_BUFFER_BINDING_READ_ONLY_STORAGE
-                                         : WGPU_BUFFER_BINDING_STORAGE;
-            e[i].buffer.hasDynamicOffset = i == n;
-        }
-        WGPUBindGroupLayoutDescriptor d = {0};
-        d.label = wgpu_str("wgtensor fused kernel bindings");
-        d.entryCount = (size_t)n + 1;
-        d.entries = e;
+        WGPUBindGroupLayout layout;
+        WGPUPipelineLayout pipeline;
         wgt_wgpu_push_scope(w);
-        WGPUBindGroupLayout layout = pr->wgpuDeviceCreateBindGroupLayout(w->device, &d);
-        WGPUPipelineLayoutDescriptor pd = {0};
-        pd.bindGroupLayoutCount = 1;
-        pd.bindGroupLayouts = &layout;
-        WGPUPipelineLayout pipeline = layout ? pr->wgpuDeviceCreatePipelineLayout(w->device, &pd) : NULL;
+        wgt_wgpu_create_layout(w, nin + nout, nout, "wgtensor fused kernel bindings", &layout, &pipeline);
         wgt_status st = wgt_wgpu_pop_scope(w, "creating a fused kernel's binding layout");
         if (st != WGT_OK || !pipeline) {
             if (pipeline) pr->wgpuPipelineLayoutRelease(pipeline);

@@ -64,12 +64,13 @@ typedef struct {
     uint32_t batch_shape[8];
     int32_t a_batch[8];
     int32_t b_batch[8];
+    uint32_t stream[4];
 } matmul_params;
 
-_Static_assert(sizeof(matmul_params) == 176, "matmul_params must match the WGSL Params layout");
+_Static_assert(sizeof(matmul_params) == 192, "matmul_params must match the WGSL Params layout");
 
-typedef enum { KERNEL_TILED, KERNEL_ROWS, KERNEL_SUM } kernel_kind;
-static const char *const kernel_names[] = {"tiled", "rows", "sum"};
+typedef enum { KERNEL_TILED, KERNEL_ROWS, KERNEL_SUM, KERNEL_FIX } kernel_kind;
+static const char *const kernel_names[] = {"tiled", "rows", "sum", "fix"};
 
 /* Fetch modes of the tiled kernel (A_MODE, B_MODE in the WGSL). */
 enum { FETCH_OUTER_VEC4, FETCH_K_VEC4, FETCH_OUTER, FETCH_K };
@@ -87,6 +88,7 @@ typedef struct {
     int slices, merge;     /* tiled: slices of K per workgroup, accumulators merged per round */
     int unroll;            /* tiled: steps per iteration of the loop over K */
     char sched[40];        /* tiled: order of a step's loads, multiply and stores (see tiled_text) */
+    int stream;            /* tiled: the last tiles' passes over K shared out evenly (T_STREAM) */
     int rows, r_mode, r_ap, r_ks, r_lanes, r_unroll; /* rows */
     int r_kw, r_cw;        /* rows: values of K per lane step, columns per invocation along N */
     int r_direct;          /* rows: the one row of a read from memory in the loop, not staged */
@@ -133,7 +135,7 @@ static const char comp[4] = {'x', 'y', 'z', 'w'};
  * one unrolled over k, the stores of the fetch); and the stores of the results. Staged tiles
  * are read with constant indices for k and the row within a block (see the WGSL). */
 typedef struct {
-    text_buf decl, first, step, merge, store;
+    text_buf decl, first, step, merge, store, part, open, close;
 } tiled_parts;
 
 /* The index of the invocation's own staged tiles where K is sliced within the workgroup. */
@@ -275,7 +277,55 @@ static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
                 add(&t->store, "        if (n0 + %du + 4u * tx < params.N) { store4(row, n0 + %du + 4u * tx, c%d%d%d); }\n",
                     4 * tx * h, 4 * tx * h, g, i, h);
             add(&t->store, "    }\n");
+            /* Streamed: a tile's first part, whole (rows and columns past the output's edge
+             * included: the fix kernel leaves them out). */
+            for (int h = 0; k->stream && h < tng; h++)
+                add(&t->part, "                part[pbase + (%du + 4u * ty) * %du + tx + %du] = c%d%d%d;\n", 4 * ty * g + i,
+                    k->bn / 4, tx * h, g, i, h);
         }
+    /* The work around the multiply: one tile's range of K, or streamed, a loop over the parts
+     * of the workgroup's run (see stream_start). */
+    if (!k->stream) {
+        add(&t->open, "    let chunk = group / per_chunk;\n"
+                      "    if (chunk >= params.chunks) { return; }  // the grid's spare workgroups, whole: barriers stay uniform\n"
+                      "    {\n"
+                      "        let rest = group - chunk * per_chunk;\n"
+                      "        let kb = chunk * params.kchunk;\n"
+                      "        let ke = min(params.K, kb + params.kchunk);\n");
+        add(&t->close, "        if (in_range && lead) {\n"
+                       "            let first = chunk * params.total + batch * params.M * params.N;\n"
+                       "%s"
+                       "        }\n"
+                       "    }\n", t->store.text ? t->store.text : "");
+        return;
+    }
+    add(&t->open, "    let pw = params.stream.w;\n"
+                  "    var pos = group * pw;\n"
+                  "    var end = pos + pw;\n"
+                  "    if (group >= params.stream.x) {\n"
+                  "        pos = stream_start(group - params.stream.x);\n"
+                  "        end = stream_start(group - params.stream.x + 1u);\n"
+                  "    }\n"
+                  "    loop {\n"
+                  "        let rest = pos / pw;  // this part: passes p0 .. p1 - 1 of tile rest\n"
+                  "        let p0 = pos - rest * pw;\n"
+                  "        let p1 = min(end - rest * pw, pw);\n"
+                  "        let kb = p0 * (T_BK * T_UNROLL);\n"
+                  "        let ke = min(params.K, p1 * (T_BK * T_UNROLL));\n");
+    add(&t->close, "        if (in_range && lead) {\n"
+                   "            if (p0 == 0u && p1 < pw) {\n"
+                   "                // The first part of a tile whose rest the next run computes (this run\n"
+                   "                // ends here), to part[run][row][column / 4].\n"
+                   "                let pbase = (group - params.stream.x) * (T_BM * T_BN / 4u);\n"
+                   "%s"
+                   "            } else {\n"
+                   "                let first = batch * params.M * params.N;\n"
+                   "%s"
+                   "            }\n"
+                   "        }\n"
+                   "        pos = rest * pw + p1;\n"
+                   "        if (pos >= end) { break; }\n"
+                   "    }\n", t->part.text ? t->part.text : "", t->store.text ? t->store.text : "");
 }
 
 /* The WGSL type of a staged tile: `lines` lines of `pitch` vec4s, one such tile per slice of
@@ -430,7 +480,13 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     load_bodies(k, k->b_vec, "b", load_b, load4_b, sizeof load_b);
     const char *load8_b = k->in == WGT_F16 && k->b_vec ? "return b[i >> 3u];" : "return vec4<u32>(0u);";
     const char *load8_a = k->in == WGT_F16 && k->a_vec ? "return a[i >> 3u];" : "return vec4<u32>(0u);";
-    const char *store4, *sum_body;
+    const char *store4, *sum_body, *add4 = "";
+    if (k->out == WGT_F32)
+        add4 = k->out_vec ? "out[(base + n) >> 2u] = out[(base + n) >> 2u] + v;"
+                          : "out[base + n] = out[base + n] + v.x;\n"
+                            "    if (n + 1u < params.N) { out[base + n + 1u] = out[base + n + 1u] + v.y; }\n"
+                            "    if (n + 2u < params.N) { out[base + n + 2u] = out[base + n + 2u] + v.z; }\n"
+                            "    if (n + 3u < params.N) { out[base + n + 3u] = out[base + n + 3u] + v.w; }";
     if (k->out == WGT_F16) {
         /* The host guarantees an even N here, so base + n is even and n + 1 < N with n. */
         store4 = "let word = (base + n) / 2u;\n"
@@ -468,7 +524,9 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     matmul_kernel t = *k, r = *k;
     if (k->kind != KERNEL_TILED)
         t.bm = t.bn = 64, t.bk = 16, t.tm = t.tn = 4, t.a_stage = t.b_stage = 0, t.a_pitch = t.b_pitch = 16, t.slices = 1,
-        t.unroll = 1, snprintf(t.sched, sizeof t.sched, "%s", TILED_SCHEDULE);
+        t.unroll = 1, t.stream = 0, snprintf(t.sched, sizeof t.sched, "%s", TILED_SCHEDULE);
+    if (k->kind == KERNEL_FIX) /* the streamed kernel's tile, in the same 256 invocations */
+        t.bm = k->bm, t.bn = k->bn, t.tm = k->bm / 16, t.tn = k->bn / 16, t.a_pitch = k->bm / 4, t.b_pitch = k->bn / 4;
     if (k->kind != KERNEL_ROWS)
         r.rows = 1, r.r_ap = 1, r.r_ks = 16, r.r_mode = ROWS_VEC4, r.r_lanes = 16, r.r_unroll = 1, r.r_kw = 1, r.r_cw = 4;
     tiled_text(&t, &tp);
@@ -508,8 +566,9 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     const char *rows_f16 = k->kind == KERNEL_ROWS && k->out == WGT_F16 ? "1" : "0";
     char *result = NULL;
     int failed = rdecl.failed || rloop.failed || rreduce.failed;
-    text_buf *parts[] = {&tp.decl, &tp.first, &tp.step, &tp.merge, &tp.store};
+    text_buf *parts[] = {&tp.decl, &tp.first, &tp.step, &tp.merge, &tp.open, &tp.close};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) failed |= parts[i]->failed || !parts[i]->text;
+    failed |= tp.store.failed || tp.part.failed; /* inside open and close */
     if (!failed) {
         const char *pairs[] = {"A_STORAGE", k->a_vec ? (k->in == WGT_F16 ? "vec4<u32>" : "vec4<f32>") : in_storage,
                                "B_STORAGE", k->b_vec ? (k->in == WGT_F16 ? "vec4<u32>" : "vec4<f32>") : in_storage,
@@ -520,7 +579,12 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
                                "T_BM", bm, "T_BN", bn, "T_BK", bk, "A_MODE", am, "B_MODE", bmode,
                                "A_STAGE", ast, "B_STAGE", bst, "A_TILE", at, "B_TILE", bt, "T_TX", ttx, "T_TY", tty,
                                "ACC_DECL", tp.decl.text, "FIRST_FETCH", tp.first.text, "STEP", tp.step.text,
-                               "ACC_MERGE", tp.merge.text, "ACC_STORE", tp.store.text,
+                               "ACC_MERGE", tp.merge.text, "PART_OPEN", tp.open.text, "PART_CLOSE", tp.close.text,
+                               "ADD4", add4,
+                               /* The streamed kernel writes two bindings, out and part; the
+                                * uniform follows the storage bindings. */
+                               "PART_BINDING", t.stream ? "@group(0) @binding(3) var<storage, read_write> part: array<vec4<f32>>;" : "",
+                               "PARAMS_BINDING", t.stream ? "4" : "3",
                                "T_SLICES", slices, "T_UNROLL", unroll, "TS", slice_index(&t), "T_SUM", tsum,
                                /* A constant slice 0 where there is one, so the text folds to the
                                 * unsliced kernel's. */
@@ -533,10 +597,12 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
                                "TILED_ENTRY", k->kind == KERNEL_TILED ? "main" : "tiled",
                                "ROWS_ENTRY", k->kind == KERNEL_ROWS ? "main" : "rows",
                                "SUM_ENTRY", k->kind == KERNEL_SUM ? "main" : "sum",
+                               "FIX_ENTRY", k->kind == KERNEL_FIX ? "main" : "fix",
                                NULL};
         result = wgt_wgsl_expand(text, pairs);
     }
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) free(parts[i]->text);
+    free(tp.store.text), free(tp.part.text);
     free(rdecl.text), free(rloop.text);
     free(rreduce.text);
     return result;
@@ -544,18 +610,19 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
 
 /* ---- dispatch -------------------------------------------------------------------------- */
 
-/* Dispatches one kernel on (a, b) into dst. */
+/* Dispatches one kernel on (a, b) into dst, and into part where the kernel is streamed. */
 static wgt_status run(wgt_webgpu *w, const matmul_kernel *k, const matmul_params *p, wgt_buffer *a, wgt_buffer *b,
-                      wgt_buffer *dst, uint64_t workgroups) {
+                      wgt_buffer *dst, wgt_buffer *part, uint64_t workgroups) {
     char key[256];
-    snprintf(key, sizeof key, "matmul:%s:%s->%s:v%d%d%d:t%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s:r%d,%d,%d,%d,%d,%d,%d,%d,%d",
+    snprintf(key, sizeof key, "matmul:%s:%s->%s:v%d%d%d:t%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d:r%d,%d,%d,%d,%d,%d,%d,%d,%d",
              kernel_names[k->kind], wgt_dtype_name(k->in), wgt_dtype_name(k->out), k->a_vec, k->b_vec, k->out_vec, k->bm,
              k->bn, k->bk, k->tm, k->tn, k->a_mode, k->b_mode, k->a_stage, k->b_stage, k->a_pitch, k->b_pitch,
-             k->slices, k->merge, k->unroll, k->sched, k->rows, k->r_mode, k->r_ap, k->r_ks, k->r_lanes, k->r_unroll, k->r_kw, k->r_cw, k->r_direct);
+             k->slices, k->merge, k->unroll, k->sched, k->stream, k->rows, k->r_mode, k->r_ap, k->r_ks, k->r_lanes, k->r_unroll, k->r_kw, k->r_cw, k->r_direct);
     wgt_pipeline *pl;
-    wgt_status st = wgt_wgpu_pipeline(w, key, 3, build_matmul, k, &pl);
+    int streamed = k->kind == KERNEL_TILED && k->stream;
+    wgt_status st = wgt_wgpu_pipeline_writing(w, key, streamed ? 4 : 3, streamed ? 2 : 1, build_matmul, k, &pl);
     if (st != WGT_OK) return st;
-    wgt_buffer *buffers[3] = {a, b, dst};
+    wgt_buffer *buffers[4] = {a, b, dst, part};
     return wgt_wgpu_dispatch(w, pl, buffers, p, sizeof *p, workgroups);
 }
 
@@ -636,6 +703,42 @@ static void tiled_schedule(matmul_kernel *k, int along_mn, uint64_t K) {
         else s = "FB M2 FA M* B SB SA";
     }
     snprintf(k->sched, sizeof k->sched, "%s", s);
+}
+
+/* Streaming the last wave of 128 x 128 tiles. A tile is one workgroup's work, and the device
+ * runs as many at once as it has slots: TILE_128_PER_UNIT per compute unit (256 invocations of
+ * 126 to 128 registers each on NVIDIA's driver, half a multiprocessor's 65536). Where the tiles
+ * leave the last wave part empty, the device idles that part: on an H200 (264 slots), 960 to
+ * 1056 tiles of 4096 x 4096 over K = 4096 all take 3.165 ms, 3.64 to 4 waves. Streamed, the
+ * tiles of the last two waves become equal runs of passes over K, one per slot (so a run covers
+ * one to two tiles and splits at most two), which end together; the fix kernel then adds each
+ * split tile's first part (written to a buffer of one tile per slot) to its rest. That costs:
+ * the kernel with its loop over parts takes 3 KB of workgroup memory for registers the driver
+ * moves there (a @ b), the runs read a and b at more places at once, and the fix kernel reads
+ * and writes the split tiles again. Measured on the H200 (ms, whole tiles / streamed): M x 4096
+ * x 4096 with M = 3840 (3.64 waves) 3.170 / 3.018, M = 4352 (4.12) 3.595 / 3.376, but 4096^3
+ * (3.88) 3.169 / 3.211 and x @ w^T 3.172 / 3.254, 8192^3 (15.5) 25.02 / 24.81. So streaming
+ * runs only where the idle part of the last wave is at least STREAM_MIN_IDLE of all the time
+ * the waves take, and only for tiles staged along M and N (a 4097^3 kernel staged otherwise
+ * took 159 registers streamed, one workgroup per multiprocessor). */
+#define TILE_128_PER_UNIT 2
+#define STREAM_MIN_IDLE 0.05
+
+/* Whether to stream `tiles` tiles of `passes` passes over K each on w, and if so the stream
+ * parameters (p->stream) and the workgroups to run: the whole tiles of all but the last two
+ * waves, then one workgroup per slot. */
+static int stream_plan(const wgt_webgpu *w, uint64_t tiles, uint64_t passes, matmul_params *p, uint64_t *groups) {
+    uint64_t slots = (uint64_t)w->compute_units * TILE_128_PER_UNIT;
+    if (slots == 0 || tiles <= slots || passes < 2 || tiles * passes > UINT32_MAX) return 0;
+    uint64_t room = ceil_div(tiles, slots) * slots;
+    if ((double)(room - tiles) < STREAM_MIN_IDLE * (double)room) return 0;
+    uint64_t whole = (tiles / slots - 1) * slots, rest = (tiles - whole) * passes;
+    p->stream[0] = (uint32_t)whole;
+    p->stream[1] = (uint32_t)(rest / slots); /* at least `passes`: tiles - whole >= slots */
+    p->stream[2] = (uint32_t)(rest % slots);
+    p->stream[3] = (uint32_t)passes;
+    *groups = whole + slots;
+    return 1;
 }
 
 /* Splits K into about `chunks` ranges of kchunk values, a multiple of `unit`. */
@@ -841,6 +944,8 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         split_k(w, (uint64_t)K, groups, TILED_GROUPS, 512, (uint64_t)k.bk, total, &p);
         slice_k(w, &k, &p, (uint64_t)K, max_shared);
         k.out_vec = !f16_out && N % 4 == 0 && p.chunks == 1;
+        if (along_mn && p.chunks == 1 && k.slices == 1 && !f16_out)
+            k.stream = stream_plan(w, groups, ceil_div((uint64_t)K, (uint64_t)(k.bk * k.unroll)), &p, &groups);
     }
 
     /* Partial results (or an f16 output with odd N) go to an f32 buffer for the sum kernel. */
@@ -852,7 +957,23 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         k.out = WGT_F32;
         k.out_vec = 0;
     }
-    st = run(w, &k, &p, sa.buffer, sb.buffer, dst, groups * p.chunks);
+    if (k.stream) { /* a tile per slot for the split tiles' first parts */
+        uint64_t slots = groups - p.stream[0];
+        st = wgt_wgpu_buffer_create(be, (size_t)(slots * (uint64_t)(k.bm * k.bn) * 4), 0, &part);
+        if (st != WGT_OK) return st;
+        st = run(w, &k, &p, sa.buffer, sb.buffer, dst, part, groups);
+        if (st == WGT_OK) {
+            matmul_kernel f = k;
+            f.kind = KERNEL_FIX;
+            f.in = WGT_F32;
+            f.a_vec = f.b_vec = 1;
+            f.stream = 0;
+            st = run(w, &f, &p, part, part, dst, NULL, slots - 1);
+        }
+        wgt_wgpu_buffer_destroy(be, part);
+        return st;
+    }
+    st = run(w, &k, &p, sa.buffer, sb.buffer, dst, NULL, groups * p.chunks);
     if (st == WGT_OK && partials) {
         matmul_kernel s;
         memset(&s, 0, sizeof s);
@@ -860,7 +981,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         s.in = WGT_F32;
         s.out = out->dtype;
         uint64_t items = f16_out ? ceil_div(total, 2) : total;
-        st = run(w, &s, &p, part, part, out->buffer, ceil_div(items, WORKGROUP_SIZE));
+        st = run(w, &s, &p, part, part, out->buffer, NULL, ceil_div(items, WORKGROUP_SIZE));
     }
     if (part) wgt_wgpu_buffer_destroy(be, part); /* a release: the recorded commands keep it alive */
     return st;

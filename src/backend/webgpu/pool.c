@@ -239,6 +239,7 @@ void wgt_wgpu_stats(wgt_backend *be, wgt_stats *out) {
     out->buffers_created = pool->created;
     out->buffers_reused = pool->reused;
     out->submits = w->submit_serial;
+    out->dispatches = w->dispatches;
     out->kernels_cached = w->pipeline_count + wgt_wgpu_fused_pipeline_count(w);
 }
 

@@ -33,7 +33,8 @@ struct wgt_buffer {
 /* A compiled kernel: one pipeline and the bind-group layout it was made with. */
 typedef struct wgt_pipeline {
     WGPUComputePipeline pipeline;
-    int storage_count; /* storage bindings 0..n-1 (the last read_write), then the uniform */
+    int storage_count; /* storage bindings 0..n-1, then the uniform */
+    int written;       /* the last `written` storage bindings are read_write, the others read-only */
     struct wgt_pipeline *next;
     char key[]; /* whole, however long: keys are compared exactly */
 } wgt_pipeline;
@@ -47,6 +48,8 @@ typedef struct wgt_adapter_desc {
 
 #define WGT_MAX_ADAPTERS 16
 #define WGT_MAX_STORAGE_BINDINGS 4
+/* Storage bindings a kernel of the shared layouts may write (the last ones). */
+#define WGT_MAX_WRITTEN_BINDINGS 2
 
 /* What a callback we wait for reports (an error scope, a map, a device request). It lives in
  * the backend, not on the waiter's stack: a wait that gives up leaves its callback pending, and
@@ -73,6 +76,10 @@ typedef struct wgt_webgpu {
     uint32_t features[64];
     size_t feature_count;
     int has_f16, has_subgroups, has_timestamp, has_subgroup_matrix;
+    /* Compute units the matrix product balances its tiles over (0: unknown, tiles go out
+     * whole), and where the count came from: "given" (the option or WGT_COMPUTE_UNITS) or "known adapter". */
+    uint32_t compute_units;
+    const char *compute_units_from;
 
     /* Written by callbacks that may run on Dawn's threads. */
     atomic_int lost;
@@ -93,6 +100,7 @@ typedef struct wgt_webgpu {
     WGPUCommandEncoder encoder;
     WGPUComputePassEncoder pass;
     uint32_t batch_commands;
+    uint64_t dispatches; /* recorded since the context began (wgt_stats) */
 
     /* Uniform ring: op parameters are staged here and uploaded with one write per submit. */
     WGPUBuffer ring;
@@ -106,8 +114,9 @@ typedef struct wgt_webgpu {
     uint8_t *upload_host;
     uint32_t upload_size, upload_used;
 
-    WGPUBindGroupLayout layouts[WGT_MAX_STORAGE_BINDINGS + 1]; /* by storage binding count */
-    WGPUPipelineLayout pipeline_layouts[WGT_MAX_STORAGE_BINDINGS + 1];
+    /* The shared layouts, by storage binding count and how many of them (the last) are written. */
+    WGPUBindGroupLayout layouts[WGT_MAX_STORAGE_BINDINGS + 1][WGT_MAX_WRITTEN_BINDINGS + 1];
+    WGPUPipelineLayout pipeline_layouts[WGT_MAX_STORAGE_BINDINGS + 1][WGT_MAX_WRITTEN_BINDINGS + 1];
     wgt_pipeline *pipelines;
 
     /* ---- per-op costs: buffer pools, caches, batch serials, read requests ---- */
@@ -153,6 +162,8 @@ int wgt_wgpu_enumerate_adapters(const wgpu_procs *p, WGPUInstance instance, int 
                                 wgt_adapter_desc *out, int max);
 const char *wgt_wgpu_backend_name(uint32_t backend_type);
 const char *wgt_wgpu_adapter_type_name(uint32_t adapter_type);
+/* Compute units of a known adapter (NVIDIA's multiprocessors), 0 where unknown. */
+uint32_t wgt_wgpu_known_compute_units(const wgt_adapter_desc *d);
 
 /* device.c */
 /* Blocks until future f completes (its callback has run), within the context's timeout. A wait
@@ -196,12 +207,17 @@ wgt_status wgt_wgpu_gpu_time(wgt_backend *be, wgt_gpu_time *out);
  * writes), or NULL when the query set is full until the next read. */
 const WGPUPassTimestampWrites *wgt_wgpu_timestamps_for_pass(wgt_webgpu *w, WGPUPassTimestampWrites *writes);
 void wgt_wgpu_timestamps_shutdown(wgt_webgpu *w);
-/* Finds or compiles the pipeline for key; wgsl is only built when the key is new. */
+/* Finds or compiles the pipeline for key; wgsl is only built when the key is new. Storage
+ * bindings 0..storage_count-1 of its kernel: the last one written, the others read-only. */
 wgt_status wgt_wgpu_pipeline(wgt_webgpu *w, const char *key, int storage_count,
                              char *(*build_wgsl)(wgt_webgpu *w, const void *arg), const void *arg,
                              wgt_pipeline **out);
+/* The same for a kernel that writes its last `written` storage bindings (1 or 2). */
+wgt_status wgt_wgpu_pipeline_writing(wgt_webgpu *w, const char *key, int storage_count, int written,
+                                     char *(*build_wgsl)(wgt_webgpu *w, const void *arg), const void *arg,
+                                     wgt_pipeline **out);
 /* Records one dispatch over `invocations` threads of workgroup_size each; params are
- * copied into the uniform ring. buffers[storage_count-1] is the one written. */
+ * copied into the uniform ring. buffers[] follow the pipeline's storage bindings. */
 wgt_status wgt_wgpu_dispatch(wgt_webgpu *w, wgt_pipeline *pl, wgt_buffer *const *buffers, const void *params,
                              uint32_t params_size, uint64_t workgroups);
 wgt_status wgt_wgpu_copy_buffer(wgt_webgpu *w, WGPUBuffer src, uint64_t src_off, WGPUBuffer dst, uint64_t dst_off,
@@ -364,6 +380,11 @@ void wgt_wgpu_bind_cache_forget(wgt_webgpu *w, wgt_buffer *b);
 wgt_status wgt_wgpu_clear_buffer(wgt_webgpu *w, WGPUBuffer buf, uint64_t offset, uint64_t size);
 /* Storage bindings a layout of a caller's own may have: a fused kernel's inputs and outputs. */
 #define WGT_MAX_LAYOUT_STORAGE (WGT_FUSED_MAX_INPUTS + WGT_FUSED_MAX_OUTPUTS)
+/* encoder.c: a bind-group layout of `count` storage bindings, the last `written` of them
+ * read_write and the others read-only, then a uniform with a dynamic offset; and a pipeline
+ * layout of it. NULL where creation failed (*pipeline too when *layout is NULL). */
+void wgt_wgpu_create_layout(wgt_webgpu *w, int count, int written, const char *label, WGPUBindGroupLayout *layout,
+                            WGPUPipelineLayout *pipeline);
 /* encoder.c: records one dispatch of a pipeline made with a bind-group layout of the caller's
  * own: buffers at storage bindings 0..count-1, params through the uniform ring at binding
  * count, a 2-D grid beyond 65535 workgroups; label names the kernel in messages. The bind

@@ -31,6 +31,7 @@
 //   columns), or one K range's f32 partial result.
 // sum: adds the `chunks` partial results of the two kernels above in order and writes the
 //   output (f32, or f16 a whole word of two outputs per invocation, over the flat index).
+// fix: after a streamed tiled kernel, adds each split tile's part from `part` to out.
 //
 // Workgroups are numbered in a 2-D grid (65535 per dimension) and the number is split into
 // chunk, batch element and tile, so any batch count fits. f16 is stored packed two per u32
@@ -62,12 +63,16 @@ struct Params {
     batch_shape: array<vec4<u32>, 2>,
     a_batch: array<vec4<i32>, 2>,  // strides of the batch dimensions (0 where broadcast)
     b_batch: array<vec4<i32>, 2>,
+    // tiled when streamed, and fix: whole tiles (one workgroup each), then passes per stream
+    // workgroup and how many of them take one more, passes per tile (see stream_start)
+    stream: vec4<u32>,
 };
 
 @group(0) @binding(0) var<storage, read> a: array<{{A_STORAGE}}>;
 @group(0) @binding(1) var<storage, read> b: array<{{B_STORAGE}}>;
 @group(0) @binding(2) var<storage, read_write> out: array<{{OUT_STORAGE}}>;
-@group(0) @binding(3) var<uniform> params: Params;
+{{PART_BINDING}}
+@group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: Params;
 
 const WG: u32 = 256u;
 
@@ -289,6 +294,30 @@ fn store4(base: u32, n: u32, v: vec4<f32>) {
     {{STORE4}}
 }
 
+// Adds v to up to 4 outputs of one row as store4 numbers them (the fix kernel; f32 outputs).
+fn add4(base: u32, n: u32, v: vec4<f32>) {
+    {{ADD4}}
+}
+
+
+// The first pass of stream workgroup s (the workgroups after the whole tiles), where tile t's
+// passes over K are t P .. t P + P - 1 (P = params.stream.w): the passes after the whole
+// tiles' are shared out evenly, the first params.stream.z workgroups taking one more. The
+// host makes each run at least P long, so a tile is split between two runs at most.
+fn stream_start(s: u32) -> u32 {
+    return params.stream.x * params.stream.w + s * params.stream.y + min(s, params.stream.z);
+}
+
+// First row and column of tile `tile` of a batch element. Tiles are walked in bands of GROUP_M
+// tile rows so that workgroups running together share rows of a and columns of b in the cache.
+fn tile_origin(tile: u32) -> vec2<u32> {
+    let band = GROUP_M * params.tiles_n;
+    let first_m = (tile / band) * GROUP_M;
+    let band_rows = min(params.tiles_m - first_m, GROUP_M);
+    let in_band = tile % band;
+    return vec2<u32>((first_m + in_band % band_rows) * T_BM, (in_band / band_rows) * T_BN);
+}
+
 // Each invocation computes 4 x 4 blocks of outputs: rows m0 + 64 g + 4 ty + i, columns
 // n0 + 64 h + 4 tx + j. The generated step reads the staged tiles with constant indices for
 // k and for the row within a block, so the only varying parts of an index (ty + 16 g,
@@ -301,41 +330,39 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) lid: u32, @builtin(workgroup
     let group = wid.x + wid.y * groups.x;
     let per_batch = params.tiles_m * params.tiles_n;
     let per_chunk = per_batch * params.batch;
-    let chunk = group / per_chunk;
-    if (chunk >= params.chunks) { return; }  // the grid's spare workgroups, whole: barriers stay uniform
-    let rest = group - chunk * per_chunk;
-    let batch = rest / per_batch;
-    let tile = rest - batch * per_batch;
-    let band = GROUP_M * params.tiles_n;
-    let first_m = (tile / band) * GROUP_M;
-    let band_rows = min(params.tiles_m - first_m, GROUP_M);
-    let in_band = tile % band;
-    let m0 = (first_m + in_band % band_rows) * T_BM;
-    let n0 = (in_band / band_rows) * T_BN;
-    let bases = batch_bases(batch);
-    let kb = chunk * params.kchunk;
-    let ke = min(params.K, kb + params.kchunk);
-    // Steps per slice, the same for every slice (barriers stay uniform) and a multiple of
-    // T_UNROLL; a slice's step past ke fetches zeros, and multiplies them.
-    let steps = (ke - kb + T_BK * T_SLICES * T_UNROLL - 1u) / (T_BK * T_SLICES * T_UNROLL) * T_UNROLL;
-    let k0 = kb + sl * T_BK;
     // A warp (32 invocations) covers 8 column blocks by 4 row blocks, so each of its reads of
     // a staged tile touches at most 128 bytes.
     let warp = tid / 32u;
     let lane = tid % 32u;
     let tx = (warp % (T_TX / 8u)) * 8u + lane % 8u;
     let ty = (warp / (T_TX / 8u)) * 4u + lane / 8u;
-    let in_range = m0 + 4u * ty < params.M && n0 + 4u * tx < params.N;
+    // The work (the host generates this part): range `chunk` of K of tile `rest` (counting
+    // through the batch), K from kb to ke, in a block; streamed, a loop over the parts of the
+    // run of passes (chunk 0).
+{{PART_OPEN}}
+        let batch = rest / per_batch;
+        let tile = rest - batch * per_batch;
+        let origin = tile_origin(tile);
+        let m0 = origin.x;
+        let n0 = origin.y;
+        let bases = batch_bases(batch);
+        // Steps per slice, the same for every slice (barriers stay uniform) and a multiple of
+        // T_UNROLL; a slice's step past ke fetches zeros, and multiplies them.
+        let steps = (ke - kb + T_BK * T_SLICES * T_UNROLL - 1u) / (T_BK * T_SLICES * T_UNROLL) * T_UNROLL;
+        let k0 = kb + sl * T_BK;
+        let in_range = m0 + 4u * ty < params.M && n0 + 4u * tx < params.N;
 {{ACC_DECL}}
 {{FIRST_FETCH}}
-    workgroupBarrier();
-    for (var s0 = 0u; s0 < steps; s0 = s0 + T_UNROLL) {
+        workgroupBarrier();
+        for (var s0 = 0u; s0 < steps; s0 = s0 + T_UNROLL) {
 {{STEP}}
-    }
+        }
 {{ACC_MERGE}}
-    if (!in_range || !lead) { return; }
-    let first = chunk * params.total + batch * params.M * params.N;
-{{ACC_STORE}}
+        // The stores (the host generates them): to out where the tile (or range of K) is
+        // whole, else streamed, its first part to `part`; then the next part, if any. The last
+        // step ended on a barrier after every read of the staged tiles, so the next part may
+        // stage its first step at once.
+{{PART_CLOSE}}
 }
 
 // ---- rows kernel ----------------------------------------------------------------------
@@ -516,4 +543,27 @@ fn {{SUM_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
         @builtin(num_workgroups) groups: vec3<u32>) {
     let i = (wid.x + wid.y * groups.x) * WG + tid;
     {{SUM_BODY}}
+}
+
+// ---- fix kernel -----------------------------------------------------------------------
+
+// Workgroup s looks at the end of stream workgroup s's run: inside a tile, that tile was split,
+// and its first part (in `part`, bound here as a) is added to the rest (in out). The host runs
+// one workgroup per stream workgroup but the last, whose run ends with the last tile.
+@compute @workgroup_size(256)
+fn {{FIX_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+    let s = wid.x + wid.y * groups.x;
+    let e = stream_start(s + 1u);
+    if (e % params.stream.w == 0u) { return; }
+    let rest = e / params.stream.w;
+    let per_batch = params.tiles_m * params.tiles_n;
+    let batch = rest / per_batch;
+    let origin = tile_origin(rest - batch * per_batch);
+    let obase = batch * params.M * params.N;
+    for (var q = tid; q < T_BM * T_BN / 4u; q = q + WG) {
+        let m = origin.x + q / (T_BN / 4u);
+        let n = origin.y + 4u * (q % (T_BN / 4u));
+        if (m < params.M && n < params.N) { add4(obase + m * params.N, n, load4_a(4u * (s * (T_BM * T_BN / 4u) + q))); }
+    }
 }
