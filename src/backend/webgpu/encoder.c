@@ -328,7 +328,6 @@ wgt_status wgt_wgpu_copy_buffer(wgt_webgpu *w, WGPUBuffer src, uint64_t src_off,
     end_pass(w); /* copies live outside compute passes */
     w->p->wgpuCommandEncoderCopyBufferToBuffer(w->encoder, src, src_off, dst, dst_off, size);
     w->batch_commands++;
-    w->dispatches++;
     return WGT_OK;
 }
 
@@ -339,7 +338,6 @@ wgt_status wgt_wgpu_resolve_queries(wgt_webgpu *w, WGPUQuerySet set, uint32_t fi
     end_pass(w); /* resolves live outside compute passes, as copies do */
     w->p->wgpuCommandEncoderResolveQuerySet(w->encoder, set, first, count, dst, offset);
     w->batch_commands++;
-    w->dispatches++;
     return WGT_OK;
 }
 
@@ -349,7 +347,6 @@ wgt_status wgt_wgpu_clear_buffer(wgt_webgpu *w, WGPUBuffer buf, uint64_t offset,
     end_pass(w); /* clears live outside compute passes, as copies do */
     w->p->wgpuCommandEncoderClearBuffer(w->encoder, buf, offset, size);
     w->batch_commands++;
-    w->dispatches++;
     return WGT_OK;
 }
 
