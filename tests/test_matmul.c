@@ -382,13 +382,23 @@ static uint64_t matmul_dispatches(wgt_context *ctx, wgt_tensor *a, wgt_tensor *b
  * given, the tiles' passes over K after the whole waves are shared out in equal runs that
  * start and end inside tiles, and a second kernel adds each split tile's first part. 200
  * tiles (50 x 2 x 2) on 9, 16 and 64 units (18, 32 and 128 slots: 180, 160 and 0 whole
- * tiles first) over K of 3 passes (K = 36) and 17 passes of two steps (K = 516, a @ b and
- * a @ b^T, the two step orders), an N that is not a multiple of 4 (element by element writes) with partial edge
- * tiles, and b shared by the batch. 150 units (300 slots) leave the tiles whole. */
+ * tiles first) over K of 3 passes (K = 36) and, on 16 units, 17 passes of two steps (K =
+ * 516; a @ b and a @ b^T, the two step orders), an N that is not a multiple of 4 (element by
+ * element writes) with partial edge tiles, and b shared by the batch. 150 units (300 slots)
+ * leave the tiles whole. */
 TEST(matmul_tiles_128_streamed) {
     static const uint32_t units[3] = {9, 16, 64};
-    static const layout pairs[4][2] = {
-        {CONTIGUOUS, CONTIGUOUS}, {CONTIGUOUS, TRANSPOSED}, {TRANSPOSED, CONTIGUOUS}, {TRANSPOSED, TRANSPOSED}};
+    static const struct {
+        layout la, lb;
+        int nb;
+        int64_t sa[3], sb[3];
+    } cases[5] = {
+        {CONTIGUOUS, CONTIGUOUS, 3, {50, 132, 36}, {50, 36, 132}},
+        {CONTIGUOUS, TRANSPOSED, 3, {50, 130, 36}, {50, 36, 131}},
+        {CONTIGUOUS, CONTIGUOUS, 2, {50, 132, 36}, {36, 132}},
+        {CONTIGUOUS, CONTIGUOUS, 3, {50, 132, 516}, {50, 516, 132}},
+        {CONTIGUOUS, TRANSPOSED, 3, {50, 132, 516}, {50, 516, 132}},
+    };
     for (int u = 0; u < 4; u++) {
         wgt_context_options opt = {0};
         opt.backend = WGT_BACKEND_WEBGPU;
@@ -397,22 +407,7 @@ TEST(matmul_tiles_128_streamed) {
         wgt_context *gpu = wgt_context_create(&opt);
         if (!gpu) return; /* the runner reports a missing WebGPU device */
         uint64_t want = u < 3 ? 2 : 1;
-        struct {
-            layout la, lb;
-            int nb;
-            int64_t sa[3], sb[3];
-        } cases[5] = {
-            {CONTIGUOUS, CONTIGUOUS, 3, {50, 132, 36}, {50, 36, 132}},
-            {CONTIGUOUS, TRANSPOSED, 3, {50, 130, 36}, {50, 36, 131}},
-            {CONTIGUOUS, CONTIGUOUS, 2, {50, 132, 36}, {36, 132}},
-        };
-        int n = 3;
-        for (int c = 0; u == 1 && c < 2; c++, n++) {
-            cases[n].la = pairs[c][0], cases[n].lb = pairs[c][1], cases[n].nb = 3;
-            int64_t sa[3] = {50, 132, 516}, sb[3] = {50, 516, 132};
-            memcpy(cases[n].sa, sa, sizeof sa);
-            memcpy(cases[n].sb, sb, sizeof sb);
-        }
+        int n = u == 1 ? 5 : 3; /* the long K cases on 16 units only */
         for (int c = 0; c < n; c++) {
             uint64_t seed = 1060 + 10 * (uint64_t)u + (uint64_t)c;
             wgt_tensor *a = make_view(gpu, WGT_F32, cases[c].la, 3, cases[c].sa, seed);

@@ -88,7 +88,7 @@ typedef struct {
     int slices, merge;     /* tiled: slices of K per workgroup, accumulators merged per round */
     int unroll;            /* tiled: steps per iteration of the loop over K */
     char sched[40];        /* tiled: order of a step's loads, multiply and stores (see tiled_text) */
-    int stream;            /* tiled: the last tiles' passes over K shared out evenly (T_STREAM) */
+    int stream;            /* tiled: the last tiles' passes over K shared out evenly (stream_plan) */
     int rows, r_mode, r_ap, r_ks, r_lanes, r_unroll; /* rows */
     int r_kw, r_cw;        /* rows: values of K per lane step, columns per invocation along N */
     int r_direct;          /* rows: the one row of a read from memory in the loop, not staged */
@@ -710,8 +710,8 @@ static void tiled_schedule(matmul_kernel *k, int along_mn, uint64_t K) {
  * 126 to 128 registers each on NVIDIA's driver, half a multiprocessor's 65536). Where the tiles
  * leave the last wave part empty, the device idles that part: on an H200 (264 slots), 960 to
  * 1056 tiles of 4096 x 4096 over K = 4096 all take 3.165 ms, 3.64 to 4 waves. Streamed, the
- * tiles of the last two waves become equal runs of passes over K, one per slot (so a run covers
- * one to two tiles and splits at most two), which end together; the fix kernel then adds each
+ * tiles of the last two waves become equal runs of passes over K, one per slot, which end
+ * together (a run is one to two tiles long, so no tile is split between more than two runs); the fix kernel then adds each
  * split tile's first part (written to a buffer of one tile per slot) to its rest. That costs:
  * the kernel with its loop over parts takes 3 KB of workgroup memory for registers the driver
  * moves there (a @ b), the runs read a and b at more places at once, and the fix kernel reads
@@ -957,23 +957,19 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         k.out = WGT_F32;
         k.out_vec = 0;
     }
-    if (k.stream) { /* a tile per slot for the split tiles' first parts */
-        uint64_t slots = groups - p.stream[0];
-        st = wgt_wgpu_buffer_create(be, (size_t)(slots * (uint64_t)(k.bm * k.bn) * 4), 0, &part);
-        if (st != WGT_OK) return st;
-        st = run(w, &k, &p, sa.buffer, sb.buffer, dst, part, groups);
-        if (st == WGT_OK) {
-            matmul_kernel f = k;
-            f.kind = KERNEL_FIX;
-            f.in = WGT_F32;
-            f.a_vec = f.b_vec = 1;
-            f.stream = 0;
-            st = run(w, &f, &p, part, part, dst, NULL, slots - 1);
-        }
-        wgt_wgpu_buffer_destroy(be, part);
+    /* Streamed: a tile per slot for the split tiles' first parts (chunks is 1 here). */
+    uint64_t slots = k.stream ? groups - p.stream[0] : 0;
+    if (k.stream && (st = wgt_wgpu_buffer_create(be, (size_t)(slots * (uint64_t)(k.bm * k.bn) * 4), 0, &part)) != WGT_OK)
         return st;
+    st = run(w, &k, &p, sa.buffer, sb.buffer, dst, k.stream ? part : NULL, groups * p.chunks);
+    if (st == WGT_OK && k.stream) {
+        matmul_kernel f = k;
+        f.kind = KERNEL_FIX;
+        f.in = WGT_F32;
+        f.a_vec = f.b_vec = 1;
+        f.stream = 0;
+        st = run(w, &f, &p, part, part, dst, NULL, slots - 1);
     }
-    st = run(w, &k, &p, sa.buffer, sb.buffer, dst, NULL, groups * p.chunks);
     if (st == WGT_OK && partials) {
         matmul_kernel s;
         memset(&s, 0, sizeof s);

@@ -299,7 +299,6 @@ fn add4(base: u32, n: u32, v: vec4<f32>) {
     {{ADD4}}
 }
 
-
 // The first pass of stream workgroup s (the workgroups after the whole tiles), where tile t's
 // passes over K are t P .. t P + P - 1 (P = params.stream.w): the passes after the whole
 // tiles' are shared out evenly, the first params.stream.z workgroups taking one more. The
