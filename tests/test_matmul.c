@@ -515,6 +515,45 @@ TEST_BACKENDS(matmul_single_row) {
     }
 }
 
+/* A matrix stored by rows times a vector (w @ v, run as v @ w^T with w read 16 bytes at a time
+ * along K): each invocation takes 4, 2 or 1 columns, the most that still gives enough
+ * workgroups (matmul.c, rows_columns; N = 8200, 4100 and 2100 at K = 72), an odd N with f16
+ * results (through the sum kernel), and w batched. With the compute units given (5: at most 15
+ * workgroups), each workgroup takes many tiles in turn. */
+TEST(matmul_vector_by_columns) {
+    static const struct {
+        int64_t batch, n;
+    } cases[5] = {{1, 8200}, {1, 4100}, {1, 2100}, {1, 2101}, {3, 700}};
+    enum { K = 72 };
+    for (int u = 0; u < 2; u++) {
+        wgt_context_options opt = {0};
+        opt.backend = WGT_BACKEND_WEBGPU;
+        opt.quiet = 1;
+        opt.compute_units = u ? 5 : 0;
+        wgt_context *gpu = wgt_context_create(&opt);
+        if (!gpu) return; /* the runner reports a missing WebGPU device */
+        for (size_t d = 0; d < 2; d++)
+            for (int c = 0; c < 5; c++) {
+                uint64_t seed = 1510 + 10 * (uint64_t)u + 5 * d + (uint64_t)c;
+                int64_t sw[3] = {cases[c].batch, cases[c].n, K}, sv[1] = {K};
+                int nw = cases[c].batch > 1 ? 3 : 2;
+                wgt_tensor *w = make_view(gpu, float_types[d], CONTIGUOUS, nw, nw == 3 ? sw : sw + 1, seed);
+                wgt_tensor *v = uniform(gpu, float_types[d], 1, sv, seed + 1000);
+                char what[64];
+                snprintf(what, sizeof what, "(%u compute units)", opt.compute_units);
+                /* One kernel; the sum kernel only where f16 results have an odd N. */
+                uint64_t want = float_types[d] == WGT_F16 && cases[c].n % 2 ? 2 : 1;
+                uint64_t dispatches = matmul_dispatches(gpu, w, v);
+                CHECK(dispatches == want, "%s n %lld: %llu dispatches, want %llu", what, (long long)cases[c].n,
+                      (unsigned long long)dispatches, (unsigned long long)want);
+                check_matmul(w, v, what);
+                wgt_release(w);
+                wgt_release(v);
+            }
+        wgt_context_release(gpu);
+    }
+}
+
 /* The rows kernel with more workgroups than one dispatch dimension holds: 16400 batch
  * elements of 4 workgroups each. */
 TEST_BACKENDS(matmul_few_rows_fold_the_grid) {

@@ -353,13 +353,13 @@ static void rows_step(const matmul_kernel *k, text_buf *step) {
                 add(step, "            let s%d = shm[(%du + kx) / 4u];\n", r, (unsigned)(r * k->r_ks));
                 if (k->r_kw == 8) add(step, "            let t%d = shm[(%du + kx) / 4u + 1u];\n", r, (unsigned)(r * k->r_ks));
             }
-            if (k->r_kw == 8) {
-                add(step, "            r%d = r%d + vec4<f32>(dot(s%d, lo0) + dot(t%d, hi0), dot(s%d, lo1) + dot(t%d, hi1), "
-                          "dot(s%d, lo2) + dot(t%d, hi2), dot(s%d, lo3) + dot(t%d, hi3));\n",
-                    r, r, r, r, r, r, r, r, r, r);
-            } else {
-                add(step, "            r%d = r%d + vec4<f32>(dot(s%d, b0), dot(s%d, b1), dot(s%d, b2), dot(s%d, b3));\n", r, r,
-                    r, r, r, r);
+            /* One dot product per column j < R_CW; the accumulator's other components stay 0. */
+            add(step, "            r%d = r%d + vec4<f32>(", r, r);
+            for (int j = 0; j < 4; j++) {
+                if (j >= k->r_cw) add(step, "0.0");
+                else if (k->r_kw == 8) add(step, "dot(s%d, lo%d) + dot(t%d, hi%d)", r, j, r, j);
+                else add(step, "dot(s%d, b%d)", r, j);
+                add(step, j < 3 ? ", " : ");\n");
             }
         }
         return;
@@ -390,7 +390,7 @@ static void rows_loads(const matmul_kernel *k, text_buf *t, int u, unsigned off)
     if (k->r_mode == ROWS_VEC8) {
         add(t, "            let w%d = rows_b8(bases.y, ks + kl + %du, n0, c);\n", u, off);
     } else if (k->r_mode == ROWS_K_VEC) {
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < k->r_cw; j++)
             add(t, "            let b%d_%d = rows_bk%d(bases.y, ks + kl + %du, n0, c, %du);\n", u, j, k->r_kw == 8 ? 8 : 4, off,
                 j);
     } else {
@@ -403,7 +403,7 @@ static void rows_values(const matmul_kernel *k, text_buf *t, int u) {
         add(t, "            let bx = vec4<f32>(unpack2x16float(w%d.x), unpack2x16float(w%d.y));\n", u, u);
         add(t, "            let bh = vec4<f32>(unpack2x16float(w%d.z), unpack2x16float(w%d.w));\n", u, u);
     } else if (k->r_mode == ROWS_K_VEC) {
-        for (int j = 0; j < 4; j++) {
+        for (int j = 0; j < k->r_cw; j++) {
             if (k->r_kw == 8) {
                 add(t, "            let lo%d = vec4<f32>(unpack2x16float(b%d_%d.x), unpack2x16float(b%d_%d.y));\n", j, u, j, u, j);
                 add(t, "            let hi%d = vec4<f32>(unpack2x16float(b%d_%d.z), unpack2x16float(b%d_%d.w));\n", j, u, j, u, j);
@@ -532,7 +532,7 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     tiled_text(&t, &tp);
     rows_text(&r, &rdecl, &rloop, &rreduce);
     char bm[16], bn[16], bk[16], am[16], bmode[16], ast[16], bst[16], at[96], bt[96], ttx[16], tty[16];
-    char rr[16], rap[16], rks[16], rmode[16], rg[16], rl[16], rkw[16], rcw[16];
+    char rr[16], rap[16], rks[16], rmode[16], rg[16], rl[16], rkw[16], rcw[16], rout[16];
     snprintf(bm, sizeof bm, "%d", t.bm);
     snprintf(bn, sizeof bn, "%d", t.bn);
     snprintf(bk, sizeof bk, "%d", t.bk);
@@ -557,6 +557,7 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     snprintf(rl, sizeof rl, "%d", r.r_lanes);
     snprintf(rkw, sizeof rkw, "%d", r.r_kw);
     snprintf(rcw, sizeof rcw, "%d", r.r_cw);
+    snprintf(rout, sizeof rout, "%d", r.r_mode == ROWS_K_VEC ? r.r_cw : 4);
     const char *in_storage = k->in == WGT_F16 ? "u32" : "f32";
     const char *out_storage = k->out == WGT_F16 ? "u32" : k->out_vec ? "vec4<f32>" : "f32";
     const char *put = k->out == WGT_F16 ? "out[i] = f16_bits(v);" : k->out_vec ? "out[i >> 2u][i & 3u] = v;" : "out[i] = v;";
@@ -591,7 +592,7 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
                                "SLICE_OF", t.slices > 1 ? "    let tid = lid % T_WG;\n    let sl = lid / T_WG;"
                                                         : "    let tid = lid;\n    let sl = 0u;",
                                "R_ROWS", rr, "R_AP", rap, "R_KS", rks, "R_MODE", rmode, "R_RG", rg, "R_LANES", rl,
-                               "R_KW", rkw, "R_CW", rcw, "ROWS_DECL", rdecl.text, "ROWS_LOOP", rloop.text,
+                               "R_KW", rkw, "R_CW", rcw, "R_OUT", rout, "ROWS_DECL", rdecl.text, "ROWS_LOOP", rloop.text,
                                "ROWS_REDUCE", rreduce.text,
                                /* The other kernels keep names of their own and are left out of the pipeline. */
                                "TILED_ENTRY", k->kind == KERNEL_TILED ? "main" : "tiled",
@@ -741,6 +742,28 @@ static int stream_plan(const wgt_webgpu *w, uint64_t tiles, uint64_t passes, mat
     return 1;
 }
 
+/* A vector times a matrix stored by columns (w @ v for w stored by rows: every value of w read
+ * once, 16 bytes at a time along K, 32 lanes per column). Each invocation takes R_CW columns,
+ * 4, 2 or 1: the most that still gives ROWS_GROUPS workgroups, since splitting K costs
+ * partial results and the sum kernel; R_CW x R_UNROLL = 8 loads in flight per invocation.
+ * Where there are more workgroups than ROWS_PER_UNIT per compute unit, only that many run, each
+ * taking every so many tiles in turn. Measured on an H200 (f16 w [n, 8192] @ v, ms; columns per
+ * invocation, one workgroup per tile; then the choice, capped at 3 x 132 workgroups):
+ *       n   4 columns        2      1      chosen
+ *    2048   0.016 (K split)         0.014  0.014 (1)
+ *    4096   0.029 (K split)  0.026  0.030  0.026 (2)
+ *    8192   0.041            0.045  0.044  0.041 (4)
+ *   16384   0.076            0.072  0.077  0.073 (4; capped at 2 or 4 per unit: 0.073, 0.077)
+ *   32768   0.132            0.132  0.135  0.130 (4; capped at 2 or 4 per unit: 0.134, 0.141)
+ * Four workgroups of 61 to 79 registers fit a multiprocessor, yet three stream faster. */
+#define ROWS_PER_UNIT 3
+static void rows_columns(matmul_kernel *k, uint64_t batch, uint32_t N) {
+    uint64_t column_groups = WORKGROUP_SIZE / (uint64_t)k->r_lanes;
+    for (k->r_cw = 4; k->r_cw > 1; k->r_cw /= 2)
+        if (batch * ceil_div((uint64_t)N, (uint64_t)k->r_cw * column_groups) >= ROWS_GROUPS) break;
+    k->r_unroll = 8 / k->r_cw;
+}
+
 /* Splits K into about `chunks` ranges of kchunk values, a multiple of `unit`. */
 static void set_chunks(matmul_params *p, uint64_t K, uint64_t chunks, uint64_t unit) {
     uint64_t kchunk = ceil_div(ceil_div(K ? K : 1, chunks), unit) * unit;
@@ -888,6 +911,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
              * in 0.041 against 0.046 and 0.049 ms). */
             if (k.r_mode == ROWS_VEC4 || k.r_mode == ROWS_K_VEC) k.r_lanes = 32;
         }
+        if (k.r_direct && k.r_mode == ROWS_K_VEC) rows_columns(&k, batch, N);
         p.tiles_m = (uint32_t)ceil_div((uint64_t)M, (uint64_t)k.rows);
         p.tiles_n = (uint32_t)ceil_div((uint64_t)N, (uint64_t)k.r_cw * (WORKGROUP_SIZE / (uint64_t)k.r_lanes));
         groups = batch * p.tiles_m * p.tiles_n;
@@ -961,7 +985,11 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
     uint64_t slots = k.stream ? groups - p.stream[0] : 0;
     if (k.stream && (st = wgt_wgpu_buffer_create(be, (size_t)(slots * (uint64_t)(k.bm * k.bn) * 4), 0, &part)) != WGT_OK)
         return st;
-    st = run(w, &k, &p, sa.buffer, sb.buffer, dst, k.stream ? part : NULL, groups * p.chunks);
+    uint64_t launched = groups * p.chunks; /* the rows kernel below may take several tiles each */
+    if (k.kind == KERNEL_ROWS && k.r_direct && k.r_mode == ROWS_K_VEC && w->compute_units &&
+        launched > (uint64_t)w->compute_units * ROWS_PER_UNIT)
+        launched = (uint64_t)w->compute_units * ROWS_PER_UNIT;
+    st = run(w, &k, &p, sa.buffer, sb.buffer, dst, k.stream ? part : NULL, launched);
     if (st == WGT_OK && k.stream) {
         matmul_kernel f = k;
         f.kind = KERNEL_FIX;

@@ -28,7 +28,8 @@
 //   bytes per load where the layout allows (R_MODE), R_UNROLL steps of loads in flight,
 //   into R_ROWS vec4 accumulators per 4 columns; the lanes then meet through workgroup
 //   memory in a fixed order. It writes the result (f32, or f16 words of two neighbouring
-//   columns), or one K range's f32 partial result.
+//   columns), or one K range's f32 partial result. Where the host launches fewer workgroups
+//   than there are such tiles, each workgroup takes every so many tiles in turn.
 // sum: adds the `chunks` partial results of the two kernels above in order and writes the
 //   output (f32, or f16 a whole word of two outputs per invocation, over the flat index).
 // fix: after a streamed tiled kernel, adds each split tile's part from `part` to out.
@@ -375,9 +376,10 @@ const R_COLS: u32 = WG / R_LANES;   // column groups: the workgroup has R_CW R_C
 // 2: as 1 with the lanes of K side by side (b stored along K), 3: as 0 with 8 f16 columns
 // (n0 + 8 c ..) per 16-byte load, 4: as 2 with R_KW values of K per 16-byte load.
 const R_MODE: u32 = {{R_MODE}}u;
-const R_RG: u32 = {{R_RG}}u;        // rows reduced per round (R_RG x 4 R_COLS <= 256)
+const R_RG: u32 = {{R_RG}}u;        // rows reduced per round (R_RG x R_OUT R_COLS <= 256)
 const R_KW: u32 = {{R_KW}}u;        // values of K a lane takes at a time (1; 4 or 8 in mode 4)
-const R_CW: u32 = {{R_CW}}u;        // columns per invocation (4; 8 in mode 3)
+const R_CW: u32 = {{R_CW}}u;        // columns per invocation (4; 8 in mode 3; 1, 2 or 4 in mode 4)
+const R_OUT: u32 = {{R_OUT}}u;      // columns per invocation in each accumulator (R_CW in mode 4, else 4)
 const R_DIRECT: u32 = {{R_DIRECT}}u;  // 1: a's one row is read in the loop, not staged
 const R_F16: u32 = {{R_F16}}u;      // 1: the output is f16, written here a word at a time
 
@@ -466,14 +468,14 @@ fn rows_column(n0: u32, col: u32, half: u32) -> u32 {
 // (the host sends only even N and one range of K here, so every word is whole).
 fn rows_emit(tid: u32, first: u32, row0: u32, n0: u32, obase: u32, half: u32) {
     if (R_F16 == 0u) {
-        let rr = tid / (4u * R_COLS);
-        let col = tid % (4u * R_COLS);
+        let rr = tid / (R_OUT * R_COLS);
+        let col = tid % (R_OUT * R_COLS);
         let row = row0 + first + rr;
         let n = rows_column(n0, col, half);
         if (rr < R_RG && row < params.M && n < params.N) { put(obase + row * params.N + n, rows_lane_sum(rr, col)); }
     } else {
-        let rr = tid / (2u * R_COLS);
-        let col = 2u * (tid % (2u * R_COLS));
+        let rr = tid / (R_OUT * R_COLS / 2u);
+        let col = 2u * (tid % (R_OUT * R_COLS / 2u));
         let row = row0 + first + rr;
         let n = rows_column(n0, col, half);
         if (rr < R_RG && row < params.M && n < params.N) {
@@ -487,11 +489,11 @@ fn rows_emit(tid: u32, first: u32, row0: u32, n0: u32, obase: u32, half: u32) {
 @compute @workgroup_size(256)
 fn {{ROWS_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) groups: vec3<u32>) {
-    let group = wid.x + wid.y * groups.x;
     let per_batch = params.tiles_m * params.tiles_n;
     let per_chunk = per_batch * params.batch;
+    let dispatched = groups.x * groups.y;
+    for (var group = wid.x + wid.y * groups.x; group < per_chunk * params.chunks; group = group + dispatched) {
     let chunk = group / per_chunk;
-    if (chunk >= params.chunks) { return; }
     let rest = group - chunk * per_chunk;
     let batch = rest / per_batch;
     let tile = rest - batch * per_batch;
@@ -533,6 +535,7 @@ fn {{ROWS_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
     }
     let obase = chunk * params.total + batch * params.M * params.N;
 {{ROWS_REDUCE}}
+    }
 }
 
 // ---- sum kernel -----------------------------------------------------------------------
