@@ -67,6 +67,7 @@ typedef struct {
     /* Rows limited by reading their operands once (matrix-vector, few-row GEMM) also report
      * the bytes they read and how close that comes to the device copy in the same run. */
     double gbyte_read, copy_fraction;
+    char error[256]; /* why the row has no time: the library's message */
 } bench_row;
 
 typedef struct {
@@ -480,7 +481,11 @@ int wgt_bench_main(int argc, char **argv) {
 #define ADD(expr)                                                 \
     do {                                                          \
         rows[n++] = expr;                                         \
-        if (!(rows[n - 1].ms > 0)) rows[n - 1].ok = 0;            \
+        if (!(rows[n - 1].ms > 0)) {                              \
+            rows[n - 1].ok = 0;                                   \
+            snprintf(rows[n - 1].error, sizeof rows[n - 1].error, \
+                     "%s", wgt_last_error());                     \
+        }                                                         \
         fprintf(stderr, "  %s done\n", rows[n - 1].name);         \
     } while (0)
 #define RUN(name_, expr) \
@@ -549,6 +554,8 @@ int wgt_bench_main(int argc, char **argv) {
                rows[i].ms, rows[i].ms_gpu > 0 ? "gpu" : "wall", rows[i].ms_wall, rows[i].ms_sync,
                rows[i].gflop / (rows[i].ms * 1e-3), rows[i].gbyte / (rows[i].ms * 1e-3),
                100 * floor_fraction(&env, &rows[i]), rows[i].max_rel_err, rows[i].ok ? "ok" : "FAIL");
+    for (int i = 0; i < n; i++)
+        if (rows[i].error[0]) printf("%s %s: not timed: %s\n", rows[i].name, rows[i].size, rows[i].error);
     if (copy_gbps > 0) {
         printf("\nread-bound rows: bytes read per second against copy_f32 (%.1f GB/s read + written)\n", copy_gbps);
         printf("%-22s %-18s %10s %10s %9s\n", "workload", "size", "MB read", "GB/s read", "of copy");
