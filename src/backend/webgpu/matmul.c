@@ -92,6 +92,7 @@ typedef struct {
     int rows, r_mode, r_ap, r_ks, r_lanes, r_unroll; /* rows */
     int r_kw, r_cw;        /* rows: values of K per lane step, columns per invocation along N */
     int r_direct;          /* rows: the one row of a read from memory in the loop, not staged */
+    int r_turns;           /* rows: fewer workgroups than tiles, each taking tiles in turn */
 } matmul_kernel;
 
 /* ---- WGSL text ------------------------------------------------------------------------- */
@@ -528,7 +529,7 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
     if (k->kind == KERNEL_FIX) /* the streamed kernel's tile, in the same 256 invocations */
         t.bm = k->bm, t.bn = k->bn, t.tm = k->bm / 16, t.tn = k->bn / 16, t.a_pitch = k->bm / 4, t.b_pitch = k->bn / 4;
     if (k->kind != KERNEL_ROWS)
-        r.rows = 1, r.r_ap = 1, r.r_ks = 16, r.r_mode = ROWS_VEC4, r.r_lanes = 16, r.r_unroll = 1, r.r_kw = 1, r.r_cw = 4;
+        r.rows = 1, r.r_ap = 1, r.r_ks = 16, r.r_mode = ROWS_VEC4, r.r_lanes = 16, r.r_unroll = 1, r.r_kw = 1, r.r_cw = 4, r.r_turns = 0;
     tiled_text(&t, &tp);
     rows_text(&r, &rdecl, &rloop, &rreduce);
     char bm[16], bn[16], bk[16], am[16], bmode[16], ast[16], bst[16], at[96], bt[96], ttx[16], tty[16];
@@ -594,6 +595,14 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
                                "R_ROWS", rr, "R_AP", rap, "R_KS", rks, "R_MODE", rmode, "R_RG", rg, "R_LANES", rl,
                                "R_KW", rkw, "R_CW", rcw, "R_OUT", rout, "ROWS_DECL", rdecl.text, "ROWS_LOOP", rloop.text,
                                "ROWS_REDUCE", rreduce.text,
+                               /* A loop over tiles only where it is needed: around the staged
+                               * kernels of 16 rows it cost 16 x 8192 x 8192 0.136 -> 0.231 ms. */
+                               "ROWS_OPEN", r.r_turns
+                                   ? "    for (var group = wid.x + wid.y * groups.x; group < per_chunk * params.chunks;\n"
+                                     "         group = group + groups.x * groups.y) {"
+                                   : "    let group = wid.x + wid.y * groups.x;\n"
+                                     "    if (group >= per_chunk * params.chunks) { return; }\n    {",
+                               "ROWS_CLOSE", "    }",
                                /* The other kernels keep names of their own and are left out of the pipeline. */
                                "TILED_ENTRY", k->kind == KERNEL_TILED ? "main" : "tiled",
                                "ROWS_ENTRY", k->kind == KERNEL_ROWS ? "main" : "rows",
@@ -615,10 +624,10 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
 static wgt_status run(wgt_webgpu *w, const matmul_kernel *k, const matmul_params *p, wgt_buffer *a, wgt_buffer *b,
                       wgt_buffer *dst, wgt_buffer *part, uint64_t workgroups) {
     char key[256];
-    snprintf(key, sizeof key, "matmul:%s:%s->%s:v%d%d%d:t%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d:r%d,%d,%d,%d,%d,%d,%d,%d,%d",
+    snprintf(key, sizeof key, "matmul:%s:%s->%s:v%d%d%d:t%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d:r%d,%d,%d,%d,%d,%d,%d,%d,%d,%d",
              kernel_names[k->kind], wgt_dtype_name(k->in), wgt_dtype_name(k->out), k->a_vec, k->b_vec, k->out_vec, k->bm,
              k->bn, k->bk, k->tm, k->tn, k->a_mode, k->b_mode, k->a_stage, k->b_stage, k->a_pitch, k->b_pitch,
-             k->slices, k->merge, k->unroll, k->sched, k->stream, k->rows, k->r_mode, k->r_ap, k->r_ks, k->r_lanes, k->r_unroll, k->r_kw, k->r_cw, k->r_direct);
+             k->slices, k->merge, k->unroll, k->sched, k->stream, k->rows, k->r_mode, k->r_ap, k->r_ks, k->r_lanes, k->r_unroll, k->r_kw, k->r_cw, k->r_direct, k->r_turns);
     wgt_pipeline *pl;
     int streamed = k->kind == KERNEL_TILED && k->stream;
     wgt_status st = wgt_wgpu_pipeline_writing(w, key, streamed ? 4 : 3, streamed ? 2 : 1, build_matmul, k, &pl);
@@ -988,7 +997,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
     uint64_t launched = groups * p.chunks; /* the rows kernel below may take several tiles each */
     if (k.kind == KERNEL_ROWS && k.r_direct && k.r_mode == ROWS_K_VEC && w->compute_units &&
         launched > (uint64_t)w->compute_units * ROWS_PER_UNIT)
-        launched = (uint64_t)w->compute_units * ROWS_PER_UNIT;
+        launched = (uint64_t)w->compute_units * ROWS_PER_UNIT, k.r_turns = 1;
     st = run(w, &k, &p, sa.buffer, sb.buffer, dst, k.stream ? part : NULL, launched);
     if (st == WGT_OK && k.stream) {
         matmul_kernel f = k;
