@@ -602,7 +602,6 @@ static char *build_matmul(wgt_webgpu *w, const void *arg) {
                                      "         group = group + groups.x * groups.y) {"
                                    : "    let group = wid.x + wid.y * groups.x;\n"
                                      "    if (group >= per_chunk * params.chunks) { return; }\n    {",
-                               "ROWS_CLOSE", "    }",
                                /* The other kernels keep names of their own and are left out of the pipeline. */
                                "TILED_ENTRY", k->kind == KERNEL_TILED ? "main" : "tiled",
                                "ROWS_ENTRY", k->kind == KERNEL_ROWS ? "main" : "rows",
@@ -920,11 +919,13 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
              * in 0.041 against 0.046 and 0.049 ms). */
             if (k.r_mode == ROWS_VEC4 || k.r_mode == ROWS_K_VEC) k.r_lanes = 32;
         }
-        if (k.r_direct && k.r_mode == ROWS_K_VEC) rows_columns(&k, batch, N);
+        int by_columns = k.r_direct && k.r_mode == ROWS_K_VEC; /* a vector times columns: rows_columns */
+        if (by_columns) rows_columns(&k, batch, N);
         p.tiles_m = (uint32_t)ceil_div((uint64_t)M, (uint64_t)k.rows);
         p.tiles_n = (uint32_t)ceil_div((uint64_t)N, (uint64_t)k.r_cw * (WORKGROUP_SIZE / (uint64_t)k.r_lanes));
         groups = batch * p.tiles_m * p.tiles_n;
         split_k(w, (uint64_t)K, groups, ROWS_GROUPS, 256, 64, total, &p);
+        k.r_turns = by_columns && w->compute_units && groups * p.chunks > (uint64_t)w->compute_units * ROWS_PER_UNIT;
     } else {
         k.kind = KERNEL_TILED;
         /* Fetch each operand along its unit stride: along K when that stride is 1 (a stored by
@@ -994,10 +995,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
     uint64_t slots = k.stream ? groups - p.stream[0] : 0;
     if (k.stream && (st = wgt_wgpu_buffer_create(be, (size_t)(slots * (uint64_t)(k.bm * k.bn) * 4), 0, &part)) != WGT_OK)
         return st;
-    uint64_t launched = groups * p.chunks; /* the rows kernel below may take several tiles each */
-    if (k.kind == KERNEL_ROWS && k.r_direct && k.r_mode == ROWS_K_VEC && w->compute_units &&
-        launched > (uint64_t)w->compute_units * ROWS_PER_UNIT)
-        launched = (uint64_t)w->compute_units * ROWS_PER_UNIT, k.r_turns = 1;
+    uint64_t launched = k.r_turns ? (uint64_t)w->compute_units * ROWS_PER_UNIT : groups * p.chunks;
     st = run(w, &k, &p, sa.buffer, sb.buffer, dst, k.stream ? part : NULL, launched);
     if (st == WGT_OK && k.stream) {
         matmul_kernel f = k;

@@ -491,7 +491,7 @@ fn {{ROWS_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
         @builtin(num_workgroups) groups: vec3<u32>) {
     let per_batch = params.tiles_m * params.tiles_n;
     let per_chunk = per_batch * params.batch;
-{{ROWS_OPEN}}
+{{ROWS_OPEN}}  // opens the block of one tile's work (in turn where the host asks)
     let chunk = group / per_chunk;
     let rest = group - chunk * per_chunk;
     let batch = rest / per_batch;
@@ -534,7 +534,7 @@ fn {{ROWS_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_
     }
     let obase = chunk * params.total + batch * params.M * params.N;
 {{ROWS_REDUCE}}
-{{ROWS_CLOSE}}
+    }
 }
 
 // ---- sum kernel -----------------------------------------------------------------------
