@@ -415,7 +415,9 @@ wgt_tensor *wgt_pad(wgt_tensor *a, const int64_t *before, const int64_t *after, 
 /* ---- indexing ----------------------------------------------------------------------- */
 /* Index tensors are i32 or u32 of any shape and layout; an index out of range (a negative
  * i32 included) is WGT_ERR_INVALID_ARGUMENT naming its position, its value and the bound,
- * and nothing is written. Reading indices that live on the device waits for them. */
+ * and nothing is written. Reading indices that live on the device waits for them. Indices
+ * read by a compiled graph's op are checked again at each wgt_graph_dispatch, which fails
+ * that way if they were written out of range since. */
 /* table [N, ...] rows at indices (any shape): [indices..., ...] (an embedding lookup). */
 wgt_tensor *wgt_gather_rows(wgt_tensor *table, wgt_tensor *indices);
 /* Elements at 1-D indices along axis (numpy.take). Negative indices are errors. */

@@ -29,9 +29,15 @@ static wgt_status record(wgt_context *ctx, wgt_node_kind kind, int op, const cha
     return WGT_OK;
 }
 
-/* Indices that come from graph inputs are checked when the node runs. */
+/* Indices are checked when the node runs wherever their values may differ by then from those
+ * checked at recording: indices from graph inputs, and any indices a graph's node reads (the
+ * node runs at each dispatch of the graph, and the caller may write the index tensor in
+ * between). An ordinary node's indices cannot change before it runs: a write to them runs
+ * the recorded work first. */
 static void check_later(wgt_node *n, int index_arg, int64_t bound) {
-    if (n->args[index_arg].storage && n->args[index_arg].storage->symbolic) {
+    int in_graph = 0;
+    for (int i = 0; i < n->nargs; i++) in_graph |= n->args[i].storage && n->args[i].storage->symbolic;
+    if (in_graph && n->args[index_arg].storage) {
         n->index_arg = index_arg;
         n->index_bound = bound > 0 ? bound : 0;
         if (bound <= 0) n->index_bound = -1; /* nothing to pick: any index fails */
