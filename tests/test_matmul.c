@@ -426,6 +426,72 @@ TEST(matmul_tiles_128_streamed) {
     }
 }
 
+/* Operands packed before the 128 x 128 tiles (matmul.c, pack_pays): a product long enough
+ * (K >= 256, the other side at least 2048, or 1024 for an operand read element by element)
+ * gets each operand not fetched as vec4s along M (N) copied into lines along M (N) first, one
+ * more dispatch each. Sizes that cross the thresholds take long for a float64 reference of
+ * every output, so every output is compared with the CPU backend's (bound: twice the
+ * worst-case f32 error of a K-term sum of products within [-1, 1]), and a sample of outputs,
+ * the last row and column among them, with the float64 reference. */
+TEST(matmul_packed_operands) {
+    wgt_context *cpu, *gpu;
+    if (!test_backend_pair(&cpu, &gpu)) return;
+    static const struct {
+        layout la, lb;
+        int64_t m, k, n;
+        int packs;
+    } cases[] = {
+        {CONTIGUOUS, CONTIGUOUS, 1664, 256, 2048, 1}, /* a by rows: packed; b by rows: fetched as it is */
+        {CONTIGUOUS, TRANSPOSED, 2048, 260, 2048, 2}, /* both fetched along K: both packed */
+        {TRANSPOSED, CONTIGUOUS, 1664, 256, 2048, 0}, /* both along M (N) already */
+        {CONTIGUOUS, CONTIGUOUS, 1665, 257, 1795, 2}, /* rows of odd length: read element by element */
+        {SLICED, BROADCAST, 1795, 301, 1665, 2},      /* no stride 1, and b one value broadcast */
+        {CONTIGUOUS, CONTIGUOUS, 1664, 200, 2048, 0}, /* K too short to repay the copy */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int64_t sa[2] = {cases[c].m, cases[c].k}, sb[2] = {cases[c].k, cases[c].n}, K = cases[c].k;
+        wgt_context *cs[2] = {cpu, gpu};
+        wgt_tensor *r[2] = {NULL, NULL}, *in[2][2];
+        for (int k = 0; k < 2; k++) {
+            in[k][0] = make_view(cs[k], WGT_F32, cases[c].la, 2, sa, 1600 + c);
+            in[k][1] = make_view(cs[k], WGT_F32, cases[c].lb, 2, sb, 1650 + c);
+        }
+        char what[96];
+        snprintf(what, sizeof what, "[%lld, %lld] %s @ [%lld, %lld] %s", (long long)cases[c].m, (long long)K,
+                 layout_names[cases[c].la], (long long)K, (long long)cases[c].n, layout_names[cases[c].lb]);
+        uint64_t dispatches = matmul_dispatches(gpu, in[1][0], in[1][1]);
+        CHECK(dispatches == 1 + (uint64_t)cases[c].packs, "%s: %llu dispatches, want %d", what,
+              (unsigned long long)dispatches, 1 + cases[c].packs);
+        for (int k = 0; k < 2; k++) r[k] = wgt_matmul(in[k][0], in[k][1]);
+        double *x = test_read_f64(in[0][0]), *y = test_read_f64(in[0][1]), *gc = r[0] ? test_read_f64(r[0]) : NULL,
+               *gg = r[1] ? test_read_f64(r[1]) : NULL;
+        int ok = x && y && gc && gg;
+        CHECK(ok, "%s: %s", what, wgt_last_error());
+        int64_t M = cases[c].m, N = cases[c].n;
+        double bound = 2.0 * (double)(K + 2) * U32 * (double)K;
+        int bad = 0;
+        for (int64_t i = 0; ok && i < M * N; i++)
+            if (!(fabs(gg[i] - gc[i]) <= bound) && bad++ < 3)
+                CHECK(0, "%s: element %lld: webgpu %.9g, cpu %.9g", what, (long long)i, gg[i], gc[i]);
+        /* 2000 outputs spread over the matrix, then the last row and the last column. */
+        for (int64_t s = 0; ok && s < 2000 + M + N; s++) {
+            int64_t m = s < 2000 ? (s * 7919) % M : s < 2000 + N ? M - 1 : s - 2000 - N, n = s < 2000 ? (s * 104729) % N : s < 2000 + N ? s - 2000 : N - 1;
+            double v = 0, abs_sum = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double p = x[m * K + k] * y[k * N + n];
+                v += p;
+                abs_sum += fabs(p);
+            }
+            if (!(fabs(gg[m * N + n] - v) <= tolerance(WGT_F32, K, v, abs_sum)) && bad++ < 3)
+                CHECK(0, "%s: output (%lld, %lld) is %.9g, want %.9g", what, (long long)m, (long long)n, gg[m * N + n], v);
+        }
+        free(x), free(y), free(gc), free(gg);
+        for (int k = 0; k < 2; k++) wgt_release(r[k]), wgt_release(in[k][0]), wgt_release(in[k][1]);
+    }
+    wgt_context_release(gpu);
+    wgt_context_release(cpu);
+}
+
 /* 128 x 64 tiles (M > N) and 64 x 128 (N > M): too few 128 x 128 tiles, enough of these. */
 TEST_BACKENDS(matmul_tiles_128_by_64) {
     int64_t sa[3] = {50, 130, 20}, sb[3] = {50, 20, 100}, ta[3] = {50, 100, 20}, tb[3] = {50, 20, 130};

@@ -1,6 +1,6 @@
 // Matrix multiplication: out [batch, M, N] (contiguous) = a [batch, M, K] @ b [batch, K, N],
 // with a and b read in place through their strides (transposed, sliced and broadcast views
-// alike). Three kernels share this file; the host names the one it runs `main` and fills in
+// alike). Five kernels share this file; the host names the one it runs `main` and fills in
 // the constants and generated statements of that variant:
 //
 // tiled: a workgroup of T_TX x T_TY invocations computes a T_BM x T_BN tile (64 or 128 on
@@ -33,6 +33,10 @@
 // sum: adds the `chunks` partial results of the two kernels above in order and writes the
 //   output (f32, or f16 a whole word of two outputs per invocation, over the flat index).
 // fix: after a streamed tiled kernel, adds each split tile's part from `part` to out.
+// pack: before the tiled kernel, copies an f32 operand (a, or b where PACK_B) into out as K
+//   lines of its M (N) values, each line padded with zeros to a multiple of 32 (128 bytes,
+//   so that a tile's line starts a cache line), which the tiled kernel fetches as vec4s
+//   along M (N) whatever the operand's own layout.
 //
 // Workgroups are numbered in a 2-D grid (65535 per dimension) and the number is split into
 // chunk, batch element and tile, so any batch count fits. f16 is stored packed two per u32
@@ -566,5 +570,53 @@ fn {{FIX_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
         let m = origin.x + q / (T_BN / 4u);
         let n = origin.y + 4u * (q % (T_BN / 4u));
         if (m < params.M && n < params.N) { add4(obase + m * params.N, n, load4_a(4u * (s * (T_BM * T_BN / 4u) + q))); }
+    }
+}
+
+// ---- pack kernel ----------------------------------------------------------------------
+
+const PACK_B: bool = {{PACK_B}};
+// Lanes run along K where the operand has stride 1 along K, else along M (N): the reads of a
+// warp are then one stretch of memory whichever way the operand is stored.
+const PACK_READ_K: bool = {{PACK_READ_K}};
+var<workgroup> pack_tile: array<f32, 1056>;  // 32 x 32 values, lines padded to 33 (banks)
+
+// Workgroup g packs the 32 x 32 block (m0, k0): reads into pack_tile[m][k], then writes
+// lines k of out, lanes along m, so that both the reads and the writes of a warp are whole
+// stretches of memory.
+@compute @workgroup_size(256)
+fn {{PACK_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+    let g = wid.x + wid.y * groups.x;
+    let outer = select(params.M, params.N, PACK_B);
+    let pitch = (outer + 31u) & ~31u;  // as the host's pack()
+    let blocks_m = pitch / 32u;
+    if (g >= blocks_m * ((params.K + 31u) / 32u)) { return; }
+    let m0 = (g % blocks_m) * 32u;
+    let k0 = (g / blocks_m) * 32u;
+    let s_m = select(params.a_sm, params.b_sn, PACK_B);
+    let s_k = select(params.a_sk, params.b_sk, PACK_B);
+    let base = i32(select(params.a_offset, params.b_offset, PACK_B));
+    let x = tid % 32u;
+    let y = tid / 32u;
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        var mi = y + 8u * i;
+        var ki = x;
+        if (!PACK_READ_K) { mi = x; ki = y + 8u * i; }
+        let m = m0 + mi;
+        let k = k0 + ki;
+        var v = 0.0;
+        if (m < outer && k < params.K) {
+            let at = u32(base + i32(m) * s_m + i32(k) * s_k);
+            if (PACK_B) { v = load_b(at); } else { v = load_a(at); }
+        }
+        pack_tile[mi * 33u + ki] = v;
+    }
+    workgroupBarrier();
+    let m = m0 + x;
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        let ki = y + 8u * i;
+        let k = k0 + ki;
+        if (m < pitch && k < params.K) { put(k * pitch + m, pack_tile[x * 33u + ki]); }
     }
 }
