@@ -475,7 +475,7 @@ int wgt_bench_main(int argc, char **argv) {
         }
     /* --quick shrinks every workload (for slow devices such as lavapipe, and for smoke runs). */
     int q = env.quick ? 8 : 1;
-    bench_row rows[40];
+    bench_row rows[64];
     int n = 0;
 #define SELECTED(name_) (!filter || strstr(name_, filter))
 #define ADD(expr)                                                 \
@@ -516,6 +516,16 @@ int wgt_bench_main(int argc, char **argv) {
         RUN(skinny[i], read_bound(bench_gemm(&env, skinny[i], 1, m, big, big), 4.0 * (m * big + big * big) * 1e-9));
     }
     RUN("gemm_batched", bench_gemm(&env, "gemm_batched_attn", 32, 128, 128, 1024 / q));
+    /* Square sizes from 1000 to 8191 on both sides of each size where the kernel's choices
+     * change (tile multiples, the packing thresholds of matmul.c), for cliffs between the
+     * rows above. They take a while, so they run only when the filter names them. */
+    static const int64_t sweep[] = {1000, 1536, 2047, 2049, 3000, 3071, 4095, 5000, 6144, 7000, 8191};
+    static char sweep_names[sizeof sweep / sizeof *sweep][24]; /* rows keep their names */
+    for (size_t i = 0; filter && strstr(filter, "sweep") && i < sizeof sweep / sizeof *sweep; i++) {
+        snprintf(sweep_names[i], sizeof sweep_names[i], "gemm_sweep_%lld", (long long)sweep[i]);
+        int64_t s = sweep[i] / q;
+        RUN(sweep_names[i], bench_gemm(&env, sweep_names[i], 1, s, s, s));
+    }
     RUN("matvec_f32", read_bound(bench_gemm(&env, "matvec_f32", 1, 1, big, big), 4.0 * (big + big * big) * 1e-9));
     RUN("matvec_f16", bench_matvec_f16(&env, big, big));
     RUN("add_f32", bench_bw(&env, "add_f32", 0, 8192 / q, 8192, 0));
