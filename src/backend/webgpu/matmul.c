@@ -651,6 +651,10 @@ typedef struct {
     int32_t batch[8];
 } side;
 
+/* Whether the operand is fetched along K: its stride 1 is along K (a stored by rows, b by
+ * columns), not along M (N). */
+static int along_k(const side *s) { return s->s_k == 1 && s->s_outer != 1; }
+
 /* Whether the operand can be fetched `width` elements at a time (one 16-byte vector) along
  * the dimension of stride 1 whose length is `len`: aligned start, other strides and length,
  * so that each vector lies whole inside or whole outside the matrix (and the buffer holds at
@@ -869,7 +873,7 @@ static wgt_status pack(wgt_webgpu *w, matmul_params *p, side *sa, side *sb, int 
     k.kind = KERNEL_PACK;
     k.in = k.out = WGT_F32;
     k.pack_b = is_b;
-    k.pack_read_k = s->s_k == 1 && s->s_outer != 1;
+    k.pack_read_k = along_k(s);
     st = run(w, &k, p, sa->buffer, sb->buffer, *packed, NULL, (uint64_t)(pitch / 32) * ceil_div(p->K, 32));
     if (st != WGT_OK) {
         wgt_wgpu_buffer_destroy(&w->base, *packed);
@@ -952,8 +956,8 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         int f16 = k.in == WGT_F16, wide = f16 ? 8 : 4;
         if (p.b_sn == 1 && f16 && vec_ok(&sb, p.b_sk, N, bnd, 8)) k.r_mode = ROWS_VEC8;
         else if (p.b_sn == 1 && vec_ok(&sb, p.b_sk, N, bnd, 4)) k.r_mode = ROWS_VEC4;
-        else if (p.b_sk == 1 && p.b_sn != 1 && vec_ok(&sb, p.b_sn, K, bnd, wide)) k.r_mode = ROWS_K_VEC;
-        else if (p.b_sk == 1 && p.b_sn != 1) k.r_mode = ROWS_K_LANES;
+        else if (along_k(&sb) && vec_ok(&sb, p.b_sn, K, bnd, wide)) k.r_mode = ROWS_K_VEC;
+        else if (along_k(&sb)) k.r_mode = ROWS_K_LANES;
         else k.r_mode = ROWS_SPREAD;
         k.b_vec = k.r_mode == ROWS_VEC8 || k.r_mode == ROWS_K_VEC || (k.r_mode == ROWS_VEC4 && !f16);
         k.r_kw = k.r_mode == ROWS_K_VEC ? wide : 1;
@@ -1010,22 +1014,18 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         }
         /* Fetch each operand along its unit stride: along K when that stride is 1 (a stored by
          * rows, b by columns), else along M (N); as vec4s where vec_ok allows. */
-        int a_k = p.a_sk == 1 && p.a_sm != 1, b_k = p.b_sk == 1 && p.b_sn != 1;
+        int a_k = along_k(&sa), b_k = along_k(&sb);
         int a_vec = vec_ok(&sa, a_k ? p.a_sm : p.a_sk, a_k ? K : M, bnd, 4) && (a_k || p.a_sm == 1);
         int b_vec = vec_ok(&sb, b_k ? p.b_sn : p.b_sk, b_k ? K : N, bnd, 4) && (b_k || p.b_sn == 1);
-        /* Large products take their operands packed where that pays (pack_pays). */
+        /* Large products take their operands packed where that pays (pack_pays); a failure
+         * leaves st set, and every later step is skipped. */
         if (bm == 128 && bn == 128 && batch == 1 && k.in == WGT_F32) {
-            if (!(!a_k && a_vec) && pack_pays(w, !a_vec, (uint64_t)M, (uint64_t)N, (uint64_t)K)) {
-                if ((st = pack(w, &p, &sa, &sb, 0, (uint32_t)M, &packed[0])) != WGT_OK) return st;
+            if ((a_k || !a_vec) && pack_pays(w, !a_vec, (uint64_t)M, (uint64_t)N, (uint64_t)K) &&
+                (st = pack(w, &p, &sa, &sb, 0, (uint32_t)M, &packed[0])) == WGT_OK)
                 a_k = 0, a_vec = 1;
-            }
-            if (!(!b_k && b_vec) && pack_pays(w, !b_vec, (uint64_t)N, (uint64_t)M, (uint64_t)K)) {
-                if ((st = pack(w, &p, &sa, &sb, 1, (uint32_t)N, &packed[1])) != WGT_OK) {
-                    if (packed[0]) wgt_wgpu_buffer_destroy(be, packed[0]);
-                    return st;
-                }
+            if (st == WGT_OK && (b_k || !b_vec) && pack_pays(w, !b_vec, (uint64_t)N, (uint64_t)M, (uint64_t)K) &&
+                (st = pack(w, &p, &sa, &sb, 1, (uint32_t)N, &packed[1])) == WGT_OK)
                 b_k = 0, b_vec = 1;
-            }
         }
         k.a_mode = (a_k ? FETCH_K_VEC4 : FETCH_OUTER_VEC4) + (a_vec ? 0 : 2);
         k.b_mode = (b_k ? FETCH_K_VEC4 : FETCH_OUTER_VEC4) + (b_vec ? 0 : 2);
@@ -1065,7 +1065,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
          * per multiprocessor (H200: 3071^3 in 1.543 ms against 1.272 for 3000^3, 2049^3 in
          * 0.570). Where b is packed (zeros past N), it computes rows padded to 4 into a
          * buffer instead, whole vec4s, which a copy then moves into out. */
-        if (k.stream && N % 4 && packed[1]) {
+        if (st == WGT_OK && k.stream && N % 4 && packed[1]) {
             p.N = (uint32_t)((N + 3) & ~3);
             k.out_vec = 1;
             st = wgt_wgpu_buffer_create(be, (size_t)M * p.N * 4, 0, &padded_out);
@@ -1075,7 +1075,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
 
     /* Partial results (or an f16 output with odd N) go to an f32 buffer for the sum kernel. */
     int partials = p.chunks > 1 || (f16_out && N % 2);
-    if (partials) {
+    if (partials && st == WGT_OK) {
         st = wgt_wgpu_buffer_create(be, (size_t)p.chunks * total * 4, 0, &part);
         dst = part;
         k.out = WGT_F32;
