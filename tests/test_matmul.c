@@ -378,6 +378,19 @@ static uint64_t matmul_dispatches(wgt_context *ctx, wgt_tensor *a, wgt_tensor *b
     return s1.dispatches - s0.dispatches;
 }
 
+/* A WebGPU context that takes the GPU to have `units` compute units (0: as the adapter tells),
+ * which the matmul's choices by fill of the device follow; NULL (and a failed check where
+ * `required`) without one. */
+static wgt_context *gpu_with_units(uint32_t units, int required) {
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.quiet = 1;
+    opt.compute_units = units;
+    wgt_context *gpu = wgt_context_create(&opt);
+    if (required) CHECK(gpu != NULL, "a WebGPU context with %u compute units: %s", units, wgt_last_error());
+    return gpu;
+}
+
 /* The last wave of 128 x 128 tiles streamed (matmul.c, stream_plan): with the compute units
  * given, the tiles' passes over K after the whole waves are shared out in equal runs that
  * start and end inside tiles, and a second kernel adds each split tile's first part. 200
@@ -400,11 +413,8 @@ TEST(matmul_tiles_128_streamed) {
         {CONTIGUOUS, TRANSPOSED, 3, {50, 132, 516}, {50, 516, 132}},
     };
     for (int u = 0; u < 4; u++) {
-        wgt_context_options opt = {0};
-        opt.backend = WGT_BACKEND_WEBGPU;
-        opt.quiet = 1;
-        opt.compute_units = u < 3 ? units[u] : 150;
-        wgt_context *gpu = wgt_context_create(&opt);
+        uint32_t unit_count = u < 3 ? units[u] : 150;
+        wgt_context *gpu = gpu_with_units(unit_count, 0);
         if (!gpu) return; /* the runner reports a missing WebGPU device */
         uint64_t want = u < 3 ? 2 : 1;
         int n = u == 1 ? 5 : 3; /* the long K cases on 16 units only */
@@ -414,7 +424,7 @@ TEST(matmul_tiles_128_streamed) {
             wgt_tensor *b = make_view(gpu, WGT_F32, cases[c].lb, cases[c].nb, cases[c].sb, seed + 1000);
             char what[96];
             snprintf(what, sizeof what, "(a %s, b %s, %u compute units)", layout_names[cases[c].la],
-                     layout_names[cases[c].lb], opt.compute_units);
+                     layout_names[cases[c].lb], unit_count);
             uint64_t dispatches = matmul_dispatches(gpu, a, b);
             CHECK(dispatches == want, "%s: %llu dispatches, want %llu", what, (unsigned long long)dispatches,
                   (unsigned long long)want);
@@ -478,6 +488,15 @@ static void check_packed(wgt_context *cpu, wgt_context *gpu, layout la, layout l
 TEST(matmul_packed_operands) {
     wgt_context *cpu, *gpu;
     if (!test_backend_pair(&cpu, &gpu)) return;
+    /* The tiles of these sizes would fill part of a large GPU's one wave, where they are split
+     * or streamed by that fill (matmul_tiles_128_under_one_wave). So many compute units that
+     * they fill too little of it keep the choice by size alone, on every device. */
+    wgt_context_release(gpu);
+    gpu = gpu_with_units(1024, 1);
+    if (!gpu) {
+        wgt_context_release(cpu);
+        return;
+    }
     static const struct {
         layout la, lb;
         int64_t m, k, n;
@@ -497,16 +516,43 @@ TEST(matmul_packed_operands) {
     /* Streamed (16 compute units given: 32 slots for 210 tiles) with N = 1795: the tiles write
      * rows padded to 1796 into a buffer, which a copy moves into the result (dispatches: two
      * packs, the tiles, the fix kernel, the copy). */
-    wgt_context_options opt = {0};
-    opt.backend = WGT_BACKEND_WEBGPU;
-    opt.quiet = 1;
-    opt.compute_units = 16;
-    gpu = wgt_context_create(&opt);
-    CHECK(gpu != NULL, "a WebGPU context with 16 compute units: %s", wgt_last_error());
+    gpu = gpu_with_units(16, 1);
     if (gpu) check_packed(cpu, gpu, CONTIGUOUS, CONTIGUOUS, 1665, 257, 1795, 5, 1620);
     /* N % 4 == 0: written directly (a packed, the tiles, the fix kernel). */
     if (gpu) check_packed(cpu, gpu, SLICED, CONTIGUOUS, 1665, 260, 1796, 3, 1630);
     wgt_context_release(gpu);
+    wgt_context_release(cpu);
+}
+
+/* Fewer 128 x 128 tiles than the device has slots (matmul.c, choose_tiles), on 16 compute units
+ * (32 slots). 16 tiles over K = 1000 fill the slots in two ranges of K (the tiles, the sum
+ * kernel). 9 tiles fill too few that way: they are streamed, each operand not fetched as vec4s
+ * along M (N) packed first, and runs shorter than a tile share its passes over K (32 runs of 9
+ * passes for K = 1000, 3 or 4 per tile; of 7 or 8 for K = 777, where N = 259 writes padded
+ * rows and a copy moves them), the fix kernel adding the parts. */
+TEST(matmul_tiles_128_under_one_wave) {
+    wgt_context *cpu = NULL, *gpu = NULL;
+    if (!test_backend_pair(&cpu, &gpu)) return;
+    wgt_context_release(gpu);
+    static const struct {
+        uint32_t units;
+        layout la, lb;
+        int64_t m, k, n;
+        uint64_t dispatches;
+    } cases[] = {
+        {16, CONTIGUOUS, CONTIGUOUS, 512, 1000, 512, 2}, /* K in two ranges: the tiles, the sum kernel */
+        {16, CONTIGUOUS, CONTIGUOUS, 384, 1000, 384, 3}, /* a packed, the tiles, the fix kernel */
+        {16, CONTIGUOUS, TRANSPOSED, 384, 1000, 384, 4}, /* both packed */
+        {16, TRANSPOSED, CONTIGUOUS, 384, 1000, 384, 2}, /* nothing to pack */
+        {16, CONTIGUOUS, CONTIGUOUS, 300, 777, 259, 5},  /* both packed; padded rows and the copy */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        gpu = gpu_with_units(cases[c].units, 1);
+        if (gpu)
+            check_packed(cpu, gpu, cases[c].la, cases[c].lb, cases[c].m, cases[c].k, cases[c].n, cases[c].dispatches,
+                         1700 + c);
+        wgt_context_release(gpu);
+    }
     wgt_context_release(cpu);
 }
 
@@ -610,11 +656,7 @@ TEST(matmul_vector_by_columns) {
     } cases[5] = {{1, 8200}, {1, 4100}, {1, 2100}, {1, 2101}, {3, 700}};
     enum { K = 72 };
     for (int u = 0; u < 2; u++) {
-        wgt_context_options opt = {0};
-        opt.backend = WGT_BACKEND_WEBGPU;
-        opt.quiet = 1;
-        opt.compute_units = u ? 5 : 0;
-        wgt_context *gpu = wgt_context_create(&opt);
+        wgt_context *gpu = gpu_with_units(u ? 5 : 0, 0);
         if (!gpu) return; /* the runner reports a missing WebGPU device */
         for (size_t d = 0; d < 2; d++)
             for (int c = 0; c < 5; c++) {
@@ -624,7 +666,7 @@ TEST(matmul_vector_by_columns) {
                 wgt_tensor *w = make_view(gpu, float_types[d], CONTIGUOUS, nw, nw == 3 ? sw : sw + 1, seed);
                 wgt_tensor *v = uniform(gpu, float_types[d], 1, sv, seed + 1000);
                 char what[64];
-                snprintf(what, sizeof what, "(%u compute units)", opt.compute_units);
+                snprintf(what, sizeof what, "(%u compute units)", u ? 5u : 0u);
                 /* One kernel; the sum kernel only where f16 results have an odd N. */
                 uint64_t want = float_types[d] == WGT_F16 && cases[c].n % 2 ? 2 : 1;
                 uint64_t dispatches = matmul_dispatches(gpu, w, v);

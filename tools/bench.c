@@ -519,7 +519,7 @@ int wgt_bench_main(int argc, char **argv) {
     /* Square sizes from 1000 to 8191 on both sides of each size where the kernel's choices
      * change (tile multiples, the packing thresholds of matmul.c), for cliffs between the
      * rows above. They take a while, so they run only when the filter names them. */
-    static const int64_t sweep[] = {1000, 1536, 2047, 2049, 3000, 3071, 4095, 5000, 6144, 7000, 8191};
+    static const int64_t sweep[] = {1000, 1152, 1280, 1536, 1792, 2047, 2049, 2560, 3000, 3071, 4095, 5000, 6144, 7000, 8191};
     static char sweep_names[sizeof sweep / sizeof *sweep][24]; /* rows keep their names */
     for (size_t i = 0; filter && strstr(filter, "sweep") && i < sizeof sweep / sizeof *sweep; i++) {
         snprintf(sweep_names[i], sizeof sweep_names[i], "gemm_sweep_%lld", (long long)sweep[i]);

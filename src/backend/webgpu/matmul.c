@@ -12,7 +12,8 @@
  *   row of a (the matrix-vector product) is read from memory in the loop rather than
  *   staged, with 32 invocations along K.
  * - tiled, for the rest: 128 x 128 outputs per workgroup (8 x 8 per invocation), or 128 x 64
- *   / 64 x 128 (8 x 4) and 64 x 64 (4 x 4) when there would be too few tiles, K in steps of
+ *   / 64 x 128 (8 x 4) and 64 x 64 (4 x 4) when there would be too few tiles (choose_tiles
+ *   weighs how full the device's one wave would be), K in steps of
  *   16 or 8 through one staged tile per operand, the next step's loads in registers while
  *   the staged one is multiplied (over long K, two steps per pass of the loop, the loads
  *   placed among the multiply's groups of k as the layout favours). Each operand is fetched
@@ -22,13 +23,17 @@
  *   WGSL). When even 64 x 64 tiles are too few and K is long, K is split as for rows; pairs
  *   of those ranges run as two slices of one workgroup of 512 invocations where the device
  *   allows, which add up their accumulators through workgroup memory at the end.
+ *   Where the last wave of 128 x 128 tiles would leave slots idle, their passes over K are
+ *   shared out in equal runs (stream_plan).
  * - sum, after a split: adds the ranges' f32 partial results in order and writes the output.
  *   f16 outputs with odd N (whose rows do not start on u32 words) also go through it, as
  *   one range: it packs whole words over the flat index.
+ * - fix, after a streamed tiled kernel: adds the parts of each tile that runs shared.
+ * - pack, before large tiled products: copies an operand into lines along M (N) (pack_pays).
  *
  * The figures behind the choices (NVIDIA H200, Vulkan through Dawn, kernels back to back,
- * BENCHMARKS.md has the history): 4096^3 f32 in 3.17 ms (x @ w^T 3.17 ms, a^T @ b 2.99),
- * 8192^3 in 25.0 ms, 4097^3 in 3.8 ms, 1024^3 in 0.068 ms; 16 x 4096 x 4096 in 0.05 ms
+ * BENCHMARKS.md has the history): 4096^3 f32 in 3.03 ms (x @ w^T 3.07 ms, a^T @ b 2.99),
+ * 8192^3 in 23.7 ms, 4097^3 in 3.35 ms, 1536^3 in 0.208 ms, 1024^3 in 0.068 ms; 16 x 4096 x 4096 in 0.05 ms
  * (64 x 64 tiles: 0.5 ms); a row vector times 8192 x 8192 f32 in 0.070 ms of kernel time (0.94 of a
  * copy's bandwidth), that matrix in f16 times a vector in 0.041 ms.
  */
@@ -315,9 +320,9 @@ static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
                   "        let kb = p0 * (T_BK * T_UNROLL);\n"
                   "        let ke = min(params.K, p1 * (T_BK * T_UNROLL));\n");
     add(&t->close, "        if (in_range && lead) {\n"
-                   "            if (p0 == 0u && p1 < pw) {\n"
-                   "                // The first part of a tile whose rest the next run computes (this run\n"
-                   "                // ends here), to part[run][row][column / 4].\n"
+                   "            if (p1 < pw) {\n"
+                   "                // This run ends inside the tile, whose rest later runs compute: its\n"
+                   "                // part to part[run][row][column / 4], which the fix kernel adds.\n"
                    "                let pbase = (group - params.stream.x) * (T_BM * T_BN / 4u);\n"
                    "%s"
                    "            } else {\n"
@@ -728,8 +733,9 @@ static void tiled_schedule(matmul_kernel *k, int along_mn, uint64_t K) {
  * leave the last wave part empty, the device idles that part: on an H200 (264 slots), 960 to
  * 1056 tiles of 4096 x 4096 over K = 4096 all take 3.165 ms, 3.64 to 4 waves. Streamed, the
  * tiles of the last two waves become equal runs of passes over K, one per slot, which end
- * together (a run is one to two tiles long, so no tile is split between more than two runs); the fix kernel then adds each
- * split tile's first part (written to a buffer of one tile per slot) to its rest. That costs:
+ * together (here a run is one to two tiles long; under one wave, shorter than a tile); a run
+ * that ends inside a tile writes its part of it to a buffer of one tile per run, and the fix
+ * kernel adds a split tile's parts to what the run that finished it wrote. That costs:
  * the kernel with its loop over parts takes 3 KB of workgroup memory for registers the driver
  * moves there (a @ b), the runs read a and b at more places at once, and the fix kernel reads
  * and writes the split tiles again. Measured on the H200 (ms, whole tiles / streamed): M x 4096
@@ -741,20 +747,31 @@ static void tiled_schedule(matmul_kernel *k, int along_mn, uint64_t K) {
 #define TILE_128_PER_UNIT 2
 #define STREAM_MIN_IDLE 0.05
 
+/* Under one wave, runs shorter than this many passes are not made: fewer runs take the passes;
+ * and tiles fewer than 1 / STREAM_MIN_FILL of the slots are not streamed (1024^3, 64 tiles on
+ * an H200's 264 slots, took 0.088 ms streamed against 0.068 in smaller tiles). */
+#define STREAM_MIN_RUN 4
+#define STREAM_MIN_FILL 4
+
 /* Whether to stream `tiles` tiles of `passes` passes over K each on w, and if so the stream
  * parameters (p->stream) and the workgroups to run: the whole tiles of all but the last two
- * waves, then one workgroup per slot. */
+ * waves, then one run per slot (at most). With fewer tiles than slots, every tile is streamed
+ * and a run may be shorter than a tile, so that one tile's passes are shared by several runs. */
 static int stream_plan(const wgt_webgpu *w, uint64_t tiles, uint64_t passes, matmul_params *p, uint64_t *groups) {
     uint64_t slots = (uint64_t)w->compute_units * TILE_128_PER_UNIT;
-    if (slots == 0 || tiles <= slots || passes < 2 || tiles * passes > UINT32_MAX) return 0;
+    if (slots == 0 || passes < 2 || tiles * passes > UINT32_MAX) return 0;
+    if (tiles * STREAM_MIN_FILL < slots) return 0;
     uint64_t room = ceil_div(tiles, slots) * slots;
     if ((double)(room - tiles) < STREAM_MIN_IDLE * (double)room) return 0;
-    uint64_t whole = (tiles / slots - 1) * slots, rest = (tiles - whole) * passes;
+    uint64_t whole = tiles > slots ? (tiles / slots - 1) * slots : 0, rest = (tiles - whole) * passes;
+    uint64_t runs = slots;
+    if (tiles < slots && rest / STREAM_MIN_RUN < runs) runs = rest / STREAM_MIN_RUN;
+    if (runs <= tiles - whole && tiles < slots) return 0; /* no tile would be shared */
     p->stream[0] = (uint32_t)whole;
-    p->stream[1] = (uint32_t)(rest / slots); /* at least `passes`: tiles - whole >= slots */
-    p->stream[2] = (uint32_t)(rest % slots);
+    p->stream[1] = (uint32_t)(rest / runs);
+    p->stream[2] = (uint32_t)(rest % runs);
     p->stream[3] = (uint32_t)passes;
-    *groups = whole + slots;
+    *groups = whole + runs;
     return 1;
 }
 
@@ -853,10 +870,66 @@ static void slice_k(wgt_webgpu *w, matmul_kernel *k, matmul_params *p, uint64_t 
  * values.) The pack kernel computes the same. */
 static uint64_t pack_pitch(uint64_t outer) { return (outer + 31) & ~(uint64_t)31; }
 
-static int pack_pays(const wgt_webgpu *w, int unaligned, uint64_t outer, uint64_t other, uint64_t K) {
+static int pack_pays(const wgt_webgpu *w, int unaligned, int under_wave, uint64_t outer, uint64_t other, uint64_t K) {
     uint64_t pitch = pack_pitch(outer);
-    uint64_t min_other = unaligned ? PACK_MIN_UNALIGNED : PACK_MIN_OTHER;
+    uint64_t min_other = under_wave ? 0 : unaligned ? PACK_MIN_UNALIGNED : PACK_MIN_OTHER;
     return other >= min_other && K >= PACK_MIN_K && K * pitch <= INT32_MAX && K * pitch * 4 <= w->base.max_buffer_bytes;
+}
+
+/* The tiled kernel's tile and how K is split, by the tiles' fill of the device's slots (two
+ * 128 x 128 tiles per compute unit, TILE_128_PER_UNIT). Measured on an H200 (264 slots; ms, the
+ * old choice / the new; PyTorch in the same run):
+ *   n^3    128 tiles  old choice                     new choice
+ *   1000      64      64 x 64, 0.076                 128 x 64 in two slices of K, 0.068 (0.053)
+ *   1152      81      128 x 64 in two slices, 0.143  K in 3 ranges, 243 tiles, 0.101 (0.082)
+ *   1280     100      K in 2 ranges, 0.149           streamed, 0.141 (0.121)
+ *   1536     144      K in 2 ranges, 0.272           streamed, 0.209 (0.190)
+ *   1792     196      K in 2 ranges, 0.322           streamed, 0.301 (0.277)
+ * (two slices of 128 x 64 tiles take a whole multiprocessor, so 162 of them make two waves on
+ * 132; 288 ranges of 1536's tiles make two waves of 264). In order:
+ * - where splitting K into ranges of at least WAVE_MIN_K fills at least WAVE_FILL of the slots
+ *   with one wave of 128 x 128 tiles, that many ranges (1152: 3, 92%; 2048: 1, 97%);
+ * - else a single f32 matrix runs its 128 x 128 tiles streamed where stream_plan takes them
+ *   (at least a quarter of the slots' worth: under_wave), their passes over K shared out among
+ *   the slots, its operands packed so that the tiles qualify;
+ * - else the largest tile that gives TILED_GROUPS workgroups, splitting K in ranges of at
+ *   least SPLIT_MIN_K for 128 x 128 tiles (partial results and the sum kernel), SLICE_MIN_K
+ *   for the smaller ones (whose pairs of ranges become slices of one workgroup, slice_k); else
+ *   64 x 64, split as far as K allows. 1024^3 in 4 ranges of 256 took 0.076 ms against 0.068
+ *   for 128 x 64 tiles in two slices, hence the longer ranges for 128 x 128 tiles. */
+#define WAVE_FILL 0.85
+#define WAVE_MIN_K 384
+#define SPLIT_MIN_K 512
+#define SLICE_MIN_K 256
+static void choose_tiles(const wgt_webgpu *w, uint64_t batch, int single_f32, uint64_t M, uint64_t N, uint64_t K,
+                         int *bm, int *bn, uint64_t *wave_chunks, int *under_wave) {
+    uint64_t slots = (uint64_t)w->compute_units * TILE_128_PER_UNIT, groups;
+    uint64_t big = batch * ceil_div(M, 128) * ceil_div(N, 128);
+    *bm = *bn = 128, *wave_chunks = 0, *under_wave = 0;
+    if (big < slots) {
+        uint64_t c = slots / big;
+        if (c > K / WAVE_MIN_K) c = K / WAVE_MIN_K;
+        if (c >= 1 && (double)(big * c) >= WAVE_FILL * (double)slots) {
+            *wave_chunks = c;
+            return;
+        }
+        matmul_params scratch;
+        if (single_f32 && batch == 1 && K >= PACK_MIN_K &&
+            stream_plan(w, big, ceil_div(K, K >= 512 ? 32 : 16), &scratch, &groups)) {
+            *under_wave = 1;
+            return;
+        }
+    }
+    static const int tiles[3][2] = {{128, 128}, {128, 64}, {64, 64}};
+    for (int c = 0; c < 3; c++) {
+        *bm = tiles[c][0], *bn = tiles[c][1];
+        if (*bm != *bn && N > M) *bm = 64, *bn = 128;
+        uint64_t min_k = c == 0 ? SPLIT_MIN_K : SLICE_MIN_K, chunks_max = K / min_k ? K / min_k : 1;
+        uint64_t g = batch * ceil_div(M, (uint64_t)*bm) * ceil_div(N, (uint64_t)*bn);
+        uint64_t split = ceil_div(TILED_GROUPS, g);
+        if (split > chunks_max) split = chunks_max;
+        if (g * split >= TILED_GROUPS) return;
+    }
 }
 
 /* Packs operand a (is_b = 0) or b, of `outer` rows (M or N), into a new buffer *packed, and
@@ -998,20 +1071,10 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         k.r_turns = by_columns && w->compute_units && groups * p.chunks > (uint64_t)w->compute_units * ROWS_PER_UNIT;
     } else {
         k.kind = KERNEL_TILED;
-        /* The largest tile that gives enough workgroups to fill a large GPU, splitting K in
-         * ranges of at least 512 where the tiles alone are too few; else 64 x 64, split as
-         * far as K allows. */
-        static const int tiles[3][2] = {{128, 128}, {128, 64}, {64, 64}};
-        uint64_t chunks_max = (uint64_t)K / 512 ? (uint64_t)K / 512 : 1;
-        int bm = 64, bn = 64;
-        for (int c = 0; c < 3; c++) {
-            bm = tiles[c][0], bn = tiles[c][1];
-            if (bm != bn && N > M) bm = 64, bn = 128;
-            uint64_t g = batch * ceil_div((uint64_t)M, (uint64_t)bm) * ceil_div((uint64_t)N, (uint64_t)bn);
-            uint64_t split = ceil_div(TILED_GROUPS, g);
-            if (split > chunks_max) split = chunks_max;
-            if (g * split >= TILED_GROUPS) break;
-        }
+        int bm, bn, under_wave;
+        uint64_t wave_chunks;
+        choose_tiles(w, batch, k.in == WGT_F32 && !f16_out, (uint64_t)M, (uint64_t)N, (uint64_t)K, &bm, &bn, &wave_chunks,
+                     &under_wave);
         /* Fetch each operand along its unit stride: along K when that stride is 1 (a stored by
          * rows, b by columns), else along M (N); as vec4s where vec_ok allows. */
         int a_k = along_k(&sa), b_k = along_k(&sb);
@@ -1020,10 +1083,10 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         /* Large products take their operands packed where that pays (pack_pays); a failure
          * leaves st set, and every later step is skipped. */
         if (bm == 128 && bn == 128 && batch == 1 && k.in == WGT_F32) {
-            if ((a_k || !a_vec) && pack_pays(w, !a_vec, (uint64_t)M, (uint64_t)N, (uint64_t)K) &&
+            if ((a_k || !a_vec) && pack_pays(w, !a_vec, under_wave, (uint64_t)M, (uint64_t)N, (uint64_t)K) &&
                 (st = pack(w, &p, &sa, &sb, 0, (uint32_t)M, &packed[0])) == WGT_OK)
                 a_k = 0, a_vec = 1;
-            if (st == WGT_OK && (b_k || !b_vec) && pack_pays(w, !b_vec, (uint64_t)N, (uint64_t)M, (uint64_t)K) &&
+            if (st == WGT_OK && (b_k || !b_vec) && pack_pays(w, !b_vec, under_wave, (uint64_t)N, (uint64_t)M, (uint64_t)K) &&
                 (st = pack(w, &p, &sa, &sb, 1, (uint32_t)N, &packed[1])) == WGT_OK)
                 b_k = 0, b_vec = 1;
         }
@@ -1055,7 +1118,10 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         p.tiles_m = (uint32_t)ceil_div((uint64_t)M, (uint64_t)bm);
         p.tiles_n = (uint32_t)ceil_div((uint64_t)N, (uint64_t)bn);
         groups = batch * p.tiles_m * p.tiles_n;
-        split_k(w, (uint64_t)K, groups, TILED_GROUPS, 512, (uint64_t)k.bk, total, &p);
+        if (under_wave && along_mn) set_chunks(&p, (uint64_t)K, 1, (uint64_t)k.bk); /* streamed below */
+        else if (wave_chunks) split_k(w, (uint64_t)K, groups, groups * wave_chunks, WAVE_MIN_K, (uint64_t)k.bk, total, &p);
+        else split_k(w, (uint64_t)K, groups, TILED_GROUPS, bm == 128 && bn == 128 ? SPLIT_MIN_K : SLICE_MIN_K,
+                     (uint64_t)k.bk, total, &p);
         slice_k(w, &k, &p, (uint64_t)K, max_shared);
         k.out_vec = !f16_out && N % 4 == 0 && p.chunks == 1;
         if (along_mn && p.chunks == 1 && k.slices == 1 && !f16_out)
@@ -1081,7 +1147,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         k.out = WGT_F32;
         k.out_vec = 0;
     }
-    /* Streamed: a tile per slot for the split tiles' first parts (chunks is 1 here). */
+    /* Streamed: a tile per run, for the part of a tile where the run ends (chunks is 1 here). */
     uint64_t slots = k.stream ? groups - p.stream[0] : 0;
     if (k.stream && st == WGT_OK) st = wgt_wgpu_buffer_create(be, (size_t)(slots * (uint64_t)(k.bm * k.bn) * 4), 0, &part);
     uint64_t launched = k.r_turns ? (uint64_t)w->compute_units * ROWS_PER_UNIT : groups * p.chunks;
@@ -1092,7 +1158,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         f.in = WGT_F32;
         f.a_vec = f.b_vec = 1;
         f.stream = 0;
-        st = run(w, &f, &p, part, part, dst, NULL, slots - 1);
+        st = run(w, &f, &p, part, part, dst, NULL, batch * p.tiles_m * p.tiles_n - p.stream[0]); /* a streamed tile each */
     }
     if (st == WGT_OK && padded_out) {
         static const int64_t origin[WGT_MAX_DIMS] = {0};

@@ -32,7 +32,7 @@
 //   than there are such tiles, each workgroup takes every so many tiles in turn.
 // sum: adds the `chunks` partial results of the two kernels above in order and writes the
 //   output (f32, or f16 a whole word of two outputs per invocation, over the flat index).
-// fix: after a streamed tiled kernel, adds each split tile's part from `part` to out.
+// fix: after a streamed tiled kernel, adds the parts of each split tile from `part` to out.
 // pack: before the tiled kernel, copies an f32 operand (a, or b where PACK_B) into out as K
 //   lines of its M (N) values, each line padded with zeros to a multiple of 32 (128 bytes,
 //   so that a tile's line starts a cache line), which the tiled kernel fetches as vec4s
@@ -306,10 +306,19 @@ fn add4(base: u32, n: u32, v: vec4<f32>) {
 
 // The first pass of stream workgroup s (the workgroups after the whole tiles), where tile t's
 // passes over K are t P .. t P + P - 1 (P = params.stream.w): the passes after the whole
-// tiles' are shared out evenly, the first params.stream.z workgroups taking one more. The
-// host makes each run at least P long, so a tile is split between two runs at most.
+// tiles' are shared out evenly, the first params.stream.z workgroups taking one more. A run
+// may be shorter than a tile (fewer tiles than the device has slots) or longer.
 fn stream_start(s: u32) -> u32 {
     return params.stream.x * params.stream.w + s * params.stream.y + min(s, params.stream.z);
+}
+
+// The stream workgroup whose run holds pass `pos` (one after the whole tiles'): the inverse of
+// stream_start. The host makes every run at least one pass long.
+fn stream_run(pos: u32) -> u32 {
+    let r = pos - params.stream.x * params.stream.w;
+    let long_runs = params.stream.z * (params.stream.y + 1u);
+    if (r < long_runs) { return r / (params.stream.y + 1u); }
+    return params.stream.z + (r - long_runs) / params.stream.y;
 }
 
 // First row and column of tile `tile` of a batch element. Tiles are walked in bands of GROUP_M
@@ -552,24 +561,31 @@ fn {{SUM_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_i
 
 // ---- fix kernel -----------------------------------------------------------------------
 
-// Workgroup s looks at the end of stream workgroup s's run: inside a tile, that tile was split,
-// and its first part (in `part`, bound here as a) is added to the rest (in out). The host runs
-// one workgroup per stream workgroup but the last, whose run ends with the last tile.
+// Workgroup t takes streamed tile t (counting after the whole tiles). A run that ends inside a
+// tile wrote what it summed of that tile to its slot of `part` (bound here as a); the run
+// holding the tile's last pass wrote its own sum to out. Each run ends inside at most one tile,
+// so the runs that end inside tile t are consecutive, from the one holding its first pass to
+// the one before the one holding its last; their parts are added to out in that order.
 @compute @workgroup_size(256)
 fn {{FIX_ENTRY}}(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) groups: vec3<u32>) {
-    let s = wid.x + wid.y * groups.x;
-    let e = stream_start(s + 1u);
-    if (e % params.stream.w == 0u) { return; }
-    let rest = e / params.stream.w;
+    let rest = params.stream.x + wid.x + wid.y * groups.x;
     let per_batch = params.tiles_m * params.tiles_n;
+    if (rest >= per_batch * params.batch) { return; }
+    let first = stream_run(rest * params.stream.w);
+    let last = stream_run(rest * params.stream.w + params.stream.w - 1u);
+    if (first == last) { return; }  // one run took the whole tile
     let batch = rest / per_batch;
     let origin = tile_origin(rest - batch * per_batch);
     let obase = batch * params.M * params.N;
     for (var q = tid; q < T_BM * T_BN / 4u; q = q + WG) {
         let m = origin.x + q / (T_BN / 4u);
         let n = origin.y + 4u * (q % (T_BN / 4u));
-        if (m < params.M && n < params.N) { add4(obase + m * params.N, n, load4_a(4u * (s * (T_BM * T_BN / 4u) + q))); }
+        if (m < params.M && n < params.N) {
+            var v = vec4<f32>(0.0);
+            for (var s = first; s < last; s = s + 1u) { v = v + load4_a(4u * (s * (T_BM * T_BN / 4u) + q)); }
+            add4(obase + m * params.N, n, v);
+        }
     }
 }
 
