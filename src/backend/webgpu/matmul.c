@@ -656,6 +656,17 @@ typedef struct {
     int32_t batch[8];
 } side;
 
+/* The operands' offsets and strides in the kernels' parameters, as the sides hold them. */
+static void params_from_sides(matmul_params *p, const side *sa, const side *sb, int batch_ndim) {
+    p->a_offset = sa->offset;
+    p->b_offset = sb->offset;
+    p->a_sm = sa->s_outer;
+    p->a_sk = sa->s_k;
+    p->b_sk = sb->s_k;
+    p->b_sn = sb->s_outer;
+    for (int d = 0; d < batch_ndim; d++) p->a_batch[d] = sa->batch[d], p->b_batch[d] = sb->batch[d];
+}
+
 /* Whether the operand is fetched along K: its stride 1 is along K (a stored by rows, b by
  * columns), not along M (N). */
 static int along_k(const side *s) { return s->s_k == 1 && s->s_outer != 1; }
@@ -932,10 +943,10 @@ static void choose_tiles(const wgt_webgpu *w, uint64_t batch, int single_f32, ui
     }
 }
 
-/* Packs operand a (is_b = 0) or b, of `outer` rows (M or N), into a new buffer *packed, and
- * points the tiled kernel at it: p's offset and strides, and the side. Both operands are
- * bound (the pack kernel reads the one it packs). */
-static wgt_status pack(wgt_webgpu *w, matmul_params *p, side *sa, side *sb, int is_b, uint32_t outer,
+/* Packs operand a (is_b = 0) or b, of `outer` rows (M or N), as p describes it, into a new
+ * buffer *packed, and points its side at that (params_from_sides then carries it into the
+ * kernel's parameters). Both operands are bound (the pack kernel reads the one it packs). */
+static wgt_status pack(wgt_webgpu *w, const matmul_params *p, side *sa, side *sb, int is_b, uint32_t outer,
                        wgt_buffer **packed) {
     side *s = is_b ? sb : sa;
     uint32_t pitch = (uint32_t)pack_pitch(outer);
@@ -957,8 +968,6 @@ static wgt_status pack(wgt_webgpu *w, matmul_params *p, side *sa, side *sb, int 
     s->offset = 0;
     s->s_outer = 1;
     s->s_k = (int32_t)pitch;
-    if (is_b) p->b_offset = 0, p->b_sn = 1, p->b_sk = (int32_t)pitch;
-    else p->a_offset = 0, p->a_sm = 1, p->a_sk = (int32_t)pitch;
     return WGT_OK;
 }
 
@@ -1007,13 +1016,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
     }
     p.M = (uint32_t)M;
     p.N = (uint32_t)N;
-    p.a_offset = sa.offset;
-    p.b_offset = sb.offset;
-    p.a_sm = sa.s_outer;
-    p.a_sk = sa.s_k;
-    p.b_sk = sb.s_k;
-    p.b_sn = sb.s_outer;
-    for (int d = 0; d < bnd; d++) p.a_batch[d] = sa.batch[d], p.b_batch[d] = sb.batch[d];
+    params_from_sides(&p, &sa, &sb, bnd);
 
     wgt_buffer *dst = out->buffer, *part = NULL, *packed[2] = {NULL, NULL}, *padded_out = NULL;
     uint32_t max_shared = w->limits.limits.maxComputeWorkgroupStorageSize;
@@ -1089,6 +1092,7 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
             if (st == WGT_OK && (b_k || !b_vec) && pack_pays(w, !b_vec, under_wave, (uint64_t)N, (uint64_t)M, (uint64_t)K) &&
                 (st = pack(w, &p, &sa, &sb, 1, (uint32_t)N, &packed[1])) == WGT_OK)
                 b_k = 0, b_vec = 1;
+            params_from_sides(&p, &sa, &sb, bnd); /* the packed operands' layout */
         }
         k.a_mode = (a_k ? FETCH_K_VEC4 : FETCH_OUTER_VEC4) + (a_vec ? 0 : 2);
         k.b_mode = (b_k ? FETCH_K_VEC4 : FETCH_OUTER_VEC4) + (b_vec ? 0 : 2);
