@@ -284,8 +284,8 @@ static void tiled_text(const matmul_kernel *k, tiled_parts *t) {
                 add(&t->store, "        if (n0 + %du + 4u * tx < params.N) { store4(row, n0 + %du + 4u * tx, c%d%d%d); }\n",
                     4 * tx * h, 4 * tx * h, g, i, h);
             add(&t->store, "    }\n");
-            /* Streamed: a tile's first part, whole (rows and columns past the output's edge
-             * included: the fix kernel leaves them out). */
+            /* Streamed: the part of a tile where a run ends, whole (rows and columns past the
+             * output's edge included: the fix kernel leaves them out). */
             for (int h = 0; k->stream && h < tng; h++)
                 add(&t->part, "                part[pbase + (%du + 4u * ty) * %du + tx + %du] = c%d%d%d;\n", 4 * ty * g + i,
                     k->bn / 4, tx * h, g, i, h);
@@ -924,6 +924,8 @@ static void choose_tiles(const wgt_webgpu *w, uint64_t batch, int single_f32, ui
             *wave_chunks = c;
             return;
         }
+        /* Passes as the streamed tiles will take them: steps of 16, two per pass from K = 512
+         * (tiled_schedule); a device that needs shorter steps (fit_tiles) only has more. */
         matmul_params scratch;
         if (single_f32 && batch == 1 && K >= PACK_MIN_K &&
             stream_plan(w, big, ceil_div(K, K >= 512 ? 32 : 16), &scratch, &groups)) {
@@ -1152,8 +1154,8 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
         k.out_vec = 0;
     }
     /* Streamed: a tile per run, for the part of a tile where the run ends (chunks is 1 here). */
-    uint64_t slots = k.stream ? groups - p.stream[0] : 0;
-    if (k.stream && st == WGT_OK) st = wgt_wgpu_buffer_create(be, (size_t)(slots * (uint64_t)(k.bm * k.bn) * 4), 0, &part);
+    uint64_t runs = k.stream ? groups - p.stream[0] : 0;
+    if (k.stream && st == WGT_OK) st = wgt_wgpu_buffer_create(be, (size_t)(runs * (uint64_t)(k.bm * k.bn) * 4), 0, &part);
     uint64_t launched = k.r_turns ? (uint64_t)w->compute_units * ROWS_PER_UNIT : groups * p.chunks;
     if (st == WGT_OK) st = run(w, &k, &p, sa.buffer, sb.buffer, dst, k.stream ? part : NULL, launched);
     if (st == WGT_OK && k.stream) {

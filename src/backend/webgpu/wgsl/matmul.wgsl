@@ -372,9 +372,9 @@ fn {{TILED_ENTRY}}(@builtin(local_invocation_index) lid: u32, @builtin(workgroup
         }
 {{ACC_MERGE}}
         // The stores (the host generates them): to out where the tile (or range of K) is
-        // whole, else streamed, its first part to `part`; then the next part, if any. The last
-        // step ended on a barrier after every read of the staged tiles, so the next part may
-        // stage its first step at once.
+        // whole, else streamed, a part where the run ends inside the tile to `part`; then the
+        // run's next part, if any. The last step ended on a barrier after every read of the
+        // staged tiles, so the next part may stage its first step at once.
 {{PART_CLOSE}}
 }
 
