@@ -53,6 +53,12 @@ def time_like_wgtensor(fn, sync=lambda: None, batch_ms=None, warmup_s=0.5, phase
     start = time.perf_counter()
     while time.perf_counter() - start < warmup_s:
         batch()
+    return median_of_batches(batch, phase_s)
+
+
+def median_of_batches(batch, phase_s=0.2):
+    """The median of batch()'s figures over at least 5 calls and phase_s (at most 1000), as
+    `wgtensor bench` takes each of its figures."""
     times = []
     start = time.perf_counter()
     while len(times) < 1000 and (len(times) < 5 or time.perf_counter() - start < phase_s):
@@ -63,24 +69,32 @@ def time_like_wgtensor(fn, sync=lambda: None, batch_ms=None, warmup_s=0.5, phase
 def print_read_bound(rows, other, label):
     """Read-bound rows (matrix-vector, few-row GEMM): bytes read per second in wgtensor and in
     the other library, and each one's fraction of its own copy (copy_f32, bytes read + written
-    per second). rows carry wgtensor_ms, <other>_ms, gbyte and gbyte_read; the fractions are
-    stored back into them."""
+    per second). rows carry wgtensor_ms, <other>_ms, gbyte and gbyte_read, and where both
+    sides timed them chained (`wgtensor bench` step 6), wgtensor_ms_chained and
+    <other>_ms_chained, which add the same figures chained; the fractions are stored back
+    into them."""
     copy = next((r for r in rows if r["name"] == "copy_f32"), None)
     bound = [r for r in rows if r["gbyte_read"] > 0]
     if copy is None or not bound:
         return
-    ours_copy = copy["gbyte"] / (copy["wgtensor_ms"] * 1e-3)
-    their_copy = copy["gbyte"] / (copy[other + "_ms"] * 1e-3)
-    print(f"\nread-bound rows: GB/s of bytes read, and the fraction of each one's copy "
-          f"(wgtensor {ours_copy:.1f} GB/s, {label} {their_copy:.1f} GB/s read + written)")
-    print(f"{'workload':22} {'size':18} {'wgtensor':>9} {'of copy':>8} {label:>9} {'of copy':>8}")
+    chained = lambda r: r.get("wgtensor_ms_chained", 0) > 0 and r.get(other + "_ms_chained", 0) > 0
+    copy_rate = lambda key: copy["gbyte"] / (copy[key] * 1e-3)
+    keys = ["wgtensor_ms", other + "_ms"]
+    if chained(copy):
+        keys += ["wgtensor_ms_chained", other + "_ms_chained"]
+    print(f"\nread-bound rows: GB/s of bytes read, and the fraction of each one's copy (copy_f32, GB/s read + "
+          f"written: wgtensor {copy_rate(keys[0]):.1f}, {label} {copy_rate(keys[1]):.1f}"
+          + (f"; chained {copy_rate(keys[2]):.1f} and {copy_rate(keys[3]):.1f})" if len(keys) > 2 else ")"))
+    head = f"{'workload':22} {'size':18} {'wgtensor':>9} {'of copy':>8} {label:>9} {'of copy':>8}"
+    print(head + (" | chained:" + head[41:] if len(keys) > 2 else ""))
     for r in bound:
-        ours = r["gbyte_read"] / (r["wgtensor_ms"] * 1e-3)
-        theirs = r["gbyte_read"] / (r[other + "_ms"] * 1e-3)
-        r["copy_fraction"] = ours / ours_copy
-        r[other + "_copy_fraction"] = theirs / their_copy
-        print(f"{r['name']:22} {r['size']:18} {ours:9.1f} {r['copy_fraction']:8.2f} {theirs:9.1f} "
-              f"{r[other + '_copy_fraction']:8.2f}")
+        line = f"{r['name']:22} {r['size']:18}"
+        for key in keys if chained(r) else keys[:2]:
+            rate = r["gbyte_read"] / (r[key] * 1e-3)
+            r[key.replace("_ms", "_copy_fraction")] = fraction = rate / copy_rate(key)
+            line += (" |" + " " * 8 if key.endswith("_chained") and key.startswith("wgtensor") else "") + \
+                f" {rate:9.1f} {fraction:8.2f}"
+        print(line)
 
 
 def plot_ratios(rows, path, xlabel, title):

@@ -12,7 +12,9 @@ back-to-back runs (about 20 ms, at most 200, a synchronize each), the median bat
 run. Where wgtensor's row used GPU timestamps (the sum of its compute passes), PyTorch's run is
 timed by CUDA events around each launch, summed; where it used the wall clock, PyTorch's batch
 is timed by the wall clock too. Each is also timed with a synchronize per run ("synced"),
-against wgtensor's "ms_synced".
+against wgtensor's "ms_synced". Rows that wgtensor also timed chained (its read-bound rows and the
+copy: each run takes the previous run's result, one submit per chain) are chained here too, CUDA
+events around chains of as many launches, for the read-bound table's chained columns.
 
 bench-engine rows (kind overhead, fusion, memory):
   overhead  the same op chain (x*0.999, x+b, tanh, x+0.001 on [256] f32) in PyTorch eager, one
@@ -31,7 +33,8 @@ import statistics
 import sys
 import time
 
-from bench_common import attention_dims, parse_size, plot_ratios, print_read_bound, read_args, time_like_wgtensor
+from bench_common import (attention_dims, median_of_batches, parse_size, plot_ratios, print_read_bound, read_args,
+                          time_like_wgtensor)
 
 
 def workload(torch, name, size, dev):
@@ -86,6 +89,44 @@ def workload(torch, name, size, dev):
     if name == "rms_norm_rows":
         return lambda: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5)
     return None
+
+
+def chained_workload(torch, name, size, dev):
+    """(step, x0) for a row wgtensor also timed chained (`wgtensor bench` step 6: x <- -x, x <- w @ x,
+    x <- x @ w), or None."""
+    f = torch.float32
+    dims = parse_size(size)
+    if name == "copy_f32":
+        return torch.neg, torch.randn(*dims, device=dev, dtype=f)
+    if name == "matvec_f16":
+        n, k = dims
+        w = torch.rand(n, k, device=dev, dtype=torch.float16) * 2 - 1
+        return (lambda x: torch.matmul(w, x)), torch.rand(k, device=dev, dtype=torch.float16) * 2 - 1
+    if name.startswith(("gemm", "matvec")) and len(dims) == 3:
+        m, k, n = dims
+        w = torch.rand(k, n, device=dev, dtype=f) * 2 - 1
+        return (lambda x: torch.matmul(x, w)), torch.rand(m, k, device=dev, dtype=f) * 2 - 1
+    return None
+
+
+def time_chained(torch, step, x0, n, phase_s=0.2):
+    """Milliseconds per run of chains of n runs (each on the previous one's result) launched back to
+    back, CUDA events around the whole chain: three chains to warm up, then the median over at
+    least 5 chains and phase_s, as `wgtensor bench` times its chained figure."""
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def chain():
+        x = x0
+        begin.record()
+        for _ in range(n):
+            x = step(x)
+        end.record()
+        torch.cuda.synchronize()
+        return begin.elapsed_time(end) / n
+
+    for _ in range(3):
+        chain()
+    return median_of_batches(chain, phase_s)
 
 
 def time_ms(torch, fn, repeats=10):
@@ -165,6 +206,11 @@ def compare_kernels(ours, torch, out_json, plot):
                      "torch_ms": t, "ratio": ratio, "wgtensor_ms_synced": r.get("ms_synced"),
                      "torch_ms_synced": t_synced, "synced_ratio": synced_ratio, "gbyte": r["gbyte"],
                      "gbyte_read": r.get("gbyte_read", 0), "copy_fraction": r.get("copy_fraction", 0)})
+        chained = chained_workload(torch, r["name"], r["size"], dev) if r.get("ms_chained", -1) > 0 else None
+        if chained is not None:
+            rows[-1]["wgtensor_ms_chained"] = r["ms_chained"]
+            rows[-1]["torch_ms_chained"] = time_chained(torch, *chained, r["chain_runs"])
+            del chained
         print(f"{r['name']:22} {r['size']:18} {rows[-1]['timing']:>6} {r['ms']:12.3f} {t:10.3f} {ratio:7.2f} "
               f"{synced_ratio:12.2f}")
         del fn

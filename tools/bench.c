@@ -27,6 +27,17 @@
  *      It leaves out the gaps between submits, so it is the kernels' own time. It becomes the
  *      row's "ms" (the "timing" column says gpu); otherwise, or with --wall-clock, "ms" is the
  *      wall-clock figure of 3. Timing is on only in this phase, so 3 and 4 never pay for it.
+ *   6. "ms chained", for the read-bound rows and their copy reference only: chains of runs
+ *      where each run takes the previous run's result (x <- W x, x <- x W, x <- -x), recorded
+ *      and submitted as one batch, so run i + 1 waits for run i as back-to-back launches on a
+ *      CUDA stream do, but no run starts a submit of its own. GPU time of the chain's one
+ *      compute pass (wall clock of eval and sync where the device has no timestamps or the
+ *      chain needed more than one pass) over its length, median over batches as in 3.
+ *      Why: in 5, each run is a submit of its own and its pass's first timestamp is taken
+ *      before the submit's barriers and the dispatch's start; on the H200 a pass that negates
+ *      32 KB measures 6.8 us alone and 2.3 us per run chained. A product that reads 134 MB in
+ *      34 us loses a fifth of its bandwidth to that; the chained figure is the rate such a
+ *      product sustains inside a model's step, where a submit holds many dispatches.
  * Why: the earlier method (one warm-up, ten runs with a sync each, median) reported add 64M
  * f32 at 1.14 ms where the engine benchmark (wgt_eval + sync over 300 ms of runs) had
  * 0.38 ms. Recording and the sync inside the clock were not the cause (microseconds). Its
@@ -67,11 +78,18 @@ typedef struct {
     /* Rows limited by reading their operands once (matrix-vector, few-row GEMM) also report
      * the bytes they read and how close that comes to the device copy in the same run. */
     double gbyte_read, copy_fraction;
+    /* Step 6 of the header, for read-bound rows and the copy (ms_chained <= 0 where not taken):
+     * ms per run in a chain, its timing ("gpu" or "wall"), the chain's length, and bytes read
+     * per second against the chained copy's bytes moved per second. */
+    double ms_chained, chained_copy_fraction;
+    const char *chained_timing;
+    int chain_runs;
     char error[256]; /* why the row has no time: the library's message */
 } bench_row;
 
 typedef struct {
     wgt_context *ctx;
+    wgt_context_options options; /* what ctx was made with: the chained copy's context differs in fusion only */
     int repeats, quick;
     int gpu_timing; /* the context offers GPU timestamps (and --wall-clock was not given) */
     double peak_gflops, peak_gbps;
@@ -164,6 +182,59 @@ static int time_op(bench_env *env, wgt_tensor *(*op)(void *), void *arg, bench_r
     return 1;
 }
 
+/* One run of a chain: the result of taking x one step further (a new reference). */
+typedef wgt_tensor *(*chain_step)(void *arg, wgt_tensor *x);
+
+/* One chain of n runs from first, recorded, then evaluated in one submit and waited for (step 6
+ * of the header): ms per run, GPU time where timed says so and the chain ran as one timed pass
+ * (*gpu set), else the wall clock of eval and sync; -1 on failure. */
+static double chain_batch(wgt_context *ctx, chain_step step, void *arg, wgt_tensor *first, int n, int timed, int *gpu) {
+    wgt_tensor *x = wgt_retain(first);
+    for (int i = 0; i < n && x; i++) {
+        wgt_tensor *y = step(arg, x);
+        wgt_release(x);
+        x = y;
+    }
+    if (!x) return -1;
+    double t0 = now_ms();
+    wgt_status st = wgt_eval(1, &x);
+    if (st == WGT_OK) st = wgt_context_sync(ctx);
+    double wall = (now_ms() - t0) / n;
+    wgt_release(x);
+    if (st != WGT_OK) return -1;
+    wgt_gpu_time g = {0};
+    *gpu = timed && wgt_context_gpu_time(ctx, &g) == WGT_OK && g.passes == 1 && g.untimed_passes == 0;
+    return *gpu ? g.ms / n : wall;
+}
+
+/* Step 6 of the header into r: chains about BATCH_MS long (from r->ms), three to warm up, then
+ * the median over at least 5 chains and PHASE_MS. GPU time only if every timed chain ran as
+ * one pass; else the whole measurement is the wall clock's. */
+static void time_chained(bench_env *env, wgt_context *ctx, chain_step step, void *arg, wgt_tensor *first, bench_row *r) {
+    static double t[MAX_RUNS];
+    r->ms_chained = -1;
+    if (!(r->ms > 0)) return;
+    int n = (int)(BATCH_MS / r->ms), gpu = 0;
+    n = n < 2 ? 2 : n > 200 ? 200 : n;
+    for (int i = 0; i < 3; i++)
+        if (chain_batch(ctx, step, arg, first, n, 0, &gpu) < 0) return;
+    int timed = env->gpu_timing && wgt_context_gpu_timing(ctx, 1) == WGT_OK, all_gpu = timed, k = 0;
+    for (double start = now_ms(); k < MAX_RUNS && (k < 5 || now_ms() - start < PHASE_MS); k++) {
+        if ((t[k] = chain_batch(ctx, step, arg, first, n, all_gpu, &gpu)) < 0) break;
+        if (!gpu && all_gpu) { /* a chain needed more than one pass: time them all by the wall clock */
+            all_gpu = 0;
+            wgt_context_gpu_timing(ctx, 0);
+            k = -1;
+        }
+    }
+    if (timed) wgt_context_gpu_timing(ctx, 0);
+    if (k < 5) return;
+    qsort(t, (size_t)k, sizeof *t, cmp_double);
+    r->ms_chained = t[k / 2];
+    r->chained_timing = all_gpu ? "gpu" : "wall";
+    r->chain_runs = n;
+}
+
 /* ---- GEMM-like workloads ---- */
 
 typedef struct {
@@ -197,10 +268,21 @@ static double check_matmul(wgt_tensor *a, wgt_tensor *b, wgt_tensor *c, int64_t 
     return worst;
 }
 
+/* Chain steps (step 6 of the header). Values grow at each step and may overflow to infinity,
+ * which changes no kernel's work. */
+static wgt_tensor *chain_times_b(void *arg, wgt_tensor *x) { /* x <- x @ b */
+    return wgt_matmul(x, ((pair *)arg)->b);
+}
+static wgt_tensor *chain_a_times(void *arg, wgt_tensor *x) { /* x <- a @ x */
+    return wgt_matmul(((pair *)arg)->a, x);
+}
+
 /* a [batch, m, k] @ b [batch, k, n] in f32; with a_t, a is the transposed view of a [batch, k, m]
- * tensor, with b_t, b of a [batch, n, k] one (x @ w^T, as a linear layer stores its weights). */
+ * tensor, with b_t, b of a [batch, n, k] one (x @ w^T, as a linear layer stores its weights).
+ * read_bound: a row limited by reading b once (m at most 16; k = n, batch 1), which reports
+ * its bytes read and is also timed chained, x <- x @ b. */
 static bench_row bench_gemm_layout(bench_env *env, const char *name, int64_t batch, int64_t m, int64_t k, int64_t n,
-                                   int a_t, int b_t) {
+                                   int a_t, int b_t, int read_bound) {
     bench_row r = {.name = name};
     snprintf(r.size, sizeof r.size, batch > 1 ? "%lldx%lldx%lldx%lld" : "%lldx%lldx%lld",
              batch > 1 ? (long long)batch : (long long)m, batch > 1 ? (long long)m : (long long)k,
@@ -210,6 +292,7 @@ static bench_row bench_gemm_layout(bench_env *env, const char *name, int64_t bat
     pair p = {a && a_t ? wgt_transpose(a, 1, 2) : a, b && b_t ? wgt_transpose(b, 1, 2) : b};
     if (p.a && p.b) {
         time_op(env, run_matmul, &p, &r);
+        if (read_bound) time_chained(env, env->ctx, chain_times_b, &p, p.a, &r);
         wgt_tensor *c = run_matmul(&p);
         r.max_rel_err = c ? check_matmul(a, b, c, batch, m, k, n, a_t, b_t) : INFINITY;
         r.ok = r.max_rel_err <= 1e-5 * sqrt((double)k) + 1e-6;
@@ -217,6 +300,7 @@ static bench_row bench_gemm_layout(bench_env *env, const char *name, int64_t bat
     }
     r.gflop = 2.0 * batch * m * n * k * 1e-9;
     r.gbyte = 4.0 * batch * (m * k + k * n + m * n) * 1e-9;
+    if (read_bound) r.gbyte_read = 4.0 * (m * k + k * n) * 1e-9;
     if (p.a != a) wgt_release(p.a);
     if (p.b != b) wgt_release(p.b);
     wgt_release(a), wgt_release(b);
@@ -224,13 +308,7 @@ static bench_row bench_gemm_layout(bench_env *env, const char *name, int64_t bat
 }
 
 static bench_row bench_gemm(bench_env *env, const char *name, int64_t batch, int64_t m, int64_t k, int64_t n) {
-    return bench_gemm_layout(env, name, batch, m, k, n, 0, 0);
-}
-
-/* A row limited by reading its operands: gbyte_read says how many bytes it must read. */
-static bench_row read_bound(bench_row r, double gbyte_read) {
-    r.gbyte_read = gbyte_read;
-    return r;
+    return bench_gemm_layout(env, name, batch, m, k, n, 0, 0, 0);
 }
 
 /* Matrix-vector product with f16 weights stored packed, two to a 32-bit word: w [n, k] @ v [k],
@@ -243,6 +321,7 @@ static bench_row bench_matvec_f16(bench_env *env, int64_t n, int64_t k) {
     pair p = {wgt_rand_uniform(env->ctx, WGT_F16, 2, sw, -1, 1, 8), wgt_rand_uniform(env->ctx, WGT_F16, 1, sv, -1, 1, 9)};
     if (p.a && p.b) {
         time_op(env, run_matmul, &p, &r);
+        time_chained(env, env->ctx, chain_a_times, &p, p.b, &r);
         wgt_tensor *c = run_matmul(&p);
         const uint16_t *pw = wgt_tensor_data(p.a), *pv = wgt_tensor_data(p.b), *pc = c ? wgt_tensor_data(c) : NULL;
         double worst = pw && pv && pc ? 0 : INFINITY;
@@ -338,6 +417,25 @@ static double check_bw(unary_arg *u, wgt_tensor *out, int64_t rows, int64_t cols
     return worst;
 }
 
+static wgt_tensor *chain_negate(void *arg, wgt_tensor *x) { /* x <- -x */
+    (void)arg;
+    return wgt_neg(x);
+}
+
+/* The copy chained (step 6 of the header), in a context of its own with fusion off: fused, the
+ * chain of negations would run as one kernel that reads and writes once. */
+static void time_copy_chained(bench_env *env, int64_t rows, int64_t cols, bench_row *r) {
+    wgt_context_options o = env->options;
+    o.no_fusion = 1;
+    o.quiet = 1;
+    wgt_context *ctx = wgt_context_create(&o);
+    int64_t shape[2] = {rows, cols};
+    wgt_tensor *x = ctx ? wgt_rand_normal(ctx, WGT_F32, 2, shape, 0, 1, 3) : NULL;
+    if (x && wgt_context_backend(ctx) == wgt_context_backend(env->ctx)) time_chained(env, ctx, chain_negate, NULL, x, r);
+    wgt_release(x);
+    if (ctx) wgt_context_release(ctx);
+}
+
 static bench_row bench_bw(bench_env *env, const char *name, int kind, int64_t rows, int64_t cols, int broadcast) {
     bench_row r = {.name = name};
     snprintf(r.size, sizeof r.size, "%lldx%lld", (long long)rows, (long long)cols);
@@ -347,6 +445,7 @@ static bench_row bench_bw(bench_env *env, const char *name, int kind, int64_t ro
                                    : wgt_rand_normal(env->ctx, WGT_F32, 2, shape, 0, 1, 4);
     if (u.a && (kind != 0 || u.b)) {
         time_op(env, run_bw, &u, &r);
+        if (kind == 6) time_copy_chained(env, rows, cols, &r);
         wgt_tensor *o = run_bw(&u);
         r.max_rel_err = o ? check_bw(&u, o, rows, cols) : INFINITY;
         r.ok = r.max_rel_err <= (kind == 1 ? 1e-4 : 1e-4);
@@ -453,6 +552,7 @@ int wgt_bench_main(int argc, char **argv) {
         }
     }
     if (env.repeats < 1) env.repeats = 1;
+    env.options = opt;
     env.ctx = wgt_context_create(&opt);
     if (!env.ctx) {
         fprintf(stderr, "wgtensor bench: %s\n", wgt_last_error());
@@ -502,8 +602,8 @@ int wgt_bench_main(int argc, char **argv) {
     /* 34 x 32 tiles of 128 x 128: a few past a whole number of waves on a large GPU (4.12 on
      * an H200's 264 slots), which the last wave's streaming spreads over every slot. */
     RUN("gemm_f32_4352", bench_gemm(&env, "gemm_f32_4352", 1, 4352 / q, 4096 / q, 4096 / q));
-    RUN("gemm_f32_nt", bench_gemm_layout(&env, "gemm_f32_nt", 1, 4096 / q, 4096 / q, 4096 / q, 0, 1));
-    RUN("gemm_f32_tn", bench_gemm_layout(&env, "gemm_f32_tn", 1, 4096 / q, 4096 / q, 4096 / q, 1, 0));
+    RUN("gemm_f32_nt", bench_gemm_layout(&env, "gemm_f32_nt", 1, 4096 / q, 4096 / q, 4096 / q, 0, 1, 0));
+    RUN("gemm_f32_tn", bench_gemm_layout(&env, "gemm_f32_tn", 1, 4096 / q, 4096 / q, 4096 / q, 1, 0, 0));
     /* Square sizes around 4096, each a power of two (the 4097 row is the one past a tile). */
     static const char *const square[] = {"gemm_square_1024", "gemm_square_2048", "gemm_square_8192"};
     static const int64_t square_n[] = {1024, 2048, 8192};
@@ -513,7 +613,7 @@ int wgt_bench_main(int argc, char **argv) {
                                          "gemm_skinny_m16"};
     for (int i = 0; i < 5; i++) {
         int64_t m = (int64_t)1 << i;
-        RUN(skinny[i], read_bound(bench_gemm(&env, skinny[i], 1, m, big, big), 4.0 * (m * big + big * big) * 1e-9));
+        RUN(skinny[i], bench_gemm_layout(&env, skinny[i], 1, m, big, big, 0, 0, 1));
     }
     RUN("gemm_batched", bench_gemm(&env, "gemm_batched_attn", 32, 128, 128, 1024 / q));
     /* Square sizes from 1000 to 8191 on both sides of each size where the kernel's choices
@@ -526,7 +626,7 @@ int wgt_bench_main(int argc, char **argv) {
         int64_t s = sweep[i] / q;
         RUN(sweep_names[i], bench_gemm(&env, sweep_names[i], 1, s, s, s));
     }
-    RUN("matvec_f32", read_bound(bench_gemm(&env, "matvec_f32", 1, 1, big, big), 4.0 * (big + big * big) * 1e-9));
+    RUN("matvec_f32", bench_gemm_layout(&env, "matvec_f32", 1, 1, big, big, 0, 0, 1));
     RUN("matvec_f16", bench_matvec_f16(&env, big, big));
     RUN("add_f32", bench_bw(&env, "add_f32", 0, 8192 / q, 8192, 0));
     RUN("add_broadcast", bench_bw(&env, "add_broadcast_f32", 0, 8192 / q, 8192, 1));
@@ -543,12 +643,18 @@ int wgt_bench_main(int argc, char **argv) {
 #undef SELECTED
     /* Read-bound rows against the copy: bytes read per second over the copy's bytes moved
      * (read + written) per second, both on this device in this run. */
-    double copy_gbps = 0;
+    double copy_gbps = 0, chained_copy_gbps = 0;
     for (int i = 0; i < n; i++)
-        if (!strcmp(rows[i].name, "copy_f32") && rows[i].ok) copy_gbps = rows[i].gbyte / (rows[i].ms * 1e-3);
-    for (int i = 0; i < n; i++)
+        if (!strcmp(rows[i].name, "copy_f32") && rows[i].ok) {
+            copy_gbps = rows[i].gbyte / (rows[i].ms * 1e-3);
+            if (rows[i].ms_chained > 0) chained_copy_gbps = rows[i].gbyte / (rows[i].ms_chained * 1e-3);
+        }
+    for (int i = 0; i < n; i++) {
         if (rows[i].gbyte_read > 0 && copy_gbps > 0 && rows[i].ms > 0)
             rows[i].copy_fraction = rows[i].gbyte_read / (rows[i].ms * 1e-3) / copy_gbps;
+        if (rows[i].gbyte_read > 0 && chained_copy_gbps > 0 && rows[i].ms_chained > 0)
+            rows[i].chained_copy_fraction = rows[i].gbyte_read / (rows[i].ms_chained * 1e-3) / chained_copy_gbps;
+    }
     printf("device: %s; peaks used for the floor: %.0f GFLOP/s, %.0f GB/s%s\n", device, env.peak_gflops,
            env.peak_gbps, env.peak_gflops == 0 ? " (unknown: pass --peak-gflops/--peak-gbps)" : "");
     if (env.gpu_timing)
@@ -567,12 +673,21 @@ int wgt_bench_main(int argc, char **argv) {
     for (int i = 0; i < n; i++)
         if (rows[i].error[0]) printf("%s %s: not timed: %s\n", rows[i].name, rows[i].size, rows[i].error);
     if (copy_gbps > 0) {
-        printf("\nread-bound rows: bytes read per second against copy_f32 (%.1f GB/s read + written)\n", copy_gbps);
-        printf("%-22s %-18s %10s %10s %9s\n", "workload", "size", "MB read", "GB/s read", "of copy");
-        for (int i = 0; i < n; i++)
-            if (rows[i].copy_fraction > 0)
-                printf("%-22s %-18s %10.1f %10.1f %8.1f%%\n", rows[i].name, rows[i].size, rows[i].gbyte_read * 1e3,
-                       rows[i].gbyte_read / (rows[i].ms * 1e-3), 100 * rows[i].copy_fraction);
+        printf("\nread-bound rows: bytes read per second against copy_f32 (%.1f GB/s read + written; chained %.1f)\n",
+               copy_gbps, chained_copy_gbps);
+        printf("%-22s %-18s %10s %10s %9s | %10s %6s %5s %10s %9s\n", "workload", "size", "MB read", "GB/s read",
+               "of copy", "chained ms", "timing", "runs", "GB/s read", "of copy");
+        for (int i = 0; i < n; i++) {
+            const bench_row *b = &rows[i];
+            if (!(b->copy_fraction > 0)) continue;
+            printf("%-22s %-18s %10.1f %10.1f %8.1f%% |", b->name, b->size, b->gbyte_read * 1e3,
+                   b->gbyte_read / (b->ms * 1e-3), 100 * b->copy_fraction);
+            if (b->ms_chained > 0)
+                printf(" %10.4f %6s %5d %10.1f %8.1f%%\n", b->ms_chained, b->chained_timing, b->chain_runs,
+                       b->gbyte_read / (b->ms_chained * 1e-3), 100 * b->chained_copy_fraction);
+            else
+                printf(" %10s\n", "-");
+        }
     }
     if (json) {
         FILE *f = fopen(json, "w");
@@ -588,11 +703,14 @@ int wgt_bench_main(int argc, char **argv) {
             for (int i = 0; i < n; i++)
                 fprintf(f, "  {\"name\": \"%s\", \"size\": \"%s\", \"ms\": %.6f, \"timing\": \"%s\", \"ms_wall\": %.6f, "
                            "\"ms_synced\": %.6f, \"ms_gpu\": %.6f, \"passes_per_run\": %.2f, \"gflop\": %.6f, \"gbyte\": %.6f, "
-                           "\"gbyte_read\": %.6f, \"copy_fraction\": %.4f, "
+                           "\"gbyte_read\": %.6f, \"copy_fraction\": %.4f, \"ms_chained\": %.6f, "
+                           "\"chained_timing\": \"%s\", \"chain_runs\": %d, \"chained_copy_fraction\": %.4f, "
                            "\"floor_fraction\": %.4f, \"max_rel_err\": %.3g, \"ok\": %s}%s\n",
                         rows[i].name, rows[i].size, rows[i].ms, rows[i].ms_gpu > 0 ? "gpu" : "wall", rows[i].ms_wall,
                         rows[i].ms_sync, rows[i].ms_gpu, rows[i].passes_per_run, rows[i].gflop, rows[i].gbyte,
-                        rows[i].gbyte_read, rows[i].copy_fraction, floor_fraction(&env, &rows[i]),
+                        rows[i].gbyte_read, rows[i].copy_fraction, rows[i].ms_chained > 0 ? rows[i].ms_chained : -1,
+                        rows[i].ms_chained > 0 ? rows[i].chained_timing : "", rows[i].chain_runs,
+                        rows[i].chained_copy_fraction, floor_fraction(&env, &rows[i]),
                         rows[i].max_rel_err, rows[i].ok ? "true" : "false", i + 1 < n ? "," : "");
             fprintf(f, "]}\n");
             fclose(f);
