@@ -621,6 +621,18 @@ TEST_BACKENDS(matmul_few_rows_wide_loads) {
     for (size_t d = 0; d < 2; d++) check_shapes(ctx, float_types[d], CONTIGUOUS, CONTIGUOUS, 2, m, 1, v, 1480 + d);
 }
 
+/* The CPU backend's f16 product in blocks (cpu_matmul.c: 1024 rows, 1024 columns, K in
+ * ranges of 512): M and N one past a block, K two ranges and a part, batches of 2 with b
+ * shared, and a transposed and a sliced view, each with a small other side to keep the
+ * reference short. */
+TEST_BACKENDS(matmul_f16_past_the_cpu_blocks) {
+    int64_t tall_a[3] = {2, 1025, 1100}, tall_b[2] = {1100, 3}, wide_a[3] = {2, 3, 1100}, wide_b[2] = {1100, 1025};
+    check_shapes(ctx, WGT_F16, CONTIGUOUS, CONTIGUOUS, 3, tall_a, 2, tall_b, 1500);
+    check_shapes(ctx, WGT_F16, TRANSPOSED, SLICED, 3, tall_a, 2, tall_b, 1501);
+    check_shapes(ctx, WGT_F16, CONTIGUOUS, CONTIGUOUS, 3, wide_a, 2, wide_b, 1502);
+    check_shapes(ctx, WGT_F16, SLICED, TRANSPOSED, 3, wide_a, 2, wide_b, 1503);
+}
+
 /* One row of a, read from memory in the loop rather than staged: along N and along K (b
  * transposed), K in many ranges; a vector starting at an odd element, which cannot be read
  * 16 bytes at a time along K and is staged instead; and a vector read backwards. Then f16

@@ -7,13 +7,16 @@
  * in place, as itself or as a transposed matrix with the other stride as its leading
  * dimension; any other view (negative or zero strides, two non-unit strides) is first
  * gathered into a contiguous copy, so every f32 product runs in BLAS. f16 has no BLAS
- * routine: a blocked C loop converts tiles to double and accumulates in double, so the one
- * rounding is the final one to f16 and this backend stays an exact-as-possible oracle for
- * the WebGPU kernels; its output tiles are shared among the context's threads (each tile
- * sums all of K itself, so the thread count never changes a bit). K = 0 gives zeros.
+ * routine, but every product of two f16 values is exact in double: blocks of the operands
+ * are converted to double and multiplied by dgemm, which sums in double, so the one rounding
+ * that matters is the final one to f16 and this backend stays an exact-as-possible oracle
+ * for the WebGPU kernels. A single row or column (M = 1 or N = 1) converts as it goes
+ * instead, one pass over the matrix shared among the context's threads, each output summed
+ * in k order by one of them. K = 0 gives zeros.
  */
 #include <cblas.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,86 +183,152 @@ static int one_product_of_rows(const wgt_operand *out, const wgt_operand *a, con
     return 1;
 }
 
-/* Tile sizes of the f16 loop: a tile of a (MB x KB) and of b (KB x NB) in double, 96 KiB
- * together, stay in L2 while the MB x NB accumulators are updated. */
-#define MB 32
-#define NB 64
-#define KB 128
+/* ---- f16: products of f16 values are exact in double, and sums are kept in double ---- */
 
-typedef struct {
-    const wgt_operand *out, *a, *b;
-    int64_t M, N, K, m_tiles, n_tiles, tiles, ntasks;
-    double *scratch; /* per thread: a tile, b tile and accumulators */
-} f16_job;
+/* Blocks of the f16 matrix product: a's rows x a K range and the K range x b's columns are
+ * converted to double (4 MiB each at most) and multiplied by dgemm into a double block of the
+ * output (8 MiB), which is rounded to f16 once K is done. b's block is converted once per
+ * block of rows, so the conversions cost about 1/1024 of the multiplications. */
+#define F16_ROWS 1024
+#define F16_COLS 1024
+#define F16_DEPTH 512
 
-#define F16_SCRATCH (MB * KB + KB * NB + MB * NB)
-
-/* Storage offsets of a's and b's matrices for batch element i. */
-static void batch_offsets(const f16_job *j, int64_t i, int64_t *a_off, int64_t *b_off) {
-    *a_off = j->a->offset;
-    *b_off = j->b->offset;
-    for (int d = j->out->ndim - 3; d >= 0; d--) {
-        int64_t at = i % j->out->shape[d];
-        i /= j->out->shape[d];
-        *a_off += at * j->a->strides[d];
-        *b_off += at * j->b->strides[d];
+/* Converts the rows x cols f16 matrix at src + base (strides sr, sc) to row-major double. */
+static void widen_f16(double *dst, const uint16_t *src, int64_t base, int64_t rows, int64_t cols, int64_t sr,
+                      int64_t sc) {
+    for (int64_t r = 0; r < rows; r++) {
+        const uint16_t *row = src + base + r * sr;
+        double *d = dst + r * cols;
+        for (int64_t c = 0; c < cols; c++) d[c] = wgt_cpu_f16_to_f32(row[c * sc]);
     }
 }
 
-/* One MB x NB tile of one batch element's output, summed over all of K in k order, so the
- * tiles can run on any thread. */
-static void f16_tile(const f16_job *j, int64_t tile, double *at) {
-    int nd = j->out->ndim;
-    int64_t M = j->M, N = j->N, K = j->K;
-    int64_t a_sm = j->a->strides[nd - 2], a_sk = j->a->strides[nd - 1];
-    int64_t b_sk = j->b->strides[nd - 2], b_sn = j->b->strides[nd - 1];
-    int64_t per_batch = j->m_tiles * j->n_tiles, i = tile / per_batch, r0 = tile % per_batch;
-    int64_t m0 = r0 / j->n_tiles * MB, n0 = r0 % j->n_tiles * NB, a_off, b_off;
-    batch_offsets(j, i, &a_off, &b_off);
-    const uint16_t *pa = j->a->host, *pb = j->b->host;
-    uint16_t *po = j->out->host;
-    double *bt = at + MB * KB, *acc = bt + KB * NB;
-    int64_t mb = M - m0 < MB ? M - m0 : MB, nb = N - n0 < NB ? N - n0 : NB;
-    memset(acc, 0, sizeof(double) * MB * NB);
-    for (int64_t k0 = 0; k0 < K; k0 += KB) {
-        int64_t kb = K - k0 < KB ? K - k0 : KB;
-        for (int64_t r = 0; r < mb; r++)
-            for (int64_t k = 0; k < kb; k++)
-                at[r * KB + k] = wgt_cpu_f16_to_f32(pa[a_off + (m0 + r) * a_sm + (k0 + k) * a_sk]);
-        for (int64_t k = 0; k < kb; k++)
-            for (int64_t c = 0; c < nb; c++)
-                bt[k * NB + c] = wgt_cpu_f16_to_f32(pb[b_off + (k0 + k) * b_sk + (n0 + c) * b_sn]);
-        /* Row of acc += a element * row of b: the inner loop is unit-stride. */
-        for (int64_t r = 0; r < mb; r++)
-            for (int64_t k = 0; k < kb; k++) {
-                double x = at[r * KB + k];
-                const double *brow = bt + k * NB;
-                double *arow = acc + r * NB;
-                for (int64_t c = 0; c < nb; c++) arow[c] += x * brow[c];
+static wgt_status matmul_f16_blocks(const wgt_operand *out, const wgt_operand *a, const wgt_operand *b,
+                                    int64_t batch, int64_t M, int64_t N, int64_t K) {
+    int nd = out->ndim;
+    int64_t a_sm = a->strides[nd - 2], a_sk = a->strides[nd - 1], b_sk = b->strides[nd - 2], b_sn = b->strides[nd - 1];
+    int64_t rows = M < F16_ROWS ? M : F16_ROWS, cols = N < F16_COLS ? N : F16_COLS, depth = K < F16_DEPTH ? K : F16_DEPTH;
+    double *ad = malloc(sizeof(double) * (size_t)(rows * depth)), *bd = malloc(sizeof(double) * (size_t)(depth * cols));
+    double *cd = malloc(sizeof(double) * (size_t)(rows * cols));
+    if (!ad || !bd || !cd) {
+        free(ad), free(bd), free(cd);
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_matmul: out of host memory for the f16 product's double blocks");
+    }
+    const uint16_t *pa = a->host, *pb = b->host;
+    uint16_t *po = out->host;
+    batch_iter it = {nd - 2, {0}, a->offset, b->offset};
+    for (int64_t i = 0; i < batch; i++, batch_next(&it, out, a, b))
+        for (int64_t m0 = 0; m0 < M; m0 += rows)
+            for (int64_t n0 = 0; n0 < N; n0 += cols) {
+                int mb = (int)(M - m0 < rows ? M - m0 : rows), nb = (int)(N - n0 < cols ? N - n0 : cols);
+                for (int64_t k0 = 0; k0 < K; k0 += depth) {
+                    int kb = (int)(K - k0 < depth ? K - k0 : depth);
+                    widen_f16(ad, pa, it.a_off + m0 * a_sm + k0 * a_sk, mb, kb, a_sm, a_sk);
+                    widen_f16(bd, pb, it.b_off + k0 * b_sk + n0 * b_sn, kb, nb, b_sk, b_sn);
+                    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mb, nb, kb, 1.0, ad, kb, bd, nb,
+                                k0 == 0 ? 0.0 : 1.0, cd, nb);
+                }
+                for (int r = 0; r < mb; r++)
+                    for (int c = 0; c < nb; c++)
+                        po[i * M * N + (m0 + r) * N + n0 + c] = wgt_f32_to_f16((float)cd[(int64_t)r * nb + c]);
             }
+    free(ad), free(bd), free(cd);
+    return WGT_OK;
+}
+
+/* One row (M = 1) or one column (N = 1): out[r] = sum over k of w[r, k] x[k], where w is b
+ * seen transposed and x a's row, or w is a and x b's column. Each output is summed by one
+ * task in k order, so the bits do not depend on the thread count. */
+typedef struct {
+    const uint16_t *w, *x;
+    uint16_t *out;
+    int64_t outputs, K, w_sr, w_sk, x_sk, chunks, tasks;
+    int row_vector; /* w is b, x is a (M = 1); else w is a, x is b */
+    const wgt_operand *o, *a, *b;
+    double *scratch; /* per thread: x in double, then one chunk of sums */
+} f16_vector_job;
+
+/* Every f16 value in double (512 KiB, filled once per process): one load per element of the
+ * matrix, where converting takes several operations and the loop is bound by them (4096 x
+ * 4096: 12 ms converting, 7 ms through the table, on two cores). */
+static double f16_widened[65536];
+static pthread_once_t f16_widened_once = PTHREAD_ONCE_INIT;
+
+static void fill_f16_widened(void) {
+    for (uint32_t h = 0; h <= 0xffffu; h++) f16_widened[h] = wgt_cpu_f16_to_f32((uint16_t)h);
+}
+
+#define F16_CHUNK 64 /* outputs per chunk: x's conversion is shared by as many sums */
+
+static void f16_vector_task(void *arg, int64_t t, int slot) {
+    const f16_vector_job *j = arg;
+    double *x = j->scratch + (size_t)slot * (size_t)(j->K + F16_CHUNK), *acc = x + j->K;
+    int64_t first, end, batch_done = -1, per_batch = (j->outputs + F16_CHUNK - 1) / F16_CHUNK;
+    wgt_cpu_task_range(j->chunks, j->tasks, t, &first, &end);
+    for (int64_t chunk = first; chunk < end; chunk++) {
+        int64_t i = chunk / per_batch, r0 = chunk % per_batch * F16_CHUNK;
+        int64_t rn = j->outputs - r0 < F16_CHUNK ? j->outputs - r0 : F16_CHUNK;
+        /* The operands' offsets for batch element i (the output is contiguous). */
+        int nd = j->o->ndim;
+        int64_t a_off = j->a->offset, b_off = j->b->offset, rest = i;
+        for (int d = nd - 3; d >= 0; d--) {
+            int64_t at = rest % j->o->shape[d];
+            rest /= j->o->shape[d];
+            a_off += at * j->a->strides[d];
+            b_off += at * j->b->strides[d];
+        }
+        int64_t w_off = j->row_vector ? b_off : a_off, x_off = j->row_vector ? a_off : b_off;
+        if (i != batch_done) {
+            for (int64_t k = 0; k < j->K; k++) x[k] = wgt_cpu_f16_to_f32(j->x[x_off + k * j->x_sk]);
+            batch_done = i;
+        }
+        const uint16_t *w = j->w + w_off + r0 * j->w_sr;
+        if (j->w_sk == 1 || j->w_sr != 1) { /* a dot product per output, along w's rows */
+            for (int64_t r = 0; r < rn; r++) {
+                const uint16_t *row = w + r * j->w_sr;
+                /* Four sums of every fourth term, so the additions do not wait on one another. */
+                double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+                int64_t k = 0, sk = j->w_sk;
+                const double *T = f16_widened;
+                for (; k + 4 <= j->K; k += 4) {
+                    s0 += T[row[k * sk]] * x[k];
+                    s1 += T[row[(k + 1) * sk]] * x[k + 1];
+                    s2 += T[row[(k + 2) * sk]] * x[k + 2];
+                    s3 += T[row[(k + 3) * sk]] * x[k + 3];
+                }
+                for (; k < j->K; k++) s0 += T[row[k * sk]] * x[k];
+                acc[r] = (s0 + s1) + (s2 + s3);
+            }
+        } else { /* w's columns are contiguous: add x[k] times column k to all the sums at once */
+            for (int64_t r = 0; r < rn; r++) acc[r] = 0;
+            for (int64_t k = 0; k < j->K; k++) {
+                const uint16_t *col = w + k * j->w_sk;
+                for (int64_t r = 0; r < rn; r++) acc[r] += f16_widened[col[r]] * x[k];
+            }
+        }
+        for (int64_t r = 0; r < rn; r++) j->out[i * j->outputs + r0 + r] = wgt_f32_to_f16((float)acc[r]);
     }
-    for (int64_t r = 0; r < mb; r++)
-        for (int64_t c = 0; c < nb; c++) po[i * M * N + (m0 + r) * N + n0 + c] = wgt_f32_to_f16((float)acc[r * NB + c]);
 }
 
-static void f16_task(void *arg, int64_t t, int slot) {
-    const f16_job *j = arg;
-    int64_t first, end;
-    wgt_cpu_task_range(j->tiles, j->ntasks, t, &first, &end);
-    for (int64_t tile = first; tile < end; tile++) f16_tile(j, tile, j->scratch + (size_t)slot * F16_SCRATCH);
-}
-
-static wgt_status matmul_f16(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b,
-                             int64_t batch, int64_t M, int64_t N, int64_t K) {
+static wgt_status matmul_f16_vector(wgt_backend *be, const wgt_operand *out, const wgt_operand *a,
+                                    const wgt_operand *b, int64_t batch, int64_t M, int64_t N, int64_t K) {
+    int nd = out->ndim, row_vector = M == 1;
+    f16_vector_job j = {0};
+    j.o = out, j.a = a, j.b = b, j.out = out->host, j.K = K, j.row_vector = row_vector;
+    if (row_vector) { /* out [N] = b^T a: w [N, K] is b transposed */
+        j.w = b->host, j.x = a->host, j.outputs = N;
+        j.w_sr = b->strides[nd - 1], j.w_sk = b->strides[nd - 2], j.x_sk = a->strides[nd - 1];
+    } else {
+        j.w = a->host, j.x = b->host, j.outputs = M;
+        j.w_sr = a->strides[nd - 2], j.w_sk = a->strides[nd - 1], j.x_sk = b->strides[nd - 2];
+    }
+    pthread_once(&f16_widened_once, fill_f16_widened);
+    j.chunks = batch * ((j.outputs + F16_CHUNK - 1) / F16_CHUNK);
     int slots = wgt_cpu_pool_slots(wgt_cpu_pool_of(be));
-    f16_job j = {out, a, b, M, N, K, (M + MB - 1) / MB, (N + NB - 1) / NB, 0, 1, NULL};
-    j.scratch = malloc(sizeof(double) * F16_SCRATCH * (size_t)slots);
-    if (!j.scratch) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_matmul: out of host memory for f16 tiles");
-    j.tiles = batch * j.m_tiles * j.n_tiles;
-    /* Work per tile in walk units: converting the tiles of a and b, then the products. */
-    double per_tile = (double)K * (4.0 * (MB + NB) + (double)MB * NB / 2);
-    j.ntasks = wgt_cpu_task_count(be, j.tiles, per_tile);
-    wgt_cpu_pool_run(wgt_cpu_pool_of(be), j.ntasks, f16_task, &j);
+    j.scratch = malloc(sizeof(double) * (size_t)(K + F16_CHUNK) * (size_t)slots);
+    if (!j.scratch) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_matmul: out of host memory for f16 sums");
+    j.tasks = wgt_cpu_task_count(be, j.chunks, (double)F16_CHUNK * (double)K);
+    wgt_cpu_pool_run(wgt_cpu_pool_of(be), j.tasks, f16_vector_task, &j);
     free(j.scratch);
     return WGT_OK;
 }
@@ -275,7 +344,9 @@ wgt_status wgt_cpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_ope
         memset(out->host, 0, (size_t)(batch * M * N) * wgt_dtype_size(out->dtype));
         return WGT_OK;
     }
-    if (out->dtype == WGT_F16) return matmul_f16(be, out, a, b, batch, M, N, K);
+    if (out->dtype == WGT_F16)
+        return M == 1 || N == 1 ? matmul_f16_vector(be, out, a, b, batch, M, N, K)
+                                : matmul_f16_blocks(out, a, b, batch, M, N, K);
     if (out->dtype != WGT_F32)
         return wgt_error(WGT_ERR_INTERNAL, "wgt_matmul: %s reached the CPU kernel", wgt_dtype_name(out->dtype));
     /* BLAS counts in int; larger products (beyond 2^31 elements per matrix) would not fit the
