@@ -79,21 +79,30 @@ def print_read_bound(rows, other, label):
         return
     chained = lambda r: r.get("wgtensor_ms_chained", 0) > 0 and r.get(other + "_ms_chained", 0) > 0
     copy_rate = lambda key: copy["gbyte"] / (copy[key] * 1e-3)
-    keys = ["wgtensor_ms", other + "_ms"]
-    if chained(copy):
-        keys += ["wgtensor_ms_chained", other + "_ms_chained"]
+    # Each figure's time key and the key its fraction of the copy is stored under.
+    per_run = [("wgtensor_ms", "copy_fraction"), (other + "_ms", other + "_copy_fraction")]
+    in_chains = [("wgtensor_ms_chained", "chained_copy_fraction"),
+                 (other + "_ms_chained", other + "_chained_copy_fraction")] if chained(copy) else []
+    rates = [f"wgtensor {copy_rate(per_run[0][0]):.1f}, {label} {copy_rate(per_run[1][0]):.1f}"]
+    if in_chains:
+        rates.append(f"chained {copy_rate(in_chains[0][0]):.1f} and {copy_rate(in_chains[1][0]):.1f}")
     print(f"\nread-bound rows: GB/s of bytes read, and the fraction of each one's copy (copy_f32, GB/s read + "
-          f"written: wgtensor {copy_rate(keys[0]):.1f}, {label} {copy_rate(keys[1]):.1f}"
-          + (f"; chained {copy_rate(keys[2]):.1f} and {copy_rate(keys[3]):.1f})" if len(keys) > 2 else ")"))
+          f"written: {'; '.join(rates)})")
     head = f"{'workload':22} {'size':18} {'wgtensor':>9} {'of copy':>8} {label:>9} {'of copy':>8}"
-    print(head + (" | chained:" + head[41:] if len(keys) > 2 else ""))
+    print(head + (" | chained:" + head[41:] if in_chains else ""))
+
+    def figures(r, keys):
+        text = ""
+        for time_key, fraction_key in keys:
+            rate = r["gbyte_read"] / (r[time_key] * 1e-3)
+            r[fraction_key] = rate / copy_rate(time_key)
+            text += f" {rate:9.1f} {r[fraction_key]:8.2f}"
+        return text
+
     for r in bound:
-        line = f"{r['name']:22} {r['size']:18}"
-        for key in keys if chained(r) else keys[:2]:
-            rate = r["gbyte_read"] / (r[key] * 1e-3)
-            r[key.replace("_ms", "_copy_fraction")] = fraction = rate / copy_rate(key)
-            line += (" |" + " " * 8 if key.endswith("_chained") and key.startswith("wgtensor") else "") + \
-                f" {rate:9.1f} {fraction:8.2f}"
+        line = f"{r['name']:22} {r['size']:18}" + figures(r, per_run)
+        if in_chains and chained(r):
+            line += " |" + " " * 8 + figures(r, in_chains)
         print(line)
 
 

@@ -67,6 +67,19 @@ typedef struct {
     int64_t a_off, b_off;
 } batch_iter;
 
+/* The iterator's position at batch element i (row-major over the batch dimensions), for
+ * work that starts anywhere in the batch. */
+static batch_iter batch_at(int64_t i, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b) {
+    batch_iter it = {out->ndim - 2, {0}, a->offset, b->offset};
+    for (int d = it.ndim - 1; d >= 0; d--) {
+        it.index[d] = i % out->shape[d];
+        i /= out->shape[d];
+        it.a_off += it.index[d] * a->strides[d];
+        it.b_off += it.index[d] * b->strides[d];
+    }
+    return it;
+}
+
 static void batch_next(batch_iter *it, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b) {
     for (int d = it->ndim - 1; d >= 0; d--) {
         if (++it->index[d] < out->shape[d]) {
@@ -268,16 +281,8 @@ static void f16_vector_task(void *arg, int64_t t, int slot) {
     for (int64_t chunk = first; chunk < end; chunk++) {
         int64_t i = chunk / per_batch, r0 = chunk % per_batch * F16_CHUNK;
         int64_t rn = j->outputs - r0 < F16_CHUNK ? j->outputs - r0 : F16_CHUNK;
-        /* The operands' offsets for batch element i (the output is contiguous). */
-        int nd = j->o->ndim;
-        int64_t a_off = j->a->offset, b_off = j->b->offset, rest = i;
-        for (int d = nd - 3; d >= 0; d--) {
-            int64_t at = rest % j->o->shape[d];
-            rest /= j->o->shape[d];
-            a_off += at * j->a->strides[d];
-            b_off += at * j->b->strides[d];
-        }
-        int64_t w_off = j->row_vector ? b_off : a_off, x_off = j->row_vector ? a_off : b_off;
+        batch_iter at = batch_at(i, j->o, j->a, j->b); /* the output is contiguous */
+        int64_t w_off = j->row_vector ? at.b_off : at.a_off, x_off = j->row_vector ? at.a_off : at.b_off;
         if (i != batch_done) {
             for (int64_t k = 0; k < j->K; k++) x[k] = wgt_cpu_f16_to_f32(j->x[x_off + k * j->x_sk]);
             batch_done = i;
