@@ -56,6 +56,7 @@ typedef struct wgt_node {
     struct wgt_node *next;
     struct wgt_node *prior;
     int refs; /* symbolic nodes: held by the storage they write and by later partial writers */
+    uint64_t walk; /* the last graph walk that reached it (ctx->walks) */
 } wgt_node;
 
 /* ---- recording (lazy.c) ---- */

@@ -145,9 +145,10 @@ static int can_move(const planner *p, const int *members, int m, int g) {
     return 1;
 }
 
-static int collect(const planner *p, int g, int *members) {
+/* The members of group g, which ends at node last (a group spans at most FUSION_WINDOW). */
+static int collect(const planner *p, int g, int last, int *members) {
     int m = 0;
-    for (int i = g; i < p->n; i++)
+    for (int i = g; i <= last; i++)
         if (p->group[i] == g) members[m++] = i;
     return m;
 }
@@ -158,6 +159,7 @@ static void try_join(planner *p, int i, int g) {
     int own = p->group[i];
     if (own == g) return;
     int id = own < g ? own : g;
+    if (i - id > FUSION_WINDOW) return; /* a group's id is its first member: can_move would refuse */
     int changed[WGT_FUSED_MAX_STEPS + 1], before[WGT_FUSED_MAX_STEPS + 1], nchanged = 0;
     int members[WGT_FUSED_MAX_STEPS + 1], m = 0, ok = 1;
     for (int k = id; k <= i && ok; k++) {
@@ -291,12 +293,13 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
                           int allow_fusion, wgt_needed_fn foldable, wgt_plan *out) {
     memset(out, 0, sizeof *out);
     char *live = calloc((size_t)n + 1, 1);
-    int *group = malloc(sizeof *group * ((size_t)n + 1));
+    int *group = malloc(sizeof *group * ((size_t)n + 1)), *last = malloc(sizeof *last * ((size_t)n + 1));
     out->node_step = malloc(sizeof *out->node_step * ((size_t)n + 1));
     out->steps = calloc((size_t)n + 1, sizeof *out->steps);
-    if (!live || !group || !out->node_step || !out->steps) {
+    if (!live || !group || !last || !out->node_step || !out->steps) {
         free(live);
         free(group);
+        free(last);
         wgt_plan_free(out);
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for planning %d recorded ops", n);
     }
@@ -341,14 +344,16 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
             }
         }
 
-    /* 3. Steps, each at its last member. */
+    /* 3. Steps, each at its last member (found first, so no group is searched past its end). */
+    for (int i = 0; i < n; i++)
+        if (live[i] && group[i] >= 0) last[group[i]] = i;
     int members[WGT_FUSED_MAX_STEPS + 1];
     for (int i = 0; i < n; i++) {
         out->node_step[i] = -1;
         if (!live[i]) continue;
         int g = group[i];
-        int m = g < 0 ? 1 : collect(&p, g, members);
-        if (m > 1 && members[m - 1] != i) continue; /* runs with its group's last member */
+        if (g >= 0 && last[g] != i) continue; /* runs with its group's last member */
+        int m = g < 0 ? 1 : collect(&p, g, i, members);
         wgt_step *step = &out->steps[out->nsteps];
         step->members = m;
         if (m == 1) {
@@ -359,6 +364,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
             if (!step->fused) {
                 free(live);
                 free(group);
+                free(last);
                 wgt_plan_free(out);
                 return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a fused kernel");
             }
@@ -395,6 +401,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     }
     free(live);
     free(group);
+    free(last);
     return WGT_OK;
 }
 

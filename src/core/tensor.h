@@ -13,6 +13,12 @@
 
 struct wgt_node;
 
+/* Budgets of pending eager work: recording past either runs what is pending (lazy.c). Nodes
+ * bound the host memory recorded work holds and the planning cost of one flush; bytes bound
+ * what running the pending outputs at once may take. */
+#define WGT_PENDING_MAX_NODES 4096
+#define WGT_PENDING_MAX_BYTES ((uint64_t)256 << 20)
+
 struct wgt_context {
     int refs; /* the caller's handle plus one per live storage */
     int released;
@@ -24,9 +30,11 @@ struct wgt_context {
 
     /* Work recorded and not yet run, in record order (lazy.c). */
     struct wgt_node *pending_head, *pending_tail;
-    int npending;
+    int npending;          /* at most WGT_PENDING_MAX_NODES */
+    uint64_t pending_bytes; /* output bytes of the pending nodes */
     int flushing;
     uint64_t seq;
+    uint64_t walks; /* graph walks so far: each marks what it reached with its number */
     struct wgt_storage *graph_inputs; /* live placeholders, for unique names */
     wgt_stats counters;               /* the core's counters: ops_*, launches */
 };
@@ -62,6 +70,8 @@ typedef struct wgt_storage {
     int producer_index; /* the planned node writing it whole, or -1 */
     int last_step;      /* the last plan step touching it */
     int graph_only;     /* held by nothing but one graph being built */
+    uint64_t walk;      /* the last graph walk that reached it (ctx->walks) */
+    int walk_count;     /* that walk's count of references to it */
 } wgt_storage;
 
 /* A graph's intermediate: computed from graph inputs, not an input itself. It holds data only
