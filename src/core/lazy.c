@@ -239,9 +239,9 @@ wgt_status wgt_flush(wgt_context *ctx) {
             ctx->counters.ops_run += (uint64_t)plan.steps[s].members;
             if (plan.steps[s].fused) ctx->counters.ops_fused += (uint64_t)plan.steps[s].members;
             ctx->counters.launches++;
-            for (int k = first[s]; k < first[s + 1]; k++) {
-                wgt_node_release(nodes[order[k]]);
-                nodes[order[k]] = NULL;
+            for (int q = first[s]; q < first[s + 1]; q++) {
+                wgt_node_release(nodes[order[q]]);
+                nodes[order[q]] = NULL;
             }
         }
         free(first);
