@@ -218,7 +218,8 @@ VALGRIND = valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect,
 VALGRIND_ENV = WGT_TEST_ALLOW_NO_WEBGPU=1 WGT_WEBGPU_LIBRARY=/nonexistent/no-webgpu-under-valgrind.so
 
 # test-tsan: the suite rebuilt with ThreadSanitizer, running the threading and timeout tests
-# (pass TSAN_TESTS= to run the whole suite: clean, about 17 minutes on a 2-core machine).
+# (pass TSAN_TESTS= to run the whole suite, as CI does: about 17 minutes a pass on a 2-core
+# machine). tests/tsan.supp may name only OpenBLAS and lavapipe.
 TSAN_BUILD = $(BUILD)/tsan
 TSAN_TESTS ?= threads
 TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp"
