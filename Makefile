@@ -52,11 +52,13 @@ info: setup
 	$(BUILD)/wgtensor info
 
 # The install check (scripts/check_install.sh: make install into a temporary prefix, the
-# README's pkg-config build of examples/hello.c against it, the exported symbols) runs first,
+# README's pkg-config build of examples/hello.c against it, the exported symbols) and the
+# runner's own check (scripts/check_runner.sh: skips are counted, never passed) run first,
 # so the suite's closing line stays the last line.
 test: setup
 	@$(MAKE) --no-print-directory all
 	./scripts/check_install.sh $(BUILD)
+	./scripts/check_runner.sh $(BUILD)
 	$(BUILD)/wgt_tests
 
 blas-check:
