@@ -38,6 +38,8 @@ static void on_uncaptured_error(const WGPUDevice *device, uint32_t type, WGPUStr
 }
 
 wgt_status wgt_wgpu_status(wgt_webgpu *w) {
+    if (w->device_released) /* the core refuses a released context first; read requests may still ask */
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "the context was released: its WebGPU device is gone");
     if (atomic_load(&w->lost)) {
         pthread_mutex_lock(&w->message_lock);
         wgt_error(WGT_ERR_DEVICE_LOST, "the WebGPU device (%s) was lost: %s; create a new context", w->adapter.name,
@@ -242,15 +244,19 @@ static wgt_status create_device(wgt_webgpu *w) {
 
 /* ---- the backend table ---- */
 
-static void webgpu_destroy(wgt_backend *be) {
+/* Gives the device, the instance and every object made from them back to the driver (its
+ * threads and file descriptors go with them). The buffers tensors still hold become empty
+ * records. w itself stays, for the storages that still name it. */
+static void release_device(wgt_backend *be) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     const wgpu_procs *p = w->p;
+    if (w->device_released) return;
     if (w->device && !atomic_load(&w->lost) && w->stuck == WGT_OK) wgt_wgpu_submit(w);
     atomic_store(&w->shutting_down, 1);
     wgt_wgpu_fused_shutdown(w);
     wgt_wgpu_timestamps_shutdown(w);
     wgt_wgpu_encoder_shutdown(w);
-    wgt_wgpu_buffers_shutdown(w);
+    wgt_wgpu_buffers_detach(w);
     if (w->queue) p->wgpuQueueRelease(w->queue);
     if (w->device) {
         p->wgpuDeviceDestroy(w->device);
@@ -262,6 +268,17 @@ static void webgpu_destroy(wgt_backend *be) {
         p->wgpuInstanceRelease(w->instance); /* runs the callbacks of abandoned waits, into w */
     }
     wgt_wgpu_reads_shutdown(w); /* released read requests whose callbacks were still owed */
+    w->queue = NULL;
+    w->device = NULL;
+    w->adapter.adapter = NULL;
+    w->instance = NULL;
+    w->device_released = 1;
+}
+
+static void webgpu_destroy(wgt_backend *be) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    release_device(be);
+    wgt_wgpu_buffers_shutdown(w);
     pthread_mutex_destroy(&w->message_lock);
     free(w);
 }
@@ -398,6 +415,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->name = "webgpu";
     be->kind = WGT_BACKEND_WEBGPU;
     be->destroy = webgpu_destroy;
+    be->release_device = release_device;
     be->status = webgpu_status;
     be->device_name = webgpu_device_name;
     be->describe = webgpu_describe;

@@ -28,6 +28,7 @@ struct wgt_buffer {
     uint64_t used_serial;
     struct wgt_buffer *class_prev, *class_next; /* pooled: its size class, newest first */
     struct wgt_buffer *age_prev, *age_next;     /* pooled: all pooled buffers, oldest first */
+    struct wgt_buffer *used_prev, *used_next;   /* in use: the pool's buffers handed out */
 };
 
 /* A compiled kernel: one pipeline and the bind-group layout it was made with. */
@@ -80,6 +81,10 @@ typedef struct wgt_webgpu {
      * whole), and where the count came from: "given" (the option or WGT_COMPUTE_UNITS) or "known adapter". */
     uint32_t compute_units;
     const char *compute_units_from;
+
+    /* The device and everything made from it went back to the driver while tensors still
+     * hold the backend (wgt_context_release, see device.c): buffers are handles no more. */
+    int device_released;
 
     /* Written by callbacks that may run on Dawn's threads. */
     atomic_int lost;
@@ -183,6 +188,8 @@ void *wgt_wgpu_buffer_export(wgt_backend *be, wgt_buffer *buf);
 wgt_status wgt_wgpu_buffers_init(wgt_webgpu *w);
 /* Releases the pools: before the device goes. */
 void wgt_wgpu_buffers_shutdown(wgt_webgpu *w);
+/* Gives the pools' driver buffers back (wgt_wgpu_pool_detach) before the device goes early. */
+void wgt_wgpu_buffers_detach(wgt_webgpu *w);
 
 /* encoder.c */
 wgt_status wgt_wgpu_encoder_init(wgt_webgpu *w);
@@ -356,6 +363,10 @@ void wgt_wgpu_pool_put(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b);
 /* Gives a buffer back to the driver at once instead of keeping it. */
 void wgt_wgpu_pool_discard(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b);
 void wgt_wgpu_pool_destroy(wgt_webgpu *w, wgt_wgpu_pool *pool);
+/* Gives every driver buffer of the pool back, pooled and in use alike, before the device
+ * goes; the buffers in use stay as empty records until their owners put them back, which
+ * then only frees them. */
+void wgt_wgpu_pool_detach(wgt_webgpu *w, wgt_wgpu_pool *pool);
 /* Backend table entries: counters (of the storage pool) and trim (both pools; the peak
  * restarts at what is in use). */
 void wgt_wgpu_stats(wgt_backend *be, wgt_stats *out);
