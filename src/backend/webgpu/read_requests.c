@@ -119,7 +119,7 @@ static wgt_status advance(wgt_webgpu *w, wgt_pending_read *r, int block) {
     }
     if (!r->callback_ran) {
         if (!block) w->p->wgpuInstanceProcessEvents(w->instance);
-        else if ((st = wgt_wgpu_wait(w, r->future, "a read from the device")) != WGT_OK) return st;
+        else if ((st = wgt_wgpu_wait_work(w, r->future, "a read from the device")) != WGT_OK) return st;
     }
     if (!r->callback_ran) return WGT_OK;
     if (r->map_status != WGPU_REQUEST_STATUS_SUCCESS) {
