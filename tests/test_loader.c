@@ -66,8 +66,7 @@ TEST(loader_refuses_a_library_of_another_build) {
         return;
     }
     if (!build_impostor(dir, so, sizeof so)) {
-        /* SKIP: no C compiler (cc) to build the impostor library with */
-        fprintf(stderr, "  skip: no C compiler to build an impostor webgpu library\n");
+        test_skip("no C compiler (cc) to build an impostor webgpu library with");
     } else {
         wgt_context_options opt = {0};
         opt.backend = WGT_BACKEND_WEBGPU;
@@ -99,7 +98,7 @@ TEST(loader_refuses_a_library_of_another_build) {
 
 TEST(loader_accepts_the_known_build_copied_elsewhere) {
     wgt_context *base = test_webgpu_context();
-    if (!base) return; /* SKIP: no WebGPU adapter */
+    if (!base) return; /* skipped by test_webgpu_context */
     char *real = library_of(base);
     wgt_context_release(base);
     char dir[] = "/tmp/wgt_loader_XXXXXX", copy[600];

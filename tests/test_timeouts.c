@@ -62,10 +62,11 @@ static void record_matmuls(wgt_tensor *a, int k, wgt_tensor **held) {
  * read of recorded work whose kernels are compiled (compiling a kernel the context has not
  * used before happens before any wait and is not bounded: docs/errors.md). */
 TEST(timeout_is_reported_within_the_deadline) {
-    if (!webgpu_present()) return; /* SKIP: no WebGPU adapter */
+    if (!webgpu_present()) return; /* skipped by test_webgpu_context */
     wgt_context *tc = webgpu_with_timeout(1);
     if (!tc) { /* creating a device may itself pass 1 ms somewhere: then that is the timeout */
         CHECK(wgt_last_status() == WGT_ERR_TIMEOUT, "a 1 ms context: %s", wgt_last_error());
+        test_skip("creating a device passed the 1 ms bound: %s", wgt_last_error());
         wgt_clear_error();
         return;
     }
@@ -120,7 +121,7 @@ TEST(timeout_is_reported_within_the_deadline) {
  * too short for 8 products. The reference product runs a kernel new to the context, which
  * lavapipe compiles when it first runs (seconds): that first run is not held to the bound. */
 TEST(timed_out_context_recovers_once_the_late_work_is_done) {
-    if (!webgpu_present()) return; /* SKIP: no WebGPU adapter */
+    if (!webgpu_present()) return; /* skipped by test_webgpu_context */
     wgt_context *tc = webgpu_with_timeout(200);
     CHECK(tc, "%s", wgt_last_error());
     if (!tc) return;
@@ -137,8 +138,7 @@ TEST(timed_out_context_recovers_once_the_late_work_is_done) {
     wgt_eval(8, held);
     wgt_status st = wgt_context_sync(tc);
     if (st == WGT_OK) {
-        /* SKIP: a device that runs 8 products within 200 ms */
-        fprintf(stderr, "  skip: the device finished 8 products within 200 ms\n");
+        test_skip("the device ran 8 products of 1024^3 within 200 ms: no timeout to recover from");
     } else {
         CHECK(st == WGT_ERR_TIMEOUT && test_contains(wgt_last_error(), "took longer than 200 ms"), "%s: %s",
               wgt_status_name(st), wgt_last_error());
@@ -204,7 +204,7 @@ static wgt_status run_busy(wgt_context *ctx, wgt_pipeline *pl, wgt_buffer *buf, 
  * first run is not held to the deadline, its later runs are. The kernel here takes longer
  * than the bound on every run, so the first sync succeeds only because it is a first run. */
 TEST(first_run_of_a_kernel_is_not_held_to_the_deadline) {
-    if (!webgpu_present()) return; /* SKIP: no WebGPU adapter */
+    if (!webgpu_present()) return; /* skipped by test_webgpu_context */
     wgt_context *tc = webgpu_with_timeout(20);
     CHECK(tc, "%s", wgt_last_error());
     if (!tc) return;
@@ -254,13 +254,14 @@ static int thread_count(void) {
 }
 
 TEST(release_after_a_timeout_is_quick) {
-    if (!webgpu_present()) return; /* SKIP: no WebGPU adapter */
+    if (!webgpu_present()) return; /* skipped by test_webgpu_context */
     int threads0 = thread_count();
     long long bufs = wgt_wgpu_live_buffers();
     wgt_context *tc = webgpu_with_timeout(1);
     if (!tc) {
+        test_skip("creating a device passed the 1 ms bound: %s", wgt_last_error());
         wgt_clear_error();
-        return; /* SKIP: device creation passed 1 ms */
+        return;
     }
     static const int64_t s[2] = {1024, 1024};
     wgt_tensor *a = wgt_rand_uniform(tc, WGT_F32, 2, s, -1, 1, 7), *held[8];
@@ -271,8 +272,7 @@ TEST(release_after_a_timeout_is_quick) {
     wgt_status st = wgt_context_sync(tc);
     double waited = seconds() - t0;
     if (st == WGT_OK) {
-        /* SKIP: a device that runs 8 products within 1 ms */
-        fprintf(stderr, "  skip: the device finished 8 products within 1 ms\n");
+        test_skip("the device ran 8 products of 1024^3 within 1 ms: no late work to release");
     } else {
         CHECK(st == WGT_ERR_TIMEOUT, "%s: %s", wgt_status_name(st), wgt_last_error());
         wgt_clear_error();
@@ -303,11 +303,12 @@ TEST(release_after_a_timeout_is_quick) {
  * is released, and must find live memory (run under ASan with
  * ASAN_OPTIONS=detect_stack_use_after_return=1 to see the difference). */
 TEST(timeout_in_a_read_then_release_is_safe) {
-    if (!webgpu_present()) return; /* SKIP: no WebGPU adapter */
+    if (!webgpu_present()) return; /* skipped by test_webgpu_context */
     wgt_context *tc = webgpu_with_timeout(1);
     if (!tc) {
+        test_skip("creating a device passed the 1 ms bound: %s", wgt_last_error());
         wgt_clear_error();
-        return; /* SKIP: device creation passed 1 ms */
+        return;
     }
     static const int64_t s[2] = {1024, 1024};
     wgt_tensor *a = wgt_rand_uniform(tc, WGT_F32, 2, s, -1, 1, 7), *c = NULL;
