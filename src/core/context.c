@@ -11,6 +11,7 @@
 #include "node.h"
 
 static void context_free(wgt_context *ctx) {
+    if (ctx->backend) wgt_index_checks_free(ctx);
     if (ctx->backend) ctx->backend->destroy(ctx->backend);
     free(ctx);
 }
@@ -147,7 +148,12 @@ wgt_status wgt_context_status(wgt_context *ctx) { return wgt_check_context("wgt_
 wgt_status wgt_context_sync(wgt_context *ctx) {
     wgt_status st = wgt_check_context("wgt_context_sync", ctx);
     if (st == WGT_OK) st = wgt_flush(ctx);
-    return st != WGT_OK ? st : ctx->backend->sync(ctx->backend);
+    if (st != WGT_OK) return st;
+    /* The index checks' record goes with the wait; a failed check is reported here too. */
+    if ((st = wgt_index_checks_begin(ctx)) != WGT_OK) return st;
+    st = ctx->backend->sync(ctx->backend);
+    wgt_status cs = wgt_index_checks_finish(ctx, 1);
+    return st != WGT_OK ? st : cs;
 }
 
 wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out) {

@@ -139,6 +139,7 @@ wgt_status wgt_tensor_write(wgt_tensor *t, const void *src, size_t nbytes) {
         if (st != WGT_OK) return st;
         s->device_valid = 1;
         s->host_valid = 0;
+        wgt_index_checks_forget(s); /* the new contents depend on no check */
         return WGT_OK;
     }
     if ((st = wgt_storage_sync_host(s)) != WGT_OK) return st;

@@ -29,6 +29,7 @@ struct wgt_context {
     uint64_t seq;
     struct wgt_storage *graph_inputs; /* live placeholders, for unique names */
     wgt_stats counters;               /* the core's counters: ops_*, launches */
+    struct wgt_index_checks *index_checks; /* device-side index checks (index_checks.c), or NULL */
 };
 
 typedef struct wgt_storage {
@@ -55,6 +56,10 @@ typedef struct wgt_storage {
     struct wgt_node *producer; /* symbolic: the node that writes it last (a reference) */
     wgt_status failed;   /* the work that was to write it failed: reads report this */
     char *failed_message;
+    /* Index checks its value depends on that are not read yet (index_checks.c): one bit per
+     * check slot modulo 64; while non-zero it is on the context's list of such storages. */
+    uint64_t check_mask;
+    struct wgt_storage *check_prev, *check_next;
     /* Scratch for the scheduler, valid during one planning pass. */
     int needed;         /* must hold its value after the planned nodes */
     int live_mark;      /* liveness walk: a later node still needs it */

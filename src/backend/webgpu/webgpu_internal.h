@@ -373,11 +373,14 @@ wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_
                                 wgt_wgsl_pieces *helpers);
 /* x is the condition, y and z the values; it calls no helpers. */
 wgt_status wgt_wgpu_where_expr(wgt_dtype cond, wgt_dtype a, wgt_dtype b, wgt_dtype out, char *expr, size_t size);
-/* indexing.c: row gather and row scatter (wgsl/gather_rows.wgsl, wgsl/set_rows.wgsl) */
+/* indexing.c: row gather, row scatter and index checks (wgsl/gather_rows.wgsl,
+ * wgsl/set_rows.wgsl, wgsl/set_rows_pick.wgsl, wgsl/index_check.wgsl) */
 wgt_status wgt_wgpu_gather_rows(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
                                 const wgt_operand *indices);
 wgt_status wgt_wgpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                              const wgt_operand *rows);
+wgt_status wgt_wgpu_index_check(wgt_backend *be, const wgt_operand *indices, int64_t bound,
+                                const wgt_operand *record);
 /* shape.c: write_box (wgsl/write_box.wgsl; concat, stack) and pad (wgsl/pad.wgsl) */
 wgt_status wgt_wgpu_write_box(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
                               const wgt_operand *src);
