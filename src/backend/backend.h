@@ -164,6 +164,11 @@ struct wgt_backend {
     int host_resident;
 
     void (*destroy)(wgt_backend *be);
+    /* The caller released the context while its tensors keep it: give the device and what
+     * holds it (threads, file descriptors, device memory) back now. Afterwards only
+     * buffer_destroy, read_release, stats, device_name, describe and destroy are called, and
+     * status reports the release. NULL: the backend holds nothing worth giving back early. */
+    void (*release_device)(wgt_backend *be);
     /* WGT_OK, or the error that makes the backend unusable (device loss), with a message. */
     wgt_status (*status)(wgt_backend *be);
     const char *(*device_name)(wgt_backend *be);

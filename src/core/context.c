@@ -113,6 +113,10 @@ void wgt_context_release(wgt_context *ctx) {
         wgt_clear_error();
     }
     ctx->released = 1;
+    /* Tensors the caller still holds keep the context, but none of them can reach the device
+     * again (they fail as "released"): the device and its threads go back now, not with the
+     * last tensor. */
+    if (ctx->refs > 1 && ctx->backend->release_device) ctx->backend->release_device(ctx->backend);
     wgt_context_unref(ctx);
 }
 
