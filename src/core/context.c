@@ -101,12 +101,10 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
 
 void wgt_context_release(wgt_context *ctx) {
     if (!ctx || ctx->released) return;
-    /* Pending work holds storages, which hold the context: run it (tensors the caller keeps
-     * still get their values), or drop it when it cannot run. */
-    if (wgt_flush(ctx) != WGT_OK) {
-        wgt_drop_pending(ctx, WGT_ERR_INVALID_ARGUMENT, "the context was released before it ran");
-        wgt_clear_error();
-    }
+    /* Pending work holds storages, which hold the context. No tensor of a released context can
+     * be read again (every call on one fails as "released"), so running it would only cost
+     * time: it is dropped, and the storages it was to write are marked failed. */
+    wgt_drop_pending(ctx, WGT_ERR_INVALID_ARGUMENT, "the context was released before the work ran");
     ctx->released = 1;
     /* Tensors the caller still holds keep the context, but none of them can reach the device
      * again (they fail as "released"): the device and its threads go back now, not with the
