@@ -201,3 +201,46 @@ TEST_BACKENDS(scale_a_released_context_computes_what_held_tensors_need) {
     CHECK(!x->storage->ctx->pending_head, "work is still pending after the release");
     wgt_release(mid), wgt_release(x);
 }
+
+/* Memory mappings of this process, or -1 where /proc cannot say. */
+static long mappings(void) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return -1;
+    long lines = 0;
+    for (int c; (c = fgetc(f)) != EOF;) lines += c == '\n';
+    fclose(f);
+    return lines;
+}
+
+/* A graph of 400,000 unfused steps, each its own dispatch binding a constant of its own (so
+ * each needs a bind group of its own), run in one wgt_graph_dispatch. Recording never waits,
+ * and the driver keeps each batch's descriptor sets until it has seen the batch finish:
+ * unbounded, lavapipe took one memory mapping per set and crashed past the process's mapping
+ * limit (65530) at 200,000 steps. The work in flight is bounded now, so the run gives exact
+ * values and the mappings it leaves (lavapipe keeps its descriptor pools at their high-water
+ * mark) stay a small fraction of the limit. */
+TEST_BACKENDS(scale_an_unfused_graph_of_400k_dispatches_runs_with_bounded_driver_state) {
+    wgt_context_options o = {0};
+    o.backend = wgt_context_backend(ctx);
+    o.no_fusion = 1;
+    o.quiet = 1;
+    wgt_context *own = wgt_context_create(&o);
+    if (!own) {
+        CHECK(o.backend == WGT_BACKEND_WEBGPU, "%s", wgt_last_error());
+        test_skip_no_webgpu();
+        wgt_clear_error();
+        return;
+    }
+    long before = mappings();
+    chain_job j = {own, 400000, NULL, "", {0}};
+    graph_chain(&j);
+    long grown = mappings() - before;
+    CHECK(!j.failed, "%ld ops: %s: %s", j.n, j.failed, j.message);
+    for (int i = 0; i < 4 && !j.failed; i++)
+        CHECK(j.got[i] == (float)((double)i + (double)j.n), "element %d: %g, wanted %ld", i, j.got[i], i + j.n);
+    wgt_stats s;
+    CHECK(wgt_context_stats(own, &s) == WGT_OK && s.launches >= (uint64_t)j.n, "%llu launches for %ld unfused steps",
+          (unsigned long long)s.launches, j.n);
+    CHECK(before < 0 || grown < 20000, "the run left %ld more memory mappings", grown);
+    wgt_context_release(own);
+}
