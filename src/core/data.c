@@ -165,7 +165,7 @@ const void *wgt_tensor_data(wgt_tensor *t) {
 
 /* A handle whose storage may be flushed before the checks (which report every misuse). */
 static int live_storage(const wgt_tensor *t) {
-    return t && t->magic == WGT_TENSOR_MAGIC && t->storage && !t->storage->destroyed && !t->storage->symbolic;
+    return t && t->refs > 0 && t->storage && !t->storage->destroyed && !t->storage->symbolic;
 }
 
 void *wgt_tensor_data_mut(wgt_tensor *t) {

@@ -284,12 +284,18 @@ wgt_status wgt_eval(int n, wgt_tensor *const *tensors) {
     static const char fn[] = "wgt_eval";
     if (n < 0) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: n is %d", fn, n);
     if (n > 0 && !tensors) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensors is NULL for n = %d", fn, n);
+    int first = -1; /* the first tensor given: every other must share its context */
     for (int i = 0; i < n; i++) {
         if (!tensors[i]) continue;
         char name[32];
         snprintf(name, sizeof name, "tensors[%d]", i);
         wgt_status st = wgt_check_tensor(fn, name, tensors[i]);
         if (st != WGT_OK) return st;
+        if (first < 0) first = i;
+        wgt_context *c0 = tensors[first]->storage->ctx, *ci = tensors[i]->storage->ctx;
+        if (ci != c0)
+            return wgt_error(WGT_ERR_CONTEXT_MISMATCH, "%s: tensors[%d] (%s) and tensors[%d] (%s) belong to two different contexts",
+                             fn, first, wgt_context_device_name(c0), i, wgt_context_device_name(ci));
         if (tensors[i]->storage->symbolic)
             return wgt_error(WGT_ERR_USAGE, "%s: %s is computed from graph inputs; dispatch a compiled graph instead",
                              fn, name);

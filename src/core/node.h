@@ -12,6 +12,7 @@
 #ifndef WGT_CORE_NODE_H
 #define WGT_CORE_NODE_H
 
+#include "api_names.h" /* first: the library's sources use the record-level names */
 #include "tensor.h"
 
 typedef enum wgt_node_kind {

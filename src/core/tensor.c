@@ -7,7 +7,8 @@
 
 #include "node.h"
 
-static int live(const wgt_tensor *t) { return t && t->magic == WGT_TENSOR_MAGIC && t->refs > 0; }
+/* Records come from handles (handles.h): a stale handle arrives as a record without references. */
+static int live(const wgt_tensor *t) { return t && t->refs > 0; }
 
 wgt_status wgt_check_dtype(const char *fn, wgt_dtype dtype) {
     if (wgt_dtype_size(dtype) == 0)
@@ -41,7 +42,6 @@ static wgt_tensor *tensor_alloc(wgt_storage *s, wgt_dtype dtype, int ndim, const
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a tensor handle");
         return NULL;
     }
-    t->magic = WGT_TENSOR_MAGIC;
     t->refs = 1;
     t->storage = s;
     s->refs++;
@@ -115,7 +115,6 @@ wgt_tensor *wgt_retain(wgt_tensor *t) {
 void wgt_release(wgt_tensor *t) {
     if (!live(t)) return;
     if (--t->refs > 0) return;
-    t->magic = 0;
     wgt_storage_release(t->storage);
     free(t);
 }

@@ -83,11 +83,10 @@ typedef struct wgt_storage {
  * while a dispatch of its graph runs. */
 static inline int wgt_storage_is_intermediate(const wgt_storage *s) { return s->symbolic && !s->input_name; }
 
-#define WGT_TENSOR_MAGIC 0x77677454u /* "wgtT": catches stale or foreign pointers */
-
+/* A tensor record. Callers hold handles to it (handles.h), never its address. */
 struct wgt_tensor {
-    uint32_t magic;
-    int refs;
+    uint32_t handle; /* the caller's handle slot + 1, 0 while the caller holds none */
+    int refs;        /* the caller's references (one per handle reference) and the library's */
     wgt_storage *storage;
     wgt_dtype dtype;
     int ndim;

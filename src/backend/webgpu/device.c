@@ -230,7 +230,7 @@ static int contains_nocase(const char *hay, const char *needle) {
 }
 
 /* Picks by index or name substring, or the first real adapter. Returns -1 with an error. */
-static int choose_adapter(const wgt_adapter_desc *ad, int n, const char *want) {
+static int choose_adapter(const wgt_adapter_desc *ad, int n, const char *want, const char *from_env) {
     if (want && *want) {
         char *end;
         long idx = strtol(want, &end, 10);
@@ -238,7 +238,8 @@ static int choose_adapter(const wgt_adapter_desc *ad, int n, const char *want) {
         for (int i = 0; i < n; i++) {
             if (numeric ? i == idx : contains_nocase(ad[i].name, want) || contains_nocase(ad[i].description, want)) {
                 if (ad[i].backend_type == WGPU_BACKEND_NULL) {
-                    wgt_error(WGT_ERR_UNAVAILABLE, "adapter '%s' is Dawn's Null adapter, which computes nothing", want);
+                    wgt_error(WGT_ERR_UNAVAILABLE, "wgt_context_create: adapter %s'%s' is Dawn's Null adapter, which computes nothing",
+                              from_env, want);
                     return -1;
                 }
                 return i;
@@ -249,7 +250,8 @@ static int choose_adapter(const wgt_adapter_desc *ad, int n, const char *want) {
             size_t used = strlen(names);
             snprintf(names + used, sizeof names - used, "%s[%d] %s", i ? ", " : "", i, ad[i].name);
         }
-        wgt_error(WGT_ERR_UNAVAILABLE, "no adapter matches '%s' (have: %s)", want, n ? names : "none");
+        wgt_error(WGT_ERR_UNAVAILABLE, "wgt_context_create: no adapter matches %s'%s' (have: %s)", from_env, want,
+                  n ? names : "none");
         return -1;
     }
     for (int i = 0; i < n; i++)
@@ -452,7 +454,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     wgt_adapter_desc ad[WGT_MAX_ADAPTERS];
     int n = wgt_wgpu_enumerate_adapters(w->p, w->instance, w->timed_wait, ad, WGT_MAX_ADAPTERS);
     const char *want = options->adapter ? options->adapter : getenv("WGT_ADAPTER");
-    int chosen = choose_adapter(ad, n, want);
+    int chosen = choose_adapter(ad, n, want, options->adapter ? "" : "WGT_ADAPTER="); /* say where it came from */
     for (int i = 0; i < n; i++)
         if (i != chosen) w->p->wgpuAdapterRelease(ad[i].adapter);
     if (chosen < 0) goto fail;
