@@ -294,9 +294,20 @@ TEST_BACKENDS(scale_an_unfused_graph_of_400k_dispatches_runs_with_bounded_driver
         return;
     }
     long before = mappings();
-    chain_job j = {own, 400000, NULL, "", {0}};
-    graph_chain(&j);
+    static const int64_t shape[1] = {4};
+    chain_job j = {.ctx = own, .n = 400000};
+    j.in = wgt_graph_input(own, "x", WGT_F32, 1, shape);
+    j.x = wgt_retain(j.in);
+    for (long i = 0; i < j.n && j.x; i++) { /* wgt_add_scalar: a constant of its own per step */
+        wgt_tensor *y = wgt_add_scalar(j.x, 1.0);
+        wgt_release(j.x);
+        j.x = y;
+    }
+    if (!j.x) fail_job(&j, "recording the chain");
+    else if (!(j.graph = wgt_graph_build(own, 1, &(wgt_binding){"y", j.x}))) fail_job(&j, "wgt_graph_build");
+    if (!j.failed) dispatch_chain(&j);
     long grown = mappings() - before;
+    release_chain(&j);
     CHECK(!j.failed, "%ld ops: %s: %s", j.n, j.failed, j.message);
     for (int i = 0; i < 4 && !j.failed; i++)
         CHECK(j.got[i] == (float)((double)i + (double)j.n), "element %d: %g, wanted %ld", i, j.got[i], i + j.n);
