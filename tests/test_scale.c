@@ -257,3 +257,57 @@ TEST_BACKENDS(scale_a_released_context_drops_what_is_pending) {
     CHECK_ERROR(wgt_tensor_read(mid, v, sizeof v) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "released");
     wgt_release(mid), wgt_release(x);
 }
+
+/* Memory mappings of this process, or -1 where /proc cannot say. */
+static long mappings(void) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return -1;
+    long lines = 0;
+    for (int c; (c = fgetc(f)) != EOF;) lines += c == '\n';
+    fclose(f);
+    return lines;
+}
+
+/* A graph of 400,000 unfused steps, each its own dispatch binding a constant of its own (so
+ * each needs a bind group of its own), run in one wgt_graph_dispatch. Recording never waits,
+ * and the driver keeps each batch's descriptor sets until it has seen the batch finish:
+ * unbounded, lavapipe took one memory mapping per set and crashed past the process's mapping
+ * limit (65530) at 200,000 steps. The work in flight is bounded now, so the run gives exact
+ * values and the mappings it leaves (lavapipe keeps its descriptor pools at their high-water
+ * mark) stay a small fraction of the limit. */
+TEST_BACKENDS(scale_an_unfused_graph_of_400k_dispatches_runs_with_bounded_driver_state) {
+    wgt_context_options o = {0};
+    o.backend = wgt_context_backend(ctx);
+    o.no_fusion = 1;
+    o.quiet = 1;
+    wgt_context *own = wgt_context_create(&o);
+    if (!own) {
+        CHECK(o.backend == WGT_BACKEND_WEBGPU, "%s", wgt_last_error());
+        test_skip_no_webgpu();
+        wgt_clear_error();
+        return;
+    }
+    long before = mappings();
+    static const int64_t shape[1] = {4};
+    chain_job j = {.ctx = own, .n = 400000};
+    j.in = wgt_graph_input(own, "x", WGT_F32, 1, shape);
+    j.x = wgt_retain(j.in);
+    for (long i = 0; i < j.n && j.x; i++) { /* wgt_add_scalar: a constant of its own per step */
+        wgt_tensor *y = wgt_add_scalar(j.x, 1.0);
+        wgt_release(j.x);
+        j.x = y;
+    }
+    if (!j.x) fail_job(&j, "recording the chain");
+    else if (!(j.graph = wgt_graph_build(own, 1, &(wgt_binding){"y", j.x}))) fail_job(&j, "wgt_graph_build");
+    if (!j.failed) dispatch_chain(&j);
+    long grown = mappings() - before;
+    release_chain(&j);
+    CHECK(!j.failed, "%ld ops: %s: %s", j.n, j.failed, j.message);
+    for (int i = 0; i < 4 && !j.failed; i++)
+        CHECK(j.got[i] == (float)((double)i + (double)j.n), "element %d: %g, wanted %ld", i, j.got[i], i + j.n);
+    wgt_stats s;
+    CHECK(wgt_context_stats(own, &s) == WGT_OK && s.launches >= (uint64_t)j.n, "%llu launches for %ld unfused steps",
+          (unsigned long long)s.launches, j.n);
+    CHECK(before < 0 || grown < 20000, "the run left %ld more memory mappings", grown);
+    wgt_context_release(own);
+}

@@ -146,6 +146,7 @@ wgt_status wgt_wgpu_bind_group(wgt_webgpu *w, WGPUBindGroupLayout layout, int co
     bd.entries = e;
     WGPUBindGroup group = w->p->wgpuDeviceCreateBindGroup(w->device, &bd);
     if (!group) return wgt_error(WGT_ERR_BACKEND, "cannot create a bind group");
+    w->batch_groups++; /* the driver holds its descriptors until the batch is done (in_flight.c) */
     if (!c->nfree) evict_one(w, c);
     int idx = c->free_entries[--c->nfree];
     bind_entry *n = &c->entries[idx];

@@ -1,7 +1,11 @@
 /*
  * Recording and submitting work. Dispatches and copies accumulate in one command encoder
  * (one compute pass between copies) and go to the queue in a single submit when something
- * needs the results: a read, a queue write, a sync. Op parameters are staged in a host-side
+ * needs the results (a read, a queue write, a sync) or the batch reaches a bound: a full
+ * uniform ring, WGT_WGPU_BATCH_COMMANDS commands, or WGT_WGPU_BATCH_BIND_GROUPS bind groups
+ * created for it, so a long run (a compiled graph's replay) goes out in pieces the driver
+ * can retire while the rest is recorded; a new batch begins only while the work in flight
+ * is within its bounds (in_flight.c). Op parameters are staged in a host-side
  * uniform ring and uploaded with one queue write per submit; each dispatch binds its slice
  * through a dynamic offset, so no buffer is created and nothing is mapped per op.
  * Pipelines are compiled once per key and found again through a hash table; bind groups come
@@ -271,6 +275,8 @@ static wgt_status submit_first_run(wgt_webgpu *w) {
 
 static wgt_status ensure_encoder(wgt_webgpu *w) {
     if (w->encoder) return WGT_OK;
+    wgt_status st = wgt_wgpu_in_flight_room(w); /* the device is not left too far behind */
+    if (st != WGT_OK) return st;
     WGPUCommandEncoderDescriptor d = {0};
     w->encoder = w->p->wgpuDeviceCreateCommandEncoder(w->device, &d);
     return w->encoder ? WGT_OK : wgt_error(WGT_ERR_BACKEND, "cannot create a command encoder");
@@ -296,7 +302,9 @@ wgt_status wgt_wgpu_submit(wgt_webgpu *w) {
     p->wgpuCommandEncoderRelease(w->encoder);
     w->encoder = NULL;
     w->ring_used = 0;
+    uint32_t groups = w->batch_groups;
     w->batch_commands = 0;
+    w->batch_groups = 0;
     w->submit_serial++; /* the batch is gone either way */
     if (!cmd) {
         w->failed_serial = w->submit_serial;
@@ -304,6 +312,7 @@ wgt_status wgt_wgpu_submit(wgt_webgpu *w) {
     }
     p->wgpuQueueSubmit(w->queue, 1, &cmd);
     p->wgpuCommandBufferRelease(cmd);
+    wgt_wgpu_in_flight_add(w, groups);
     return wgt_wgpu_status(w);
 }
 
@@ -320,7 +329,9 @@ wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUC
     if (first && w->encoder && (st = wgt_wgpu_submit(w)) != WGT_OK) return st;
     uint32_t bind_size = (params_size + 15u) & ~15u;
     uint32_t slot = (w->ring_used + w->ring_align - 1) / w->ring_align * w->ring_align;
-    if (slot + bind_size > w->ring_size) { /* ring full: what is recorded goes now */
+    /* A full ring, or a batch grown to its bounds: what is recorded goes now. */
+    if (slot + bind_size > w->ring_size || w->batch_commands >= WGT_WGPU_BATCH_COMMANDS ||
+        w->batch_groups >= WGT_WGPU_BATCH_BIND_GROUPS) {
         if ((st = wgt_wgpu_submit(w)) != WGT_OK) return st;
         slot = 0;
     }

@@ -62,6 +62,13 @@ typedef struct wgt_wgpu_result {
     char message[512];
 } wgt_wgpu_result;
 
+/* Bounds on the work recorded ahead of the device (in_flight.c, encoder.c): commands and
+ * created bind groups per batch, batches and their created bind groups not yet known done. */
+#define WGT_WGPU_BATCH_COMMANDS 4096u
+#define WGT_WGPU_BATCH_BIND_GROUPS 1024u
+#define WGT_WGPU_IN_FLIGHT_SUBMITS 16u
+#define WGT_WGPU_IN_FLIGHT_BIND_GROUPS 4096u
+
 typedef struct wgt_webgpu {
     wgt_backend base; /* first, so a wgt_backend* is a wgt_webgpu* */
     const wgpu_procs *p;
@@ -118,10 +125,19 @@ typedef struct wgt_webgpu {
     WGPUFuture first_runs_done;
     wgt_wgpu_result scope_results[2], device_result;
 
-    /* The batch being recorded: one encoder and one compute pass until a submit. */
+    /* The batch being recorded: one encoder and one compute pass until a submit, which comes
+     * at the latest after WGT_WGPU_BATCH_COMMANDS commands or WGT_WGPU_BATCH_BIND_GROUPS
+     * bind groups created for it (encoder.c). */
     WGPUCommandEncoder encoder;
     WGPUComputePassEncoder pass;
-    uint32_t batch_commands;
+    uint32_t batch_commands, batch_groups;
+
+    /* Batches submitted and not yet retired, oldest at in_flight_head (in_flight.c). */
+    struct {
+        WGPUFuture done;
+        uint32_t groups; /* bind groups created for the batch */
+    } in_flight[WGT_WGPU_IN_FLIGHT_SUBMITS];
+    uint32_t in_flight_head, in_flight_count, in_flight_groups;
     uint64_t dispatches; /* recorded since the context began (wgt_stats) */
 
     /* Uniform ring: op parameters are staged here and uploaded with one write per submit. */
@@ -266,6 +282,12 @@ wgt_status wgt_wgpu_dispatch(wgt_webgpu *w, wgt_pipeline *pl, wgt_buffer *const 
 wgt_status wgt_wgpu_copy_buffer(wgt_webgpu *w, WGPUBuffer src, uint64_t src_off, WGPUBuffer dst, uint64_t dst_off,
                                 uint64_t size);
 wgt_status wgt_wgpu_submit(wgt_webgpu *w);
+
+/* in_flight.c: the window of submitted batches. add notes the batch just submitted (never
+ * blocks); room, called before a batch begins, retires finished batches and waits for the
+ * oldest while the window is over its bounds. */
+void wgt_wgpu_in_flight_add(wgt_webgpu *w, uint32_t groups);
+wgt_status wgt_wgpu_in_flight_room(wgt_webgpu *w);
 /* Stages n bytes for dst through the upload ring and records the copy in the current batch;
  * *done = 0 (and nothing happens) when there is no batch or no room: write it directly. */
 wgt_status wgt_wgpu_upload_in_batch(wgt_webgpu *w, wgt_buffer *dst, uint64_t offset, const void *src, uint32_t n,
