@@ -324,7 +324,10 @@ wgt_tensor *wgt_logical_or(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_not(wgt_tensor *a);
 /* cond (any type, nonzero is true) ? a : b, all three broadcast together; a and b share a type. */
 wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b);
-/* Tensor-with-scalar forms: the scalar becomes a rank-0 tensor of a's type. */
+/* Tensor-with-scalar forms: the scalar becomes a rank-0 tensor of a's type. A scalar the type
+ * cannot hold is an error, never converted: for i32/u32 a fraction, NaN or infinity is
+ * WGT_ERR_DTYPE, a whole number out of range WGT_ERR_INVALID_ARGUMENT; for f32/f16 it rounds,
+ * but a finite value that would round to infinity is WGT_ERR_INVALID_ARGUMENT (docs/ops.md). */
 wgt_tensor *wgt_add_scalar(wgt_tensor *a, double s);
 wgt_tensor *wgt_sub_scalar(wgt_tensor *a, double s);
 wgt_tensor *wgt_mul_scalar(wgt_tensor *a, double s);
@@ -332,7 +335,7 @@ wgt_tensor *wgt_div_scalar(wgt_tensor *a, double s);
 wgt_tensor *wgt_pow_scalar(wgt_tensor *a, double s);
 wgt_tensor *wgt_maximum_scalar(wgt_tensor *a, double s);
 wgt_tensor *wgt_minimum_scalar(wgt_tensor *a, double s);
-/* A rank-0 tensor holding value converted to dtype (as wgt_full does). */
+/* A rank-0 tensor holding value, checked as the scalar forms check theirs (as wgt_full is). */
 wgt_tensor *wgt_scalar(wgt_context *ctx, wgt_dtype dtype, double value);
 
 /* ---- unary ops ---------------------------------------------------------------------- */

@@ -9,6 +9,7 @@
  * literal expected values, and one compares WebGPU with the CPU directly. Outputs are
  * poisoned (WGT_POISON=1, in the runner's poisoned pass) so unwritten elements show.
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -538,10 +539,16 @@ TEST_BACKENDS(binary_errors_name_the_operands) {
 /* wgt_scalar converts as wgt_full does; each *_scalar form equals the op with that scalar
  * and matches the reference. */
 TEST_BACKENDS(binary_scalar_forms) {
-    static const double values[] = {0.1, 3.9, -3.9, 1e20, -1e20, NAN, 70000, 2.5};
+    /* Values each type holds (those it cannot are errors: test_scalars.c). */
+    static const double values[] = {0.1, 3.9, -3.9, 1e20, -1e20, NAN, 65504, 2.5,
+                                    -0.0, 3, -3, 70000, 2147483647, -2147483648.0, 4294967295.0};
     for (int d = 0; d < NDT; d++)
         for (int k = 0; k < N_(values); k++) {
-            if (dtypes[d] == WGT_U32 && values[k] < 0) continue;
+            double v = values[k];
+            int integer = dtypes[d] == WGT_I32 || dtypes[d] == WGT_U32;
+            double lo = dtypes[d] == WGT_I32 ? -2147483648.0 : 0, hi = dtypes[d] == WGT_I32 ? 2147483647 : 4294967295.0;
+            if (integer ? v != floor(v) || v < lo || v > hi : fabs(v) > (dtypes[d] == WGT_F16 ? 65504 : FLT_MAX))
+                continue;
             wgt_tensor *s = wgt_scalar(ctx, dtypes[d], values[k]), *full = wgt_full(ctx, dtypes[d], 1, (int64_t[]){1}, values[k]);
             uint32_t x = 0, y = 0;
             CHECK(s && full && wgt_tensor_ndim(s) == 0 && wgt_tensor_dtype(s) == dtypes[d] &&
@@ -556,15 +563,16 @@ TEST_BACKENDS(binary_scalar_forms) {
         int op;
     } forms[] = {{wgt_add_scalar, ADD}, {wgt_sub_scalar, SUB}, {wgt_mul_scalar, MUL}, {wgt_div_scalar, DIV},
                  {wgt_pow_scalar, POW}, {wgt_maximum_scalar, MAX}, {wgt_minimum_scalar, MIN}};
-    static const double scalars[] = {2, -3.5, 0};
+    static const double scalars[] = {2, -3.5, 0}; /* -3.5 is -3 for i32 and 3 for u32 */
     int gpu = wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU;
     for (int d = 0; d < NDT; d++)
         for (int f = 0; f < N_(forms); f++)
             for (int k = 0; k < N_(scalars); k++) {
                 wgt_dtype dt = dtypes[d];
                 wgt_tensor *a = make_view(ctx, dt, V_TRANSPOSED, 5, 7, forms[f].op, 0, (uint64_t)(100 * d + 10 * f + k));
-                wgt_tensor *s = wgt_scalar(ctx, dt, dt == WGT_U32 && scalars[k] < 0 ? 3 : scalars[k]);
-                wgt_tensor *r1 = forms[f].form(a, dt == WGT_U32 && scalars[k] < 0 ? 3 : scalars[k]);
+                double sv = dt == WGT_U32 && scalars[k] < 0 ? 3 : dt == WGT_I32 ? trunc(scalars[k]) : scalars[k];
+                wgt_tensor *s = wgt_scalar(ctx, dt, sv);
+                wgt_tensor *r1 = forms[f].form(a, sv);
                 wgt_tensor *r2 = ops[forms[f].op].fn(a, s);
                 double *va = test_read_f64(a), *vs = test_read_f64(s), *v1 = r1 ? test_read_f64(r1) : NULL;
                 double *v2 = r2 ? test_read_f64(r2) : NULL;

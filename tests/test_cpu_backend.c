@@ -112,7 +112,7 @@ static wgt_tensor *w_sum_f16(wgt_context *ctx, int64_t n) {
 }
 static wgt_tensor *w_sum_i32(wgt_context *ctx, int64_t n) {
     int64_t shape[1] = {n};
-    wgt_tensor *x = wgt_rand_uniform(ctx, WGT_I32, 1, shape, -3e9, 3e9, 15), *r = wgt_sum(x, 0, NULL, 0);
+    wgt_tensor *x = wgt_rand_uniform(ctx, WGT_I32, 1, shape, -2147483648.0, 2147483648.0, 15), *r = wgt_sum(x, 0, NULL, 0);
     wgt_release(x);
     return r;
 }

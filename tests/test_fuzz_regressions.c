@@ -101,7 +101,7 @@ TEST_BACKENDS(fuzz_as_strided_int64_min_stride) {
 TEST_BACKENDS(fuzz_as_strided_huge_offset) {
     static const int64_t s25[2] = {2, 5}, s56[2] = {5, 6}, st[2] = {-1, 2}, s1[1] = {1}, st1[1] = {1};
     wgt_clear_error();
-    wgt_tensor *t = wgt_full(ctx, WGT_I32, 2, s25, 10.5);
+    wgt_tensor *t = wgt_full(ctx, WGT_I32, 2, s25, 10);
     CHECK_ERROR(wgt_as_strided(t, 2, s56, st, INT64_MAX) == NULL, WGT_ERR_SHAPE, "reaches outside");
     CHECK_ERROR(wgt_as_strided(t, 1, s1, st1, INT64_MAX) == NULL, WGT_ERR_SHAPE, "reaches outside");
     CHECK_ERROR(wgt_as_strided(t, 1, s1, st1, 10) == NULL, WGT_ERR_SHAPE, "offset 10");

@@ -700,7 +700,9 @@ TEST(index_webgpu_matches_cpu) {
             wgt_tensor *rows = bits_tensor(c, dtypes[d], 2, (int64_t[]){40, 7}, 15, WGT_USAGE_DEFAULT);
             CHECK(g && wgt_set_rows(dst, si, rows) == WGT_OK, "%s: %s", wgt_dtype_name(dtypes[d]), wgt_last_error());
             wgt_tensor *oi = make_indices(c, WGT_U32, I_RANK2, 9, 16), *oh = wgt_one_hot(oi, 9, dtypes[d]);
-            wgt_tensor *ta = wgt_rand_uniform(c, dtypes[d], 3, (int64_t[]){2, 5, 6}, -50, 50, 17), *tu = wgt_triu(ta, -1);
+            double lo = dtypes[d] == WGT_U32 ? 0 : -50; /* u32 holds no negative draw */
+            wgt_tensor *ta = wgt_rand_uniform(c, dtypes[d], 3, (int64_t[]){2, 5, 6}, lo, lo + 100, 17);
+            wgt_tensor *tu = wgt_triu(ta, -1);
             wgt_tensor *outs[4] = {g, base, oh, tu};
             for (int j = 0; j < 4; j++) {
                 res[k][j] = outs[j] ? read_all(outs[j]) : NULL;

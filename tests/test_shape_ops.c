@@ -456,22 +456,27 @@ TEST_BACKENDS(shape_pad_widths_layouts_and_values) {
     static const int64_t s[3] = {3, 5, 2};
     static const int64_t widths[4][2][3] = {
         {{0, 0, 0}, {0, 0, 0}}, {{1, 2, 3}, {2, 1, 1}}, {{0, 3, 0}, {0, 0, 1}}, {{2, 0, 1}, {0, 4, 0}}};
-    /* A fraction, a negative (0 for u32), NaN (0 for integers), beyond the range (saturates). */
-    static const double values[4] = {2.75, -3, NAN, 1e12};
+    /* Per type (as dtypes[]): a fraction or the top of the range, a negative, NaN or zero, the
+     * type's far end (values a type cannot hold are errors: test_scalars.c). */
+    static const double values[NDT][4] = {{2.75, -3, NAN, 1e12},
+                                          {2.75, -3, NAN, -65504},
+                                          {2147483647.0, -3, 0, -2147483648.0},
+                                          {4294967295.0, 3, 0, 2147483648.0}};
     uint64_t seed = 600;
     for (int d = 0; d < NDT; d++)
         for (int l = 0; l < NLAYOUTS; l++) {
             input in;
             if (!make_input(&in, ctx, dtypes[d], (layout)l, 3, s, seed++)) continue;
             for (int w = 0; w < 4; w++)
-                pad_case(ctx, layout_names[l], &in, widths[w][0], widths[w][1], values[(w + l) % 4]);
+                pad_case(ctx, layout_names[l], &in, widths[w][0], widths[w][1], values[d][(w + l) % 4]);
             input_free(&in);
         }
     /* Odd and prime lengths in 1-D: f16 outputs end in half a word. */
     for (int d = 0; d < NDT; d++) {
         input in;
         if (!make_input(&in, ctx, dtypes[d], NEG_STEP, 1, (int64_t[]){13}, seed++)) continue;
-        pad_case(ctx, "1-D", &in, (int64_t[]){3}, (int64_t[]){0}, -1.5);
+        double v = dtypes[d] == WGT_U32 ? 1 : dtypes[d] == WGT_I32 ? -1 : -1.5;
+        pad_case(ctx, "1-D", &in, (int64_t[]){3}, (int64_t[]){0}, v);
         pad_case(ctx, "1-D", &in, (int64_t[]){0}, (int64_t[]){4}, 7);
         input_free(&in);
     }
@@ -605,6 +610,7 @@ TEST(shape_webgpu_matches_cpu) {
     static const int64_t s[3] = {17, 33, 9};
     for (int d = 0; d < NDT; d++) {
         wgt_dtype dt = dtypes[d];
+        double pad_value = dt == WGT_U32 ? 2 : dt == WGT_I32 ? -2 : -2.5;
         unsigned char *res[2][3] = {{0}};
         size_t nb[3] = {0};
         for (int k = 0; k < 2; k++) {
@@ -613,7 +619,7 @@ TEST(shape_webgpu_matches_cpu) {
             for (int i = 0; i < 3; i++) ok &= make_input(&in[i], cs[k], dt, (layout)(i + 1), 3, s, 900 + 10 * d + i);
             wgt_tensor *ts[3] = {in[0].t, in[1].t, in[2].t};
             wgt_tensor *r[3] = {ok ? wgt_concat(ts, 3, 1) : NULL, ok ? wgt_stack(ts, 3, -1) : NULL,
-                                ok ? wgt_pad(in[1].t, (int64_t[]){1, 0, 3}, (int64_t[]){2, 5, 0}, -2.5) : NULL};
+                                ok ? wgt_pad(in[1].t, (int64_t[]){1, 0, 3}, (int64_t[]){2, 5, 0}, pad_value) : NULL};
             for (int j = 0; j < 3; j++) {
                 nb[j] = wgt_tensor_nbytes(r[j]);
                 res[k][j] = malloc(nb[j] + 1);

@@ -86,6 +86,13 @@ TEST(webgpu_shader_errors_are_statuses_with_the_compiler_message) {
                 WGT_ERR_BACKEND, "undefined_name");
     CHECK_ERROR(compile(w, "test:unknown-enable", "enable no_such_extension;\n@compute @workgroup_size(1) fn main() {}") != WGT_OK,
                 WGT_ERR_BACKEND, "no_such_extension");
+    /* The compiler's message, which spans lines with a source excerpt, arrives as one line. */
+    wgt_clear_error();
+    CHECK(compile(w, "test:two-lines", "@compute @workgroup_size(1)\nfn main() {\n  let x: f32 = y;\n}\n") != WGT_OK,
+          "a broken shader compiled");
+    CHECK(test_contains(wgt_last_error(), "y") && !strchr(wgt_last_error(), '\n') && !strstr(wgt_last_error(), ".cpp:"),
+          "not one line: %s", wgt_last_error());
+    wgt_clear_error();
     /* The context is still usable. */
     int64_t shape[1] = {3};
     wgt_tensor *a = wgt_ones(gpu, WGT_F32, 1, shape), *b = wgt_add(a, a);
@@ -174,6 +181,57 @@ TEST(device_loss_fails_later_calls_and_keeps_read_data) {
     CHECK(d && wgt_tensor_read(d, after, sizeof after) == WGT_OK && after[0] == 2.0f, "%s", wgt_last_error());
     wgt_release(c), wgt_release(d);
     wgt_context_release(fresh);
+}
+
+/* Dawn's text becomes one line: its words and context kept, its source locations gone. */
+TEST(webgpu_driver_text_is_one_line_without_source_paths) {
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"device loss simulated by the caller\n - While handling unexpected error type Internal when allowed errors are "
+         "(Validation|DeviceLost).\n    at APIForceLoss (/__w/dawn/dawn/src/dawn/native/Device.cpp:914)\n",
+         "device loss simulated by the caller - While handling unexpected error type Internal when allowed errors are "
+         "(Validation|DeviceLost)."},
+        {"Error while parsing WGSL: :1:52 error: unresolved value 'y'\n\tlet x = y;\r\n\n - While validating "
+         "[ShaderModuleDescriptor]\n    at ValidateShaderModule (C:\\dawn\\src\\ShaderModule.cpp:1204:7),\n",
+         "Error while parsing WGSL: :1:52 error: unresolved value 'y' let x = y; - While validating "
+         "[ShaderModuleDescriptor]"},
+        {"at Frame (/a/b.cpp:1) Out of memory at /x/y.h:22", "Out of memory"},
+        {"a/b ratio: 3 (see 1:2)", "a/b ratio: 3 (see 1:2)"}, /* a slash or a colon alone is no location */
+        {"   \n\n  ", ""},
+    };
+    char out[256];
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        wgt_wgpu_copy_string(out, sizeof out, (WGPUStringView){cases[k].in, WGPU_STRLEN});
+        CHECK(!strcmp(out, cases[k].out), "case %zu: got '%s', want '%s'", k, out, cases[k].out);
+    }
+    /* A cut keeps to the buffer, says so, and never splits a UTF-8 character. */
+    char small[12];
+    wgt_wgpu_copy_string(small, sizeof small, (WGPUStringView){"the adapter\nrefused: no memory", 31});
+    CHECK(!strcmp(small, "the adap..."), "cut: '%s'", small);
+    wgt_wgpu_copy_string(small, sizeof small, (WGPUStringView){"abcdef\xc3\xa9\xc3\xa9\xc3\xa9", WGPU_STRLEN});
+    CHECK(!strcmp(small, "abcdef\xc3\xa9..."), "cut in UTF-8: '%s'", small);
+    wgt_wgpu_copy_string(small, sizeof small, (WGPUStringView){NULL, 0});
+    CHECK(small[0] == '\0', "no text: '%s'", small);
+}
+
+/* A lost device's message keeps the driver's words on one line, without Dawn's source paths. */
+TEST(device_loss_message_is_one_line_with_the_drivers_words) {
+    wgt_context *gpu = test_webgpu_context();
+    if (!gpu) return;
+    CHECK(wgt_context_simulate_device_loss(gpu) == WGT_OK, "%s", wgt_last_error());
+    for (int k = 0; k < 2; k++) {
+        wgt_clear_error();
+        wgt_status st = k ? wgt_context_status(gpu) : wgt_context_sync(gpu);
+        const char *m = wgt_last_error(), *reason = strstr(m, "was lost: ");
+        CHECK(st == WGT_ERR_DEVICE_LOST && reason && test_contains(m, "device loss simulated by the caller"),
+              "%s: %s", wgt_status_name(st), m);
+        CHECK(!strchr(m, '\n') && !strchr(m, '\r') && !strstr(m, ".cpp:") && !strstr(m, "  ") &&
+                  (!reason || !strchr(reason, '/')),
+              "not one line without paths: %s", m);
+    }
+    wgt_clear_error();
+    wgt_context_release(gpu);
 }
 
 TEST(exported_buffer_is_the_storage) {

@@ -99,15 +99,17 @@ BINARY(logical_or, WGT_BINARY_LOGICAL_OR)
 
 wgt_tensor *wgt_scalar(wgt_context *ctx, wgt_dtype dtype, double value) {
     /* Checked here so a bad argument is reported under this function's name. */
-    if (wgt_check_context("wgt_scalar", ctx) != WGT_OK || wgt_check_dtype("wgt_scalar", dtype) != WGT_OK)
+    if (wgt_check_context("wgt_scalar", ctx) != WGT_OK || wgt_check_dtype("wgt_scalar", dtype) != WGT_OK ||
+        wgt_check_scalar("wgt_scalar", "value", dtype, value) != WGT_OK)
         return NULL;
     return wgt_full(ctx, dtype, 0, NULL, value);
 }
 
-/* The scalar is a rank-0 tensor of a's type, so broadcasting does the rest; it is released
- * before returning (the output never refers to it). */
+/* The scalar is a rank-0 tensor of a's type (refused where the type cannot hold it), so
+ * broadcasting does the rest; it is released before returning (the output never refers to
+ * it). */
 static wgt_tensor *run_scalar(const char *fn, wgt_binary_op op, wgt_tensor *a, double s) {
-    if (wgt_check_tensor(fn, "a", a) != WGT_OK) return NULL;
+    if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_scalar(fn, "s", a->dtype, s) != WGT_OK) return NULL;
     wgt_tensor *b = wgt_scalar(a->storage->ctx, a->dtype, s);
     if (!b) return NULL;
     wgt_tensor *out = run_binary(fn, op, a, b);

@@ -3,7 +3,9 @@
  * Values are produced on the host, where they are identical for every backend, and move to
  * the device when a kernel first needs them.
  */
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +66,60 @@ void wgt_store_value(wgt_dtype dtype, void *dst, double v) {
     }
 }
 
+/* v as a message should show it: whole numbers in full (2147483648, not 2.14748e+09), others
+ * in the shortest %g form that reads back as v (0.1, not 0.10000000000000001). */
+static void format_value(char *buf, size_t n, double v) {
+    if (v == floor(v) && fabs(v) < 1e17) {
+        snprintf(buf, n, "%.0f", v);
+        return;
+    }
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, n, "%.*g", p, v);
+        if (strtod(buf, NULL) == v || isnan(v)) return;
+    }
+}
+
+static int is_integer(wgt_dtype dtype) { return dtype == WGT_I32 || dtype == WGT_U32; }
+
+/* For integer types: v must be a whole number (see wgt_check_scalar). */
+static wgt_status check_whole(const char *fn, const char *what, wgt_dtype dtype, double v) {
+    if (!is_integer(dtype) || (isfinite(v) && v == floor(v))) return WGT_OK;
+    char shown[32];
+    format_value(shown, sizeof shown, v);
+    return wgt_error(WGT_ERR_DTYPE, "%s: %s = %s is not a whole number, so %s cannot hold it; cast to f32 first", fn,
+                     what, shown, wgt_dtype_name(dtype));
+}
+
+/* A scalar given as a double meets a tensor as a Python scalar meets an array in NumPy 2: it
+ * takes the tensor's type, and it must be a value of that type. Integer types take whole
+ * numbers inside their range (NumPy raises OverflowError past it: INVALID_ARGUMENT here); a
+ * fraction, NaN or an infinity would make NumPy promote to a float type, which a typed call
+ * cannot do, so it is a type error naming the value (converted, 0.5 would become 0 and a
+ * division by it a division by zero). Float types round to nearest, but a finite value past
+ * the type's range is refused rather than made infinite, which would change what the op
+ * computes (f16 0.001 * 1e6 is 1000 computed in f32, not inf); infinities pass as given. */
+wgt_status wgt_check_scalar(const char *fn, const char *what, wgt_dtype dtype, double v) {
+    wgt_status st = check_whole(fn, what, dtype, v);
+    if (st != WGT_OK) return st;
+    char shown[32];
+    format_value(shown, sizeof shown, v);
+    if (is_integer(dtype)) {
+        double lo = dtype == WGT_I32 ? -2147483648.0 : 0.0, hi = dtype == WGT_I32 ? 2147483647.0 : 4294967295.0;
+        if (v < lo || v > hi)
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s = %s is out of range for %s (%.0f to %.0f)", fn, what,
+                             shown, wgt_dtype_name(dtype), lo, hi);
+    } else if ((dtype == WGT_F32 || dtype == WGT_F16) && isfinite(v)) {
+        /* The least magnitude that rounds to infinity; the second test catches a value just
+         * below 65520 that the store's rounding through f32 carries to 65520. */
+        double limit = dtype == WGT_F16 ? 65520.0 : 0x1.ffffffp127;
+        if (fabs(v) >= limit || (dtype == WGT_F16 && isinf(wgt_f16_to_f32(wgt_f32_to_f16((float)v)))))
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT,
+                             "%s: %s = %s overflows %s (largest finite %s); pass an infinity if one is meant", fn,
+                             what, shown, wgt_dtype_name(dtype), dtype == WGT_F16 ? "65504" : "3.40282347e+38");
+    }
+    return WGT_OK;
+}
+
 uint32_t wgt_value_bits(wgt_dtype dtype, double v) {
     if (dtype == WGT_F16) {
         uint16_t h;
@@ -98,7 +154,11 @@ static double gen_constant(void *state, int64_t i) {
 }
 
 wgt_tensor *wgt_full(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double value) {
-    return generate(ctx, "wgt_full", dtype, ndim, shape, gen_constant, &value);
+    static const char fn[] = "wgt_full";
+    if (wgt_check_context(fn, ctx) != WGT_OK || wgt_check_dtype(fn, dtype) != WGT_OK ||
+        wgt_check_scalar(fn, "value", dtype, value) != WGT_OK)
+        return NULL;
+    return generate(ctx, fn, dtype, ndim, shape, gen_constant, &value);
 }
 
 wgt_tensor *wgt_ones(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape) {
@@ -125,6 +185,13 @@ wgt_tensor *wgt_arange(wgt_context *ctx, wgt_dtype dtype, double start, double s
         wgt_error(WGT_ERR_SHAPE, "%s: %g elements are too many", fn, count);
         return NULL;
     }
+    /* Every value must be one of the type's (the range is arithmetic: the first and last
+     * bound it, and whole start and step make every value whole; a step of -1 is fine for
+     * u32). An empty range has no value to check. */
+    if (count > 0 && (wgt_check_scalar(fn, "start", dtype, start) != WGT_OK ||
+                      check_whole(fn, "step", dtype, step) != WGT_OK ||
+                      wgt_check_scalar(fn, "the last value", dtype, start + (count - 1) * step) != WGT_OK))
+        return NULL;
     int64_t shape[1] = {(int64_t)count};
     range_state r = {start, step};
     return generate(ctx, fn, dtype, 1, shape, gen_range, &r);
@@ -159,6 +226,35 @@ static double gen_normal(void *state, int64_t i) { /* Box-Muller on two draws pe
     return r->floor_it ? floor(v) : v;
 }
 
+/* Whether draws from [lo, hi] (lo == hi: the value lo) can fall outside dtype's values,
+ * which storing would clamp (integers) or make infinite (floats) without a word: then an
+ * error naming the bounds. Integers take floor() of a draw, so for i32 [-2^31, 2^31) is the
+ * whole type. */
+static int draws_outside(wgt_dtype dtype, double lo, double hi, const char *fn, const char *what) {
+    int integer = is_integer(dtype);
+    double tmin, tend; /* integers: [tmin, tend), floats: [tmin, tend] */
+    switch (dtype) {
+    case WGT_I32: tmin = -2147483648.0, tend = 2147483648.0; break;
+    case WGT_U32: tmin = 0, tend = 4294967296.0; break;
+    case WGT_F16: tmin = -65504, tend = 65504; break;
+    case WGT_F32: tmin = -FLT_MAX, tend = FLT_MAX; break;
+    default: return 0; /* an unknown type is reported when the tensor is made */
+    }
+    if (lo >= tmin && hi <= tend && (!integer || lo < tend)) return 0;
+    char l[32], h[32], a[32], b[32];
+    format_value(l, sizeof l, lo);
+    format_value(h, sizeof h, hi);
+    format_value(a, sizeof a, tmin);
+    format_value(b, sizeof b, integer ? tend - 1 : tend);
+    if (lo == hi)
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s = %s lies outside %s (%s to %s)", fn, what, l,
+                  wgt_dtype_name(dtype), a, b);
+    else
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s = [%s, %s) reaches outside %s (%s to %s)", fn, what, l, h,
+                  wgt_dtype_name(dtype), a, b);
+    return 1;
+}
+
 wgt_tensor *wgt_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double low,
                              double high, uint64_t seed) {
     if (!isfinite(low) || !isfinite(high) || low > high) {
@@ -166,7 +262,8 @@ wgt_tensor *wgt_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const 
                   high);
         return NULL;
     }
-    random_state r = {seed, low, high, dtype == WGT_I32 || dtype == WGT_U32};
+    if (draws_outside(dtype, low, high, "wgt_rand_uniform", "[low, high)")) return NULL;
+    random_state r = {seed, low, high, is_integer(dtype)};
     return generate(ctx, "wgt_rand_uniform", dtype, ndim, shape, gen_uniform, &r);
 }
 
@@ -177,6 +274,7 @@ wgt_tensor *wgt_rand_normal(wgt_context *ctx, wgt_dtype dtype, int ndim, const i
                   stddev);
         return NULL;
     }
-    random_state r = {seed, mean, stddev, dtype == WGT_I32 || dtype == WGT_U32};
+    if (draws_outside(dtype, mean, mean, "wgt_rand_normal", "mean")) return NULL;
+    random_state r = {seed, mean, stddev, is_integer(dtype)};
     return generate(ctx, "wgt_rand_normal", dtype, ndim, shape, gen_normal, &r);
 }

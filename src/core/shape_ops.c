@@ -361,7 +361,8 @@ wgt_tensor *wgt_stack(wgt_tensor *const *tensors, int count, int axis) {
 
 wgt_tensor *wgt_pad(wgt_tensor *a, const int64_t *before, const int64_t *after, double value) {
     static const char fn[] = "wgt_pad";
-    if (wgt_check_tensor(fn, "a", a) != WGT_OK) return NULL;
+    if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_scalar(fn, "value", a->dtype, value) != WGT_OK)
+        return NULL;
     if (a->ndim > 0 && (!before || !after)) {
         wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s is NULL for rank %d", fn, !before ? "before" : "after", a->ndim);
         return NULL;

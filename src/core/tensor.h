@@ -150,9 +150,13 @@ void wgt_finish_output(wgt_tensor *t);
 wgt_status wgt_check_kernel_size(const char *fn, const wgt_tensor *t);
 
 /* ---- values (creation.c) ---- */
-/* Stores v as one element of dtype at dst, as wgt_full does: integers saturate, NaN is 0. */
+/* Stores v as one element of dtype at dst: integers saturate, NaN is 0 (callers that take a
+ * caller's value check it with wgt_check_scalar first; the random creators rely on this). */
 void wgt_store_value(wgt_dtype dtype, void *dst, double v);
 /* The same element's bits in a word (f16 in the low 16 bits): how backends receive constants. */
 uint32_t wgt_value_bits(wgt_dtype dtype, double v);
+/* WGT_OK when dtype holds the scalar v (a whole number in range for integers, not a finite
+ * value past the range for floats), else the error naming fn, what and v. */
+wgt_status wgt_check_scalar(const char *fn, const char *what, wgt_dtype dtype, double v);
 
 #endif

@@ -564,8 +564,9 @@ static void op_create(unsigned which) {
         wgt_tensor *t = npool ? pool[pick(npool)] : NULL;
         if (!t) break;
         if (!chance(3)) dt = wgt_tensor_dtype(t);
-        begin("wgt_rand_uniform (like)", 0), trace(" #%d dtype %d [-4, 8) seed %u", id_of(t), (int)dt, seed);
-        result(wgt_rand_uniform(wgt_tensor_context(t), dt, wgt_tensor_ndim(t), wgt_tensor_shape(t), -4, 8, seed),
+        double lo = dt == WGT_U32 ? 0 : -4; /* u32 holds no negative bound */
+        begin("wgt_rand_uniform (like)", 0), trace(" #%d dtype %d [%g, 8) seed %u", id_of(t), (int)dt, lo, seed);
+        result(wgt_rand_uniform(wgt_tensor_context(t), dt, wgt_tensor_ndim(t), wgt_tensor_shape(t), lo, 8, seed),
                wgt_tensor_context(t));
     }
     }
@@ -888,7 +889,8 @@ static wgt_tensor *keep_made(wgt_tensor *t) {
 }
 static wgt_tensor *fresh(wgt_context *c, wgt_dtype dt, int nd, const int64_t *sh, int out, unsigned seed) {
     if (out) return wgt_tensor_create(c, dt, nd, sh, WGT_USAGE_DEFAULT);
-    return seed & 1 ? wgt_rand_uniform(c, dt, nd, sh, 0, 2, seed) : wgt_rand_uniform(c, dt, nd, sh, -4, 8, seed);
+    double lo = dt == WGT_U32 ? 0 : -4; /* u32 holds no negative bound */
+    return seed & 1 ? wgt_rand_uniform(c, dt, nd, sh, 0, 2, seed) : wgt_rand_uniform(c, dt, nd, sh, lo, 8, seed);
 }
 
 /* A tensor for the binding of a graph value of type dt and shape sh: usually a fitting fresh
@@ -1050,8 +1052,9 @@ static void do_graph_dispatch(void) {
         if (outputs_fresh && nout == G->nout && chance(2)) {
             for (int j = 0; j < nout; j++) {
                 again_out[j].name = out[j].name;
-                again_out[j].tensor = keep_made(wgt_rand_uniform(c, wgt_tensor_dtype(out[j].tensor), G->ond[j],
-                                                                 wgt_tensor_shape(out[j].tensor), -9, 9, 99 + (unsigned)j));
+                wgt_dtype odt = wgt_tensor_dtype(out[j].tensor);
+                again_out[j].tensor = keep_made(wgt_rand_uniform(c, odt, G->ond[j], wgt_tensor_shape(out[j].tensor),
+                                                                 odt == WGT_U32 ? 0 : -9, 9, 99 + (unsigned)j));
             }
             snprintf(call_name, sizeof call_name, "wgt_graph_dispatch (replay of g%d)", G->id);
             trace("wgt_graph_dispatch: the same again into outputs of other values");

@@ -179,16 +179,10 @@ typedef struct wgt_webgpu {
     struct wgt_wgpu_timestamps *timestamps;
 } wgt_webgpu;
 
-/* Copies a string the driver handed us (not necessarily NUL-terminated) into dst, dropping
- * trailing newlines. */
-static inline void wgt_wgpu_copy_string(char *dst, size_t size, WGPUStringView v) {
-    size_t n = 0;
-    if (v.data) n = v.length == WGPU_STRLEN ? strlen(v.data) : v.length;
-    if (n >= size) n = size - 1;
-    if (n) memcpy(dst, v.data, n);
-    dst[n] = '\0';
-    while (n > 0 && (dst[n - 1] == '\n' || dst[n - 1] == ' ')) dst[--n] = '\0';
-}
+/* driver_text.c: copies a string the driver handed us (not necessarily NUL-terminated) into
+ * dst as one line: whitespace runs become one space, Dawn's source locations ("at Function
+ * (/path/File.cpp:914)") are dropped, and a cut to size ends in "...". */
+void wgt_wgpu_copy_string(char *dst, size_t size, WGPUStringView v);
 
 /* loader.c */
 const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, size_t loaded_size);
