@@ -20,6 +20,20 @@
 extern "C" {
 #endif
 
+/* The version of this header; wgt_version() gives the library's, which may be newer. The
+ * shared library's SONAME carries the major number (libwgtensor.so.MAJOR). */
+#define WGT_VERSION_MAJOR 0
+#define WGT_VERSION_MINOR 1
+#define WGT_VERSION_PATCH 0
+#define WGT_VERSION_STRING "0.1.0"
+#define WGT_VERSION_NUMBER (WGT_VERSION_MAJOR * 10000 + WGT_VERSION_MINOR * 100 + WGT_VERSION_PATCH)
+
+/* Everything declared here is the shared library's interface: the library is built with
+ * hidden visibility, so only these names are exported. */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility push(default)
+#endif
+
 #define WGT_MAX_DIMS 8
 
 typedef enum wgt_status {
@@ -88,6 +102,11 @@ typedef struct wgt_context_options {
      * go out whole. A wrong count changes the speed, never the results. */
     uint32_t compute_units;
 } wgt_context_options;
+
+/* ---- version ------------------------------------------------------------------------ */
+
+/* The library's version as "MAJOR.MINOR.PATCH" (WGT_VERSION_STRING of the build). */
+const char *wgt_version(void);
 
 /* ---- errors ------------------------------------------------------------------------- */
 
@@ -447,6 +466,10 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base);
  * (dv up to 256, even for f16) where the problem has enough blocks of queries to fill the GPU,
  * else composed from matmul, where and softmax (wgt_context_options.attention decides). */
 wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

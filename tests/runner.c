@@ -1,6 +1,7 @@
 /*
- * The test runner: runs every registered test on the CPU backend and on the WebGPU backend
- * and ends with "N passed, N failed". A missing WebGPU adapter fails the run unless
+ * The test runner: runs every registered test on the CPU backend and on the WebGPU backend,
+ * once as users run the library and once with fresh kernel outputs poisoned, and ends with
+ * "N passed, N failed, N skipped". A missing WebGPU adapter fails the run unless
  * WGT_TEST_ALLOW_NO_WEBGPU=1 says the machine has none; the adapter in use is printed so a
  * log shows that real work ran on it. An argument filters tests by name substring.
  */
@@ -19,6 +20,9 @@ static struct {
 } tests[MAX_TESTS];
 static int test_count;
 static int current_failed;
+static int current_skipped;          /* 1: test_skip, 2: test_skip_no_webgpu */
+static char current_skip_reason[256];
+static int webgpu_required = 1;      /* unless WGT_TEST_ALLOW_NO_WEBGPU=1 */
 static const char *current_backend = "-";
 static const char *current_name = "";
 
@@ -46,6 +50,19 @@ void test_fail(const char *file, int line, const char *cond, const char *fmt, ..
 }
 
 int test_current_failed(void) { return current_failed; }
+
+void test_skip(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(current_skip_reason, sizeof current_skip_reason, fmt, ap);
+    va_end(ap);
+    current_skipped = 1;
+}
+
+void test_skip_no_webgpu(void) {
+    snprintf(current_skip_reason, sizeof current_skip_reason, "no WebGPU device: %s", wgt_last_error());
+    current_skipped = 2;
+}
 const char *test_backend_name(void) { return current_backend; }
 
 int test_contains(const char *hay, const char *needle) { return hay && needle && strstr(hay, needle) != NULL; }
@@ -65,7 +82,10 @@ wgt_context *test_webgpu_context(void) {
     opt.backend = WGT_BACKEND_WEBGPU;
     opt.quiet = 1;
     wgt_context *ctx = wgt_context_create(&opt);
-    if (!ctx) wgt_clear_error();
+    if (!ctx) {
+        test_skip_no_webgpu();
+        wgt_clear_error();
+    }
     return ctx;
 }
 
@@ -82,31 +102,83 @@ static double seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int passed, failed;
+static int passed, failed, skipped;
+static const char *pass_suffix = ""; /* "poison" in the poisoned pass */
 
 static void run_one(int i, wgt_context *ctx, const char *backend) {
     current_failed = 0;
+    current_skipped = 0;
     current_backend = backend;
     current_name = tests[i].name;
     wgt_clear_error();
     double t0 = seconds();
     tests[i].fn(ctx);
     double dt = seconds() - t0;
-    if (current_failed) failed++;
+    if (current_skipped == 2 && webgpu_required && !current_failed) {
+        fprintf(stderr, "  FAIL %s [%s]: skipped for want of WebGPU, which this run requires (%s)\n", current_name,
+                current_backend, current_skip_reason);
+        current_failed = 1;
+    }
+    const char *verdict = "ok  ";
+    if (current_failed) failed++, verdict = "FAIL";
+    else if (current_skipped) skipped++, verdict = "skip";
     else passed++;
-    printf("%s %-40s %-7s %7.1f ms\n", current_failed ? "FAIL" : "ok  ", tests[i].name, backend, dt * 1e3);
+    char label[32];
+    if (*pass_suffix) snprintf(label, sizeof label, "%s+%s", strcmp(backend, "-") ? backend : "", pass_suffix);
+    else snprintf(label, sizeof label, "%s", backend);
+    printf("%s %-40s %-14s %9.1f ms", verdict, tests[i].name, label, dt * 1e3);
+    if (current_skipped && !current_failed) printf("  (%s)", current_skip_reason);
+    putchar('\n');
     fflush(stdout);
 }
 
-int main(int argc, char **argv) {
-    const char *filter = argc > 1 ? argv[1] : NULL;
-    wgt_context_options cpu_opt = {0}, gpu_opt = {0};
-    cpu_opt.backend = WGT_BACKEND_CPU;
-    gpu_opt.backend = WGT_BACKEND_WEBGPU;
-    wgt_context *cpu = wgt_context_create(&cpu_opt);
-    wgt_context *gpu = wgt_context_create(&gpu_opt);
-    const char *allow = getenv("WGT_TEST_ALLOW_NO_WEBGPU");
-    int allow_missing = allow && !strcmp(allow, "1");
+/* Whether a shared context still computes: a test that failed (a wait that passed its bound
+ * on a loaded machine, a lost device) must not take every later test down with it. */
+static int still_computes(wgt_context *ctx) {
+    int64_t shape[1] = {3};
+    wgt_tensor *a = wgt_full(ctx, WGT_F32, 1, shape, 2.0), *b = wgt_add(a, a);
+    float out[3] = {0};
+    int ok = b && wgt_tensor_read(b, out, sizeof out) == WGT_OK && out[0] == 4.0f && out[2] == 4.0f;
+    wgt_release(a), wgt_release(b);
+    wgt_clear_error();
+    return ok;
+}
+
+static wgt_context *shared_context(wgt_backend_kind kind) {
+    wgt_context_options opt = {0};
+    opt.backend = kind;
+    return wgt_context_create(&opt);
+}
+
+/* After a failed test: a shared context that no longer computes is replaced by a new one. */
+static void renew_if_broken(wgt_context **ctx, wgt_backend_kind kind, const char *after) {
+    if (!*ctx || still_computes(*ctx)) return;
+    printf("note: the shared %s context stopped computing after %s; the next tests get a new one\n",
+           kind == WGT_BACKEND_CPU ? "cpu" : "webgpu", after);
+    wgt_context_release(*ctx);
+    *ctx = shared_context(kind);
+    if (!*ctx) {
+        printf("FAIL cannot create a new %s context: %s\n", kind == WGT_BACKEND_CPU ? "cpu" : "webgpu",
+               wgt_last_error());
+        failed++;
+    }
+    wgt_clear_error();
+}
+
+/* One pass over the tests with WGT_POISON set as given: every context the pass creates (the
+ * shared ones and the tests' own) reads it. Returns 0 when WebGPU is missing and required. */
+static void run_pass(const char *filter, int poisoned) {
+    setenv("WGT_POISON", poisoned ? "1" : "0", 1);
+    pass_suffix = poisoned ? "poison" : "";
+    printf("-- pass with WGT_POISON=%d%s\n", poisoned,
+           poisoned ? ": fresh kernel outputs hold 0xff bytes, so an element no kernel wrote shows" : ": as users run");
+    wgt_context *cpu = shared_context(WGT_BACKEND_CPU);
+    wgt_context *gpu = shared_context(WGT_BACKEND_WEBGPU);
+    if (!cpu) {
+        printf("FAIL cpu: no CPU context (%s)\n", wgt_last_error());
+        failed++;
+        return;
+    }
     if (gpu) {
         printf("webgpu device: %s\n", wgt_context_device_name(gpu));
         char *d = wgt_context_describe(gpu);
@@ -115,7 +187,7 @@ int main(int argc, char **argv) {
             if (b) printf("webgpu %.*s\n", (int)strcspn(b, "\n"), b);
             free(d);
         }
-    } else if (allow_missing) {
+    } else if (!webgpu_required) {
         printf("webgpu: unavailable (%s); WGT_TEST_ALLOW_NO_WEBGPU=1, so only the CPU backend is tested\n",
                wgt_last_error());
     } else {
@@ -131,10 +203,30 @@ int main(int argc, char **argv) {
             continue;
         }
         run_one(i, cpu, "cpu");
-        if (gpu) run_one(i, gpu, "webgpu");
+        if (current_failed) renew_if_broken(&cpu, WGT_BACKEND_CPU, tests[i].name);
+        if (!gpu) continue;
+        run_one(i, gpu, "webgpu");
+        if (current_failed) renew_if_broken(&gpu, WGT_BACKEND_WEBGPU, tests[i].name);
     }
     wgt_context_release(gpu);
     wgt_context_release(cpu);
-    printf("%d passed, %d failed\n", passed, failed);
+}
+
+/* WGT_TEST_POISON=off|on|both (default both): the passes to run. Poison is a debugging aid
+ * that users do not run with, so the suite runs as users do and again poisoned. */
+int main(int argc, char **argv) {
+    const char *filter = argc > 1 ? argv[1] : NULL;
+    const char *allow = getenv("WGT_TEST_ALLOW_NO_WEBGPU");
+    webgpu_required = !(allow && !strcmp(allow, "1"));
+    const char *mode = getenv("WGT_TEST_POISON");
+    if (!mode || !*mode) mode = "both";
+    int off = !strcmp(mode, "off") || !strcmp(mode, "both"), on = !strcmp(mode, "on") || !strcmp(mode, "both");
+    if (!off && !on) {
+        fprintf(stderr, "WGT_TEST_POISON=%s is not off, on or both\n", mode);
+        return 2;
+    }
+    if (off) run_pass(filter, 0);
+    if (on) run_pass(filter, 1);
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;
 }

@@ -3,6 +3,11 @@
  * with that backend's shared context. Tests register themselves at load time, so a new
  * file in tests/ needs no list to be edited. CHECK failures print the file, line and a
  * message with what is needed to reproduce (seed, shape).
+ *
+ * A test that cannot run says so with test_skip() and returns: it is counted as skipped, not
+ * passed. One that needs WebGPU and finds none skips through test_webgpu_context() (or
+ * test_skip_no_webgpu()); unless WGT_TEST_ALLOW_NO_WEBGPU=1 says the machine has no adapter,
+ * such a skip fails the test, so a run meant for a GPU cannot pass with its GPU half unrun.
  */
 #ifndef WGT_TEST_H
 #define WGT_TEST_H
@@ -15,15 +20,20 @@ typedef void (*test_fn)(wgt_context *ctx);
 void test_register(const char *name, test_fn fn, int per_backend);
 void test_fail(const char *file, int line, const char *cond, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int test_current_failed(void);
+/* The current test cannot run here (an opt-in variable unset, a sanitizer build, a kernel
+ * setting that makes the check meaningless): it is reported as skipped with the reason. */
+void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The current test needs a WebGPU device and none could be created: a skip where the run
+ * allows a machine without WebGPU, a failure otherwise. */
+void test_skip_no_webgpu(void);
 /* Name of the backend the current test runs on ("cpu", "webgpu") or "-" for plain tests. */
 const char *test_backend_name(void);
 /* A context of the given kind for tests that must own theirs (NULL and a failure if none). */
 wgt_context *test_new_context(wgt_backend_kind kind);
-/* A WebGPU context of the test's own, or NULL with no failure recorded when there is none
- * (the runner has already failed the run if WebGPU was required). */
+/* A WebGPU context of the test's own, or NULL after test_skip_no_webgpu() when there is none. */
 wgt_context *test_webgpu_context(void);
-/* A CPU and a WebGPU context for tests that compare the backends; 0 (nothing to release)
- * when WebGPU is unavailable. */
+/* A CPU and a WebGPU context for tests that compare the backends; 0 (nothing to release,
+ * test_skip_no_webgpu() called) when WebGPU is unavailable. */
 int test_backend_pair(wgt_context **cpu, wgt_context **gpu);
 
 #define TEST_REGISTER_(name, per_backend)                                                     \

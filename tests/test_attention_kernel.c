@@ -10,7 +10,7 @@
  * transposed views (the head dimension strided), as sliced views (odd offset, every other
  * row, the head dimension backwards), at an offset of 4 elements (16-byte reads still apply)
  * and with batch dimensions broadcast between q, k and v. Outputs are poisoned (WGT_POISON=1,
- * set by test_elementwise.c), so an element no kernel wrote shows as NaN where a number is due.
+ * in the runner's poisoned pass), so an element no kernel wrote shows as NaN where a number is due.
  *
  * Tolerances are worst-case bounds computed per element from the inputs: a score is a dot
  * product of D terms, off by at most gamma_D * scale * sum|q k| (gamma_n = (n + 2) 2^-24,

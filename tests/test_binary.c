@@ -7,7 +7,7 @@
  * at sizes 0, 1, odd and prime, and compare each backend with a float64 or exact integer
  * reference computed from the inputs read back. Separate tests pin the edge cases with
  * literal expected values, and one compares WebGPU with the CPU directly. Outputs are
- * poisoned (WGT_POISON=1, set by test_elementwise.c) so unwritten elements show.
+ * poisoned (WGT_POISON=1, in the runner's poisoned pass) so unwritten elements show.
  */
 #include <math.h>
 #include <stdint.h>

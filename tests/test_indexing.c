@@ -6,8 +6,8 @@
  * tensors are i32 or u32 of rank 0, 1 and 2, transposed, stepped, broadcast and empty. Each
  * result is compared with a reference computed from the index values read back. set_rows
  * checks the whole storage under dst, so neighbours of written f16 elements must survive,
- * and its error path must leave dst unchanged. Outputs are poisoned (WGT_POISON=1, set by
- * test_elementwise.c) so unwritten elements show. One test compares WebGPU with the CPU.
+ * and its error path must leave dst unchanged. Outputs are poisoned (WGT_POISON=1, in the
+ * runner's poisoned pass) so unwritten elements show. One test compares WebGPU with the CPU.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * orders, K = 0 (zeros), M = 0 and empty batches, many tiles, more workgroups than one
  * dispatch dimension holds, f32 and f16, and the error messages. Every result is compared
  * with a float64 reference computed from the inputs as read back; outputs are poisoned
- * (WGT_POISON=1, set by test_elementwise.c), so an element no kernel wrote shows as NaN.
+ * (WGT_POISON=1, in the runner's poisoned pass), so an element no kernel wrote shows as NaN.
  *
  * Tolerances are worst-case bounds, not estimates, so no seed can fail a correct kernel:
  * a dot product of K f32 products summed in any order (BLAS, tiles, trees, with or without
@@ -388,6 +388,7 @@ static wgt_context *gpu_with_units(uint32_t units, int required) {
     opt.compute_units = units;
     wgt_context *gpu = wgt_context_create(&opt);
     if (required) CHECK(gpu != NULL, "a WebGPU context with %u compute units: %s", units, wgt_last_error());
+    else if (!gpu) test_skip_no_webgpu();
     return gpu;
 }
 

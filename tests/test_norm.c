@@ -8,7 +8,7 @@
  * back, within bounds derived below from the rounding of f32 arithmetic; special values
  * (+inf, -inf, NaN, huge logits, constant rows) have exact expected outcomes, PyTorch's.
  * Error cases check the status and a word of the message. Outputs are poisoned
- * (WGT_POISON=1, set by test_elementwise.c) so unwritten elements show.
+ * (WGT_POISON=1, in the runner's poisoned pass) so unwritten elements show.
  */
 #include <math.h>
 #include <stdint.h>

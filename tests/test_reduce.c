@@ -10,7 +10,7 @@
  * and more outputs than one dispatch dimension holds. Long rows and columns take the split
  * path (partial results per chunk, then a combining pass) and dense rows 16-byte loads: every
  * op and type there, at aligned and unaligned offsets, and on WebGPU once more without
- * subgroups. Outputs are poisoned (WGT_POISON=1, set by test_elementwise.c) so unwritten
+ * subgroups. Outputs are poisoned (WGT_POISON=1, in the runner's poisoned pass) so unwritten
  * elements show.
  */
 #include <math.h>

@@ -1,6 +1,6 @@
 /*
  * Matrix multiplication on the CPU backend: out [batch..., M, N] = a [batch..., M, K] @
- * b [batch..., K, N], one matrix product per batch element. f32 goes to OpenBLAS: sgemv for
+ * b [batch..., K, N], one matrix product per batch element. f32 goes to the BLAS: sgemv for
  * one row or one column (M = 1 or N = 1), sgemm otherwise, and a batch that shares one b
  * over evenly spaced rows of a is a single product of all the rows. A matrix with a unit
  * stride along one dimension (and rows that do not overlap) is passed

@@ -1,8 +1,8 @@
 /*
  * Loads a webgpu.h implementation at run time. Search order: an explicit path (option or
- * WGT_WEBGPU_LIBRARY), the Dawn the project's setup installed (.deps/dawn, found next to
- * the source tree the library was built from, or next to the running program), then
- * common system names. Libraries stay loaded for the life of the process: Dawn keeps
+ * WGT_WEBGPU_LIBRARY), the Dawn installed beside the library (LIBDIR/wgtensor/, found from
+ * where libwgtensor.so or the program was loaded, then from the configured LIBDIR), the Dawn
+ * the project's setup put in .deps/dawn of a build tree, then common system names. Libraries stay loaded for the life of the process: Dawn keeps
  * threads and global state that do not survive dlclose.
  */
 #include <dlfcn.h>
@@ -15,9 +15,7 @@
 
 #include "webgpu_internal.h"
 
-#ifndef WGT_DAWN_INSTALL_PATH
-#define WGT_DAWN_INSTALL_PATH ""
-#endif
+#include "install_dirs.h" /* WGT_INSTALL_LIBDIR, generated from the Makefile's LIBDIR */
 
 #define MAX_LIBRARIES 4
 static struct loaded_library {
@@ -55,22 +53,44 @@ static const wgpu_procs *try_load(const char *path, char *why, size_t why_size) 
     return &lib->procs;
 }
 
-static int exe_relative(char *out, size_t size) {
-    char exe[PATH_MAX - 64];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return 0;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash) return 0;
+/* The folder holding the file at path (a module or the program), in dir. */
+static int folder_of(const char *path, char *dir, size_t size) {
+    char resolved[PATH_MAX];
+    if (!realpath(path, resolved)) return 0;
+    char *slash = strrchr(resolved, '/');
+    if (!slash || (size_t)(slash - resolved) >= size) return 0;
     *slash = '\0';
-    /* Programs live in build/ or build/<dir>/ of the project. */
-    for (int up = 1; up <= 3; up++) {
-        char prefix[PATH_MAX] = "";
-        for (int i = 0; i < up; i++) strcat(prefix, "../");
-        int len = snprintf(out, size, "%s/%s.deps/dawn/libwebgpu_wrapper.so", exe, prefix);
-        if (len > 0 && (size_t)len < size && access(out, R_OK) == 0) return 1; /* never a truncated path */
+    snprintf(dir, size, "%s", resolved);
+    return 1;
+}
+
+/* Adds dir/rel to the list when that file exists (never a truncated path). */
+static void add_candidate(char list[][PATH_MAX], int *n, int max, const char *dir, const char *rel) {
+    if (*n == max) return;
+    int len = snprintf(list[*n], PATH_MAX, "%s/%s", dir, rel);
+    if (len > 0 && len < PATH_MAX && access(list[*n], R_OK) == 0) (*n)++;
+}
+
+/* The search order below the explicit path, as README.md documents it: beside this library
+ * (an installed libwgtensor.so finds LIBDIR/wgtensor/), the configured install location (a
+ * program linked with the installed libwgtensor.a), then the Dawn the project's setup put in
+ * .deps/ of a build tree (programs in build/ or build/<dir>/). */
+static int found_candidates(char list[][PATH_MAX], int max) {
+    int n = 0;
+    char module_dir[PATH_MAX], exe_dir[PATH_MAX];
+    Dl_info info;
+    int have_module = dladdr((void *)wgt_wgpu_load, &info) && info.dli_fname &&
+                      folder_of(info.dli_fname, module_dir, sizeof module_dir);
+    int have_exe = folder_of("/proc/self/exe", exe_dir, sizeof exe_dir);
+    if (have_module) add_candidate(list, &n, max, module_dir, "wgtensor/libwebgpu_wrapper.so");
+    if (WGT_INSTALL_LIBDIR[0]) add_candidate(list, &n, max, WGT_INSTALL_LIBDIR, "wgtensor/libwebgpu_wrapper.so");
+    static const char *const up[] = {"../.deps/dawn/libwebgpu_wrapper.so", "../../.deps/dawn/libwebgpu_wrapper.so",
+                                     "../../../.deps/dawn/libwebgpu_wrapper.so"};
+    for (int i = 0; i < 3; i++) {
+        if (have_module) add_candidate(list, &n, max, module_dir, up[i]);
+        if (have_exe) add_candidate(list, &n, max, exe_dir, up[i]);
     }
-    return 0;
+    return n;
 }
 
 const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, size_t loaded_size) {
@@ -87,11 +107,10 @@ const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, si
         pthread_mutex_unlock(&loader_lock);
         return procs;
     }
-    char exe_path[PATH_MAX];
-    const char *candidates[8];
-    int n = 0;
-    if (WGT_DAWN_INSTALL_PATH[0]) candidates[n++] = WGT_DAWN_INSTALL_PATH;
-    if (exe_relative(exe_path, sizeof exe_path)) candidates[n++] = exe_path;
+    static char found[8][PATH_MAX]; /* under loader_lock */
+    const char *candidates[12];
+    int nfound = found_candidates(found, 8), n = 0;
+    for (int i = 0; i < nfound; i++) candidates[n++] = found[i];
     candidates[n++] = "libwebgpu_dawn.so";
     candidates[n++] = "libwebgpu_wrapper.so";
     candidates[n++] = "libwebgpu.so";

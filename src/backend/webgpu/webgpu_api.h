@@ -3,7 +3,7 @@
  * struct layouts of the Dawn build the project ships (npm bun-webgpu-linux-x64 0.1.7, Dawn
  * of 2025/2026). No third-party header is copied: where this build differs from the newest
  * standard header (feature numbers, for one), the value here is the one the binary answers
- * to, and tests/test_webgpu_api.c checks each value we depend on against the real library.
+ * to, and tests/test_webgpu.c checks the values we depend on against the real library.
  *
  * Structs the library fills are wrapped with room to spare, in case a newer build appends
  * fields.
