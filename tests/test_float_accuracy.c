@@ -98,3 +98,70 @@ TEST_BACKENDS(sin_cos_every_magnitude_within_2_ulp) {
     wgt_release(in);
     free(x);
 }
+
+/* Runs op over pairs (or single values, y NULL) and returns the results read back (malloc'd). */
+static double *apply(wgt_context *ctx, int op, const float *x, const float *y, int n) {
+    wgt_tensor *a = f32_vector(ctx, x, n), *b = y ? f32_vector(ctx, y, n) : NULL;
+    wgt_tensor *r = op == 0 ? wgt_log(a) : op == 1 ? wgt_pow(a, b) : wgt_atan2(a, b);
+    double *v = r ? test_read_f64(r) : NULL;
+    CHECK(v != NULL, "%s: %s", op == 0 ? "log" : op == 1 ? "pow" : "atan2", wgt_last_error());
+    wgt_release(a), wgt_release(b), wgt_release(r);
+    return v;
+}
+
+/* Subnormal inputs of log are the values they encode (lavapipe's log misread them: log(1e-40)
+ * gave -88.02, not -92.10); negative ones give NaN. */
+TEST_BACKENDS(log_of_subnormal_and_extreme_inputs) {
+    static const float x[] = {1e-40f, 0x1p-149f, 1e-38f, 5.877472e-39f, 0x1.fffffcp-127f, FLT_MIN, 1e-30f,
+                              FLT_MAX, -1e-40f, -0x1p-149f, 0.0f, -0.0f};
+    enum { N = sizeof x / sizeof *x };
+    double *v = apply(ctx, 0, x, NULL, N);
+    for (int i = 0; v && i < N; i++) {
+        double want = x[i] == 0 ? -INFINITY : log((double)x[i]);
+        CHECK(isnan(want) ? isnan(v[i]) : fabs(v[i] - want) <= 2e-7 * fabs(want) || v[i] == want,
+              "log(%a) = %.9g, want %.9g", x[i], v[i], want);
+    }
+    free(v);
+}
+
+/* pow at the ends of the range: small integer exponents are exact where the result is
+ * representable (pow(FLT_MAX, 1) overflowed to inf through exp2(y log2 x)), subnormal bases
+ * are honoured (pow(1e-40, 1) gave 0, pow(1e-40, 0.5) 7.7e-20), results near FLT_MAX and in
+ * the subnormal range do not pass through an infinity or a zero, and y log2 x keeps its low
+ * bits of y e (pow(1.5, 100) was 3e-6 off). The others get test_binary.c's bound, 4 ulp plus
+ * 2 ulp per unit of |y log2 x| (y log2 of the significand is still rounded in f32). */
+TEST_BACKENDS(pow_of_subnormal_and_extreme_inputs) {
+    static const struct { float x, y; int exact; } c[] = {
+        {FLT_MAX, 1, 1}, {-FLT_MAX, 1, 1}, {1e38f, 1, 1}, {1.5e19f, 2, 1}, {-3e12f, 3, 1}, {3, 2, 1}, {2, 127, 0},
+        {1e-40f, 1, 1}, {-1e-40f, 1, 1}, {0x1p-149f, 1, 1}, {1e-20f, 2, 1}, {1e-40f, 0.5f, 0}, {1e-40f, -0.25f, 0},
+        {0x1p-149f, -0.5f, 0}, {1e-45f, -1, 0}, {FLT_MAX, -1, 0}, {1e20f, -2, 0}, {2, -126, 0}, {2, -149, 0},
+        {2, 128, 0}, {0.5f, -127.5f, 0}, {FLT_MAX, 0.5f, 0}, {FLT_MAX, 0.999f, 0}, {1.5f, 100, 0},
+        {10, 38, 0}, {1.0000001f, 1e7f, 0}, {0.99999994f, -1e9f, 0}, {3, -5, 0}, {7, 8, 1}, {1e-40f, 3, 0}};
+    enum { N = sizeof c / sizeof *c };
+    float x[N], y[N];
+    for (int i = 0; i < N; i++) x[i] = c[i].x, y[i] = c[i].y;
+    double *v = apply(ctx, 1, x, y, N);
+    for (int i = 0; v && i < N; i++) {
+        double want = pow((double)x[i], (double)y[i]);
+        int ok = c[i].exact ? v[i] == (float)want : within_ulp(v[i], want, 4 + 2 * fabs(y[i] * log2(x[i])));
+        CHECK(ok, "pow(%a, %g) = %.9g, want %.9g%s", x[i], y[i], v[i], (float)want, c[i].exact ? " exactly" : "");
+    }
+    free(v);
+}
+
+/* atan2 of subnormal and tiny pairs: the ratio, not a quotient that overflowed (atan2(1e-44,
+ * 3e-44) gave pi/2, not 0.32). 4e-6 absolute: lavapipe's atan2 itself is off by up to 3.4e-6
+ * (and by 1e-4 relative for results near 1e-10), so tiny results get 2e-4 relative. */
+TEST_BACKENDS(atan2_of_subnormal_pairs) {
+    static const float y[] = {1e-44f, 1e-40f, -1e-45f, 1e-40f, 1e-30f, 0x1p-149f, -3e-39f, 1e-40f, 1e-40f};
+    static const float x[] = {3e-44f, -2e-40f, -1e-45f, 1e-30f, 1e-40f, 0x1p-148f, 2e-39f, 1.0f, -1e-40f};
+    enum { N = sizeof y / sizeof *y };
+    double *v = apply(ctx, 2, y, x, N);
+    for (int i = 0; v && i < N; i++) {
+        double want = atan2((double)y[i], (double)x[i]);
+        CHECK(fabs(v[i] - want) <= 4e-6 * fmax(1, fabs(want)) && (want != 0 || v[i] == 0),
+              "atan2(%a, %a) = %.9g, want %.9g", y[i], x[i], v[i], want);
+        if (fabs(want) < 1e-6) CHECK(fabs(v[i] - want) <= 2e-4 * fabs(want), "atan2(%a, %a) = %a, want %a", y[i], x[i], v[i], want);
+    }
+    free(v);
+}

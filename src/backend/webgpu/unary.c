@@ -99,16 +99,21 @@ static const wgt_wgsl_piece u_reciprocal = {
     "}\n",
     {&wgt_wgsl_float_bits, &signed_specials}};
 /* Near 1, log(x) = log1p(x - 1) with x - 1 exact: the builtin is only held to an
- * absolute error there, which is a large relative one. */
+ * absolute error there, which is a large relative one. A subnormal x is scaled by 2^24
+ * first (the builtin misreads it: log(1e-40) gave -88.02, not -92.10). */
 static const wgt_wgsl_piece u_log = {
     "fn u_log(x: f32) -> f32 {\n"
+    "  if (wgt_is_subnormal(x)) {\n"
+    "    if (wgt_sign_bit(x)) { return wgt_nan(); }\n"
+    "    return log(wgt_subnormal_scaled(x)) - 16.635532333;\n" /* 24 ln 2 */
+    "  }\n"
     "  if (x < 0.0) { return wgt_nan(); }\n"
     "  if (x == 0.0) { return -wgt_inf(); }\n"
     "  if (wgt_is_inf(x)) { return x; }\n"
     "  if (abs(x - 1.0) < 0.25) { return log1p_f(x - 1.0); }\n"
     "  return log(x);\n"
     "}\n",
-    {&wgt_wgsl_float_bits, &log1p_f}};
+    {&wgt_wgsl_float_bits, &log1p_f, &wgt_wgsl_subnormal}};
 static const wgt_wgsl_piece u_log1p = {
     "fn u_log1p(x: f32) -> f32 {\n"
     "  if (x < -1.0) { return wgt_nan(); }\n"
