@@ -305,7 +305,9 @@ TABLE(ops_view_rows, OPS_VIEW_ROWS)
     X(dm_add, ANY, E_CTX, "two different contexts", GONE(wgt_add(f->a, f->foreign)))                                 \
     X(dm_sub, ANY, E_CTX, "contexts", GONE(wgt_sub(f->foreign, f->a)))                                               \
     X(dm_mul, ANY, E_CTX, "contexts", GONE(wgt_mul(f->a, f->foreign)))                                               \
-    X(dm_div, ANY, E_CTX, "contexts", GONE(wgt_div(f->foreign, f->a)))
+    X(dm_div, ANY, E_CTX, "contexts", GONE(wgt_div(f->foreign, f->a)))                                               \
+    X(dm_eval, ANY, E_CTX, "tensors[0] (", BAD(wgt_eval(2, (wgt_tensor *const[]){f->a, f->foreign})))                \
+    X(dm_eval_null, ANY, E_CTX, "and tensors[2] (", BAD(wgt_eval(3, (wgt_tensor *const[]){NULL, f->a, f->foreign})))
 TABLE(data_rows, DATA_ROWS)
 
 /* Tensors larger than the backend allows (WebGPU: maxStorageBufferBindingSize, 128 MiB on

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/handles.h"
 #include "core/tensor.h"
 #include "test.h"
 
@@ -206,16 +207,16 @@ static wgt_status chain_launch(chain *c) {
         int64_t strides[WGT_MAX_DIMS];
         for (int d = 0; d < c->ndim; d++) /* stride 0 where t is broadcast */
             strides[d] = d < off || wgt_tensor_shape(t)[d - off] != c->shape[d] ? 0 : wgt_tensor_strides(t)[d - off];
-        if (wgt_make_operand(t, c->ndim, c->shape, strides, &c->k.inputs[i]) != WGT_OK) return wgt_last_status();
+        if (wgt_make_operand(wgt_handle_record(t), c->ndim, c->shape, strides, &c->k.inputs[i]) != WGT_OK) return wgt_last_status();
     }
     for (int o = 0; o < c->k.noutputs; o++) {
         wgt_dtype d = c->type[c->k.ninputs + c->k.output_steps[o]];
         c->out[o] = wgt_tensor_create(c->ctx, d, c->ndim, c->shape, WGT_USAGE_DEFAULT);
-        if (!c->out[o] || wgt_make_output_operand(c->out[o], &c->k.outputs[o]) != WGT_OK) return wgt_last_status();
+        if (!c->out[o] || wgt_make_output_operand(wgt_handle_record(c->out[o]), &c->k.outputs[o]) != WGT_OK) return wgt_last_status();
     }
     wgt_status st = be->fused(be, &c->k);
     if (st == WGT_OK)
-        for (int o = 0; o < c->k.noutputs; o++) wgt_finish_output(c->out[o]);
+        for (int o = 0; o < c->k.noutputs; o++) wgt_finish_output(wgt_handle_record(c->out[o]));
     return st;
 }
 
@@ -736,7 +737,8 @@ TEST(fused_malformed_descriptions_are_errors) {
     wgt_tensor *i32_out = wgt_tensor_create(gpu, WGT_I32, 1, shape, WGT_USAGE_DEFAULT);
     wgt_tensor *short_out = wgt_tensor_create(gpu, WGT_F32, 1, other, WGT_USAGE_DEFAULT);
     wgt_operand i32_op, short_op;
-    CHECK(wgt_make_output_operand(i32_out, &i32_op) == WGT_OK && wgt_make_output_operand(short_out, &short_op) == WGT_OK,
+    CHECK(wgt_make_output_operand(wgt_handle_record(i32_out), &i32_op) == WGT_OK &&
+              wgt_make_output_operand(wgt_handle_record(short_out), &short_op) == WGT_OK,
           "outputs: %s", wgt_last_error());
     const wgt_fused_kernel good = c.k;
     wgt_fused_kernel k;

@@ -1,5 +1,5 @@
 /*
- * Running out: memory and time.
+ * Running out: memory.
  *
  * Memory. Every way an op can ask for more than the device allows (a tensor, a result of
  * broadcasting, a matmul, a concat, a copy, each one element past the per-tensor limit) and,
@@ -10,19 +10,13 @@
  * it, on a real GPU: on lavapipe "device" memory is host memory, so that test would drive the
  * machine into swap or the OOM killer rather than into an out-of-memory status.
  *
- * Time. A wait the device cannot finish within the context's wait_timeout_ms gives
- * WGT_ERR_TIMEOUT within that time (a 1 ms timeout against a large matmul on lavapipe);
- * afterwards the context is consistently unusable for device work (each call says why), host
- * copies already read stay readable, and releasing it is safe, even when a read timed out
- * with its buffer mapping still pending (that once left Dawn a pointer into a dead stack
- * frame, written when the instance was released).
+ * Time: see test_timeouts.c.
  */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysinfo.h>
-#include <time.h>
 
 #include "backend/webgpu/webgpu_internal.h"
 #include "core/tensor.h"
@@ -31,12 +25,6 @@
 static long long heap_in_use(void) {
     struct mallinfo2 m = mallinfo2();
     return (long long)(m.uordblks + m.hblkhd);
-}
-
-static double seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* A scalar of value v broadcast to [n] or [n, m]: no storage of its own, any size. */
@@ -288,118 +276,4 @@ TEST(limits_device_memory_runs_out_with_a_status) {
             made[rounds - 1]);
     CHECK(made[rounds - 1] >= made[0] - 1, "the last round fitted %d tensors, the first %d", made[rounds - 1], made[0]);
     wgt_context_release(gpu);
-}
-
-/* ---- timeouts ---- */
-
-static wgt_context *webgpu_with_timeout(uint32_t ms) {
-    wgt_context_options opt = {0};
-    opt.backend = WGT_BACKEND_WEBGPU;
-    opt.quiet = 1;
-    opt.wait_timeout_ms = ms;
-    return wgt_context_create(&opt);
-}
-
-/* Records k matmuls of a [1024, 1024] by itself (2 GFLOP each: ~0.4 s on lavapipe here). */
-/* The results are kept until the sync: work whose results nobody holds is never run. */
-static void record_matmuls(wgt_tensor *a, int k, wgt_tensor **held) {
-    for (int i = 0; i < k; i++) held[i] = wgt_matmul(a, a);
-}
-
-TEST(timeout_is_reported_within_the_deadline_and_the_context_stays_failed) {
-    wgt_context *probe = test_webgpu_context();
-    if (!probe) return;
-    wgt_context_release(probe);
-    long long bufs = wgt_wgpu_live_buffers();
-    wgt_clear_error();
-    wgt_context *tc = webgpu_with_timeout(1);
-    if (!tc) { /* creating a device may itself pass 1 ms somewhere: then that is the timeout */
-        CHECK(wgt_last_status() == WGT_ERR_TIMEOUT, "a 1 ms context: %s", wgt_last_error());
-        wgt_clear_error();
-        return;
-    }
-    static const int64_t s[2] = {1024, 1024};
-    float host[4] = {1, 2, 3, 4}, back[4] = {0};
-    wgt_tensor *a = wgt_rand_uniform(tc, WGT_F32, 2, s, -1, 1, 7);
-    wgt_tensor *small = wgt_tensor_from_data(tc, WGT_F32, 1, (const int64_t[]){4}, host, sizeof host, WGT_USAGE_DEFAULT);
-    wgt_tensor *gpu_only = wgt_add(small, small);
-    /* A read before the timeout: its host copy must stay readable after. */
-    CHECK(wgt_tensor_read(small, back, sizeof back) == WGT_OK && back[3] == 4, "%s", wgt_last_error());
-    /* More work each time until the device cannot finish it in 1 ms: one matmul is plenty on
-     * lavapipe; a fast GPU gets up to 256. */
-    wgt_status st = WGT_OK;
-    double took = 0;
-    wgt_tensor *held[256];
-    for (int k = 1; k <= 256 && st == WGT_OK; k *= 4) {
-        record_matmuls(a, k, held);
-        wgt_eval(k, held); /* encoding and submitting are not part of the wait being timed */
-        double t0 = seconds();
-        st = wgt_context_sync(tc);
-        took = seconds() - t0;
-        for (int i = 0; i < k; i++) wgt_release(held[i]);
-    }
-    CHECK(st == WGT_ERR_TIMEOUT, "no wait passed 1 ms: %s: %s", wgt_status_name(st), wgt_last_error());
-    CHECK(test_contains(wgt_last_error(), "took longer than 1 ms") &&
-              test_contains(wgt_last_error(), "create a new one"),
-          "%s", wgt_last_error());
-    /* Within the deadline: 1 ms of waiting, plus the submit and scheduling noise. */
-    CHECK(took < 0.1, "the 1 ms wait returned after %.1f ms", took * 1e3);
-    /* Afterwards every call that needs the device fails the same way, without waiting. */
-    const char *why = "took longer than 1 ms";
-    CHECK_ERROR(wgt_context_status(tc) != WGT_OK, WGT_ERR_TIMEOUT, why);
-    CHECK_ERROR(wgt_context_sync(tc) != WGT_OK, WGT_ERR_TIMEOUT, why);
-    CHECK_ERROR(wgt_add(small, small) == NULL, WGT_ERR_TIMEOUT, why);
-    CHECK_ERROR(wgt_zeros(tc, WGT_F32, 1, (const int64_t[]){4}) == NULL, WGT_ERR_TIMEOUT, why);
-    CHECK_ERROR(wgt_tensor_read(gpu_only, back, sizeof back) != WGT_OK, WGT_ERR_TIMEOUT, why);
-    CHECK_ERROR(wgt_tensor_write(small, host, sizeof host) != WGT_OK, WGT_ERR_TIMEOUT, why);
-    /* What was already read to the host stays readable, as after a device loss. */
-    wgt_clear_error();
-    back[3] = 0;
-    CHECK(wgt_tensor_read(small, back, sizeof back) == WGT_OK && back[3] == 4, "host copy after the timeout: %s",
-          wgt_last_error());
-    wgt_clear_error();
-    /* Release is safe and frees every buffer (it waits for the work in flight to finish). */
-    wgt_release(a), wgt_release(small), wgt_release(gpu_only);
-    wgt_context_release(tc);
-    CHECK(wgt_wgpu_live_buffers() == bufs, "%lld live buffers after the release, %lld before",
-          wgt_wgpu_live_buffers(), bufs);
-    CHECK(wgt_last_status() == WGT_OK, "the release recorded an error: %s", wgt_last_error());
-    /* A new context works. */
-    wgt_context *fresh = test_webgpu_context();
-    CHECK(fresh && still_computes(fresh), "a new context after a timeout: %s", wgt_last_error());
-    wgt_context_release(fresh);
-}
-
-/* A read whose map wait times out leaves the map pending; its callback runs when the instance
- * is released, and must find live memory (run under ASan with
- * ASAN_OPTIONS=detect_stack_use_after_return=1 to see the difference). */
-TEST(timeout_in_a_read_then_release_is_safe) {
-    wgt_context *probe = test_webgpu_context();
-    if (!probe) return;
-    wgt_context_release(probe);
-    wgt_clear_error();
-    wgt_context *tc = webgpu_with_timeout(1);
-    if (!tc) {
-        wgt_clear_error();
-        return;
-    }
-    static const int64_t s[2] = {1024, 1024};
-    wgt_tensor *a = wgt_rand_uniform(tc, WGT_F32, 2, s, -1, 1, 7), *c = NULL;
-    float *out = malloc(sizeof(float) * 1024 * 1024);
-    wgt_status st = WGT_OK;
-    wgt_tensor *held[256];
-    for (int k = 1; k <= 256 && st == WGT_OK && out; k *= 4) {
-        record_matmuls(a, k - 1, held);
-        wgt_release(c);
-        c = wgt_matmul(a, a);
-        st = wgt_tensor_read(c, out, sizeof(float) * 1024 * 1024);
-        for (int i = 0; i < k - 1; i++) wgt_release(held[i]);
-    }
-    CHECK(st == WGT_ERR_TIMEOUT && test_contains(wgt_last_error(), "a read from the device"), "%s: %s",
-          wgt_status_name(st), wgt_last_error());
-    CHECK_ERROR(wgt_tensor_read(c, out, sizeof(float) * 1024 * 1024) != WGT_OK, WGT_ERR_TIMEOUT, "took longer");
-    free(out);
-    wgt_release(a), wgt_release(c);
-    wgt_context_release(tc);
-    CHECK(wgt_last_status() == WGT_OK, "the release recorded an error: %s", wgt_last_error());
 }

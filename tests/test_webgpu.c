@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu_internal.h"
+#include "core/handles.h"
 #include "core/tensor.h"
 #include "test.h"
 
@@ -184,7 +185,7 @@ TEST(exported_buffer_is_the_storage) {
     uint64_t off = 0;
     void *buf = wgt_tensor_export_buffer(v, &off);
     CHECK(buf != NULL && off == 12, "buffer %p offset %llu: %s", buf, (unsigned long long)off, wgt_last_error());
-    CHECK(buf == (void *)t->storage->buffer->handle, "the tensor's own buffer");
+    CHECK(buf == (void *)wgt_handle_record(t)->storage->buffer->handle, "the tensor's own buffer");
     wgt_release(v), wgt_release(t);
     wgt_context_release(gpu);
 }

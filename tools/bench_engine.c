@@ -351,6 +351,86 @@ done:
     return r;
 }
 
+/* ---- 4. scale ---- */
+
+/* x + 1, n times, from x0 (a graph input or a [4] tensor), each intermediate released. */
+static wgt_tensor *record_plus_ones(wgt_tensor *x0, int n) {
+    wgt_tensor *x = wgt_retain(x0);
+    for (int i = 0; i < n && x; i++) {
+        wgt_tensor *y = wgt_add_scalar(x, 1.0);
+        wgt_release(x);
+        x = y;
+    }
+    return x;
+}
+
+/* Checks the [4] result of n additions of 1 to 0, 1, 2, 3 (exact in f32 below 2^24). */
+static void check_plus_ones(engine_row *r, wgt_tensor *y, int n) {
+    float v[4];
+    if (!y || wgt_tensor_read(y, v, sizeof v) != WGT_OK) {
+        note_error(r, "reading the result");
+        return;
+    }
+    for (int i = 0; i < 4; i++) {
+        double err = fabs(v[i] - ((double)i + n));
+        if (!(err <= r->max_err)) r->max_err = err;
+    }
+    r->ok = r->max_err == 0;
+}
+
+/* mode "build": wgt_graph_build of an n-node chain on a graph input (then dispatched once and
+ * checked); "flush": recording an eager n-chain and reading its end (pending work runs in
+ * batches of the pending budget); "release": wgt_context_release of a context whose n-chain
+ * is pending, with the end held. One run each: us_per_iter is the timed part. */
+static engine_row bench_scale(const engine_env *env, const char *mode, int n) {
+    engine_row r = {.kind = "scale", .mode = mode, .fusion = 1, .n_ops = n, .numel = 4, .iters = 1, .ok = 1};
+    snprintf(r.name, sizeof r.name, "scale_%s_n%d", mode, n);
+    static const int64_t shape[1] = {4};
+    float x0[4] = {0, 1, 2, 3};
+    wgt_context *ctx = wgt_context_create(&env->opt);
+    if (!ctx) {
+        note_error(&r, "context");
+        return r;
+    }
+    wgt_tensor *in = NULL, *y = NULL, *out = NULL;
+    wgt_graph *g = NULL;
+    double t0 = now_us();
+    if (!strcmp(mode, "build")) {
+        in = wgt_graph_input(ctx, "x", WGT_F32, 1, shape);
+        y = record_plus_ones(in, n);
+        t0 = now_us();
+        g = y ? wgt_graph_build(ctx, 1, &(wgt_binding){"y", y}) : NULL;
+        r.us_per_iter = now_us() - t0;
+        wgt_tensor *a = wgt_tensor_from_data(ctx, WGT_F32, 1, shape, x0, sizeof x0, WGT_USAGE_DEFAULT);
+        out = wgt_tensor_create(ctx, WGT_F32, 1, shape, WGT_USAGE_DEFAULT);
+        if (!g || wgt_graph_dispatch(g, 1, &(wgt_binding){"x", a}, 1, &(wgt_binding){"y", out}) != WGT_OK)
+            note_error(&r, "building or dispatching");
+        else
+            check_plus_ones(&r, out, n);
+        r.graph_launches = wgt_graph_launches(g);
+        wgt_release(a);
+    } else {
+        in = wgt_tensor_from_data(ctx, WGT_F32, 1, shape, x0, sizeof x0, WGT_USAGE_DEFAULT);
+        if (!in || wgt_context_sync(ctx) != WGT_OK) note_error(&r, "input");
+        t0 = now_us();
+        y = record_plus_ones(in, n);
+        if (!strcmp(mode, "flush")) {
+            check_plus_ones(&r, y, n);
+            r.us_per_iter = now_us() - t0;
+        } else { /* the held end's values are checked by the tests (a released context refuses reads) */
+            if (!y) note_error(&r, "recording");
+            t0 = now_us();
+            wgt_context_release(ctx);
+            r.us_per_iter = now_us() - t0;
+            ctx = NULL;
+        }
+    }
+    wgt_graph_release(g);
+    wgt_release(y), wgt_release(in), wgt_release(out);
+    if (ctx) wgt_context_release(ctx);
+    return r;
+}
+
 /* ---- report ---- */
 
 static void json_string(FILE *f, const char *s) {
@@ -377,7 +457,8 @@ static void write_json(FILE *f, const char *device, const char *backend, int lav
                 r->name, r->kind, r->mode, r->fusion ? "true" : "false", r->n_ops, (long long)r->numel,
                 (long long)r->numel, r->iters, r->us_per_iter, r->n_ops ? r->us_per_iter / r->n_ops : 0,
                 r->us_per_iter * 1e-3, r->launches, r->submits, r->ops_fused);
-        if (!strcmp(r->mode, "graph")) fprintf(f, ", \"graph_launches\": %d", r->graph_launches);
+        if (!strcmp(r->mode, "graph") || !strcmp(r->mode, "build"))
+            fprintf(f, ", \"graph_launches\": %d", r->graph_launches);
         if (!strcmp(r->kind, "fusion")) fprintf(f, ", \"gbyte\": %.6f, \"ratio_vs_add\": %.4f", r->gbyte, r->ratio);
         if (!strcmp(r->kind, "memory"))
             fprintf(f, ", \"peak_bytes\": %llu, \"live_bytes\": %llu, \"base_bytes\": %llu, \"peak_over_live\": %.4f",
@@ -399,6 +480,10 @@ static void print_header(const char *kind, int64_t fusion_numel) {
         printf("\n== fusion: 8-op chain vs one add over %lld f32, wall clock around wgt_eval + sync\n"
                "%-22s %10s %9s %9s %8s %9s",
                (long long)fusion_numel, "workload", "ms", "GB/s", "launches", "submits", "vs add");
+    else if (!strcmp(kind, "scale"))
+        printf("\n== scale: chains of N x+1 on [4] f32; build: wgt_graph_build alone; flush: record + read the end;\n"
+               "   release: wgt_context_release with the chain recorded and its end held\n%-8s %8s %11s %11s %9s",
+               "mode", "N", "ms", "us/node", "launches");
     else
         printf("\n== memory: %d-op chain on [%d, %d] f32, intermediates released at once; peak after a trim\n"
                "%-24s %8s %8s %8s %9s %8s %9s",
@@ -414,6 +499,9 @@ static void print_row(const engine_row *r) {
     else if (!strcmp(r->kind, "fusion"))
         printf("%-22s %10.3f %9.1f %9.1f %8.1f %9.2f", r->name, r->us_per_iter * 1e-3,
                r->us_per_iter > 0 ? r->gbyte / (r->us_per_iter * 1e-6) : 0, r->launches, r->submits, r->ratio);
+    else if (!strcmp(r->kind, "scale"))
+        printf("%-8s %8d %11.1f %11.3f %9d", r->mode, r->n_ops, r->us_per_iter * 1e-3, r->us_per_iter / r->n_ops,
+               r->graph_launches);
     else
         printf("%-24s %8.2f %8.2f %8.2f %9.2f %8.0f %9.1f", r->name, r->base_bytes / 1048576.0, r->peak_bytes / 1048576.0,
                r->live_bytes / 1048576.0, r->ratio, r->launches, r->us_per_iter * 1e-3);
@@ -422,8 +510,8 @@ static void print_row(const engine_row *r) {
 
 /* One table per kind, in the order overhead, fusion, memory. */
 static void print_tables(const engine_row *rows, int n, int64_t fusion_numel) {
-    static const char *const kinds[] = {"overhead", "fusion", "memory"};
-    for (int k = 0; k < 3; k++) {
+    static const char *const kinds[] = {"overhead", "fusion", "memory", "scale"};
+    for (int k = 0; k < 4; k++) {
         int header = 0;
         for (int i = 0; i < n; i++)
             if (!strcmp(rows[i].kind, kinds[k])) {
@@ -448,7 +536,7 @@ int wgt_bench_engine_main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--numel") && i + 1 < argc) env.fusion_numel = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--budget-ms") && i + 1 < argc) env.budget_us = atof(argv[++i]) * 1e3;
         else {
-            fprintf(stderr, "usage: wgtensor bench-engine [--json FILE] [--filter overhead|fusion|memory|NAME]\n"
+            fprintf(stderr, "usage: wgtensor bench-engine [--json FILE] [--filter overhead|fusion|memory|scale|NAME]\n"
                             "                             [--device auto|webgpu|cpu] [--quick] [--numel N] [--budget-ms MS]\n"
                             "  --numel: elements of the fusion workload (default 64M; 4M on lavapipe, CPU or --quick)\n"
                             "  --budget-ms: time spent per timed configuration after warm-up (default 300, --quick 100)\n");
@@ -458,7 +546,7 @@ int wgt_bench_engine_main(int argc, char **argv) {
     if (env.budget_us <= 0) env.budget_us = env.quick ? 100e3 : 300e3;
     if (env.quick) env.min_iters = 3;
 
-    static engine_row rows[64];
+    static engine_row rows[80];
     int n = 0;
     char device[256] = "";
     const char *backend = "cpu";
@@ -504,6 +592,17 @@ int wgt_bench_engine_main(int argc, char **argv) {
         }
         wgt_context_release(ctx);
     }
+    /* Scale rows: each in a fresh context of its own. */
+    static const int scale_sizes[] = {10000, 100000, 1000000};
+    static const char *const scale_modes[] = {"build", "flush", "release"};
+    for (int m = 0; m < 3; m++)
+        for (size_t k = 0; k < sizeof scale_sizes / sizeof *scale_sizes; k++) {
+            char name[48];
+            snprintf(name, sizeof name, "scale_%s_n%d", scale_modes[m], scale_sizes[k]);
+            if ((env.quick && scale_sizes[k] > 100000) || !wanted(&env, name)) continue;
+            rows[n++] = bench_scale(&env, scale_modes[m], scale_sizes[k]);
+            fprintf(stderr, "  %s done\n", name);
+        }
     /* Each fusion row against the add of the same run. */
     double add_us = 0;
     for (int i = 0; i < n; i++)

@@ -164,6 +164,11 @@ struct wgt_backend {
     int host_resident;
 
     void (*destroy)(wgt_backend *be);
+    /* The caller released the context while its tensors keep it: give the device and what
+     * holds it (threads, file descriptors, device memory) back now. Afterwards only
+     * buffer_destroy, read_release, stats, device_name, describe and destroy are called, and
+     * status reports the release. NULL: the backend holds nothing worth giving back early. */
+    void (*release_device)(wgt_backend *be);
     /* WGT_OK, or the error that makes the backend unusable (device loss), with a message. */
     wgt_status (*status)(wgt_backend *be);
     const char *(*device_name)(wgt_backend *be);
@@ -242,13 +247,21 @@ struct wgt_backend {
     wgt_status (*pad)(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
                       uint32_t value_bits);
     /* out [n, row...] (contiguous) = rows indices[i] of table [N, row...]; indices are 1-D
-     * and already checked to be in range. */
+     * (i32 or u32). A row whose index lies outside [0, N) is written as zeros: nothing is
+     * read out of bounds (the core reports such indices through index_check). */
     wgt_status (*gather_rows)(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
                               const wgt_operand *indices);
     /* Rows indices[i] of dst = rows[i]; dst may be any view that addresses no element twice;
-     * indices are checked; when an index repeats the last row wins. */
+     * when an index repeats the last row wins. When any index lies outside [0, dst rows),
+     * nothing at all is written. */
     wgt_status (*set_rows)(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                            const wgt_operand *rows);
+    /* Writes into record (two u32 words, record->offset names the first) the first position
+     * of indices (1-D, i32 or u32) whose value lies outside [0, bound) and that value's bits,
+     * or 0xffffffff and 0 when every index lies inside, as device work in order with the
+     * rest: nothing is read back here (the core reads the record at a synchronisation). */
+    wgt_status (*index_check)(wgt_backend *be, const wgt_operand *indices, int64_t bound,
+                              const wgt_operand *record);
     /* Scaled dot-product attention in one kernel: out [batch..., Lq, Dv] (contiguous) =
      * softmax(q k^T * scale) v for q [batch..., Lq, D], k [batch..., Lk, D], v [batch..., Lk, Dv]
      * with the batch dimensions already broadcast (stride 0 where repeated), any strides, Lk > 0.

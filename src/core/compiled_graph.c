@@ -7,6 +7,8 @@
  * back to the pool after their last step, so a replay reuses the same memory (and, through the
  * backend's caches, the same pipelines and bind groups) while holding only the live set.
  */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +18,6 @@
 #define WGT_GRAPH_MAGIC 0x77674772u /* "wgGr" */
 
 void wgt_context_unref(wgt_context *ctx); /* context.c */
-wgt_tensor *wgt_tensor_new_placeholder(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim,
-                                       const int64_t *shape); /* tensor.c */
 
 typedef struct graph_value {
     char *name;
@@ -42,7 +42,37 @@ struct wgt_graph {
     wgt_storage **storages; /* every storage the nodes name, each held once */
     int nstorages;
     wgt_plan plan;
+    /* Inputs and outputs by storage (open addressing, a power of two of slots): each operand
+     * of each step is looked up, so the lookup must not grow with their number. */
+    struct value_slot {
+        const wgt_storage *key;
+        graph_value *value;
+    } *slots;
+    size_t nslots;
 };
+
+static graph_value *value_of(const wgt_graph *g, const wgt_storage *s) {
+    if (!g->nslots) return NULL;
+    size_t i = (size_t)(((uintptr_t)s >> 4) * 0x9e3779b97f4a7c15ull) & (g->nslots - 1);
+    while (g->slots[i].key && g->slots[i].key != s) i = (i + 1) & (g->nslots - 1);
+    return g->slots[i].value;
+}
+
+/* 0 when out of host memory. */
+static int index_values(wgt_graph *g) {
+    size_t n = (size_t)g->ninputs + (size_t)g->noutputs, size = 4;
+    while (size < 2 * n) size *= 2;
+    if (!(g->slots = calloc(size, sizeof *g->slots))) return 0;
+    g->nslots = size;
+    for (size_t k = 0; k < n; k++) {
+        graph_value *v = k < (size_t)g->ninputs ? &g->inputs[k] : &g->outputs[k - (size_t)g->ninputs];
+        size_t i = (size_t)(((uintptr_t)v->storage >> 4) * 0x9e3779b97f4a7c15ull) & (size - 1);
+        while (g->slots[i].key) i = (i + 1) & (size - 1);
+        g->slots[i].key = v->storage;
+        g->slots[i].value = v;
+    }
+    return 1;
+}
 
 wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape) {
     static const char fn[] = "wgt_graph_input";
@@ -56,7 +86,7 @@ wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype,
             wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: an input named '%s' already exists in this context", fn, name);
             return NULL;
         }
-    wgt_tensor *t = wgt_tensor_new_placeholder(ctx, fn, dtype, ndim, shape); /* no memory: it never holds data */
+    wgt_tensor *t = wgt_tensor_new(ctx, fn, dtype, ndim, shape, WGT_USAGE_DEFAULT); /* it never holds data */
     if (!t) return NULL;
     wgt_storage *s = t->storage;
     s->input_name = strdup(name);
@@ -76,45 +106,56 @@ wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype,
 
 /* ---- building ---- */
 
+/* What a build reached, each once: nodes and storages are marked with the walk's number, so
+ * the walk is linear in the graph and needs no recursion (a chain of millions of nodes). */
 typedef struct {
+    uint64_t walk;
     wgt_node **nodes;
     int n, cap;
     wgt_storage **storages;
     int ns, scap;
+    wgt_node **todo; /* reached, not yet looked at */
+    int ntodo, tcap;
 } collector;
 
-static int add_storage(collector *c, wgt_storage *s) {
-    for (int i = 0; i < c->ns; i++)
-        if (c->storages[i] == s) return 1;
-    if (c->ns == c->scap) {
-        int cap = c->scap ? c->scap * 2 : 16;
-        wgt_storage **g = realloc(c->storages, sizeof *g * (size_t)cap);
+/* Appends to a growing array of pointers; 0 when out of host memory or past INT_MAX. */
+static int push(void ***items, int *n, int *cap, void *item) {
+    if (*n == *cap) {
+        if (*cap > INT_MAX / 2) return 0;
+        int grown = *cap ? *cap * 2 : 32;
+        void **g = realloc(*items, sizeof *g * (size_t)grown);
         if (!g) return 0;
-        c->storages = g;
-        c->scap = cap;
+        *items = g;
+        *cap = grown;
     }
-    c->storages[c->ns++] = s;
+    (*items)[(*n)++] = item;
     return 1;
 }
 
+static int add_storage(collector *c, wgt_storage *s) {
+    if (s->walk == c->walk) return 1;
+    s->walk = c->walk;
+    return push((void ***)&c->storages, &c->ns, &c->scap, s);
+}
+
+static int reach_node(collector *c, wgt_node *n) {
+    if (!n || n->walk == c->walk) return 1;
+    n->walk = c->walk;
+    return push((void ***)&c->todo, &c->ntodo, &c->tcap, n);
+}
+
 /* Adds the node and everything it depends on; 0 when out of host memory. */
-static int collect_node(collector *c, wgt_node *n) {
-    for (int i = 0; i < c->n; i++)
-        if (c->nodes[i] == n) return 1;
-    if (c->n == c->cap) {
-        int cap = c->cap ? c->cap * 2 : 32;
-        wgt_node **g = realloc(c->nodes, sizeof *g * (size_t)cap);
-        if (!g) return 0;
-        c->nodes = g;
-        c->cap = cap;
-    }
-    c->nodes[c->n++] = n;
-    if (n->prior && !collect_node(c, n->prior)) return 0;
-    for (int i = 0; i < n->nargs; i++) {
-        wgt_storage *s = n->args[i].storage;
-        if (!s) continue;
-        if (!add_storage(c, s)) return 0;
-        if (i > 0 && s->producer && !collect_node(c, s->producer)) return 0;
+static int collect_node(collector *c, wgt_node *root) {
+    if (!reach_node(c, root)) return 0;
+    while (c->ntodo) {
+        wgt_node *n = c->todo[--c->ntodo];
+        if (!push((void ***)&c->nodes, &c->n, &c->cap, n) || !reach_node(c, n->prior)) return 0;
+        for (int i = 0; i < n->nargs; i++) {
+            wgt_storage *s = n->args[i].storage;
+            if (!s) continue;
+            if (!add_storage(c, s)) return 0;
+            if (i > 0 && !reach_node(c, s->producer)) return 0;
+        }
     }
     return 1;
 }
@@ -126,9 +167,8 @@ static int by_seq(const void *a, const void *b) {
 
 static int is_output(wgt_storage *s, void *arg) {
     const wgt_graph *g = arg;
-    for (int i = 0; i < g->noutputs; i++)
-        if (g->outputs[i].storage == s) return 1;
-    return 0;
+    const graph_value *v = value_of(g, s);
+    return v && v >= g->outputs && v < g->outputs + g->noutputs;
 }
 
 static int held_by_graph_only(wgt_storage *s, void *arg) {
@@ -147,6 +187,7 @@ static void graph_free(wgt_graph *g) {
     free(g->outputs);
     free(g->nodes);
     free(g->storages);
+    free(g->slots);
     wgt_context *ctx = g->ctx;
     g->magic = 0;
     free(g);
@@ -178,6 +219,7 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
     g->ctx = ctx;
     ctx->refs++;
     collector c = {0};
+    c.walk = ++ctx->walks;
     wgt_tensor *made[64] = {0}; /* contiguous copies of outputs that are views */
     int nmade = 0;
     for (int i = 0; i < n_outputs; i++) {
@@ -230,6 +272,8 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
         if (!add_storage(&c, t->storage) || (t->storage->producer && !collect_node(&c, t->storage->producer)))
             goto oom;
     }
+    free(c.todo);
+    c.todo = NULL;
     if (c.n) qsort(c.nodes, (size_t)c.n, sizeof *c.nodes, by_seq); /* none when every output is empty */
     /* Hold what the graph names; inputs are the placeholders reached. */
     g->nodes = c.nodes;
@@ -255,13 +299,15 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
         memcpy(v->shape, s->input_shape, sizeof v->shape);
         if (!(v->name = strdup(s->input_name))) goto oom;
     }
+    if (!index_values(g)) goto oom;
     /* Constants only the graph holds cannot change between dispatches: they may be baked in. */
+    for (int i = 0; i < g->nstorages; i++) g->storages[i]->walk_count = 1; /* the graph's own reference */
+    for (int k = 0; k < g->nnodes; k++)
+        for (int j = 1; j < g->nodes[k]->nargs; j++)
+            if (g->nodes[k]->args[j].storage) g->nodes[k]->args[j].storage->walk_count++;
     for (int i = 0; i < g->nstorages; i++) {
         wgt_storage *x = g->storages[i];
-        int held = 1;
-        for (int k = 0; k < g->nnodes; k++)
-            for (int j = 1; j < g->nodes[k]->nargs; j++) held += g->nodes[k]->args[j].storage == x;
-        x->graph_only = !x->symbolic && x->refs == held;
+        x->graph_only = !x->symbolic && x->refs == x->walk_count;
     }
     if (wgt_plan_build(ctx, g->nodes, g->nnodes, is_output, g, ctx->fusion && ctx->backend->fused != NULL,
                        held_by_graph_only, &g->plan) != WGT_OK)
@@ -273,6 +319,7 @@ oom:
 fail:
     free(c.nodes);
     free(c.storages);
+    free(c.todo);
     for (int i = 0; i < nmade; i++) wgt_release(made[i]);
     graph_free(g);
     return NULL;
@@ -287,16 +334,10 @@ void wgt_graph_release(wgt_graph *g) {
 /* ---- dispatching ---- */
 
 static wgt_storage *resolve(wgt_storage *s, int64_t *shift, void *arg) {
-    wgt_graph *g = arg;
-    graph_value *lists[2] = {g->inputs, g->outputs};
-    int counts[2] = {g->ninputs, g->noutputs};
-    for (int l = 0; l < 2; l++)
-        for (int i = 0; i < counts[l]; i++)
-            if (lists[l][i].storage == s) {
-                *shift = lists[l][i].shift;
-                return lists[l][i].bound;
-            }
-    return s;
+    const graph_value *v = value_of(arg, s);
+    if (!v) return s;
+    *shift = v->shift;
+    return v->bound;
 }
 
 static const char *names_of(const graph_value *v, int n, char *buf, size_t size) {

@@ -8,9 +8,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "backend/cpu/cpu_threads.h"
+#include "env.h"
 #include "node.h"
 
 static void context_free(wgt_context *ctx) {
+    if (ctx->backend) wgt_index_checks_free(ctx);
     if (ctx->backend) ctx->backend->destroy(ctx->backend);
     free(ctx);
 }
@@ -32,10 +35,10 @@ static int settle_option(int *value, const char *what, const char *var, const ch
         return 0;
     }
     const char *env = getenv(var);
-    if (*value != 0 || !env || !*env) return 1;
+    if (!env || !*env) return 1;
     for (int i = 0; i < 3; i++)
         if (!strcasecmp(env, names[i])) {
-            *value = i;
+            if (*value == 0) *value = i; /* checked even where the option overrides it */
             return 1;
         }
     wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: %s=%s is not %s, %s or %s", var, env, names[0], names[1],
@@ -52,26 +55,21 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
         return NULL;
     opt.backend = (wgt_backend_kind)backend;
     opt.attention = (wgt_attention_path)attention;
-    const char *units = getenv("WGT_COMPUTE_UNITS");
-    if (opt.compute_units == 0 && units && *units) {
-        char *end;
-        long v = strtol(units, &end, 10);
-        if (*end || v < 1 || v > 65536) {
-            wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: WGT_COMPUTE_UNITS=%s is not a count from 1 to 65536",
-                      units);
-            return NULL;
-        }
-        opt.compute_units = (uint32_t)v;
-    }
+    static const char fn[] = "wgt_context_create";
+    uint64_t units = 0, timeout = 0, threads = 0;
+    int poison = 0, fusion = 1;
+    /* Every variable is checked even where an option overrides it: a typo never hides. */
+    if (wgt_env_count(fn, "WGT_COMPUTE_UNITS", 1, 65536, &units) < 0 ||
+        wgt_env_count(fn, "WGT_TIMEOUT_MS", 1, UINT32_MAX, &timeout) < 0 ||
+        wgt_env_count(fn, "WGT_CPU_THREADS", 1, WGT_CPU_MAX_THREADS, &threads) < 0 ||
+        wgt_env_switch(fn, "WGT_POISON", &poison) < 0 || wgt_env_switch(fn, "WGT_FUSION", &fusion) < 0)
+        return NULL;
+    if (opt.compute_units == 0) opt.compute_units = (uint32_t)units;
     if (opt.compute_units > 65536) {
-        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: %u compute units, more than 65536", opt.compute_units);
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %u compute units, more than 65536", fn, opt.compute_units);
         return NULL;
     }
-    if (opt.wait_timeout_ms == 0) {
-        const char *t = getenv("WGT_TIMEOUT_MS");
-        long v = t ? strtol(t, NULL, 10) : 0;
-        opt.wait_timeout_ms = v > 0 ? (uint32_t)v : 60000;
-    }
+    if (opt.wait_timeout_ms == 0) opt.wait_timeout_ms = timeout ? (uint32_t)timeout : 60000;
     wgt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) {
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_context_create: out of host memory");
@@ -79,10 +77,8 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
     }
     ctx->refs = 1;
     ctx->wait_timeout_ms = opt.wait_timeout_ms;
-    const char *poison = getenv("WGT_POISON");
-    ctx->poison = poison && !strcmp(poison, "1");
-    const char *fusion = getenv("WGT_FUSION");
-    ctx->fusion = !opt.no_fusion && !(fusion && !strcmp(fusion, "0"));
+    ctx->poison = poison;
+    ctx->fusion = !opt.no_fusion && fusion;
     ctx->attention = opt.attention;
     if (opt.backend != WGT_BACKEND_CPU) {
         ctx->backend = wgt_webgpu_backend_create(&opt);
@@ -112,6 +108,10 @@ void wgt_context_release(wgt_context *ctx) {
         wgt_clear_error();
     }
     ctx->released = 1;
+    /* Tensors the caller still holds keep the context, but none of them can reach the device
+     * again (they fail as "released"): the device and its threads go back now, not with the
+     * last tensor. */
+    if (ctx->refs > 1 && ctx->backend->release_device) ctx->backend->release_device(ctx->backend);
     wgt_context_unref(ctx);
 }
 
@@ -143,7 +143,12 @@ wgt_status wgt_context_status(wgt_context *ctx) { return wgt_check_context("wgt_
 wgt_status wgt_context_sync(wgt_context *ctx) {
     wgt_status st = wgt_check_context("wgt_context_sync", ctx);
     if (st == WGT_OK) st = wgt_flush(ctx);
-    return st != WGT_OK ? st : ctx->backend->sync(ctx->backend);
+    if (st != WGT_OK) return st;
+    /* The index checks' record goes with the wait; a failed check is reported here too. */
+    if ((st = wgt_index_checks_begin(ctx)) != WGT_OK) return st;
+    st = ctx->backend->sync(ctx->backend);
+    wgt_status cs = wgt_index_checks_finish(ctx, 1);
+    return st != WGT_OK ? st : cs;
 }
 
 wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out) {

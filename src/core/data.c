@@ -139,6 +139,7 @@ wgt_status wgt_tensor_write(wgt_tensor *t, const void *src, size_t nbytes) {
         if (st != WGT_OK) return st;
         s->device_valid = 1;
         s->host_valid = 0;
+        wgt_index_checks_forget(s); /* the new contents depend on no check */
         return WGT_OK;
     }
     if ((st = wgt_storage_sync_host(s)) != WGT_OK) return st;
@@ -164,7 +165,7 @@ const void *wgt_tensor_data(wgt_tensor *t) {
 
 /* A handle whose storage may be flushed before the checks (which report every misuse). */
 static int live_storage(const wgt_tensor *t) {
-    return t && t->magic == WGT_TENSOR_MAGIC && t->storage && !t->storage->destroyed && !t->storage->symbolic;
+    return t && t->refs > 0 && t->storage && !t->storage->destroyed && !t->storage->symbolic;
 }
 
 void *wgt_tensor_data_mut(wgt_tensor *t) {

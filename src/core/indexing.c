@@ -1,12 +1,14 @@
 /*
  * Indexing: gather_rows, index_select, set_rows, one_hot, triu and tril.
  *
- * Index tensors are i32 or u32 of any layout. Their values are read on the host and checked
- * before any kernel runs or any output is made (the library's own read: the caller's usage
- * flags do not apply), so a bad index never reaches a kernel and set_rows leaves dst
- * untouched. An index outside 0..N-1, a negative i32 included, is WGT_ERR_INVALID_ARGUMENT:
- * the shapes are fine, one value is not; the message names the first such index's position
- * in the index tensor, its value and the bound.
+ * Index tensors are i32 or u32 of any layout. An index outside 0..N-1, a negative i32
+ * included, is WGT_ERR_INVALID_ARGUMENT: the shapes are fine, one value is not; the message
+ * names the first such index's position in the index tensor, its value and the bound. Where
+ * the values are on the host already they are checked at the call (the library's own look:
+ * the caller's usage flags do not apply), which then fails and changes nothing. Values still
+ * to be computed (an argmax feeding an embedding) are not waited for: the device checks them
+ * when the op runs and the error comes with the next synchronisation (index_checks.c); the
+ * kernels meanwhile keep in bounds (a gather gives zero rows, set_rows writes nothing).
  *
  * gather_rows hands the backend 1-D indices (any index tensor flattened: a view when the
  * layout allows, else a copy) and a table of any strides; index_select is a gather of a
@@ -28,37 +30,33 @@ static wgt_status check_index_dtype(const char *fn, const wgt_tensor *indices) {
     return WGT_OK;
 }
 
-/* Reads every index on the host and reports the first (row-major) outside [0, bound);
- * `unit` names what is counted ("rows", "classes"). */
-static wgt_status check_index_values(const char *fn, wgt_tensor *indices, int64_t bound, const char *unit) {
+/* Checks the indices at the call where their values are on the host already (no pending
+ * writer: checking costs no flush and no wait) and reports the first (row-major) outside
+ * [0, bound); `unit` names what is counted ("rows", "classes"). Other indices (computed by
+ * pending work, or from graph inputs) are left to the device: *deferred is set, and the node
+ * checks them when it runs (index_checks.c). */
+static wgt_status check_index_values(const char *fn, wgt_tensor *indices, int64_t bound, const char *unit,
+                                     int *deferred) {
+    wgt_storage *s = indices->storage;
     int64_t n = wgt_numel(indices->ndim, indices->shape);
-    if (n == 0 || indices->storage->symbolic) return WGT_OK; /* graph inputs: checked when the node runs */
-    wgt_status st = wgt_storage_sync_host(indices->storage);
-    if (st != WGT_OK) return st;
+    *deferred = 0;
+    if (n == 0) return WGT_OK;
+    if (s->symbolic || s->pending_writers || !s->host_valid || !s->host) {
+        *deferred = 1;
+        return WGT_OK;
+    }
     const int64_t *strides[1] = {indices->strides};
     int64_t offsets[1] = {indices->offset}, inner, is[1], flat = 0;
     wgt_strided_iter it;
     wgt_strided_iter_init(&it, indices->ndim, indices->shape, 1, strides, offsets, &inner, is);
-    const int32_t *pi = indices->storage->host;
-    const uint32_t *pu = indices->storage->host;
+    const int32_t *pi = s->host;
+    const uint32_t *pu = s->host;
     int is_signed = indices->dtype == WGT_I32;
     do {
         for (int64_t i = 0; i < inner; i++, flat++) {
             int64_t at = it.base[0] + i * is[0];
             int64_t v = is_signed ? (int64_t)pi[at] : (int64_t)pu[at];
-            if (v >= 0 && v < bound) continue;
-            int64_t pos[WGT_MAX_DIMS], rem = flat;
-            for (int d = indices->ndim - 1; d >= 0; d--) {
-                pos[d] = rem % indices->shape[d];
-                rem /= indices->shape[d];
-            }
-            char where[256], valid[64];
-            wgt_format_shape(where, sizeof where, indices->ndim, pos);
-            if (bound > 0) snprintf(valid, sizeof valid, "valid: 0..%lld", (long long)(bound - 1));
-            else snprintf(valid, sizeof valid, "there are none to pick");
-            return wgt_error(WGT_ERR_INVALID_ARGUMENT,
-                             "%s: index %lld at position %s of indices is %s for %lld %s (%s)", fn, (long long)v,
-                             where, v < 0 ? "negative" : "out of range", (long long)bound, unit, valid);
+            if (v < 0 || v >= bound) return wgt_index_error(fn, v, indices->ndim, indices->shape, flat, bound, unit);
         }
     } while (wgt_strided_iter_next(&it));
     return WGT_OK;
@@ -104,7 +102,8 @@ static wgt_tensor *gather(const char *fn, const char *unit, wgt_tensor *table, w
                   WGT_MAX_DIMS);
         return NULL;
     }
-    if (check_index_values(fn, indices, table->shape[0], unit) != WGT_OK) return NULL;
+    int deferred;
+    if (check_index_values(fn, indices, table->shape[0], unit, &deferred) != WGT_OK) return NULL;
     int64_t oshape[WGT_MAX_DIMS];
     memcpy(oshape, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
     for (int d = 1; d < table->ndim; d++) oshape[indices->ndim + d - 1] = table->shape[d];
@@ -128,7 +127,7 @@ static wgt_tensor *gather(const char *fn, const char *unit, wgt_tensor *table, w
     shape[0] = flat->shape[0];
     wgt_contiguous_strides(rndim, shape, oo.strides);
     memcpy(oo.shape, shape, sizeof oo.shape);
-    if (wgt_record_gather_rows(ctx, fn, &oo, &ot, &oi) != WGT_OK) goto fail;
+    if (wgt_record_gather_rows(ctx, fn, &oo, &ot, &oi, deferred, indices->ndim, indices->shape) != WGT_OK) goto fail;
     wgt_release(flat);
     return out;
 fail:
@@ -221,7 +220,8 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
         return wgt_error(WGT_ERR_USAGE,
                          "%s: dst of shape %s addresses some elements more than once (a broadcast view); "
                          "write the tensor it was made from", fn, sd);
-    if ((st = check_index_values(fn, indices, dst->shape[0], "rows")) != WGT_OK) return st;
+    int deferred;
+    if ((st = check_index_values(fn, indices, dst->shape[0], "rows", &deferred)) != WGT_OK) return st;
     if (wgt_numel(rows->ndim, rows->shape) == 0) return WGT_OK;
     if ((st = wgt_check_kernel_size(fn, rows)) != WGT_OK) return st;
     /* A kernel must not read the storage it writes: such operands are copied first. */
@@ -242,7 +242,7 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
             (st = wgt_view_operand(idx, 1, idx->shape, idx->strides, &oi)) == WGT_OK) {
             shape[0] = n;
             if ((st = wgt_view_operand(src, rndim, shape, rs, &orr)) == WGT_OK)
-                st = wgt_record_set_rows(ctx, fn, &od, &oi, &orr);
+                st = wgt_record_set_rows(ctx, fn, &od, &oi, &orr, deferred);
         }
     }
     wgt_release(src);
@@ -252,15 +252,15 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
 
 static wgt_tensor *compose_one_hot(const char *fn, wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
 
-/* A copy of indices computed from graph inputs, of the same shape, whose values the graph
- * checks against [0, bound) when it runs. */
-static wgt_tensor *checked_graph_indices(const char *fn, wgt_tensor *indices, int64_t bound) {
+/* A copy of indices, of the same shape, whose values are checked against [0, bound) when it
+ * runs: one_hot is composed of comparisons, which have no check of their own. */
+static wgt_tensor *checked_indices(const char *fn, wgt_tensor *indices, int64_t bound) {
     wgt_tensor *flat = flat_indices(indices), *copy = NULL, *out = NULL;
     if (flat) copy = wgt_tensor_new(indices->storage->ctx, fn, indices->dtype, 1, flat->shape, WGT_USAGE_DEFAULT);
     wgt_operand src, dst;
     if (copy && wgt_view_operand(flat, 1, flat->shape, flat->strides, &src) == WGT_OK &&
         wgt_output_operand(copy, &dst) == WGT_OK &&
-        wgt_record_copy_checked(indices->storage->ctx, fn, &dst, &src, bound) == WGT_OK)
+        wgt_record_copy_checked(indices->storage->ctx, fn, &dst, &src, bound, indices->ndim, indices->shape) == WGT_OK)
         out = wgt_reshape(copy, indices->ndim, indices->shape);
     wgt_release(flat);
     wgt_release(copy);
@@ -286,10 +286,11 @@ wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) {
                   indices->ndim + 1, WGT_MAX_DIMS);
         return NULL;
     }
-    if (check_index_values(fn, indices, classes, "classes") != WGT_OK) return NULL;
-    if (indices->storage->symbolic && wgt_numel(indices->ndim, indices->shape) > 0) {
-        /* Values that exist only when a graph runs are checked then, through a checked copy. */
-        wgt_tensor *checked = checked_graph_indices(fn, indices, classes);
+    int deferred;
+    if (check_index_values(fn, indices, classes, "classes", &deferred) != WGT_OK) return NULL;
+    if (deferred) {
+        /* Values not on the host yet are checked when they exist, through a checked copy. */
+        wgt_tensor *checked = checked_indices(fn, indices, classes);
         if (!checked) return NULL;
         wgt_tensor *out = compose_one_hot(fn, checked, classes, dtype);
         wgt_release(checked);

@@ -47,8 +47,15 @@ wgt_node *wgt_node_new(wgt_node_kind kind, int op, const char *fn, int nargs) {
 
 static int reads_arg(const wgt_node *n, int i) { return i > 0 || n->partial; }
 
-void wgt_node_release(wgt_node *n) {
-    if (!n || --n->refs > 0) return;
+/* Releasing a node releases the storages it holds, and a storage computed from graph inputs
+ * holds the node that writes it: freeing a chain of N recorded ops directly would nest N calls
+ * deep and overflow the stack for long chains. So a node whose last reference goes is queued,
+ * and the outermost release on this thread frees the queue one node at a time; the storages a
+ * node frees only queue their producers. The depth stays constant for any graph. */
+static _Thread_local wgt_node *release_queue;
+static _Thread_local int releasing;
+
+static void node_free(wgt_node *n) {
     for (int i = 0; i < n->nargs; i++) {
         wgt_storage *s = n->args[i].storage;
         if (!s) continue;
@@ -63,6 +70,20 @@ void wgt_node_release(wgt_node *n) {
     }
     if (n->prior) wgt_node_release(n->prior);
     free(n);
+}
+
+void wgt_node_release(wgt_node *n) {
+    if (!n || --n->refs > 0) return;
+    n->next = release_queue; /* out of any pending list by now: the link is free */
+    release_queue = n;
+    if (releasing) return;
+    releasing = 1;
+    while (release_queue) {
+        wgt_node *m = release_queue;
+        release_queue = m->next;
+        node_free(m);
+    }
+    releasing = 0;
 }
 
 /* A storage nothing has written yet, so a symbolic partial write may start from zeros. */
@@ -151,6 +172,11 @@ wgt_status wgt_record(wgt_context *ctx, wgt_node *n) {
     else ctx->pending_head = n;
     ctx->pending_tail = n;
     ctx->npending++;
+    ctx->pending_bytes += out->alloc_bytes;
+    /* Work nobody reads would otherwise pile up without bound (nodes, and the storages only
+     * they hold): past a budget it runs now, and a failure is this op's to report. */
+    if (!ctx->flushing && (ctx->npending >= WGT_PENDING_MAX_NODES || ctx->pending_bytes >= WGT_PENDING_MAX_BYTES))
+        return wgt_flush(ctx);
     return WGT_OK;
 }
 
@@ -182,6 +208,7 @@ wgt_status wgt_flush(wgt_context *ctx) {
     for (wgt_node *p = ctx->pending_head; p; p = p->next) nodes[k++] = p;
     ctx->pending_head = ctx->pending_tail = NULL;
     ctx->npending = 0;
+    ctx->pending_bytes = 0;
     ctx->flushing = 1;
     ctx->refs++; /* releasing the last storage inside the loop must not free the context */
 
@@ -195,26 +222,30 @@ wgt_status wgt_flush(wgt_context *ctx) {
                 nodes[i] = NULL;
             }
         ctx->counters.ops_skipped += (uint64_t)plan.skipped;
-        int next = 0; /* nodes are released in order once their step ran */
+        /* The nodes of each step, so each is released once its step ran: a fused step's
+         * members may sit after nodes of later steps, and no step scans the rest of the list. */
+        int *first = calloc((size_t)plan.nsteps + 1, sizeof *first), *order = malloc(sizeof *order * (size_t)n);
+        if (!first || !order) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for running %d recorded ops", n);
+        for (int i = 0; st == WGT_OK && i < n; i++)
+            if (nodes[i]) first[plan.node_step[i] + 1]++;
+        for (int s = 0; st == WGT_OK && s < plan.nsteps; s++) first[s + 1] += first[s];
+        for (int i = 0; st == WGT_OK && i < n; i++)
+            if (nodes[i]) order[first[plan.node_step[i]]++] = i;
+        for (int s = plan.nsteps; st == WGT_OK && s > 0; s--) first[s] = first[s - 1]; /* back to starts */
+        if (st == WGT_OK) first[0] = 0;
         for (int s = 0; s < plan.nsteps && st == WGT_OK; s++) {
             st = wgt_step_run(ctx, &plan.steps[s], NULL, NULL);
             if (st != WGT_OK) break;
             ctx->counters.ops_run += (uint64_t)plan.steps[s].members;
             if (plan.steps[s].fused) ctx->counters.ops_fused += (uint64_t)plan.steps[s].members;
             ctx->counters.launches++;
-            for (; next < n; next++) {
-                if (!nodes[next]) continue;
-                if (plan.node_step[next] > s) break;
-                wgt_node_release(nodes[next]);
-                nodes[next] = NULL;
+            for (int q = first[s]; q < first[s + 1]; q++) {
+                wgt_node_release(nodes[order[q]]);
+                nodes[order[q]] = NULL;
             }
-            /* Members of a fused step may sit after nodes of later steps: release them too. */
-            for (int i = next; i < n; i++)
-                if (nodes[i] && plan.node_step[i] == s) {
-                    wgt_node_release(nodes[i]);
-                    nodes[i] = NULL;
-                }
         }
+        free(first);
+        free(order);
         wgt_plan_free(&plan);
     }
     if (st != WGT_OK) {
@@ -240,6 +271,7 @@ void wgt_drop_pending(wgt_context *ctx, wgt_status why, const char *message) {
     wgt_node *p = ctx->pending_head;
     ctx->pending_head = ctx->pending_tail = NULL;
     ctx->npending = 0;
+    ctx->pending_bytes = 0;
     while (p) {
         wgt_node *next = p->next;
         mark_failed(p, why, message);
@@ -252,12 +284,18 @@ wgt_status wgt_eval(int n, wgt_tensor *const *tensors) {
     static const char fn[] = "wgt_eval";
     if (n < 0) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: n is %d", fn, n);
     if (n > 0 && !tensors) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensors is NULL for n = %d", fn, n);
+    int first = -1; /* the first tensor given: every other must share its context */
     for (int i = 0; i < n; i++) {
         if (!tensors[i]) continue;
         char name[32];
         snprintf(name, sizeof name, "tensors[%d]", i);
         wgt_status st = wgt_check_tensor(fn, name, tensors[i]);
         if (st != WGT_OK) return st;
+        if (first < 0) first = i;
+        wgt_context *c0 = tensors[first]->storage->ctx, *ci = tensors[i]->storage->ctx;
+        if (ci != c0)
+            return wgt_error(WGT_ERR_CONTEXT_MISMATCH, "%s: tensors[%d] (%s) and tensors[%d] (%s) belong to two different contexts",
+                             fn, first, wgt_context_device_name(c0), i, wgt_context_device_name(ci));
         if (tensors[i]->storage->symbolic)
             return wgt_error(WGT_ERR_USAGE, "%s: %s is computed from graph inputs; dispatch a compiled graph instead",
                              fn, name);

@@ -12,6 +12,7 @@
 #ifndef WGT_CORE_NODE_H
 #define WGT_CORE_NODE_H
 
+#include "api_names.h" /* first: the library's sources use the record-level names */
 #include "tensor.h"
 
 typedef enum wgt_node_kind {
@@ -41,11 +42,15 @@ typedef struct wgt_node {
     wgt_operand args[WGT_NODE_MAX_ARGS];
     int partial;        /* writes only part of args[0] (write_box, set_rows): it also reads it */
     double params[2];   /* unary params, reduce param, rows eps, attention scale */
-    int axis;           /* reduce: reduced trailing dims; cumsum: axis; attention: causal */
-    int64_t box[WGT_MAX_DIMS]; /* write_box start, pad widths before */
+    int axis;           /* reduce: reduced trailing dims; cumsum: axis; attention: causal;
+                           a node with index_bound: the rank of the caller's index tensor */
+    int64_t box[WGT_MAX_DIMS]; /* write_box start, pad widths before; a node with index_bound:
+                                  the caller's index shape (messages name positions in it) */
     uint32_t bits;      /* pad value */
-    /* Index operand (arg index) whose values must lie in [0, index_bound); checked when the
-     * node runs, for indices that did not exist yet when the op was recorded. */
+    /* Index operand (arg index) whose values must lie in [0, index_bound) (-1: a bound of 0,
+     * every index fails; 0: not checked), checked on the device when the node runs
+     * (index_checks.c), for indices whose values were not on the host when the op was
+     * recorded or that a graph's node reads at each dispatch. */
     int index_arg;
     int64_t index_bound;
     const char *fn; /* the public function that recorded it, for messages */
@@ -56,6 +61,7 @@ typedef struct wgt_node {
     struct wgt_node *next;
     struct wgt_node *prior;
     int refs; /* symbolic nodes: held by the storage they write and by later partial writers */
+    uint64_t walk; /* the last graph walk that reached it (ctx->walks) */
 } wgt_node;
 
 /* ---- recording (lazy.c) ---- */
@@ -77,10 +83,11 @@ wgt_status wgt_view_operand(wgt_tensor *t, int ndim, const int64_t *shape, const
 wgt_status wgt_output_operand(wgt_tensor *t, wgt_operand *op);
 /* ---- one recording function per backend entry (record.c); fn names the public op ---- */
 wgt_status wgt_record_copy(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *src);
-/* A copy of 1-D indices computed from graph inputs whose values are checked against
- * [0, bound) when it runs (as gather's indices are), for ops that have no check of their own. */
+/* A copy of 1-D indices whose values are checked against [0, bound) when it runs (as
+ * gather's deferred indices are), for ops that have no check of their own; ndim and shape are
+ * the caller's index shape, for messages. */
 wgt_status wgt_record_copy_checked(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *src,
-                                   int64_t bound);
+                                   int64_t bound, int ndim, const int64_t *shape);
 wgt_status wgt_record_binary(wgt_context *ctx, const char *fn, wgt_binary_op op, const wgt_operand *out,
                              const wgt_operand *a, const wgt_operand *b);
 wgt_status wgt_record_unary(wgt_context *ctx, const char *fn, wgt_unary_op op, const wgt_operand *out,
@@ -100,12 +107,42 @@ wgt_status wgt_record_write_box(wgt_context *ctx, const char *fn, const wgt_oper
                                 const wgt_operand *src);
 wgt_status wgt_record_pad(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in,
                           const int64_t *before, uint32_t value_bits);
+/* deferred: the caller could not check the indices on the host; they are checked when the
+ * node runs (graph nodes always are). ndim and shape: the caller's index shape. */
 wgt_status wgt_record_gather_rows(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *table,
-                                  const wgt_operand *indices);
+                                  const wgt_operand *indices, int deferred, int ndim, const int64_t *shape);
 wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *indices,
-                               const wgt_operand *rows);
+                               const wgt_operand *rows, int deferred);
 wgt_status wgt_record_attention(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *q,
                                 const wgt_operand *k, const wgt_operand *v, int causal, double scale);
+
+/* ---- device-side index checks (index_checks.c) ---- */
+/* A slot of the context's check record for node n, as the operand the backend's index_check
+ * writes, and the slot's taint bit. When every slot is taken the record is read first (a
+ * wait): storages it finds failed fail their later readers. */
+wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, wgt_operand *record, uint64_t *bit);
+/* s was just written by a step whose value depends on the checks in mask (the taint of what
+ * it read, and its own slot's bit); a whole write forgets what s held before. */
+void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole);
+/* s goes away, or its contents are replaced from the host: its taint goes with it. */
+void wgt_index_checks_forget(wgt_storage *s);
+/* Whether checks have run that the record has not been read for. */
+int wgt_index_checks_unread(const wgt_context *ctx);
+/* A synchronisation reads the record: begin records its copy with the current batch (before
+ * the read or wait that follows, which then carries it: no extra round trip); finish waits for
+ * it (at once when the batch has completed) and marks failed every storage that depends on a
+ * failed check. finish returns the first failure found when report is set (WGT_OK otherwise),
+ * or a failure to read the record. */
+wgt_status wgt_index_checks_begin(wgt_context *ctx);
+wgt_status wgt_index_checks_finish(wgt_context *ctx, int report);
+/* begin and finish at once. */
+wgt_status wgt_index_checks_read(wgt_context *ctx, int report);
+/* Frees the record: the context goes. */
+void wgt_index_checks_free(wgt_context *ctx);
+/* The message for index v at flat position pos of indices of the given shape, bound and unit:
+ * shared by the checks at the call and those on the device. */
+wgt_status wgt_index_error(const char *fn, int64_t v, int ndim, const int64_t *shape, int64_t pos, int64_t bound,
+                           const char *unit);
 
 /* Runs everything pending on the context (in record order, planned and fused). */
 wgt_status wgt_flush(wgt_context *ctx);

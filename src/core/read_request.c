@@ -18,6 +18,7 @@ struct wgt_read {
     size_t nbytes, skip; /* bytes wanted, and where they start in the widened transfer */
     wgt_pending_read *pending;
     int done;
+    int checks; /* the tensor depends on index checks whose record is read with it */
 };
 
 wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) {
@@ -74,6 +75,9 @@ wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) {
         r->done = 1;
         return r;
     }
+    /* Values that depend on unread index checks come back only with the checks' verdict. */
+    if (s->check_mask && wgt_index_checks_begin(r->ctx) != WGT_OK) goto fail;
+    r->checks = s->check_mask != 0;
     size_t first = (size_t)r->src->offset * wgt_dtype_size(r->src->dtype);
     size_t lo = first & ~(size_t)3, hi = (first + nbytes + 3) & ~(size_t)3;
     r->skip = first - lo;
@@ -89,6 +93,10 @@ static wgt_status finish(wgt_read *r) {
     wgt_backend *be = r->ctx->backend;
     const char *bytes = be->read_data(be, r->pending);
     if (!bytes) return wgt_error(WGT_ERR_INTERNAL, "wgt_read: the finished read has no data");
+    wgt_status st;
+    if (r->checks && ((st = wgt_index_checks_finish(r->ctx, 0)) != WGT_OK ||
+                      (st = wgt_check_tensor("wgt_read", "tensor", r->src)) != WGT_OK))
+        return st;
     memcpy(r->dst, bytes + r->skip, r->nbytes);
     be->read_release(be, r->pending);
     r->pending = NULL;

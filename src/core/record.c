@@ -29,18 +29,20 @@ static wgt_status record(wgt_context *ctx, wgt_node_kind kind, int op, const cha
     return WGT_OK;
 }
 
-/* Indices are checked when the node runs wherever their values may differ by then from those
- * checked at recording: indices from graph inputs, and any indices a graph's node reads (the
- * node runs at each dispatch of the graph, and the caller may write the index tensor in
- * between). An ordinary node's indices cannot change before it runs: a write to them runs
- * the recorded work first. */
-static void check_later(wgt_node *n, int index_arg, int64_t bound) {
+/* Indices are checked when the node runs (on the device: index_checks.c) where the caller's
+ * op could not check them on the host (deferred), and wherever their values may differ by
+ * then from those checked: any indices a graph's node reads (the node runs at each dispatch
+ * of the graph, and the caller may write the index tensor in between). An ordinary node's
+ * host-checked indices cannot change before it runs: a write to them runs the recorded work
+ * first. shape (ndim dims) is the caller's index shape, for the message. */
+static void check_later(wgt_node *n, int index_arg, int64_t bound, int deferred, int ndim, const int64_t *shape) {
     int in_graph = 0;
     for (int i = 0; i < n->nargs; i++) in_graph |= n->args[i].storage && n->args[i].storage->symbolic;
-    if (in_graph && n->args[index_arg].storage) {
+    if ((deferred || in_graph) && n->args[index_arg].storage) {
         n->index_arg = index_arg;
-        n->index_bound = bound > 0 ? bound : 0;
-        if (bound <= 0) n->index_bound = -1; /* nothing to pick: any index fails */
+        n->index_bound = bound > 0 ? bound : -1; /* -1: nothing to pick, any index fails */
+        n->axis = ndim;
+        memcpy(n->box, shape, sizeof(int64_t) * (size_t)ndim);
     }
 }
 
@@ -125,24 +127,24 @@ wgt_status wgt_record_pad(wgt_context *ctx, const char *fn, const wgt_operand *o
 }
 
 wgt_status wgt_record_copy_checked(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *src,
-                                   int64_t bound) {
+                                   int64_t bound, int ndim, const int64_t *shape) {
     RECORD(WGT_NODE_COPY, 0, 2, dst, src)
-    check_later(n, 1, bound);
+    check_later(n, 1, bound, 1, ndim, shape);
     return wgt_record(ctx, n);
 }
 
 wgt_status wgt_record_gather_rows(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *table,
-                                  const wgt_operand *indices) {
+                                  const wgt_operand *indices, int deferred, int ndim, const int64_t *shape) {
     RECORD(WGT_NODE_GATHER_ROWS, 0, 3, out, table, indices)
-    check_later(n, 2, table->shape[0]);
+    check_later(n, 2, table->shape[0], deferred, ndim, shape);
     return wgt_record(ctx, n);
 }
 
 wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *indices,
-                               const wgt_operand *rows) {
+                               const wgt_operand *rows, int deferred) {
     RECORD(WGT_NODE_SET_ROWS, 0, 3, dst, indices, rows)
     n->partial = 1;
-    check_later(n, 1, dst->shape[0]);
+    check_later(n, 1, dst->shape[0], deferred, 1, indices->shape);
     return wgt_record(ctx, n);
 }
 

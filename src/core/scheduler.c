@@ -61,10 +61,13 @@ typedef struct {
 } planner;
 
 /* A leaf whose one element is known on the host now and cannot change before the kernel
- * runs: it becomes a constant of the fused kernel (a uniform, not a binding and a load). */
+ * runs: it becomes a constant of the fused kernel (a uniform, not a binding and a load). A
+ * value that depends on an unread index check stays an input, so its taint reaches the
+ * kernel's outputs. */
 static int is_constant(const planner *p, const wgt_operand *op) {
     wgt_storage *s = op->storage;
-    if (!s || s->symbolic || !s->host_valid || !s->host || s->pending_writers || !p->foldable || !p->foldable(s, p->arg))
+    if (!s || s->symbolic || !s->host_valid || !s->host || s->pending_writers || s->check_mask || !p->foldable ||
+        !p->foldable(s, p->arg))
         return 0;
     for (int d = 0; d < op->ndim; d++)
         if (op->shape[d] != 1 && op->strides[d] != 0) return 0;
@@ -145,9 +148,10 @@ static int can_move(const planner *p, const int *members, int m, int g) {
     return 1;
 }
 
-static int collect(const planner *p, int g, int *members) {
+/* The members of group g, which ends at node last (a group spans at most FUSION_WINDOW). */
+static int collect(const planner *p, int g, int last, int *members) {
     int m = 0;
-    for (int i = g; i < p->n; i++)
+    for (int i = g; i <= last; i++)
         if (p->group[i] == g) members[m++] = i;
     return m;
 }
@@ -158,6 +162,7 @@ static void try_join(planner *p, int i, int g) {
     int own = p->group[i];
     if (own == g) return;
     int id = own < g ? own : g;
+    if (i - id > FUSION_WINDOW) return; /* a group's id is its first member: can_move would refuse */
     int changed[WGT_FUSED_MAX_STEPS + 1], before[WGT_FUSED_MAX_STEPS + 1], nchanged = 0;
     int members[WGT_FUSED_MAX_STEPS + 1], m = 0, ok = 1;
     for (int k = id; k <= i && ok; k++) {
@@ -291,12 +296,13 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
                           int allow_fusion, wgt_needed_fn foldable, wgt_plan *out) {
     memset(out, 0, sizeof *out);
     char *live = calloc((size_t)n + 1, 1);
-    int *group = malloc(sizeof *group * ((size_t)n + 1));
+    int *group = malloc(sizeof *group * ((size_t)n + 1)), *last = malloc(sizeof *last * ((size_t)n + 1));
     out->node_step = malloc(sizeof *out->node_step * ((size_t)n + 1));
     out->steps = calloc((size_t)n + 1, sizeof *out->steps);
-    if (!live || !group || !out->node_step || !out->steps) {
+    if (!live || !group || !last || !out->node_step || !out->steps) {
         free(live);
         free(group);
+        free(last);
         wgt_plan_free(out);
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for planning %d recorded ops", n);
     }
@@ -341,14 +347,16 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
             }
         }
 
-    /* 3. Steps, each at its last member. */
+    /* 3. Steps, each at its last member (found first, so no group is searched past its end). */
+    for (int i = 0; i < n; i++)
+        if (live[i] && group[i] >= 0) last[group[i]] = i;
     int members[WGT_FUSED_MAX_STEPS + 1];
     for (int i = 0; i < n; i++) {
         out->node_step[i] = -1;
         if (!live[i]) continue;
         int g = group[i];
-        int m = g < 0 ? 1 : collect(&p, g, members);
-        if (m > 1 && members[m - 1] != i) continue; /* runs with its group's last member */
+        if (g >= 0 && last[g] != i) continue; /* runs with its group's last member */
+        int m = g < 0 ? 1 : collect(&p, g, i, members);
         wgt_step *step = &out->steps[out->nsteps];
         step->members = m;
         if (m == 1) {
@@ -359,6 +367,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
             if (!step->fused) {
                 free(live);
                 free(group);
+                free(last);
                 wgt_plan_free(out);
                 return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a fused kernel");
             }
@@ -395,6 +404,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     }
     free(live);
     free(group);
+    free(last);
     return WGT_OK;
 }
 
@@ -410,6 +420,12 @@ static wgt_status bind_operand(wgt_operand *op, int whole_output, wgt_resolve_fn
     if (!real) return wgt_last_status() != WGT_OK ? wgt_last_status() : WGT_ERR_INTERNAL;
     op->offset += shift;
     wgt_status st;
+    /* A graph's intermediate that a bad index failed in an earlier dispatch is computed anew. */
+    if (real->failed && whole_output && wgt_storage_is_intermediate(real)) {
+        real->failed = WGT_OK;
+        free(real->failed_message);
+        real->failed_message = NULL;
+    }
     if (real->failed)
         return wgt_error(real->failed, "an input failed earlier: %s",
                          real->failed_message ? real->failed_message : wgt_status_name(real->failed));
@@ -428,54 +444,27 @@ static wgt_status bind_operand(wgt_operand *op, int whole_output, wgt_resolve_fn
     return WGT_OK;
 }
 
-/* Checks the values of a 1-D index operand that did not exist when its op was recorded. */
-static wgt_status check_indices_now(wgt_context *ctx, const wgt_node *n, const wgt_operand *idx) {
-    wgt_backend *be = ctx->backend;
-    int64_t count = idx->shape[0], step = idx->strides[0];
-    if (count == 0) return WGT_OK;
-    int64_t lo = idx->offset, hi = idx->offset + (count - 1) * step;
-    if (hi < lo) {
-        int64_t t = lo;
-        lo = hi;
-        hi = t;
-    }
-    size_t span = (size_t)(hi - lo + 1);
-    uint32_t *words = NULL;
-    const uint32_t *at;
-    if (be->host_resident) {
-        at = (const uint32_t *)idx->host + lo;
-    } else {
-        words = malloc(span * 4);
-        if (!words) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for checking indices", n->fn);
-        wgt_status st = be->buffer_read(be, idx->buffer, (size_t)lo * 4, words, span * 4);
-        if (st != WGT_OK) {
-            free(words);
-            return st;
-        }
-        at = words;
-    }
-    wgt_status st = WGT_OK;
-    for (int64_t i = 0; i < count; i++) {
-        uint32_t w = at[idx->offset + i * step - lo];
-        int64_t v = idx->dtype == WGT_I32 ? (int64_t)(int32_t)w : (int64_t)w;
-        if (v < 0 || v >= n->index_bound) {
-            st = wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: index %lld at position [%lld] of indices is outside 0..%lld",
-                           n->fn, (long long)v, (long long)i, (long long)(n->index_bound - 1));
-            break;
-        }
-    }
-    free(words);
-    return st;
+/* The taint of what a step reads (see index_checks.c): the union of its operands' masks. */
+static uint64_t read_mask(const wgt_operand *ops, int n) {
+    uint64_t m = 0;
+    for (int i = 0; i < n; i++)
+        if (ops[i].storage) m |= ops[i].storage->check_mask;
+    return m;
 }
 
 static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn resolve, void *arg) {
-    wgt_operand a[WGT_NODE_MAX_ARGS];
+    wgt_operand a[WGT_NODE_MAX_ARGS], record;
     memcpy(a, n->args, sizeof a);
     wgt_status st;
+    uint64_t bit = 0;
+    /* Before binding: taking a slot may read the record, which can fail an input. */
+    if (n->index_bound && (st = wgt_index_checks_take(ctx, n, &record, &bit)) != WGT_OK) return st;
     for (int i = n->nargs - 1; i >= 0; i--) /* inputs first: syncing them may submit work */
         if ((st = bind_operand(&a[i], i == 0 && !n->partial, resolve, arg)) != WGT_OK) return st;
-    if (n->index_bound && (st = check_indices_now(ctx, n, &a[n->index_arg])) != WGT_OK) return st;
     wgt_backend *be = ctx->backend;
+    if (n->index_bound &&
+        (st = be->index_check(be, &a[n->index_arg], n->index_bound < 0 ? 0 : n->index_bound, &record)) != WGT_OK)
+        return st;
     switch (n->kind) {
     case WGT_NODE_COPY: st = be->copy(be, &a[0], &a[1]); break;
     case WGT_NODE_BINARY: st = be->binary(be, (wgt_binary_op)n->op, &a[0], &a[1], &a[2]); break;
@@ -496,7 +485,13 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     case WGT_NODE_ATTENTION: st = be->attention(be, &a[0], &a[1], &a[2], &a[3], n->axis, n->params[0]); break;
     default: st = wgt_error(WGT_ERR_INTERNAL, "unknown node kind %d", (int)n->kind);
     }
-    if (st == WGT_OK) wgt_storage_mark_device_written(a[0].storage);
+    if (st == WGT_OK) {
+        /* A box as large as its destination (a staged graph output copied back) replaces it. */
+        int whole = !n->partial || (n->kind == WGT_NODE_WRITE_BOX &&
+                                    wgt_numel(a[1].ndim, a[1].shape) == wgt_numel(a[0].ndim, a[0].shape));
+        wgt_storage_mark_device_written(a[0].storage);
+        wgt_index_checks_written(a[0].storage, read_mask(a + 1, n->nargs - 1) | bit, whole);
+    }
     return st;
 }
 
@@ -508,8 +503,12 @@ static wgt_status run_fused(wgt_context *ctx, const wgt_fused_kernel *src, wgt_r
     for (int i = 0; i < k.noutputs; i++)
         if ((st = bind_operand(&k.outputs[i], 1, resolve, arg)) != WGT_OK) return st;
     st = ctx->backend->fused(ctx->backend, &k);
+    uint64_t mask = read_mask(k.inputs, k.ninputs);
     if (st == WGT_OK)
-        for (int i = 0; i < k.noutputs; i++) wgt_storage_mark_device_written(k.outputs[i].storage);
+        for (int i = 0; i < k.noutputs; i++) {
+            wgt_storage_mark_device_written(k.outputs[i].storage);
+            wgt_index_checks_written(k.outputs[i].storage, mask, 1);
+        }
     return st;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api_names.h"
 #include "tensor.h"
 
 void wgt_format_shape(char *buf, size_t size, int ndim, const int64_t *shape) {

@@ -56,6 +56,7 @@ void wgt_storage_release(wgt_storage *s) {
         free(s->input_name);
     }
     if (s->producer) wgt_node_release(s->producer);
+    wgt_index_checks_forget(s);
     free(s->failed_message);
     free(s);
     wgt_context_unref(ctx);
@@ -73,20 +74,34 @@ static wgt_status check_has_data(wgt_storage *s) {
     return WGT_OK;
 }
 
+/* Reading s on the host is a synchronisation: the index checks run since the record was last
+ * read are read with it where s depends on one (its values must not come back unchecked) or
+ * where the device is read anyway (the record's copy then joins the same submission). read
+ * (NULL: none) reads the device; a check that failed s then fails the read. */
+static wgt_status read_checked(wgt_storage *s, int device_read, size_t offset, size_t n, void *dst) {
+    wgt_context *ctx = s->ctx;
+    wgt_backend *be = ctx->backend;
+    int checks = wgt_index_checks_unread(ctx) && (s->check_mask || device_read);
+    wgt_status st = checks ? wgt_index_checks_begin(ctx) : WGT_OK;
+    if (st == WGT_OK && device_read) st = be->buffer_read(be, s->buffer, offset, dst, n);
+    if (checks) {
+        wgt_status cs = wgt_index_checks_finish(ctx, 0);
+        if (st == WGT_OK) st = cs;
+    }
+    return st != WGT_OK ? st : check_has_data(s);
+}
+
 wgt_status wgt_storage_sync_host(wgt_storage *s) {
     wgt_status st = check_has_data(s);
     /* Pending readers need not run for a read: a writer of the host copy flushes them first. */
     if (st != WGT_OK || (st = wgt_flush_for(s, 0)) != WGT_OK || (st = check_has_data(s)) != WGT_OK) return st;
     st = ensure_host_memory(s);
     if (st != WGT_OK) return st;
-    if (s->host_valid) return WGT_OK;
+    if (s->host_valid && !s->check_mask) return WGT_OK;
     wgt_backend *be = s->ctx->backend;
-    if (be->host_resident || !s->device_valid) { /* never written: zeros */
-        s->host_valid = 1;
-        return WGT_OK;
-    }
-    st = be->buffer_read(be, s->buffer, 0, s->host, s->alloc_bytes);
-    if (st == WGT_OK) s->host_valid = 1;
+    /* Never written on the device: zeros, or the host copy is the only copy. */
+    int device_read = !s->host_valid && !be->host_resident && s->device_valid;
+    if ((st = read_checked(s, device_read, 0, s->alloc_bytes, s->host)) == WGT_OK) s->host_valid = 1;
     return st;
 }
 
@@ -96,7 +111,7 @@ wgt_status wgt_storage_read_bytes(wgt_storage *s, size_t offset, size_t n, void 
     wgt_backend *be = s->ctx->backend;
     *whole = s->host_valid || be->host_resident || !s->device_valid;
     if (*whole) return wgt_storage_sync_host(s); /* nothing to gain from a part */
-    return be->buffer_read(be, s->buffer, offset, dst, n);
+    return read_checked(s, 1, offset, n, dst);
 }
 
 wgt_status wgt_storage_sync_device(wgt_storage *s) {

@@ -7,7 +7,8 @@
 
 #include "node.h"
 
-static int live(const wgt_tensor *t) { return t && t->magic == WGT_TENSOR_MAGIC && t->refs > 0; }
+/* Records come from handles (handles.h): a stale handle arrives as a record without references. */
+static int live(const wgt_tensor *t) { return t && t->refs > 0; }
 
 wgt_status wgt_check_dtype(const char *fn, wgt_dtype dtype) {
     if (wgt_dtype_size(dtype) == 0)
@@ -41,7 +42,6 @@ static wgt_tensor *tensor_alloc(wgt_storage *s, wgt_dtype dtype, int ndim, const
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a tensor handle");
         return NULL;
     }
-    t->magic = WGT_TENSOR_MAGIC;
     t->refs = 1;
     t->storage = s;
     s->refs++;
@@ -56,10 +56,8 @@ static wgt_tensor *tensor_alloc(wgt_storage *s, wgt_dtype dtype, int ndim, const
     return t;
 }
 
-/* host_now: take the host memory of a host-resident backend at once (every tensor but a graph
- * placeholder, which never holds data). */
-static wgt_tensor *tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim, const int64_t *shape,
-                              unsigned usage, int host_now) {
+wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim, const int64_t *shape,
+                           unsigned usage) {
     int64_t numel;
     if (wgt_check_context(fn, ctx) != WGT_OK || wgt_check_dtype(fn, dtype) != WGT_OK ||
         wgt_check_shape(fn, ndim, shape, &numel) != WGT_OK)
@@ -85,28 +83,14 @@ static wgt_tensor *tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype,
     }
     wgt_storage *s = wgt_storage_create(ctx, (size_t)numel * esize);
     if (!s) return NULL;
-    /* Host memory is taken now, so running out of it is reported by the op that asked; device
-     * memory waits until the work runs, when the pool can serve it from freed intermediates. */
-    if (host_now && ctx->backend->host_resident && wgt_storage_sync_device_now(s) != WGT_OK) {
-        wgt_storage_release(s);
-        return NULL;
-    }
+    /* Memory is taken when the work that writes it runs (or the caller writes it), on every
+     * backend: pending work holds no output memory, and intermediates that die before their
+     * turn reuse what earlier steps freed. */
     int64_t strides[WGT_MAX_DIMS];
     wgt_contiguous_strides(ndim, shape, strides);
     wgt_tensor *t = tensor_alloc(s, dtype, ndim, shape, strides, 0, usage);
     wgt_storage_release(s); /* the tensor holds the only reference now */
     return t;
-}
-
-wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim,
-                           const int64_t *shape, unsigned usage) {
-    return tensor_new(ctx, fn, dtype, ndim, shape, usage, 1);
-}
-
-/* For wgt_graph_input (compiled_graph.c): the tensor without any memory. */
-wgt_tensor *wgt_tensor_new_placeholder(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim,
-                                       const int64_t *shape) {
-    return tensor_new(ctx, fn, dtype, ndim, shape, WGT_USAGE_DEFAULT, 0);
 }
 
 wgt_tensor *wgt_tensor_new_view(wgt_tensor *base, int ndim, const int64_t *shape,
@@ -131,7 +115,6 @@ wgt_tensor *wgt_retain(wgt_tensor *t) {
 void wgt_release(wgt_tensor *t) {
     if (!live(t)) return;
     if (--t->refs > 0) return;
-    t->magic = 0;
     wgt_storage_release(t->storage);
     free(t);
 }

@@ -13,6 +13,12 @@
 
 struct wgt_node;
 
+/* Budgets of pending eager work: recording past either runs what is pending (lazy.c). Nodes
+ * bound the host memory recorded work holds and the planning cost of one flush; bytes bound
+ * what running the pending outputs at once may take. */
+#define WGT_PENDING_MAX_NODES 4096
+#define WGT_PENDING_MAX_BYTES ((uint64_t)256 << 20)
+
 struct wgt_context {
     int refs; /* the caller's handle plus one per live storage */
     int released;
@@ -24,11 +30,14 @@ struct wgt_context {
 
     /* Work recorded and not yet run, in record order (lazy.c). */
     struct wgt_node *pending_head, *pending_tail;
-    int npending;
+    int npending;          /* at most WGT_PENDING_MAX_NODES */
+    uint64_t pending_bytes; /* output bytes of the pending nodes */
     int flushing;
     uint64_t seq;
+    uint64_t walks; /* graph walks so far: each marks what it reached with its number */
     struct wgt_storage *graph_inputs; /* live placeholders, for unique names */
     wgt_stats counters;               /* the core's counters: ops_*, launches */
+    struct wgt_index_checks *index_checks; /* device-side index checks (index_checks.c), or NULL */
 };
 
 typedef struct wgt_storage {
@@ -55,6 +64,10 @@ typedef struct wgt_storage {
     struct wgt_node *producer; /* symbolic: the node that writes it last (a reference) */
     wgt_status failed;   /* the work that was to write it failed: reads report this */
     char *failed_message;
+    /* Index checks its value depends on that are not read yet (index_checks.c): one bit per
+     * check slot modulo 64; while non-zero it is on the context's list of such storages. */
+    uint64_t check_mask;
+    struct wgt_storage *check_prev, *check_next;
     /* Scratch for the scheduler, valid during one planning pass. */
     int needed;         /* must hold its value after the planned nodes */
     int live_mark;      /* liveness walk: a later node still needs it */
@@ -62,17 +75,18 @@ typedef struct wgt_storage {
     int producer_index; /* the planned node writing it whole, or -1 */
     int last_step;      /* the last plan step touching it */
     int graph_only;     /* held by nothing but one graph being built */
+    uint64_t walk;      /* the last graph walk that reached it (ctx->walks) */
+    int walk_count;     /* that walk's count of references to it */
 } wgt_storage;
 
 /* A graph's intermediate: computed from graph inputs, not an input itself. It holds data only
  * while a dispatch of its graph runs. */
 static inline int wgt_storage_is_intermediate(const wgt_storage *s) { return s->symbolic && !s->input_name; }
 
-#define WGT_TENSOR_MAGIC 0x77677454u /* "wgtT": catches stale or foreign pointers */
-
+/* A tensor record. Callers hold handles to it (handles.h), never its address. */
 struct wgt_tensor {
-    uint32_t magic;
-    int refs;
+    uint32_t handle; /* the caller's handle slot + 1, 0 while the caller holds none */
+    int refs;        /* the caller's references (one per handle reference) and the library's */
     wgt_storage *storage;
     wgt_dtype dtype;
     int ndim;

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "api_names.h"
 #include "tensor.h"
 
 wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) {

@@ -65,6 +65,7 @@ wgt_backend *wgt_cpu_backend_create(void) {
     be->binary = wgt_cpu_binary;
     be->gather_rows = wgt_cpu_gather_rows;
     be->set_rows = wgt_cpu_set_rows;
+    be->index_check = wgt_cpu_index_check;
     be->unary = wgt_cpu_unary;
     be->cast = wgt_cpu_cast;
     be->reduce = wgt_cpu_reduce;

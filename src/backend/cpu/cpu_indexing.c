@@ -3,8 +3,9 @@
  * type, so NaN payloads and signed zeros pass through unchanged, as they do on the GPU.
  * Both walk the index list in order and copy one row at a time through the operands'
  * strides; set_rows therefore lets the last of repeated indices win simply by writing it
- * last. Indices arrive checked (0 <= index < rows), so an i32 index is read as a
- * non-negative value.
+ * last. Indices the core could not check on the host arrive unchecked: a gather writes zeros
+ * for a row whose index is out of range, set_rows writes nothing when any index is, and
+ * index_check records the first such index for the core to report.
  */
 #include <string.h>
 
@@ -15,6 +16,25 @@ static int64_t load_index(const wgt_operand *indices, int64_t i) {
     int64_t at = indices->offset + i * indices->strides[0];
     if (indices->dtype == WGT_I32) return ((const int32_t *)indices->host)[at];
     return ((const uint32_t *)indices->host)[at];
+}
+
+/* The first position whose index lies outside [0, bound), or -1. */
+static int64_t first_bad(const wgt_operand *indices, int64_t n, int64_t bound) {
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = load_index(indices, i);
+        if (v < 0 || v >= bound) return i;
+    }
+    return -1;
+}
+
+wgt_status wgt_cpu_index_check(wgt_backend *be, const wgt_operand *indices, int64_t bound,
+                               const wgt_operand *record) {
+    (void)be;
+    int64_t i = first_bad(indices, indices->shape[0], bound);
+    uint32_t *slot = (uint32_t *)record->host + record->offset;
+    slot[0] = i < 0 ? 0xffffffffu : (uint32_t)i;
+    slot[1] = i < 0 ? 0 : ((const uint32_t *)indices->host)[indices->offset + i * indices->strides[0]];
+    return WGT_OK;
 }
 
 /* Copies one row: the dimensions 1..ndim-1 of shape, from src at src_off to dst at
@@ -43,6 +63,12 @@ wgt_status wgt_cpu_gather_rows(wgt_backend *be, const wgt_operand *out, const wg
     size_t es = wgt_dtype_size(table->dtype);
     for (int64_t i = 0; i < out->shape[0]; i++) {
         int64_t row = load_index(indices, i);
+        if (row < 0 || row >= table->shape[0]) { /* out is contiguous: its row is one run */
+            int64_t n = 1;
+            for (int d = 1; d < out->ndim; d++) n *= out->shape[d];
+            memset((char *)out->host + (size_t)(out->offset + i * out->strides[0]) * es, 0, (size_t)n * es);
+            continue;
+        }
         copy_row(out->host, out->offset + i * out->strides[0], out->strides, table->host,
                  table->offset + row * table->strides[0], table->strides, table->ndim, table->shape, es);
     }
@@ -53,6 +79,7 @@ wgt_status wgt_cpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_o
                             const wgt_operand *rows) {
     (void)be;
     size_t es = wgt_dtype_size(dst->dtype);
+    if (first_bad(indices, rows->shape[0], dst->shape[0]) >= 0) return WGT_OK; /* all or nothing */
     for (int64_t i = 0; i < rows->shape[0]; i++) {
         int64_t row = load_index(indices, i);
         copy_row(dst->host, dst->offset + row * dst->strides[0], dst->strides, rows->host,

@@ -42,6 +42,8 @@ wgt_status wgt_cpu_gather_rows(wgt_backend *be, const wgt_operand *out, const wg
                                const wgt_operand *indices);
 wgt_status wgt_cpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                             const wgt_operand *rows);
+wgt_status wgt_cpu_index_check(wgt_backend *be, const wgt_operand *indices, int64_t bound,
+                               const wgt_operand *record);
 /* cpu_shape.c: write_box (concat, stack) and pad */
 wgt_status wgt_cpu_write_box(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
                              const wgt_operand *src);

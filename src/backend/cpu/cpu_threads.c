@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "cpu_threads.h"
+#include "core/env.h"
 
-#define MAX_THREADS 256
 
 typedef struct worker {
     wgt_cpu_pool *pool;
@@ -100,7 +100,7 @@ static int start_workers(wgt_cpu_pool *pool) {
 
 wgt_cpu_pool *wgt_cpu_pool_create(int threads) {
     if (threads < 1) threads = 1;
-    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads > WGT_CPU_MAX_THREADS) threads = WGT_CPU_MAX_THREADS;
     wgt_cpu_pool *pool = calloc(1, sizeof *pool);
     if (!pool) return NULL;
     pool->size = threads;
@@ -163,16 +163,12 @@ static int available_processors(void) {
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
 #endif
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)(n < MAX_THREADS ? n : MAX_THREADS) : 1;
+    return n > 0 ? (int)(n < WGT_CPU_MAX_THREADS ? n : WGT_CPU_MAX_THREADS) : 1;
 }
 
 int wgt_cpu_default_threads(void) {
-    const char *env = getenv("WGT_CPU_THREADS");
-    if (env && *env) {
-        char *end;
-        long v = strtol(env, &end, 10);
-        if (*end == '\0' && v >= 1 && v <= MAX_THREADS) return (int)v;
-    }
+    uint64_t v; /* wgt_context_create has checked the variable */
+    if (wgt_env_count("wgt_context_create", "WGT_CPU_THREADS", 1, WGT_CPU_MAX_THREADS, &v) > 0) return (int)v;
     int n = available_processors();
-    return n < MAX_THREADS ? n : MAX_THREADS;
+    return n < WGT_CPU_MAX_THREADS ? n : WGT_CPU_MAX_THREADS;
 }

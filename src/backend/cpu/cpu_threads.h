@@ -17,6 +17,8 @@
 
 typedef struct wgt_cpu_pool wgt_cpu_pool;
 
+#define WGT_CPU_MAX_THREADS 256 /* a pool's threads, the caller included */
+
 /* slot: which thread runs the task, 0 (the caller) .. wgt_cpu_pool_slots() - 1, so a kernel
  * can give each thread its own scratch memory, allocated before the job. */
 typedef void (*wgt_cpu_task_fn)(void *arg, int64_t task, int slot);
@@ -34,8 +36,8 @@ int wgt_cpu_pool_slots(const wgt_cpu_pool *pool);
  * caller runs every task itself: slower, never wrong. */
 void wgt_cpu_pool_run(wgt_cpu_pool *pool, int64_t ntasks, wgt_cpu_task_fn fn, void *arg);
 
-/* The thread count a new pool gets: WGT_CPU_THREADS from the environment when it is a whole
- * number from 1 to 256, else the processors this process may run on. */
+/* The thread count a new pool gets: WGT_CPU_THREADS from the environment (1 to 256; context
+ * creation refuses any other value), else the processors this process may run on. */
 int wgt_cpu_default_threads(void);
 
 #endif

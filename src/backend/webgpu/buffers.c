@@ -102,6 +102,11 @@ void *wgt_wgpu_buffer_export(wgt_backend *be, wgt_buffer *buf) {
     return buf->handle;
 }
 
+void wgt_wgpu_buffers_detach(wgt_webgpu *w) {
+    wgt_wgpu_pool_detach(w, w->storage_pool);
+    wgt_wgpu_pool_detach(w, w->read_pool);
+}
+
 void wgt_wgpu_buffers_shutdown(wgt_webgpu *w) {
     wgt_wgpu_pool_destroy(w, w->storage_pool);
     wgt_wgpu_pool_destroy(w, w->read_pool);

@@ -38,6 +38,8 @@ static void on_uncaptured_error(const WGPUDevice *device, uint32_t type, WGPUStr
 }
 
 wgt_status wgt_wgpu_status(wgt_webgpu *w) {
+    if (w->device_released) /* the core refuses a released context first; read requests may still ask */
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "the context was released: its WebGPU device is gone");
     if (atomic_load(&w->lost)) {
         pthread_mutex_lock(&w->message_lock);
         wgt_error(WGT_ERR_DEVICE_LOST, "the WebGPU device (%s) was lost: %s; create a new context", w->adapter.name,
@@ -46,7 +48,8 @@ wgt_status wgt_wgpu_status(wgt_webgpu *w) {
         return WGT_ERR_DEVICE_LOST;
     }
     if (w->stuck != WGT_OK) return wgt_error(w->stuck, "%s", w->stuck_message);
-    wgt_status st = WGT_OK;
+    wgt_status st = wgt_wgpu_settle_late(w, 0);
+    if (st != WGT_OK) return st;
     pthread_mutex_lock(&w->message_lock);
     if (w->has_uncaptured) { /* reported once, to the next call, then cleared */
         st = wgt_error(WGT_ERR_BACKEND, "the WebGPU device reported an error: %s", w->uncaptured);
@@ -58,9 +61,8 @@ wgt_status wgt_wgpu_status(wgt_webgpu *w) {
 
 /* ---- waits ---- */
 
-/* The wait gave up with the future still pending: the context refuses device work from now on
- * (wgt_wgpu_status repeats this message), since what the wait was for may never finish and its
- * callback still holds the backend's result slot. */
+/* WaitAny failed with the future still pending: the context refuses device work from now on
+ * (wgt_wgpu_status repeats this message), since the instance cannot wait for anything. */
 static wgt_status give_up(wgt_webgpu *w, wgt_status st, const char *why) {
     w->stuck = st;
     snprintf(w->stuck_message, sizeof w->stuck_message,
@@ -68,33 +70,114 @@ static wgt_status give_up(wgt_webgpu *w, wgt_status st, const char *why) {
     return wgt_error(st, "%s", w->stuck_message);
 }
 
+static void on_late_work_done(uint32_t status, void *u1, void *u2) {
+    (void)status;
+    (void)u1;
+    (void)u2;
+}
+
+/* The deadline passed with the future still pending. Its callback writes only into the
+ * backend (never the waiter's frame), so the wait may be abandoned; what it waited for runs
+ * on or not. Everything submitted so far is covered by one work-done future: when that
+ * completes, the device has caught up and the context works again. */
+static wgt_status fall_late(wgt_webgpu *w, const char *why) {
+    if (!w->late && w->queue) {
+        WGPUCallbackInfo cb = {0};
+        cb.mode = WGPU_CALLBACK_MODE_WAIT_ANY_ONLY;
+        cb.callback = (void (*)(void))on_late_work_done;
+        w->late_done = w->p->wgpuQueueOnSubmittedWorkDone(w->queue, cb);
+        w->late = 1;
+    }
+    snprintf(w->late_message, sizeof w->late_message, "%s", why);
+    return wgt_error(WGT_ERR_TIMEOUT,
+                     "%s: the device may be slow or hung; the context works again once that work finishes", why);
+}
+
+/* One WaitAny slice of at most 50 ms (to notice device loss) and never past the deadline, so
+ * a short timeout is honoured to the millisecond; polling sleeps 20 us where the instance
+ * has no timed waits. 1 when the future completed. */
+static int wait_slice(wgt_webgpu *w, WGPUFutureWaitInfo *info, uint64_t left_ns, uint32_t *status) {
+    uint64_t slice = 0;
+    if (w->timed_wait) slice = left_ns < 50000000ull ? left_ns : 50000000ull;
+    *status = w->p->wgpuInstanceWaitAny(w->instance, 1, info, slice);
+    if (!info->completed && !w->timed_wait) nanosleep(&(struct timespec){0, 20000}, NULL);
+    return info->completed != 0;
+}
+
+static uint64_t ns_since(const struct timespec *start) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)(now.tv_sec - start->tv_sec) * 1000000000ull + (uint64_t)(now.tv_nsec - start->tv_nsec);
+}
+
+int wgt_wgpu_late_pending(wgt_webgpu *w) {
+    if (!w->late) return 0;
+    WGPUFutureWaitInfo info = {w->late_done, 0};
+    uint32_t s;
+    if (wait_slice(w, &info, 0, &s)) w->late = 0;
+    return w->late;
+}
+
+wgt_status wgt_wgpu_settle_late(wgt_webgpu *w, int block) {
+    if (!w->late) return WGT_OK;
+    WGPUFutureWaitInfo info = {w->late_done, 0};
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    uint32_t s = 0;
+    for (uint64_t elapsed = 0; !wait_slice(w, &info, block ? w->timeout_ns - elapsed : 0, &s);) {
+        if (s != WGPU_WAIT_STATUS_SUCCESS && s != WGPU_WAIT_STATUS_TIMED_OUT) {
+            char why[256];
+            snprintf(why, sizeof why, "waiting for work that passed its deadline failed (wait status %u)", s);
+            return give_up(w, WGT_ERR_BACKEND, why);
+        }
+        if (atomic_load(&w->lost) || !block || (elapsed = ns_since(&start)) >= w->timeout_ns)
+            return wgt_error(WGT_ERR_TIMEOUT,
+                             "the device is still running work that passed its deadline (%s); calls that need "
+                             "the device wait up to %llu ms for it each, and work again once it finishes",
+                             w->late_message, (unsigned long long)(w->timeout_ns / 1000000));
+    }
+    w->late = 0;
+    return WGT_OK;
+}
+
 wgt_status wgt_wgpu_wait(wgt_webgpu *w, WGPUFuture f, const char *what) {
     WGPUFutureWaitInfo info = {f, 0};
-    struct timespec start, now;
+    struct timespec start;
     if (w->stuck != WGT_OK || atomic_load(&w->lost)) return wgt_wgpu_status(w); /* no new waits */
+    wgt_status late = wgt_wgpu_settle_late(w, 1); /* the deadline is for this wait's work alone */
+    if (late != WGT_OK) return late;
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (uint64_t elapsed = 0;;) {
-        /* Timed waits sleep in slices of at most 50 ms (to notice device loss) and never past
-         * the deadline, so a short timeout is honoured to the millisecond. */
-        uint64_t slice = 0;
-        if (w->timed_wait) slice = w->timeout_ns - elapsed < 50000000ull ? w->timeout_ns - elapsed : 50000000ull;
-        uint32_t s = w->p->wgpuInstanceWaitAny(w->instance, 1, &info, slice);
-        if (info.completed) return WGT_OK;
+        uint32_t s;
+        if (wait_slice(w, &info, w->timeout_ns - elapsed, &s)) return WGT_OK;
         char why[256];
         if (s != WGPU_WAIT_STATUS_SUCCESS && s != WGPU_WAIT_STATUS_TIMED_OUT) {
             snprintf(why, sizeof why, "waiting for %s failed (wait status %u)", what, s);
             return give_up(w, WGT_ERR_BACKEND, why);
         }
         if (atomic_load(&w->lost)) return wgt_wgpu_status(w);
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        elapsed = (uint64_t)(now.tv_sec - start.tv_sec) * 1000000000ull + (uint64_t)(now.tv_nsec - start.tv_nsec);
-        if (elapsed >= w->timeout_ns) {
-            snprintf(why, sizeof why, "waiting for %s took longer than %llu ms: the device may be hung", what,
+        if ((elapsed = ns_since(&start)) >= w->timeout_ns) {
+            snprintf(why, sizeof why, "waiting for %s took longer than %llu ms", what,
                      (unsigned long long)(w->timeout_ns / 1000000));
-            return give_up(w, WGT_ERR_TIMEOUT, why);
+            return fall_late(w, why);
         }
-        if (!w->timed_wait) nanosleep(&(struct timespec){0, 20000}, NULL);
     }
+}
+
+wgt_status wgt_wgpu_wait_work(wgt_webgpu *w, WGPUFuture f, const char *what) {
+    if (w->first_runs_pending && w->stuck == WGT_OK && !atomic_load(&w->lost) && wgt_wgpu_settle_late(w, 1) == WGT_OK) {
+        /* Kernels' first runs: the driver may be compiling, which is not the device hanging. */
+        uint64_t timeout = w->timeout_ns, allowance = (uint64_t)WGT_WGPU_FIRST_RUN_ALLOWANCE_MS * 1000000ull;
+        char first[160];
+        snprintf(first, sizeof first, "the first run of kernels compiled for %s (within %u s)", what,
+                 WGT_WGPU_FIRST_RUN_ALLOWANCE_MS / 1000);
+        if (allowance > timeout) w->timeout_ns = allowance;
+        w->first_runs_pending = 0;
+        wgt_status st = wgt_wgpu_wait(w, w->first_runs_done, first);
+        w->timeout_ns = timeout;
+        if (st != WGT_OK) return st;
+    }
+    return wgt_wgpu_wait(w, f, what);
 }
 
 static void on_scope(uint32_t status, uint32_t type, WGPUStringView message, void *u1, void *u2) {
@@ -114,12 +197,18 @@ void wgt_wgpu_push_scope(wgt_webgpu *w) {
 wgt_status wgt_wgpu_pop_scope(wgt_webgpu *w, const char *what) {
     wgt_wgpu_result *r = w->scope_results;
     memset(r, 0, 2 * sizeof *r);
+    /* Both scopes are popped before either is waited for: a wait that gives up must not leave
+     * one of ours on the device's stack, where the next push and pop would pair wrongly. */
+    WGPUFuture popped[2];
     for (int i = 0; i < 2; i++) { /* validation first (pushed last), then out-of-memory */
         WGPUCallbackInfo cb = {0};
         cb.mode = WGPU_CALLBACK_MODE_WAIT_ANY_ONLY;
         cb.callback = (void (*)(void))on_scope;
         cb.userdata1 = &r[i];
-        wgt_status st = wgt_wgpu_wait(w, w->p->wgpuDevicePopErrorScope(w->device, cb), what);
+        popped[i] = w->p->wgpuDevicePopErrorScope(w->device, cb);
+    }
+    for (int i = 0; i < 2; i++) {
+        wgt_status st = wgt_wgpu_wait(w, popped[i], what);
         if (st != WGT_OK) return st;
     }
     for (int i = 0; i < 2; i++) {
@@ -141,7 +230,7 @@ static int contains_nocase(const char *hay, const char *needle) {
 }
 
 /* Picks by index or name substring, or the first real adapter. Returns -1 with an error. */
-static int choose_adapter(const wgt_adapter_desc *ad, int n, const char *want) {
+static int choose_adapter(const wgt_adapter_desc *ad, int n, const char *want, const char *from_env) {
     if (want && *want) {
         char *end;
         long idx = strtol(want, &end, 10);
@@ -149,7 +238,8 @@ static int choose_adapter(const wgt_adapter_desc *ad, int n, const char *want) {
         for (int i = 0; i < n; i++) {
             if (numeric ? i == idx : contains_nocase(ad[i].name, want) || contains_nocase(ad[i].description, want)) {
                 if (ad[i].backend_type == WGPU_BACKEND_NULL) {
-                    wgt_error(WGT_ERR_UNAVAILABLE, "adapter '%s' is Dawn's Null adapter, which computes nothing", want);
+                    wgt_error(WGT_ERR_UNAVAILABLE, "wgt_context_create: adapter %s'%s' is Dawn's Null adapter, which computes nothing",
+                              from_env, want);
                     return -1;
                 }
                 return i;
@@ -160,7 +250,8 @@ static int choose_adapter(const wgt_adapter_desc *ad, int n, const char *want) {
             size_t used = strlen(names);
             snprintf(names + used, sizeof names - used, "%s[%d] %s", i ? ", " : "", i, ad[i].name);
         }
-        wgt_error(WGT_ERR_UNAVAILABLE, "no adapter matches '%s' (have: %s)", want, n ? names : "none");
+        wgt_error(WGT_ERR_UNAVAILABLE, "wgt_context_create: no adapter matches %s'%s' (have: %s)", from_env, want,
+                  n ? names : "none");
         return -1;
     }
     for (int i = 0; i < n; i++)
@@ -242,31 +333,17 @@ static wgt_status create_device(wgt_webgpu *w) {
 
 /* ---- the backend table ---- */
 
-static void webgpu_destroy(wgt_backend *be) {
+/* The core asks before every call that may need the device: after a timeout, that call is
+ * the one that waits (within the timeout) for the late work, so the context recovers at the
+ * first call after the work finished. */
+static wgt_status webgpu_status(wgt_backend *be) {
     wgt_webgpu *w = (wgt_webgpu *)be;
-    const wgpu_procs *p = w->p;
-    if (w->device && !atomic_load(&w->lost) && w->stuck == WGT_OK) wgt_wgpu_submit(w);
-    atomic_store(&w->shutting_down, 1);
-    wgt_wgpu_fused_shutdown(w);
-    wgt_wgpu_timestamps_shutdown(w);
-    wgt_wgpu_encoder_shutdown(w);
-    wgt_wgpu_buffers_shutdown(w);
-    if (w->queue) p->wgpuQueueRelease(w->queue);
-    if (w->device) {
-        p->wgpuDeviceDestroy(w->device);
-        p->wgpuDeviceRelease(w->device);
+    if (!w->device_released && w->stuck == WGT_OK && !atomic_load(&w->lost)) {
+        wgt_status st = wgt_wgpu_settle_late(w, 1);
+        if (st != WGT_OK) return st;
     }
-    if (w->adapter.adapter) p->wgpuAdapterRelease(w->adapter.adapter);
-    if (w->instance) {
-        p->wgpuInstanceProcessEvents(w->instance); /* lets Dawn run the cancelled callbacks now */
-        p->wgpuInstanceRelease(w->instance); /* runs the callbacks of abandoned waits, into w */
-    }
-    wgt_wgpu_reads_shutdown(w); /* released read requests whose callbacks were still owed */
-    pthread_mutex_destroy(&w->message_lock);
-    free(w);
+    return wgt_wgpu_status(w);
 }
-
-static wgt_status webgpu_status(wgt_backend *be) { return wgt_wgpu_status((wgt_webgpu *)be); }
 static const char *webgpu_device_name(wgt_backend *be) { return ((wgt_webgpu *)be)->adapter.name; }
 
 /* The wait on the future is the point; the callback has nothing to record. */
@@ -291,7 +368,7 @@ static wgt_status webgpu_sync(wgt_backend *be) {
     WGPUCallbackInfo cb = {0};
     cb.mode = WGPU_CALLBACK_MODE_WAIT_ANY_ONLY;
     cb.callback = (void (*)(void))on_work_done;
-    st = wgt_wgpu_wait(w, w->p->wgpuQueueOnSubmittedWorkDone(w->queue, cb), "submitted work");
+    st = wgt_wgpu_wait_work(w, w->p->wgpuQueueOnSubmittedWorkDone(w->queue, cb), "submitted work");
     return st != WGT_OK ? st : wgt_wgpu_status(w);
 }
 
@@ -377,7 +454,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     wgt_adapter_desc ad[WGT_MAX_ADAPTERS];
     int n = wgt_wgpu_enumerate_adapters(w->p, w->instance, w->timed_wait, ad, WGT_MAX_ADAPTERS);
     const char *want = options->adapter ? options->adapter : getenv("WGT_ADAPTER");
-    int chosen = choose_adapter(ad, n, want);
+    int chosen = choose_adapter(ad, n, want, options->adapter ? "" : "WGT_ADAPTER="); /* say where it came from */
     for (int i = 0; i < n; i++)
         if (i != chosen) w->p->wgpuAdapterRelease(ad[i].adapter);
     if (chosen < 0) goto fail;
@@ -397,7 +474,8 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     wgt_backend *be = &w->base;
     be->name = "webgpu";
     be->kind = WGT_BACKEND_WEBGPU;
-    be->destroy = webgpu_destroy;
+    be->destroy = wgt_wgpu_destroy;
+    be->release_device = wgt_wgpu_release_device;
     be->status = webgpu_status;
     be->device_name = webgpu_device_name;
     be->describe = webgpu_describe;
@@ -428,6 +506,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->matmul = wgt_wgpu_matmul;
     be->gather_rows = wgt_wgpu_gather_rows;
     be->set_rows = wgt_wgpu_set_rows;
+    be->index_check = wgt_wgpu_index_check;
     be->rows = wgt_wgpu_rows;
     be->attention = wgt_wgpu_attention;
     be->attention_fits = wgt_wgpu_attention_fits;
@@ -447,7 +526,7 @@ fail:
         wgt_status keep = wgt_last_status();
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", wgt_last_error());
-        webgpu_destroy(&w->base);
+        wgt_wgpu_destroy(&w->base);
         wgt_error(keep, "%s", msg);
     } else {
         pthread_mutex_destroy(&w->message_lock);

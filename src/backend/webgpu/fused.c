@@ -393,6 +393,7 @@ static wgt_status compile(wgt_webgpu *w, struct wgt_wgpu_fused_cache *c, const w
         free(f->desc), free(f);
         return st != WGT_OK ? st : wgt_error(WGT_ERR_BACKEND, "%s failed", what);
     }
+    wgt_wgpu_pipeline_created(w, f->pipeline);
     *out = f;
     return WGT_OK;
 }

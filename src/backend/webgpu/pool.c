@@ -29,6 +29,8 @@ struct wgt_wgpu_pool {
     int counts_live;
     wgt_buffer *classes[CLASS_COUNT]; /* each a list, the buffer pooled last first */
     wgt_buffer *oldest, *newest;      /* every pooled buffer, by when it was pooled */
+    wgt_buffer *used;                 /* every buffer handed out and not yet put back */
+    int detached;                     /* the device is gone: put back only frees the record */
     uint64_t in_use, pooled, peak, created, reused; /* bytes of driver buffers; counts */
 };
 
@@ -73,6 +75,20 @@ static void unlink_pooled(wgt_wgpu_pool *pool, wgt_buffer *b) {
     else pool->newest = b->age_prev;
     b->class_prev = b->class_next = b->age_prev = b->age_next = NULL;
     pool->pooled -= b->alloc;
+}
+
+static void link_used(wgt_wgpu_pool *pool, wgt_buffer *b) {
+    b->used_prev = NULL;
+    b->used_next = pool->used;
+    if (pool->used) pool->used->used_prev = b;
+    pool->used = b;
+}
+
+static void unlink_used(wgt_wgpu_pool *pool, wgt_buffer *b) {
+    if (b->used_prev) b->used_prev->used_next = b->used_next;
+    else pool->used = b->used_next;
+    if (b->used_next) b->used_next->used_prev = b->used_prev;
+    b->used_prev = b->used_next = NULL;
 }
 
 static void release_to_driver(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b) {
@@ -161,6 +177,7 @@ wgt_status wgt_wgpu_pool_get(wgt_webgpu *w, wgt_wgpu_pool *pool, uint64_t nbytes
         pool->in_use += b->alloc;
         pool->reused++;
         b->size = size;
+        link_used(pool, b);
         *reused = 1;
         *out = b;
         return WGT_OK;
@@ -188,6 +205,7 @@ wgt_status wgt_wgpu_pool_get(wgt_webgpu *w, wgt_wgpu_pool *pool, uint64_t nbytes
     pool->in_use += bytes;
     pool->created++;
     if (pool->in_use + pool->pooled > pool->peak) pool->peak = pool->in_use + pool->pooled;
+    link_used(pool, b);
     *reused = 0;
     *out = b;
     return WGT_OK;
@@ -195,6 +213,11 @@ wgt_status wgt_wgpu_pool_get(wgt_webgpu *w, wgt_wgpu_pool *pool, uint64_t nbytes
 
 void wgt_wgpu_pool_put(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b) {
     pool->in_use -= b->alloc;
+    unlink_used(pool, b);
+    if (pool->detached) { /* its driver buffer went with the device */
+        free(b);
+        return;
+    }
     /* A lost device's buffers can never be used again: keeping them would only hold memory. */
     if (b->size_class < 0 || b->alloc > pool->limit || atomic_load(&w->lost)) {
         release_to_driver(w, pool, b);
@@ -219,12 +242,31 @@ void wgt_wgpu_pool_put(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b) {
 
 void wgt_wgpu_pool_discard(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b) {
     pool->in_use -= b->alloc;
-    release_to_driver(w, pool, b);
+    unlink_used(pool, b);
+    if (pool->detached) free(b);
+    else release_to_driver(w, pool, b);
+}
+
+void wgt_wgpu_pool_detach(wgt_webgpu *w, wgt_wgpu_pool *pool) {
+    if (!pool || pool->detached) return;
+    drain(w, pool);
+    for (wgt_buffer *b = pool->used; b; b = b->used_next) {
+        if (b->bind_refs) wgt_wgpu_bind_cache_forget(w, b);
+        w->p->wgpuBufferRelease(b->handle);
+        b->handle = NULL;
+        if (pool->counts_live) atomic_fetch_sub(&live_buffers, 1);
+    }
+    pool->detached = 1;
 }
 
 void wgt_wgpu_pool_destroy(wgt_webgpu *w, wgt_wgpu_pool *pool) {
     if (!pool) return;
-    drain(w, pool);
+    wgt_wgpu_pool_detach(w, pool);
+    while (pool->used) { /* owners that never put theirs back: nothing may refer to them now */
+        wgt_buffer *b = pool->used;
+        unlink_used(pool, b);
+        free(b);
+    }
     free(pool);
 }
 

@@ -119,7 +119,7 @@ static wgt_status advance(wgt_webgpu *w, wgt_pending_read *r, int block) {
     }
     if (!r->callback_ran) {
         if (!block) w->p->wgpuInstanceProcessEvents(w->instance);
-        else if ((st = wgt_wgpu_wait(w, r->future, "a read from the device")) != WGT_OK) return st;
+        else if ((st = wgt_wgpu_wait_work(w, r->future, "a read from the device")) != WGT_OK) return st;
     }
     if (!r->callback_ran) return WGT_OK;
     if (r->map_status != WGPU_REQUEST_STATUS_SUCCESS) {
@@ -160,6 +160,11 @@ const void *wgt_wgpu_read_data(wgt_backend *be, wgt_pending_read *r) {
 void wgt_wgpu_read_release(wgt_backend *be, wgt_pending_read *r) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     if (!r) return;
+    if (w->device_released) { /* every callback was delivered when the instance went */
+        if (r->staging) wgt_wgpu_pool_discard(w, w->read_pool, r->staging); /* frees the record only */
+        free(r);
+        return;
+    }
     if (r->state == READ_MAPPING && !r->callback_ran) {
         /* Dawn still owes the callback, into r: cancel the mapping by letting the buffer go,
          * and keep r until the cancelled callback has been delivered. */

@@ -28,6 +28,7 @@ struct wgt_buffer {
     uint64_t used_serial;
     struct wgt_buffer *class_prev, *class_next; /* pooled: its size class, newest first */
     struct wgt_buffer *age_prev, *age_next;     /* pooled: all pooled buffers, oldest first */
+    struct wgt_buffer *used_prev, *used_next;   /* in use: the pool's buffers handed out */
 };
 
 /* A compiled kernel: one pipeline and the bind-group layout it was made with. */
@@ -81,6 +82,13 @@ typedef struct wgt_webgpu {
     uint32_t compute_units;
     const char *compute_units_from;
 
+    /* The device and everything made from it went back to the driver while tensors still
+     * hold the backend (wgt_context_release, see device.c): buffers are handles no more. */
+    int device_released;
+    /* The device went back on a thread of its own (teardown.c); both guarded by its lock. */
+    int teardown_running;
+    struct teardown *teardown;
+
     /* Written by callbacks that may run on Dawn's threads. */
     atomic_int lost;
     atomic_int shutting_down;
@@ -89,11 +97,25 @@ typedef struct wgt_webgpu {
     char uncaptured[512];
     int has_uncaptured;
 
-    /* Set when a wait gave up (its deadline passed, or WaitAny failed): the operation it waited
-     * for may still be running and its callback is still pending, so every later call that
-     * needs the device fails with this status and message. */
+    /* Set when WaitAny itself failed: the instance cannot wait any more, so every later call
+     * that needs the device fails with this status and message. */
     wgt_status stuck;
     char stuck_message[512];
+    /* Set when a wait passed its deadline: the work may still be running (a slow device) or
+     * never finish (a hung one). late_done is the queue's work-done future registered then;
+     * once it completes, the late work is over and the context is usable again (device.c). */
+    int late;
+    WGPUFuture late_done;
+    char late_message[384];
+    /* Kernels compiled and not yet run (encoder.c). Drivers may compile a kernel for real when
+     * it first runs (lavapipe: seconds, up to a minute under load), inside GPU work we time:
+     * so a first run goes to the queue in a batch of its own, and waits for work let those
+     * batches finish (first_runs_done, within WGT_WGPU_FIRST_RUN_ALLOWANCE_MS) before their
+     * own deadline starts. The list is short: a kernel that falls off it just runs timed. */
+    WGPUComputePipeline cold[16];
+    uint32_t cold_count;
+    int first_runs_pending;
+    WGPUFuture first_runs_done;
     wgt_wgpu_result scope_results[2], device_result;
 
     /* The batch being recorded: one encoder and one compute pass until a submit. */
@@ -167,12 +189,29 @@ uint32_t wgt_wgpu_known_compute_units(const wgt_adapter_desc *d);
 
 /* device.c */
 /* Blocks until future f completes (its callback has run), within the context's timeout. A wait
- * that gives up makes the context stuck (see wgt_webgpu.stuck). */
+ * that passes its deadline leaves the context late (see wgt_webgpu.late); one whose WaitAny
+ * fails makes it stuck. */
 wgt_status wgt_wgpu_wait(wgt_webgpu *w, WGPUFuture f, const char *what);
+/* The same for a future that completes with GPU work (a sync, a read's mapping): batches
+ * holding kernels' first runs are waited for first, within the first-run allowance, and the
+ * deadline covers the rest. */
+#define WGT_WGPU_FIRST_RUN_ALLOWANCE_MS 600000u
+wgt_status wgt_wgpu_wait_work(wgt_webgpu *w, WGPUFuture f, const char *what);
+/* While late: waits (block: up to the context's timeout; else not at all) for the late work
+ * and clears the state once it is done. WGT_ERR_TIMEOUT with a message while it is not. */
+wgt_status wgt_wgpu_settle_late(wgt_webgpu *w, int block);
+/* Whether late work is still running (a poll that never blocks; clears the state once done). */
+int wgt_wgpu_late_pending(wgt_webgpu *w);
 /* Error scopes around object creation: push before, pop after; pop reports what happened. */
 void wgt_wgpu_push_scope(wgt_webgpu *w);
 wgt_status wgt_wgpu_pop_scope(wgt_webgpu *w, const char *what);
 wgt_status wgt_wgpu_status(wgt_webgpu *w);
+
+/* teardown.c: the backend table's release_device and destroy. Giving the device back waits
+ * for its work in flight; after a timeout that work may never end, so the device then goes
+ * back on a thread of its own and the caller does not wait. */
+void wgt_wgpu_release_device(wgt_backend *be);
+void wgt_wgpu_destroy(wgt_backend *be);
 
 /* buffers.c */
 wgt_status wgt_wgpu_buffer_create(wgt_backend *be, size_t nbytes, int zero, wgt_buffer **out);
@@ -183,10 +222,14 @@ void *wgt_wgpu_buffer_export(wgt_backend *be, wgt_buffer *buf);
 wgt_status wgt_wgpu_buffers_init(wgt_webgpu *w);
 /* Releases the pools: before the device goes. */
 void wgt_wgpu_buffers_shutdown(wgt_webgpu *w);
+/* Gives the pools' driver buffers back (wgt_wgpu_pool_detach) before the device goes early. */
+void wgt_wgpu_buffers_detach(wgt_webgpu *w);
 
 /* encoder.c */
 wgt_status wgt_wgpu_encoder_init(wgt_webgpu *w);
 void wgt_wgpu_encoder_shutdown(wgt_webgpu *w);
+/* A pipeline just compiled: its first dispatch will go to the queue in a batch of its own. */
+void wgt_wgpu_pipeline_created(wgt_webgpu *w, WGPUComputePipeline pipeline);
 /* Releases every cached pipeline of the table (encoder.c) or of the fused cache (fused.c). */
 void wgt_wgpu_pipelines_release(wgt_webgpu *w);
 void wgt_wgpu_fused_pipelines_release(wgt_webgpu *w);
@@ -334,11 +377,14 @@ wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_
                                 wgt_wgsl_pieces *helpers);
 /* x is the condition, y and z the values; it calls no helpers. */
 wgt_status wgt_wgpu_where_expr(wgt_dtype cond, wgt_dtype a, wgt_dtype b, wgt_dtype out, char *expr, size_t size);
-/* indexing.c: row gather and row scatter (wgsl/gather_rows.wgsl, wgsl/set_rows.wgsl) */
+/* indexing.c: row gather, row scatter and index checks (wgsl/gather_rows.wgsl,
+ * wgsl/set_rows.wgsl, wgsl/set_rows_pick.wgsl, wgsl/index_check.wgsl) */
 wgt_status wgt_wgpu_gather_rows(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
                                 const wgt_operand *indices);
 wgt_status wgt_wgpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                              const wgt_operand *rows);
+wgt_status wgt_wgpu_index_check(wgt_backend *be, const wgt_operand *indices, int64_t bound,
+                                const wgt_operand *record);
 /* shape.c: write_box (wgsl/write_box.wgsl; concat, stack) and pad (wgsl/pad.wgsl) */
 wgt_status wgt_wgpu_write_box(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
                               const wgt_operand *src);
@@ -360,6 +406,10 @@ void wgt_wgpu_pool_put(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b);
 /* Gives a buffer back to the driver at once instead of keeping it. */
 void wgt_wgpu_pool_discard(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b);
 void wgt_wgpu_pool_destroy(wgt_webgpu *w, wgt_wgpu_pool *pool);
+/* Gives every driver buffer of the pool back, pooled and in use alike, before the device
+ * goes; the buffers in use stay as empty records until their owners put them back, which
+ * then only frees them. */
+void wgt_wgpu_pool_detach(wgt_webgpu *w, wgt_wgpu_pool *pool);
 /* Backend table entries: counters (of the storage pool) and trim (both pools; the peak
  * restarts at what is in use). */
 void wgt_wgpu_stats(wgt_backend *be, wgt_stats *out);

@@ -1,0 +1,108 @@
+/*
+ * The public entry points over tensor handles that api.c cannot generate: those taking
+ * several tensors at once (arrays, bindings), handing several back (wgt_split), or ending a
+ * handle (wgt_release). Each turns the handles into records in a copy of the caller's array
+ * and leaves the checks, and their messages, to the function it calls.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#define WGT_API_PROTOTYPES_ONLY /* the record-level names, without renaming ours */
+#include "api_names.h"
+#include "handles.h"
+#include "tensor.h"
+
+enum { ON_STACK = 16 };
+
+/* Records of n handles, in buf when it fits, else in memory the caller frees (*heap). The
+ * caller's own array goes through unchanged where it cannot be read (n < 1 or NULL): the
+ * function called reports that. NULL with an error when out of memory. */
+static wgt_tensor *const *records_of(const char *fn, int n, wgt_tensor *const *handles, wgt_tensor **buf,
+                                     wgt_tensor ***heap) {
+    *heap = NULL;
+    if (n < 1 || !handles) return handles;
+    wgt_tensor **r = n <= ON_STACK ? buf : (*heap = malloc((size_t)n * sizeof *r));
+    if (!r) {
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d tensors", fn, n);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) r[i] = wgt_handle_arg(handles[i]);
+    return r;
+}
+
+static const wgt_binding *bindings_of(const char *fn, int n, const wgt_binding *b, wgt_binding *buf,
+                                      wgt_binding **heap) {
+    *heap = NULL;
+    if (n < 1 || !b) return b;
+    wgt_binding *r = n <= ON_STACK ? buf : (*heap = malloc((size_t)n * sizeof *r));
+    if (!r) {
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d bindings", fn, n);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) r[i] = (wgt_binding){b[i].name, wgt_handle_arg(b[i].tensor)};
+    return r;
+}
+
+void wgt_release(wgt_tensor *t) {
+    if (t) wgt_handle_release("wgt_release", t);
+}
+
+wgt_status wgt_eval(int n, wgt_tensor *const *tensors) {
+    wgt_tensor *buf[ON_STACK], **heap;
+    wgt_tensor *const *r = records_of("wgt_eval", n, tensors, buf, &heap);
+    wgt_status st = r || !tensors ? wgt_impl_eval(n, r) : wgt_last_status();
+    free(heap);
+    return st;
+}
+
+static wgt_tensor *join(const char *fn, wgt_tensor *(*impl)(wgt_tensor *const *, int, int), wgt_tensor *const *tensors,
+                        int count, int axis) {
+    wgt_tensor *buf[ON_STACK], **heap;
+    wgt_tensor *const *r = records_of(fn, count, tensors, buf, &heap);
+    wgt_tensor *out = r || !tensors ? wgt_handle_out(fn, impl(r, count, axis)) : NULL;
+    free(heap);
+    return out;
+}
+
+wgt_tensor *wgt_concat(wgt_tensor *const *tensors, int count, int axis) {
+    return join("wgt_concat", wgt_impl_concat, tensors, count, axis);
+}
+
+wgt_tensor *wgt_stack(wgt_tensor *const *tensors, int count, int axis) {
+    return join("wgt_stack", wgt_impl_stack, tensors, count, axis);
+}
+
+wgt_status wgt_split(wgt_tensor *a, int axis, int count, const int64_t *sizes, wgt_tensor **out) {
+    wgt_status st = wgt_impl_split(wgt_handle_arg(a), axis, count, sizes, out);
+    if (st != WGT_OK) return st;
+    for (int i = 0; i < count; i++)
+        if (!(out[i] = wgt_handle_out("wgt_split", out[i]))) { /* the table is full: hand back nothing */
+            st = wgt_last_status();
+            for (int j = 0; j < i; j++) wgt_release(out[j]);
+            for (int j = i + 1; j < count; j++) wgt_impl_release(out[j]);
+            for (int j = 0; j < count; j++) out[j] = NULL;
+            return st;
+        }
+    return WGT_OK;
+}
+
+wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs) {
+    wgt_binding buf[ON_STACK], *heap;
+    const wgt_binding *r = bindings_of("wgt_graph_build", n_outputs, outputs, buf, &heap);
+    wgt_graph *g = r || !outputs ? wgt_impl_graph_build(ctx, n_outputs, r) : NULL;
+    free(heap);
+    return g;
+}
+
+wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inputs, int n_outputs,
+                              const wgt_binding *outputs) {
+    static const char fn[] = "wgt_graph_dispatch";
+    wgt_binding ibuf[ON_STACK], obuf[ON_STACK], *iheap, *oheap = NULL;
+    const wgt_binding *in = bindings_of(fn, n_inputs, inputs, ibuf, &iheap);
+    const wgt_binding *out = in || !inputs ? bindings_of(fn, n_outputs, outputs, obuf, &oheap) : NULL;
+    wgt_status st = (in || !inputs) && (out || !outputs) ? wgt_impl_graph_dispatch(g, n_inputs, in, n_outputs, out)
+                                                         : wgt_last_status();
+    free(iheap);
+    free(oheap);
+    return st;
+}

@@ -1,0 +1,33 @@
+/*
+ * Tensor handles. A caller never holds a pointer to a tensor record: it holds a handle that
+ * names a slot of one process-wide table and the slot's generation. Releasing a handle's
+ * last reference bumps the generation, so a stale handle (a double release, a use after
+ * release, a release after the slot went to a new tensor) is recognised from the table
+ * alone, without reading freed memory, and never acts on the slot's next tensor.
+ *
+ * The public entry points (api.c, generated; api_special.c) turn handles into records with
+ * wgt_handle_arg and records into handles with wgt_handle_out; everything below them works
+ * on records. A stale or foreign handle becomes a dead record that every check reports as
+ * "not a live tensor", naming the function and the argument.
+ */
+#ifndef WGT_CORE_HANDLES_H
+#define WGT_CORE_HANDLES_H
+
+#include <stdint.h>
+
+#include "wgtensor.h"
+
+/* The record a handle names, or the dead record (refs 0) for a stale or foreign one. NULL
+ * stays NULL, so an op given NULL keeps the earlier error. */
+wgt_tensor *wgt_handle_arg(const wgt_tensor *handle);
+/* The handle of a record a function returns with one new reference, which becomes the
+ * caller's. NULL stays NULL; a full table releases the record and fails naming fn. */
+wgt_tensor *wgt_handle_out(const char *fn, wgt_tensor *record);
+/* Ends one of the caller's references; 0 when the handle was stale (error recorded). */
+int wgt_handle_release(const char *fn, wgt_tensor *handle);
+/* For tests that look inside a tensor: the record, or NULL for a stale handle. */
+wgt_tensor *wgt_handle_record(const wgt_tensor *handle);
+/* Live handles at most (default 1 << 24); for tests of the limit. Returns the old limit. */
+uint32_t wgt_handles_set_limit(uint32_t limit);
+
+#endif

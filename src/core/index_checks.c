@@ -1,0 +1,245 @@
+/*
+ * Index checks on the device. Indices whose values are not on the host when their op is
+ * recorded (computed by pending work: an argmax feeding an embedding) or that a compiled
+ * graph's node reads at each dispatch are not read back to be checked: that would flush the
+ * graph and wait for the device at every such op. Instead each checked node, when it runs,
+ * takes a slot of the context's check record (two u32 words: the first bad position and its
+ * value, written by the backend's index_check in order with the other work), and the kernels
+ * that use the indices keep out of bounds on their own (a gather writes zero rows, a
+ * set_rows writes nothing). The record is read at the next synchronisation, together with
+ * the data that synchronisation reads.
+ *
+ * Until then the values a failed check produced may already feed later work, so a storage
+ * written by a step carries a taint mask: the bits (slot modulo 64) of the unread checks its
+ * value depends on, the union of its inputs' masks and the step's own slot. When the record
+ * is read, every storage whose mask meets a failed slot's bit is marked failed with that
+ * check's message (a bit shared by two slots can only make a storage fail that depended on
+ * a check: never the other way), and every mask is cleared. Storages with a mask are linked
+ * on the context's list, so reading the record visits only them, and a released storage
+ * unlinks itself.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node.h"
+
+#define SLOTS 1024u
+#define NONE 0xffffffffu
+
+typedef struct {
+    const char *fn;
+    int64_t bound;
+    wgt_dtype dtype;
+    int ndim;
+    int64_t shape[WGT_MAX_DIMS];
+} slot_info;
+
+struct wgt_index_checks {
+    wgt_buffer *buffer; /* device backends: the record */
+    uint32_t *host;     /* host-resident backends: the record */
+    uint32_t used;      /* slots taken since the record was last read */
+    wgt_pending_read *reading; /* begun, not finished */
+    uint32_t reading_slots;
+    wgt_storage *tainted; /* storages with a non-zero check_mask */
+    slot_info slots[SLOTS];
+};
+
+int wgt_index_checks_unread(const wgt_context *ctx) { return ctx->index_checks && ctx->index_checks->used > 0; }
+
+static const char *unit_of(const char *fn) {
+    if (!strcmp(fn, "wgt_one_hot")) return "classes";
+    if (!strcmp(fn, "wgt_index_select")) return "entries along the axis";
+    return "rows";
+}
+
+/* The one-line message for an index outside [0, bound), naming its position in the caller's
+ * index shape (pos is row-major). */
+static void format_index_error(char *buf, size_t size, const char *fn, int64_t v, int ndim, const int64_t *shape,
+                               int64_t pos, int64_t bound, const char *unit) {
+    int64_t at[WGT_MAX_DIMS];
+    for (int d = ndim - 1; d >= 0; d--) {
+        at[d] = shape[d] ? pos % shape[d] : 0;
+        pos = shape[d] ? pos / shape[d] : 0;
+    }
+    char where[256], valid[64];
+    wgt_format_shape(where, sizeof where, ndim, at);
+    if (bound > 0) snprintf(valid, sizeof valid, "valid: 0..%lld", (long long)(bound - 1));
+    else snprintf(valid, sizeof valid, "there are none to pick");
+    snprintf(buf, size, "%s: index %lld at position %s of indices is %s for %lld %s (%s)", fn, (long long)v, where,
+             v < 0 ? "negative" : "out of range", (long long)bound, unit, valid);
+}
+
+wgt_status wgt_index_error(const char *fn, int64_t v, int ndim, const int64_t *shape, int64_t pos, int64_t bound,
+                           const char *unit) {
+    char message[512];
+    format_index_error(message, sizeof message, fn, v, ndim, shape, pos, bound, unit);
+    return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s", message);
+}
+
+/* The message of a failed slot: the value's bits read as the index type. */
+static void slot_message(char *buf, size_t size, const slot_info *info, uint32_t pos, uint32_t bits) {
+    int64_t v = info->dtype == WGT_I32 ? (int64_t)(int32_t)bits : (int64_t)bits;
+    format_index_error(buf, size, info->fn, v, info->ndim, info->shape, pos, info->bound, unit_of(info->fn));
+}
+
+static wgt_status checks_create(wgt_context *ctx) {
+    struct wgt_index_checks *c = calloc(1, sizeof *c);
+    if (!c) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the index check record");
+    wgt_backend *be = ctx->backend;
+    wgt_status st = WGT_OK;
+    if (be->host_resident) {
+        if (!(c->host = malloc(SLOTS * 8))) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the index check record");
+    } else {
+        st = be->buffer_create(be, SLOTS * 8, 1, &c->buffer);
+    }
+    if (st != WGT_OK) {
+        free(c);
+        return st;
+    }
+    ctx->index_checks = c;
+    return WGT_OK;
+}
+
+wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, wgt_operand *record, uint64_t *bit) {
+    wgt_status st;
+    if (!ctx->index_checks && (st = checks_create(ctx)) != WGT_OK) return st;
+    struct wgt_index_checks *c = ctx->index_checks;
+    /* A read of the record still in flight (an asynchronous read's) ends first: reading
+     * clears every storage's taint, which must not take that of slots it did not read. */
+    if (c->reading_slots && (st = wgt_index_checks_finish(ctx, 0)) != WGT_OK) return st;
+    if (c->used == SLOTS && (st = wgt_index_checks_read(ctx, 0)) != WGT_OK) return st;
+    uint32_t k = c->used++;
+    slot_info *info = &c->slots[k];
+    info->fn = n->fn;
+    info->bound = n->index_bound < 0 ? 0 : n->index_bound;
+    info->dtype = n->args[n->index_arg].dtype;
+    info->ndim = n->axis;
+    memcpy(info->shape, n->box, sizeof info->shape);
+    memset(record, 0, sizeof *record);
+    record->dtype = WGT_U32;
+    record->ndim = 1;
+    record->shape[0] = 2;
+    record->strides[0] = 1;
+    record->offset = 2 * (int64_t)k;
+    record->host = c->host;
+    record->buffer = c->buffer;
+    *bit = (uint64_t)1 << (k % 64);
+    return WGT_OK;
+}
+
+static void unlink_tainted(struct wgt_index_checks *c, wgt_storage *s) {
+    if (s->check_prev) s->check_prev->check_next = s->check_next;
+    else c->tainted = s->check_next;
+    if (s->check_next) s->check_next->check_prev = s->check_prev;
+    s->check_prev = s->check_next = NULL;
+    s->check_mask = 0;
+}
+
+void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole) {
+    struct wgt_index_checks *c = s->ctx->index_checks;
+    if (!c) return;
+    if (!whole) mask |= s->check_mask;
+    if (!mask) {
+        if (s->check_mask) unlink_tainted(c, s);
+        return;
+    }
+    if (!s->check_mask) {
+        s->check_prev = NULL;
+        s->check_next = c->tainted;
+        if (c->tainted) c->tainted->check_prev = s;
+        c->tainted = s;
+    }
+    s->check_mask = mask;
+}
+
+void wgt_index_checks_forget(wgt_storage *s) {
+    if (s->check_mask) unlink_tainted(s->ctx->index_checks, s);
+}
+
+wgt_status wgt_index_checks_begin(wgt_context *ctx) {
+    struct wgt_index_checks *c = ctx->index_checks;
+    if (!c || !c->used || c->reading) return WGT_OK;
+    wgt_backend *be = ctx->backend;
+    if (!be->host_resident) {
+        wgt_status st = be->read_begin(be, c->buffer, 0, (size_t)c->used * 8, &c->reading);
+        if (st != WGT_OK) return st;
+    }
+    c->reading_slots = c->used;
+    return WGT_OK;
+}
+
+/* Marks what depends on the failed slots among the first n of words; returns the index of
+ * the first failed slot, or -1. */
+static int64_t apply(wgt_context *ctx, const uint32_t *words, uint32_t n) {
+    struct wgt_index_checks *c = ctx->index_checks;
+    uint64_t failed = 0;
+    int64_t first = -1;
+    char *messages[64] = {0};
+    for (uint32_t k = 0; k < n; k++) {
+        if (words[2 * k] == NONE) continue;
+        if (first < 0) first = k;
+        uint64_t bit = (uint64_t)1 << (k % 64);
+        if (failed & bit) continue;
+        failed |= bit;
+        char message[512];
+        slot_message(message, sizeof message, &c->slots[k], words[2 * k], words[2 * k + 1]);
+        messages[k % 64] = strdup(message);
+    }
+    for (wgt_storage *s = c->tainted, *next; s; s = next) {
+        next = s->check_next;
+        uint64_t hit = s->check_mask & failed;
+        if (hit && !s->failed) {
+            int b = 0;
+            while (!(hit >> b & 1)) b++;
+            s->failed = WGT_ERR_INVALID_ARGUMENT;
+            s->failed_message = messages[b] ? strdup(messages[b]) : NULL;
+        }
+        unlink_tainted(c, s);
+    }
+    for (int b = 0; b < 64; b++) free(messages[b]);
+    return first;
+}
+
+wgt_status wgt_index_checks_finish(wgt_context *ctx, int report) {
+    struct wgt_index_checks *c = ctx->index_checks;
+    if (!c || !c->reading_slots) return WGT_OK;
+    wgt_backend *be = ctx->backend;
+    const uint32_t *words = c->host;
+    if (c->reading) {
+        wgt_status st = be->read_wait(be, c->reading);
+        if (st != WGT_OK) return st; /* the device failed: so does everything it computed */
+        words = be->read_data(be, c->reading);
+    }
+    if (!words) {
+        if (c->reading) be->read_release(be, c->reading);
+        c->reading = NULL;
+        return wgt_error(WGT_ERR_INTERNAL, "the index check record was read without data");
+    }
+    /* No slot was taken since begin: taking one finishes the read first. */
+    int64_t first = apply(ctx, words, c->reading_slots);
+    char message[512] = "";
+    if (first >= 0) slot_message(message, sizeof message, &c->slots[first], words[2 * first], words[2 * first + 1]);
+    if (c->reading) be->read_release(be, c->reading);
+    c->reading = NULL;
+    c->reading_slots = 0;
+    c->used = 0;
+    if (first < 0 || !report) return WGT_OK;
+    return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s", message);
+}
+
+wgt_status wgt_index_checks_read(wgt_context *ctx, int report) {
+    wgt_status st = wgt_index_checks_begin(ctx);
+    return st != WGT_OK ? st : wgt_index_checks_finish(ctx, report);
+}
+
+void wgt_index_checks_free(wgt_context *ctx) {
+    struct wgt_index_checks *c = ctx->index_checks;
+    if (!c) return;
+    wgt_backend *be = ctx->backend;
+    if (c->reading) be->read_release(be, c->reading);
+    if (c->buffer) be->buffer_destroy(be, c->buffer);
+    free(c->host);
+    free(c);
+    ctx->index_checks = NULL;
+}

@@ -1,0 +1,215 @@
+/*
+ * Index checks on the device (src/core/index_checks.c): indices that pending work computes
+ * (an argmax, a cast) are not read back when an indexing op is recorded; the device checks
+ * them as the op runs and the next synchronisation (a read, wgt_context_sync, an asynchronous
+ * read's wait) reports a bad one with its position and value, through everything computed
+ * from it. Counters show that recording runs nothing and submits nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+
+/* Indices computed on the device: argmax over rows of logits whose maximum sits at want[i]. */
+static wgt_tensor *argmax_indices(wgt_context *ctx, int n, const int *want, int width) {
+    float *v = calloc((size_t)n * (size_t)width, sizeof *v);
+    for (int i = 0; v && i < n; i++) v[i * width + want[i]] = 1;
+    int64_t shape[2] = {n, width};
+    wgt_tensor *logits = v ? wgt_tensor_from_data(ctx, WGT_F32, 2, shape, v, sizeof *v * (size_t)n * (size_t)width,
+                                                  WGT_USAGE_DEFAULT)
+                           : NULL;
+    wgt_tensor *am = logits ? wgt_argmax(logits, 1, 0) : NULL;
+    free(v);
+    wgt_release(logits);
+    return am;
+}
+
+static wgt_stats stats_of(wgt_context *ctx) {
+    wgt_stats s;
+    memset(&s, 0, sizeof s);
+    CHECK(wgt_context_stats(ctx, &s) == WGT_OK, "%s", wgt_last_error());
+    return s;
+}
+
+/* Recording a gather of argmax indices runs nothing; the read of the gather (and of what is
+ * computed from it, and an asynchronous read) reports the bad index; unrelated work stays good. */
+TEST_BACKENDS(index_checks_device_indices_reported_at_the_read) {
+    float tv[15];
+    for (int i = 0; i < 15; i++) tv[i] = (float)i;
+    wgt_tensor *table = wgt_tensor_from_data(ctx, WGT_F32, 2, (int64_t[]){5, 3}, tv, sizeof tv, WGT_USAGE_DEFAULT);
+    wgt_tensor *am = argmax_indices(ctx, 3, (const int[]){2, 7, 4}, 8);
+    wgt_stats before = stats_of(ctx);
+    wgt_tensor *g = wgt_gather_rows(table, am);
+    wgt_stats after = stats_of(ctx);
+    CHECK(g != NULL, "the gather is recorded: %s", wgt_last_error());
+    CHECK(after.ops_run == before.ops_run && after.submits == before.submits,
+          "recording ran %llu ops and submitted %llu times",
+          (unsigned long long)(after.ops_run - before.ops_run), (unsigned long long)(after.submits - before.submits));
+    wgt_tensor *y = g ? wgt_mul_scalar(g, 2) : NULL, *fine = wgt_add_scalar(table, 1);
+    float out[9], f[15];
+    /* An asynchronous read reports at its wait (the CPU backend reads at once, at the begin). */
+    wgt_read *r = NULL;
+    CHECK_ERROR(!y || !(r = wgt_read_begin(y, out, sizeof out)) || wgt_read_wait(r) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                "wgt_gather_rows: index 7 at position [1] of indices is out of range for 5 rows (valid: 0..4)");
+    wgt_read_release(r);
+    CHECK_ERROR(wgt_tensor_read(g, out, sizeof out) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "index 7 at position [1]");
+    CHECK_ERROR(wgt_tensor_read(y, out, sizeof out) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "index 7 at position [1]");
+    CHECK(wgt_tensor_read(fine, f, sizeof f) == WGT_OK && f[14] == 15, "unrelated work: %s", wgt_last_error());
+    CHECK(wgt_context_status(ctx) == WGT_OK, "the context stays usable: %s", wgt_last_error());
+    /* Valid device indices gather exactly. */
+    wgt_tensor *ok = argmax_indices(ctx, 3, (const int[]){4, 0, 2}, 8), *g2 = ok ? wgt_gather_rows(table, ok) : NULL;
+    float want[9] = {12, 13, 14, 0, 1, 2, 6, 7, 8};
+    CHECK(g2 && wgt_tensor_read(g2, out, sizeof out) == WGT_OK && !memcmp(out, want, sizeof want), "gathered: %s",
+          wgt_last_error());
+    wgt_tensor *all[] = {table, am, g, y, fine, ok, g2};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
+}
+
+/* A decode loop: token -> embedding row -> logits -> argmax -> next token, 24 steps recorded
+ * without one flush or submit, then read once; exact (integer-valued) against the host. */
+TEST_BACKENDS(index_checks_decode_loop_does_not_sync) {
+    enum { V = 16, D = 4, STEPS = 24 };
+    float emb[V * D], w[D * V];
+    uint64_t seed = 7;
+    for (int i = 0; i < V * D; i++) emb[i] = (float)((seed = seed * 6364136223846793005u + 1442695040888963407u) >> 60);
+    for (int i = 0; i < D * V; i++) w[i] = (float)((int)((seed = seed * 6364136223846793005u + 1) >> 61) - 3);
+    wgt_tensor *table = wgt_tensor_from_data(ctx, WGT_F32, 2, (int64_t[]){V, D}, emb, sizeof emb, WGT_USAGE_DEFAULT);
+    wgt_tensor *wt = wgt_tensor_from_data(ctx, WGT_F32, 2, (int64_t[]){D, V}, w, sizeof w, WGT_USAGE_DEFAULT);
+    wgt_tensor *tok = wgt_tensor_from_data(ctx, WGT_I32, 1, (int64_t[]){1}, (int32_t[]){3}, 4, WGT_USAGE_DEFAULT);
+    int host = 3;
+    wgt_stats before = stats_of(ctx);
+    for (int s = 0; s < STEPS && tok; s++) {
+        wgt_tensor *x = wgt_gather_rows(table, tok), *logits = x ? wgt_matmul(x, wt) : NULL;
+        wgt_tensor *next = logits ? wgt_argmax(logits, 1, 0) : NULL;
+        wgt_release(x), wgt_release(logits), wgt_release(tok);
+        tok = next;
+        int best = 0;
+        float bv = 0;
+        for (int j = 0; j < V; j++) {
+            float acc = 0;
+            for (int k = 0; k < D; k++) acc += emb[host * D + k] * w[k * V + j];
+            if (j == 0 || acc > bv) bv = acc, best = j;
+        }
+        host = best;
+    }
+    wgt_stats after = stats_of(ctx);
+    CHECK(tok != NULL, "%s", wgt_last_error());
+    CHECK(after.ops_run == before.ops_run && after.submits == before.submits,
+          "the loop ran %llu ops and submitted %llu times before the read",
+          (unsigned long long)(after.ops_run - before.ops_run), (unsigned long long)(after.submits - before.submits));
+    int32_t got = -1;
+    CHECK(tok && wgt_tensor_read(tok, &got, 4) == WGT_OK && got == host, "token %d, want %d (%s)", got, host,
+          wgt_last_error());
+    wgt_release(tok), wgt_release(table), wgt_release(wt);
+}
+
+/* set_rows, index_select and one_hot with indices computed on the device: exact when valid
+ * (set_rows: the last of repeats wins), reported by wgt_context_sync and the reads when not. */
+TEST_BACKENDS(index_checks_set_rows_select_one_hot) {
+    float src[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, out[12];
+    wgt_tensor *rows = wgt_tensor_from_data(ctx, WGT_F32, 2, (int64_t[]){4, 3}, src, sizeof src, WGT_USAGE_DEFAULT);
+    wgt_tensor *dst = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){4, 3});
+    /* Indices [2, 0, 2, 3] cast from f32 on the device. */
+    wgt_tensor *fi = wgt_tensor_from_data(ctx, WGT_F32, 1, (int64_t[]){4}, (float[]){2, 0, 2, 3}, 16, WGT_USAGE_DEFAULT);
+    wgt_tensor *ii = fi ? wgt_cast(fi, WGT_I32) : NULL;
+    wgt_stats before = stats_of(ctx);
+    CHECK(wgt_set_rows(dst, ii, rows) == WGT_OK, "%s", wgt_last_error());
+    wgt_tensor *sel = wgt_index_select(rows, 0, ii), *hot = wgt_one_hot(ii, 4, WGT_F32);
+    wgt_stats after = stats_of(ctx);
+    CHECK(after.ops_run == before.ops_run && after.submits == before.submits, "recording ran work");
+    float want[12] = {4, 5, 6, 0, 0, 0, 7, 8, 9, 10, 11, 12};
+    CHECK(wgt_tensor_read(dst, out, sizeof out) == WGT_OK && !memcmp(out, want, sizeof want),
+          "set_rows: %g %g %g %g (%s)", out[0], out[3], out[6], out[9], wgt_last_error());
+    float hv[16];
+    CHECK(sel && wgt_tensor_read(sel, out, sizeof out) == WGT_OK && out[0] == 7 && out[3] == 1 && out[11] == 12,
+          "index_select: %s", wgt_last_error());
+    CHECK(hot && wgt_tensor_read(hot, hv, sizeof hv) == WGT_OK && hv[2] == 1 && hv[4] == 1 && hv[15] == 1 &&
+              hv[0] == 0,
+          "one_hot: %s", wgt_last_error());
+    wgt_release(sel), wgt_release(hot), wgt_release(ii), wgt_release(fi);
+    /* Bad ones: 9 at position [1] (u32 from a cast), -1 at [2] (i32). */
+    fi = wgt_tensor_from_data(ctx, WGT_F32, 1, (int64_t[]){4}, (float[]){0, 9, 1, 2}, 16, WGT_USAGE_DEFAULT);
+    wgt_tensor *ui = fi ? wgt_cast(fi, WGT_U32) : NULL;
+    wgt_tensor *fn = wgt_tensor_from_data(ctx, WGT_F32, 1, (int64_t[]){4}, (float[]){0, 1, -1, 2}, 16, WGT_USAGE_DEFAULT);
+    wgt_tensor *ni = fn ? wgt_cast(fn, WGT_I32) : NULL;
+    CHECK(wgt_set_rows(dst, ui, rows) == WGT_OK, "set_rows is recorded: %s", wgt_last_error());
+    sel = wgt_index_select(rows, 0, ni);
+    hot = wgt_one_hot(ui, 4, WGT_F32);
+    CHECK(sel && hot, "recorded: %s", wgt_last_error());
+    CHECK_ERROR(wgt_context_sync(ctx) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                "wgt_set_rows: index 9 at position [1] of indices is out of range for 4 rows");
+    CHECK_ERROR(wgt_tensor_read(dst, out, sizeof out) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "wgt_set_rows: index 9");
+    CHECK_ERROR(wgt_tensor_read(sel, out, sizeof out) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                "wgt_index_select: index -1 at position [2] of indices is negative");
+    CHECK_ERROR(wgt_tensor_read(hot, hv, sizeof hv) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                "wgt_one_hot: index 9 at position [1] of indices is out of range for 4 classes");
+    CHECK(wgt_context_sync(ctx) == WGT_OK, "reported once: %s", wgt_last_error());
+    wgt_tensor *all[] = {rows, dst, fi, ui, fn, ni, sel, hot};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
+}
+
+/* More checked ops than the record has slots, run in one flush: the record is read in the
+ * middle, and a bad index early in the chain still fails the sum at its end. */
+TEST_BACKENDS(index_checks_more_than_the_record_holds) {
+    wgt_tensor *table = wgt_arange(ctx, WGT_F32, 0, 4, 1);
+    wgt_tensor *good = wgt_tensor_from_data(ctx, WGT_I32, 1, (int64_t[]){2}, (int32_t[]){1, 3}, 8, WGT_USAGE_DEFAULT);
+    wgt_tensor *bad = wgt_tensor_from_data(ctx, WGT_I32, 1, (int64_t[]){2}, (int32_t[]){1, 9}, 8, WGT_USAGE_DEFAULT);
+    for (int pass = 0; pass < 2; pass++) {
+        /* Computed by pending work, so the gathers cannot check them at the call. */
+        wgt_tensor *gd = wgt_add_scalar(good, 0), *bd = wgt_add_scalar(bad, 0);
+        wgt_tensor *sum = wgt_zeros(ctx, WGT_F32, 1, (int64_t[]){2});
+        for (int k = 0; k < 1100 && sum; k++) {
+            wgt_tensor *g = wgt_gather_rows(table, pass && k == 3 ? bd : gd), *s2 = g ? wgt_add(sum, g) : NULL;
+            wgt_release(g), wgt_release(sum);
+            sum = s2;
+        }
+        CHECK(sum != NULL, "recorded: %s", wgt_last_error());
+        float v[2] = {0};
+        if (pass == 0)
+            CHECK(sum && wgt_tensor_read(sum, v, sizeof v) == WGT_OK && v[0] == 1100 && v[1] == 3300,
+                  "sum %g %g (%s)", v[0], v[1], wgt_last_error());
+        else
+            CHECK_ERROR(sum && wgt_tensor_read(sum, v, sizeof v) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                        "wgt_gather_rows: index 9 at position [1]");
+        wgt_release(sum), wgt_release(gd), wgt_release(bd);
+    }
+    CHECK(wgt_context_status(ctx) == WGT_OK, "%s", wgt_last_error());
+    wgt_release(table), wgt_release(good), wgt_release(bad);
+}
+
+/* A graph whose gather feeds more work: a dispatch with a bad index fails the read of its
+ * output (through the intermediate), and the next dispatch with good indices computes the
+ * intermediate anew. */
+TEST_BACKENDS(index_checks_graph_intermediate_recovers) {
+    char name[32];
+    snprintf(name, sizeof name, "ic_ids_%s", test_backend_name());
+    float tv[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[4] = {0};
+    wgt_tensor *table = wgt_tensor_from_data(ctx, WGT_F32, 2, (int64_t[]){4, 2}, tv, sizeof tv, WGT_USAGE_DEFAULT);
+    wgt_tensor *ids = wgt_graph_input(ctx, name, WGT_I32, 1, (int64_t[]){2});
+    wgt_tensor *g = ids ? wgt_gather_rows(table, ids) : NULL, *y = g ? wgt_mul_scalar(g, 10) : NULL;
+    wgt_graph *graph = y ? wgt_graph_build(ctx, 1, (const wgt_binding[]){{"y", y}}) : NULL;
+    CHECK(graph != NULL, "%s", wgt_last_error());
+    wgt_tensor *bad = wgt_tensor_from_data(ctx, WGT_I32, 1, (int64_t[]){2}, (int32_t[]){0, 4}, 8, WGT_USAGE_DEFAULT);
+    wgt_tensor *good = wgt_tensor_from_data(ctx, WGT_I32, 1, (int64_t[]){2}, (int32_t[]){3, 1}, 8, WGT_USAGE_DEFAULT);
+    wgt_tensor *o1 = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){2, 2}), *o2 = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){2, 2});
+    for (int round = 0; graph && round < 2; round++) {
+        CHECK(wgt_graph_dispatch(graph, 1, (const wgt_binding[]){{name, bad}}, 1, (const wgt_binding[]){{"y", o1}}) ==
+                  WGT_OK, "%s", wgt_last_error());
+        if (round == 0)
+            CHECK_ERROR(wgt_tensor_read(o1, out, sizeof out) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                        "wgt_gather_rows: index 4 at position [1]");
+        else
+            CHECK_ERROR(wgt_context_sync(ctx) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "index 4 at position [1]");
+        wgt_release(o1);
+        o1 = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){2, 2});
+        CHECK(wgt_graph_dispatch(graph, 1, (const wgt_binding[]){{name, good}}, 1, (const wgt_binding[]){{"y", o2}}) ==
+                      WGT_OK &&
+                  wgt_tensor_read(o2, out, sizeof out) == WGT_OK && out[0] == 70 && out[1] == 80 && out[2] == 30 &&
+                  out[3] == 40,
+              "round %d: %g %g %g %g (%s)", round, out[0], out[1], out[2], out[3], wgt_last_error());
+    }
+    wgt_graph_release(graph);
+    wgt_tensor *all[] = {table, ids, g, y, bad, good, o1, o2};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
+}
