@@ -13,10 +13,63 @@
 
 #include "webgpu_internal.h"
 
-/* C99 F.9.4.4's special cases around WGSL's pow, which is exp2(y * log2(x)) for x > 0. */
+/* pow(ax, y) for finite ax > 0 and finite y != 0. WGSL's pow is exp2(y * log2(ax)) in f32:
+ * it overflows on the way to pow(FLT_MAX, 1), misreads subnormal ax (pow(1e-40, 1) gave 0),
+ * and loses the low bits of y * log2(ax) when the exponent part is large. So: small integer
+ * exponents by repeated multiplication (exact where the result is representable; the
+ * reciprocal for negative ones while the power is a normal number), else ax = m 2^e from its
+ * bits (subnormals normalised), m in [sqrt(1/2), sqrt(2)), y e computed exactly as two
+ * products (y split into 8 and 16 bits), log2(m) by its atanh series, and 2^(k + f) scaled in
+ * two steps so neither the result near FLT_MAX nor a subnormal one passes through an
+ * infinity or a zero. */
+static const wgt_wgsl_piece pow_pos = {
+    "fn wgt_pow2i(k: i32) -> f32 { return bitcast<f32>(u32(k + 127) << 23u); }\n" /* -126 <= k <= 127 */
+    "fn wgt_pow_pos(ax: f32, y: f32) -> f32 {\n"
+    "    if (trunc(y) == y && abs(y) <= 8.0) {\n"
+    "        var n = u32(abs(y));\n"
+    "        var base = ax;\n"
+    "        var r = 1.0;\n"
+    "        loop {\n"
+    "            if ((n & 1u) != 0u) { r = r * base; }\n"
+    "            n = n >> 1u;\n"
+    "            if (n == 0u) { break; }\n"
+    "            base = base * base;\n"
+    "        }\n"
+    "        if (y > 0.0) { return r; }\n"
+    "        if (r >= 1.17549435e-38 && !wgt_is_inf(r)) { return 1.0 / r; }\n"
+    "    }\n"
+    "    var bits = bitcast<u32>(ax);\n"
+    "    var e = i32(bits >> 23u) - 127;\n"
+    "    if ((bits >> 23u) == 0u) {\n" /* subnormal: shift the significand up to bit 23 */
+    "        let z = countLeadingZeros(bits) - 8u;\n"
+    "        bits = bits << z;\n"
+    "        e = -126 - i32(z);\n"
+    "    }\n"
+    "    var m = bitcast<f32>((bits & 0x7fffffu) | 0x3f800000u);\n"
+    "    if (m > 1.41421356) { m = m * 0.5; e = e + 1; }\n"
+    "    let s = (m - 1.0) / (m + 1.0);\n"
+    "    let s2 = s * s;\n" /* log2(m) = 2 atanh(s) / ln 2, |s| < 0.172: to s^9 */
+    "    let l = s * (2.88539008 + s2 * (0.961796694 + s2 * (0.577078016 + s2 * (0.412198583 + s2 * 0.320598898))));\n"
+    "    let yh = bitcast<f32>(bitcast<u32>(y) & 0xffff0000u);\n"
+    "    let th = yh * f32(e);\n"       /* 8 by 8 bits: exact */
+    "    let tl = (y - yh) * f32(e);\n" /* 16 by 8 bits: exact */
+    "    let yl = y * l;\n"
+    "    let z = th + (tl + yl);\n"
+    "    if (z >= 128.0) { return wgt_inf(); }\n"
+    "    if (z < -151.0) { return 0.0; }\n"
+    "    let k = round(z);\n"
+    "    let f = ((th - k) + tl) + yl;\n" /* th - k is exact */
+    "    let ki = i32(k);\n"
+    "    let k1 = ki / 2;\n"
+    "    return exp2(f) * wgt_pow2i(k1) * wgt_pow2i(ki - k1);\n"
+    "}\n",
+    {&wgt_wgsl_float_bits}};
+
+/* C99 F.9.4.4's special cases around wgt_pow_pos; zeros are tested on the bits, so that a
+ * subnormal input is not taken for one. */
 static const wgt_wgsl_piece pow_f32 = {
     "fn wgt_pow(x: f32, y: f32) -> f32 {\n"
-    "    if (y == 0.0 || x == 1.0) { return 1.0; }\n" /* even when the other one is NaN */
+    "    if (wgt_is_zero(y) || x == 1.0) { return 1.0; }\n" /* even when the other one is NaN */
     "    if (wgt_is_nan(x) || wgt_is_nan(y)) { return wgt_nan(); }\n"
     "    let ax = abs(x);\n"
     "    if (wgt_is_inf(y)) {\n"
@@ -27,36 +80,45 @@ static const wgt_wgsl_piece pow_f32 = {
     /* Every f32 of magnitude 2^24 or more is an even integer. */
     "    let y_odd = y_int && abs(y) < 16777216.0 && (u32(abs(y)) & 1u) == 1u;\n"
     "    var mag: f32;\n"
-    "    if (ax == 0.0) { mag = select(0.0, wgt_inf(), y < 0.0); }\n"
+    "    if (wgt_is_zero(ax)) { mag = select(0.0, wgt_inf(), y < 0.0); }\n"
     "    else if (wgt_is_inf(ax)) { mag = select(wgt_inf(), 0.0, y < 0.0); }\n"
-    "    else { mag = pow(ax, y); }\n"
+    "    else { mag = wgt_pow_pos(ax, y); }\n"
     "    if (wgt_sign_bit(x)) {\n"
     "        if (y_odd) { return -mag; }\n"
-    "        if (!y_int && ax != 0.0 && !wgt_is_inf(ax)) { return wgt_nan(); }\n"
+    "        if (!y_int && !wgt_is_zero(ax) && !wgt_is_inf(ax)) { return wgt_nan(); }\n"
     "    }\n"
     "    return mag;\n"
     "}\n",
-    {&wgt_wgsl_float_bits}};
+    {&wgt_wgsl_float_bits, &wgt_wgsl_subnormal, &pow_pos}};
 
 /* C's atan2 at zeros and infinities (WGSL leaves atan2(0, 0) undefined); the angles are
- * the f32 roundings of pi, pi/2, pi/4 and 3pi/4. */
+ * the f32 roundings of pi, pi/2, pi/4 and 3pi/4. Zeros are tested on the bits, and a pair
+ * below 2^-64 is scaled up by 2^64 first (exactly; subnormals from their bits), because the
+ * builtin divides one by the other: atan2(1e-44, 3e-44) gave pi/2, not 0.32. */
 static const wgt_wgsl_piece atan2_f32 = {
+    "fn wgt_scale_up64(v: f32) -> f32 {\n"
+    "    if (wgt_is_subnormal(v)) { return wgt_subnormal_scaled(v) * 1099511627776.0; }\n" /* 2^24 2^40 */
+    "    return v * 18446744073709551616.0;\n" /* 2^64 */
+    "}\n"
     "fn wgt_atan2(y: f32, x: f32) -> f32 {\n"
     "    if (wgt_is_nan(y) || wgt_is_nan(x)) { return wgt_nan(); }\n"
     "    let pi = bitcast<f32>(0x40490fdbu);\n"
     "    let half_pi = bitcast<f32>(0x3fc90fdbu);\n"
     "    var r: f32;\n"
-    "    if (y == 0.0) { r = select(0.0, pi, wgt_sign_bit(x)); }\n"
-    "    else if (x == 0.0) { r = half_pi; }\n"
+    "    if (wgt_is_zero(y)) { r = select(0.0, pi, wgt_sign_bit(x)); }\n"
+    "    else if (wgt_is_zero(x)) { r = half_pi; }\n"
     "    else if (wgt_is_inf(y) && wgt_is_inf(x)) {\n"
     "        r = select(bitcast<f32>(0x3f490fdbu), bitcast<f32>(0x4016cbe4u), x < 0.0);\n"
     "    }\n"
     "    else if (wgt_is_inf(x)) { r = select(0.0, pi, x < 0.0); }\n"
     "    else if (wgt_is_inf(y)) { r = half_pi; }\n"
+    "    else if (max(bitcast<u32>(y) & 0x7fffffffu, bitcast<u32>(x) & 0x7fffffffu) < 0x1f800000u) {\n"
+    "        return atan2(wgt_scale_up64(y), wgt_scale_up64(x));\n"
+    "    }\n"
     "    else { return atan2(y, x); }\n"
     "    return wgt_with_sign(r, wgt_sign_bit(y));\n"
     "}\n",
-    {&wgt_wgsl_float_bits}};
+    {&wgt_wgsl_float_bits, &wgt_wgsl_subnormal}};
 
 /* Floored mod as numpy.mod computes it: the exact fmod (by integer long division of the
  * significands, as musl's fmodf does, because x - y * trunc(x / y) loses digits), then

@@ -43,6 +43,22 @@ const wgt_wgsl_piece wgt_wgsl_float_bits = {
     "}\n",
     {NULL}};
 
+/* Subnormal inputs, read from their bits: a GPU may treat them as zero in arithmetic and
+ * comparisons (WGSL allows it), and lavapipe's log2 misreads them, so the functions that
+ * honour them test and rescale them on the bits. */
+const wgt_wgsl_piece wgt_wgsl_subnormal = {
+    "fn wgt_is_zero(v: f32) -> bool { return (bitcast<u32>(v) << 1u) == 0u; }\n"
+    "fn wgt_is_subnormal(v: f32) -> bool {\n"
+    "    let b = bitcast<u32>(v);\n"
+    "    return (b & 0x7f800000u) == 0u && (b & 0x7fffffu) != 0u;\n"
+    "}\n"
+    /* v 2^24 for subnormal v: its significand as an integer (exact in f32) times 2^-125. */
+    "fn wgt_subnormal_scaled(v: f32) -> f32 {\n"
+    "    let b = bitcast<u32>(v);\n"
+    "    return wgt_with_sign(f32(b & 0x7fffffu) * bitcast<f32>(0x01000000u), (b >> 31u) != 0u);\n"
+    "}\n",
+    {&wgt_wgsl_float_bits}};
+
 void wgt_wgsl_pieces_add(wgt_wgsl_pieces *set, const wgt_wgsl_piece *piece) {
     if (!piece) return;
     for (int i = 0; i < set->count; i++)

@@ -29,15 +29,6 @@ static const wgt_wgsl_piece signed_specials = {
  * round-to-nearest-even does (65520 is the first value that rounds up to infinity). */
 static const wgt_wgsl_piece f16_range = {
     "fn f16_range(v: f32) -> f32 { return select(v, signed_inf(v), abs(v) >= 65520.0); }\n", {&signed_specials}};
-/* GPU sin and cos are only accurate near [-pi, pi] (WGSL promises nothing outside), so
- * arguments are reduced first: x - k*2pi with 2pi split in two (Cody-Waite), the first
- * part exact in few bits so k*C1 is exact for |k| < 2^12. */
-static const wgt_wgsl_piece reduce_angle = {
-    "fn reduce_angle(v: f32) -> f32 {\n"
-    "    let k = round(v * 0.15915494309189535);\n"
-    "    return (v - k * 6.28125) - k * 0.0019353071795864769;\n"
-    "}\n",
-    {&wgt_wgsl_float_bits}};
 /* exp with IEEE ends: beyond ln(FLT_MAX) infinity, below the smallest subnormal 0. */
 static const wgt_wgsl_piece exp_ieee = {
     "fn exp_ieee(v: f32) -> f32 {\n"
@@ -108,16 +99,21 @@ static const wgt_wgsl_piece u_reciprocal = {
     "}\n",
     {&wgt_wgsl_float_bits, &signed_specials}};
 /* Near 1, log(x) = log1p(x - 1) with x - 1 exact: the builtin is only held to an
- * absolute error there, which is a large relative one. */
+ * absolute error there, which is a large relative one. A subnormal x is scaled by 2^24
+ * first (the builtin misreads it: log(1e-40) gave -88.02, not -92.10). */
 static const wgt_wgsl_piece u_log = {
     "fn u_log(x: f32) -> f32 {\n"
+    "  if (wgt_is_subnormal(x)) {\n"
+    "    if (wgt_sign_bit(x)) { return wgt_nan(); }\n"
+    "    return log(wgt_subnormal_scaled(x)) - 16.635532333;\n" /* 24 ln 2 */
+    "  }\n"
     "  if (x < 0.0) { return wgt_nan(); }\n"
     "  if (x == 0.0) { return -wgt_inf(); }\n"
     "  if (wgt_is_inf(x)) { return x; }\n"
     "  if (abs(x - 1.0) < 0.25) { return log1p_f(x - 1.0); }\n"
     "  return log(x);\n"
     "}\n",
-    {&wgt_wgsl_float_bits, &log1p_f}};
+    {&wgt_wgsl_float_bits, &log1p_f, &wgt_wgsl_subnormal}};
 static const wgt_wgsl_piece u_log1p = {
     "fn u_log1p(x: f32) -> f32 {\n"
     "  if (x < -1.0) { return wgt_nan(); }\n"
@@ -196,8 +192,8 @@ static const op_text float_ops[WGT_UNARY_COUNT] = {
     [WGT_UNARY_EXPM1] = {"expm1_f(x)", &expm1_f},
     [WGT_UNARY_LOG] = {"u_log(x)", &u_log},
     [WGT_UNARY_LOG1P] = {"u_log1p(x)", &u_log1p},
-    [WGT_UNARY_SIN] = {"select(sin(reduce_angle(x)), wgt_nan(), wgt_is_inf(x))", &reduce_angle},
-    [WGT_UNARY_COS] = {"select(cos(reduce_angle(x)), wgt_nan(), wgt_is_inf(x))", &reduce_angle},
+    [WGT_UNARY_SIN] = {"wgt_sin(x)", &wgt_wgsl_sin_cos}, /* trig.c */
+    [WGT_UNARY_COS] = {"wgt_cos(x)", &wgt_wgsl_sin_cos},
     [WGT_UNARY_TANH] = {"u_tanh(x)", &u_tanh},
     [WGT_UNARY_SIGMOID] = {"sigmoid_f(x)", &sigmoid_f},
     /* Zeros pass through the activations unchanged (no 0 * slope). */
