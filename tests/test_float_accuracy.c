@@ -99,6 +99,13 @@ TEST_BACKENDS(sin_cos_every_magnitude_within_2_ulp) {
     free(x);
 }
 
+/* docs/ops.md's rule for results below FLT_MIN: a GPU that flushes subnormal results may give
+ * a zero of the same sign (NVIDIA's does; lavapipe keeps them). The CPU backend keeps them. */
+static int flushed_result(double got, double want, wgt_context *ctx) {
+    return wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU && want != 0 && fabs(want) < FLT_MIN && got == 0 &&
+           signbit(got) == signbit(want);
+}
+
 /* Runs op over pairs (or single values, y NULL) and returns the results read back (malloc'd). */
 static double *apply(wgt_context *ctx, int op, const float *x, const float *y, int n) {
     wgt_tensor *a = f32_vector(ctx, x, n), *b = y ? f32_vector(ctx, y, n) : NULL;
@@ -144,6 +151,7 @@ TEST_BACKENDS(pow_of_subnormal_and_extreme_inputs) {
     for (int i = 0; v && i < N; i++) {
         double want = pow((double)x[i], (double)y[i]);
         int ok = c[i].exact ? v[i] == (float)want : within_ulp(v[i], want, 4 + 2 * fabs(y[i] * log2(x[i])));
+        if (!ok && flushed_result(v[i], want, ctx)) ok = 1;
         CHECK(ok, "pow(%a, %g) = %.9g, want %.9g%s", x[i], y[i], v[i], (float)want, c[i].exact ? " exactly" : "");
     }
     free(v);
@@ -159,6 +167,7 @@ TEST_BACKENDS(atan2_of_subnormal_pairs) {
     double *v = apply(ctx, 2, y, x, N);
     for (int i = 0; v && i < N; i++) {
         double want = atan2((double)y[i], (double)x[i]);
+        if (flushed_result(v[i], want, ctx)) continue;
         CHECK(fabs(v[i] - want) <= 4e-6 * fmax(1, fabs(want)) && (want != 0 || v[i] == 0),
               "atan2(%a, %a) = %.9g, want %.9g", y[i], x[i], v[i], want);
         if (fabs(want) < 1e-6) CHECK(fabs(v[i] - want) <= 2e-4 * fabs(want), "atan2(%a, %a) = %a, want %a", y[i], x[i], v[i], want);

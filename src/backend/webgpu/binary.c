@@ -71,7 +71,8 @@ static const wgt_wgsl_piece pow_f32 = {
     "fn wgt_pow(x: f32, y: f32) -> f32 {\n"
     "    if (wgt_is_zero(y) || x == 1.0) { return 1.0; }\n" /* even when the other one is NaN */
     "    if (wgt_is_nan(x) || wgt_is_nan(y)) { return wgt_nan(); }\n"
-    "    let ax = abs(x);\n"
+    /* |x| on the bits: a GPU that flushes subnormals may flush abs()'s result (NVIDIA's did). */
+    "    let ax = bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu);\n"
     "    if (wgt_is_inf(y)) {\n"
     "        if (ax == 1.0) { return 1.0; }\n"
     "        return select(0.0, wgt_inf(), (ax > 1.0) == (y > 0.0));\n"
