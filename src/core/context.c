@@ -154,6 +154,10 @@ wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out) {
     if (!out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_stats: out is NULL");
     memset(out, 0, sizeof *out);
     if (ctx->backend->stats) ctx->backend->stats(ctx->backend, out);
+    /* The index-check record is the context's own, like its parameter ring: not memory that
+     * tensors or pending work hold. */
+    uint64_t record = wgt_index_checks_device_bytes(ctx);
+    out->device_bytes_in_use -= record < out->device_bytes_in_use ? record : out->device_bytes_in_use;
     out->ops_run = ctx->counters.ops_run;
     out->ops_skipped = ctx->counters.ops_skipped;
     out->ops_fused = ctx->counters.ops_fused;

@@ -47,6 +47,10 @@ struct wgt_index_checks {
 
 int wgt_index_checks_unread(const wgt_context *ctx) { return ctx->index_checks && ctx->index_checks->used > 0; }
 
+size_t wgt_index_checks_device_bytes(const wgt_context *ctx) {
+    return ctx->index_checks && ctx->index_checks->buffer ? SLOTS * 8 : 0;
+}
+
 static const char *unit_of(const char *fn) {
     if (!strcmp(fn, "wgt_one_hot")) return "classes";
     if (!strcmp(fn, "wgt_index_select")) return "entries along the axis";
