@@ -232,5 +232,8 @@ TEST_BACKENDS(index_checks_record_is_not_memory_in_use) {
     CHECK(wgt_context_sync(own) == WGT_OK && wgt_context_stats(own, &st) == WGT_OK, "%s", wgt_last_error());
     CHECK(st.device_bytes_in_use == 0, "%llu device bytes in use after every tensor was released",
           (unsigned long long)st.device_bytes_in_use);
+    CHECK(wgt_context_trim(own) == WGT_OK && wgt_context_stats(own, &st) == WGT_OK, "%s", wgt_last_error());
+    CHECK(st.device_bytes_peak == 0, "the peak after a trim is %llu bytes with nothing in use",
+          (unsigned long long)st.device_bytes_peak);
     wgt_context_release(own);
 }

@@ -155,9 +155,10 @@ wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out) {
     memset(out, 0, sizeof *out);
     if (ctx->backend->stats) ctx->backend->stats(ctx->backend, out);
     /* The index-check record is the context's own, like its parameter ring: not memory that
-     * tensors or pending work hold. */
+     * tensors or pending work hold, so neither in use nor in the peak. */
     uint64_t record = wgt_index_checks_device_bytes(ctx);
     out->device_bytes_in_use -= record < out->device_bytes_in_use ? record : out->device_bytes_in_use;
+    out->device_bytes_peak -= record < out->device_bytes_peak ? record : out->device_bytes_peak;
     out->ops_run = ctx->counters.ops_run;
     out->ops_skipped = ctx->counters.ops_skipped;
     out->ops_fused = ctx->counters.ops_fused;
