@@ -80,6 +80,10 @@ int test_contains(const char *hay, const char *needle);
 #endif
 
 
+/* Bytes of host heap in use (mallinfo2: small blocks and mmapped ones), for tests of memory
+ * growth. Meaningless under a sanitizer's allocator (see SANITIZED). */
+long long test_heap_in_use(void);
+
 /* ---- helpers for differential tests (test_util.c) ---- */
 /* Reads any tensor as float64 values, row-major; returns a malloc'd array. */
 double *test_read_f64(wgt_tensor *t);

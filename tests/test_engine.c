@@ -4,7 +4,6 @@
  * propagation and memory reuse. Results are always checked against values computed here or
  * against the same ops run eagerly with fusion off.
  */
-#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,21 +357,18 @@ TEST_BACKENDS(engine_memory_of_a_long_chain_stays_near_its_live_set) {
     static const int64_t s[1] = {1 << 16}; /* 256 KiB of f32 */
     wgt_tensor *x = wgt_rand_uniform(ctx, WGT_F32, 1, s, -1, 1, 9);
     wgt_context_trim(ctx);
-    struct mallinfo2 m = mallinfo2();
-    long long heap = (long long)(m.uordblks + m.hblkhd), recorded = 0;
+    long long heap = test_heap_in_use(), recorded = 0;
     wgt_tensor *y = wgt_retain(x);
     for (int i = 0; i < 1000; i++) {
         wgt_tensor *next = i % 2 ? wgt_mul_scalar(y, 0.5) : wgt_add_scalar(y, 0.25);
         wgt_release(y);
         y = next;
     }
-    m = mallinfo2();
-    recorded = (long long)(m.uordblks + m.hblkhd) - heap;
+    recorded = test_heap_in_use() - heap;
     float v[4];
     wgt_tensor *head = wgt_slice(y, 0, 0, 4, 1);
     CHECK(wgt_tensor_read(head, v, sizeof v) == WGT_OK, "%s", wgt_last_error());
-    m = mallinfo2();
-    long long after = (long long)(m.uordblks + m.hblkhd) - heap;
+    long long after = test_heap_in_use() - heap;
     double live = 3.0 * (double)s[0] * 4;
     if (gpu) {
         wgt_stats st = stats_of(ctx);

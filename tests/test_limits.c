@@ -12,7 +12,6 @@
  *
  * Time: see test_timeouts.c.
  */
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +20,6 @@
 #include "backend/webgpu/webgpu_internal.h"
 #include "core/tensor.h"
 #include "test.h"
-
-static long long heap_in_use(void) {
-    struct mallinfo2 m = mallinfo2();
-    return (long long)(m.uordblks + m.hblkhd);
-}
 
 /* A scalar of value v broadcast to [n] or [n, m]: no storage of its own, any size. */
 static wgt_tensor *broadcast_scalar(wgt_context *ctx, double v, int ndim, const int64_t *shape) {
@@ -129,7 +123,7 @@ TEST_BACKENDS(limits_failures_leave_the_context_working_and_leak_nothing) {
     long long bufs = live_buffers(ctx), heap = 0;
     const int rounds = 20;
     for (int round = 0; round < rounds; round++) {
-        if (round == 1) heap = heap_in_use(); /* after the first round has warmed what it uses */
+        if (round == 1) heap = test_heap_in_use(); /* after the first round has warmed what it uses */
         for (size_t i = 0; i < sizeof failings / sizeof failings[0]; i++) {
             const failing *f = &failings[i];
             if (f->cpu != cpu) continue;
@@ -148,7 +142,7 @@ TEST_BACKENDS(limits_failures_leave_the_context_working_and_leak_nothing) {
             if (test_current_failed()) return;
         }
     }
-    long long grown = heap_in_use() - heap;
+    long long grown = test_heap_in_use() - heap;
     CHECK(grown < (cpu ? 64ll << 10 : 1ll << 20), "host memory in use grew by %lld bytes over %d rounds of failures",
           grown, rounds - 1);
     CHECK(wgt_last_status() == WGT_OK, "%s", wgt_last_error());

@@ -10,7 +10,6 @@
  * needs ~100 bytes of stack per op, so even the default overflows the small stack a thousand
  * times over.
  */
-#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +20,6 @@
 #include "test.h"
 
 #define SMALL_STACK (256 * 1024)
-
-static long long heap_in_use(void) {
-    struct mallinfo2 m = mallinfo2();
-    return (long long)(m.uordblks + m.hblkhd);
-}
 
 /* Runs fn(arg) on a new thread with a 256 KiB stack; 0 when the thread could not start. */
 static int on_small_stack(void *(*fn)(void *), void *arg) {
@@ -190,14 +184,14 @@ TEST_BACKENDS(scale_pending_eager_work_is_bounded) {
     }
     wgt_tensor *x = wgt_arange(ctx, WGT_F32, 0, 16, 1), *keep[8] = {0};
     CHECK(wgt_context_sync(ctx) == WGT_OK, "%s", wgt_last_error());
-    long long before = heap_in_use(), most = 0;
+    long long before = test_heap_in_use(), most = 0;
     const int n = 100000;
     for (int i = 0; i < n && x; i++) {
         wgt_tensor *y = i % 2 ? wgt_mul_scalar(x, 1.0) : wgt_add_scalar(x, 1.0);
         if (i % (n / 8) == 0) keep[i / (n / 8)] = wgt_retain(x); /* some are held, as a caller's would be */
         wgt_release(x);
         x = y;
-        long long grown = i % 256 ? 0 : heap_in_use() - before; /* mallinfo2 walks the heap: not every op */
+        long long grown = i % 256 ? 0 : test_heap_in_use() - before; /* mallinfo2 walks the heap: not every op */
         if (grown > most) most = grown;
     }
     CHECK(x != NULL, "%s", wgt_last_error());

@@ -8,7 +8,6 @@
  * handle per op would show as megabytes, a leaked buffer at once. WGT_TEST_VERBOSE=1 prints
  * the figures.
  */
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +45,7 @@ typedef struct usage {
 static usage measure(wgt_context *ctx) {
     wgt_context_trim(ctx);
     usage u = {0, 0, wgt_wgpu_live_buffers()};
-    struct mallinfo2 m = mallinfo2();
-    u.heap = (long long)(m.uordblks + m.hblkhd);
+    u.heap = test_heap_in_use();
     FILE *f = fopen("/proc/self/statm", "r");
     long pages = 0, resident = 0;
     if (f) {

@@ -40,6 +40,18 @@ static wgt_context *webgpu_with_timeout(uint32_t ms) {
     return wgt_context_create(&opt);
 }
 
+/* A WebGPU context whose waits are bounded at 1 ms. Creating the device may itself pass 1 ms
+ * somewhere: then that is the timeout, and the test is skipped (NULL). */
+static wgt_context *one_ms_context(void) {
+    wgt_context *tc = webgpu_with_timeout(1);
+    if (!tc) {
+        CHECK(wgt_last_status() == WGT_ERR_TIMEOUT, "a 1 ms context: %s", wgt_last_error());
+        test_skip("creating a device passed the 1 ms bound: %s", wgt_last_error());
+        wgt_clear_error();
+    }
+    return tc;
+}
+
 /* Calls wgt_context_status until the late work is over (each call waits up to the context's
  * timeout for it); 0 when it is not over within limit_s. */
 static int recovers(wgt_context *ctx, double limit_s) {
@@ -63,13 +75,8 @@ static void record_matmuls(wgt_tensor *a, int k, wgt_tensor **held) {
  * used before happens before any wait and is not bounded: docs/errors.md). */
 TEST(timeout_is_reported_within_the_deadline) {
     if (!webgpu_present()) return; /* skipped by test_webgpu_context */
-    wgt_context *tc = webgpu_with_timeout(1);
-    if (!tc) { /* creating a device may itself pass 1 ms somewhere: then that is the timeout */
-        CHECK(wgt_last_status() == WGT_ERR_TIMEOUT, "a 1 ms context: %s", wgt_last_error());
-        test_skip("creating a device passed the 1 ms bound: %s", wgt_last_error());
-        wgt_clear_error();
-        return;
-    }
+    wgt_context *tc = one_ms_context();
+    if (!tc) return;
     static const int64_t s[2] = {1024, 1024};
     wgt_tensor *a = wgt_rand_uniform(tc, WGT_F32, 2, s, -1, 1, 7);
     /* More work each time until the device cannot finish it in 1 ms: one matmul is plenty on
@@ -271,12 +278,8 @@ TEST(release_after_a_timeout_is_quick) {
     if (!webgpu_present()) return; /* skipped by test_webgpu_context */
     int threads0 = thread_count();
     long long bufs = wgt_wgpu_live_buffers();
-    wgt_context *tc = webgpu_with_timeout(1);
-    if (!tc) {
-        test_skip("creating a device passed the 1 ms bound: %s", wgt_last_error());
-        wgt_clear_error();
-        return;
-    }
+    wgt_context *tc = one_ms_context();
+    if (!tc) return;
     static const int64_t s[2] = {1024, 1024};
     wgt_tensor *a = wgt_rand_uniform(tc, WGT_F32, 2, s, -1, 1, 7), *held[8];
     /* Seconds of work on lavapipe (~0.4 s a product), far past the 1 ms the sync may wait. */
@@ -318,12 +321,8 @@ TEST(release_after_a_timeout_is_quick) {
  * ASAN_OPTIONS=detect_stack_use_after_return=1 to see the difference). */
 TEST(timeout_in_a_read_then_release_is_safe) {
     if (!webgpu_present()) return; /* skipped by test_webgpu_context */
-    wgt_context *tc = webgpu_with_timeout(1);
-    if (!tc) {
-        test_skip("creating a device passed the 1 ms bound: %s", wgt_last_error());
-        wgt_clear_error();
-        return;
-    }
+    wgt_context *tc = one_ms_context();
+    if (!tc) return;
     static const int64_t s[2] = {1024, 1024};
     wgt_tensor *a = wgt_rand_uniform(tc, WGT_F32, 2, s, -1, 1, 7), *c = NULL;
     float *out = malloc(sizeof(float) * 1024 * 1024);

@@ -1,4 +1,5 @@
 /* Helpers for differential tests: reading tensors as float64 and per-type tolerances. */
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,4 +43,9 @@ double test_round_to(wgt_dtype dtype, double v) {
     case WGT_F16: return wgt_f16_to_f32(wgt_f32_to_f16((float)v));
     default: return v;
     }
+}
+
+long long test_heap_in_use(void) {
+    struct mallinfo2 m = mallinfo2();
+    return (long long)(m.uordblks + m.hblkhd);
 }
