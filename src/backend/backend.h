@@ -277,7 +277,9 @@ struct wgt_backend {
     int (*attention_pays)(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal);
 };
 
-wgt_backend *wgt_cpu_backend_create(void);
+/* threads: the pool's size (WGT_CPU_THREADS, which context creation parses), 0 for the
+ * processors this process may run on. */
+wgt_backend *wgt_cpu_backend_create(int threads);
 /* NULL on failure, with the reason in wgt_last_error(). */
 wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options);
 char *wgt_webgpu_list_adapters(const char *library_path);

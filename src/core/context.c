@@ -91,7 +91,7 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
             wgt_clear_error();
         }
     }
-    if (!ctx->backend) ctx->backend = wgt_cpu_backend_create();
+    if (!ctx->backend) ctx->backend = wgt_cpu_backend_create((int)threads);
     if (!ctx->backend) {
         free(ctx);
         return NULL;

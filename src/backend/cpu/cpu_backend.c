@@ -40,9 +40,9 @@ static char *cpu_describe(wgt_backend *be) {
     return s;
 }
 
-wgt_backend *wgt_cpu_backend_create(void) {
+wgt_backend *wgt_cpu_backend_create(int threads) {
     cpu_backend *cpu = calloc(1, sizeof *cpu);
-    wgt_cpu_pool *pool = cpu ? wgt_cpu_pool_create(wgt_cpu_default_threads()) : NULL;
+    wgt_cpu_pool *pool = cpu ? wgt_cpu_pool_create(threads > 0 ? threads : wgt_cpu_available_threads()) : NULL;
     if (!pool) {
         free(cpu);
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the CPU backend");

@@ -17,8 +17,6 @@
 #include <unistd.h>
 
 #include "cpu_threads.h"
-#include "core/env.h"
-
 
 typedef struct worker {
     wgt_cpu_pool *pool;
@@ -166,9 +164,7 @@ static int available_processors(void) {
     return n > 0 ? (int)(n < WGT_CPU_MAX_THREADS ? n : WGT_CPU_MAX_THREADS) : 1;
 }
 
-int wgt_cpu_default_threads(void) {
-    uint64_t v; /* wgt_context_create has checked the variable */
-    if (wgt_env_count("wgt_context_create", "WGT_CPU_THREADS", 1, WGT_CPU_MAX_THREADS, &v) > 0) return (int)v;
+int wgt_cpu_available_threads(void) {
     int n = available_processors();
     return n < WGT_CPU_MAX_THREADS ? n : WGT_CPU_MAX_THREADS;
 }

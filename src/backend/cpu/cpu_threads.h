@@ -36,8 +36,8 @@ int wgt_cpu_pool_slots(const wgt_cpu_pool *pool);
  * caller runs every task itself: slower, never wrong. */
 void wgt_cpu_pool_run(wgt_cpu_pool *pool, int64_t ntasks, wgt_cpu_task_fn fn, void *arg);
 
-/* The thread count a new pool gets: WGT_CPU_THREADS from the environment (1 to 256; context
- * creation refuses any other value), else the processors this process may run on. */
-int wgt_cpu_default_threads(void);
+/* The processors this process may run on, at most WGT_CPU_MAX_THREADS: a pool's size where
+ * WGT_CPU_THREADS does not set it. */
+int wgt_cpu_available_threads(void);
 
 #endif
