@@ -7,7 +7,17 @@
 
 #include "wgtensor.h"
 
+wgt_context *wgt_impl_context_create(const wgt_context_options *options);
+void wgt_impl_context_release(wgt_context *ctx);
+wgt_backend_kind wgt_impl_context_backend(const wgt_context *ctx);
+const char *wgt_impl_context_device_name(const wgt_context *ctx);
+wgt_status wgt_impl_context_status(wgt_context *ctx);
+wgt_status wgt_impl_context_sync(wgt_context *ctx);
+char *wgt_impl_context_describe(wgt_context *ctx);
+wgt_status wgt_impl_context_simulate_device_loss(wgt_context *ctx);
 wgt_status wgt_impl_eval(int n, wgt_tensor *const *tensors);
+wgt_status wgt_impl_context_stats(wgt_context *ctx, wgt_stats *out);
+wgt_status wgt_impl_context_trim(wgt_context *ctx);
 wgt_read *wgt_impl_read_begin(wgt_tensor *t, void *dst, size_t nbytes);
 wgt_tensor *wgt_impl_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape);
 wgt_graph *wgt_impl_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs);
@@ -136,7 +146,17 @@ wgt_tensor *wgt_impl_rope(wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 
 #ifndef WGT_API_PROTOTYPES_ONLY
+#define wgt_context_create wgt_impl_context_create
+#define wgt_context_release wgt_impl_context_release
+#define wgt_context_backend wgt_impl_context_backend
+#define wgt_context_device_name wgt_impl_context_device_name
+#define wgt_context_status wgt_impl_context_status
+#define wgt_context_sync wgt_impl_context_sync
+#define wgt_context_describe wgt_impl_context_describe
+#define wgt_context_simulate_device_loss wgt_impl_context_simulate_device_loss
 #define wgt_eval wgt_impl_eval
+#define wgt_context_stats wgt_impl_context_stats
+#define wgt_context_trim wgt_impl_context_trim
 #define wgt_read_begin wgt_impl_read_begin
 #define wgt_graph_input wgt_impl_graph_input
 #define wgt_graph_build wgt_impl_graph_build

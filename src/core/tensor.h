@@ -22,6 +22,7 @@ struct wgt_node;
 struct wgt_context {
     int refs; /* the caller's handle plus one per live storage */
     int released;
+    wgt_context *handle; /* the caller's (handles.h): stale once released */
     wgt_backend *backend;
     uint32_t wait_timeout_ms;
     int poison; /* WGT_POISON=1: kernel outputs start as 0xff bytes, so unwritten elements show */
