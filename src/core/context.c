@@ -15,6 +15,7 @@
 static void context_free(wgt_context *ctx) {
     if (ctx->backend) wgt_index_checks_free(ctx);
     if (ctx->backend) ctx->backend->destroy(ctx->backend);
+    wgt_name_index_free(&ctx->input_names); /* empty: every placeholder held the context */
     free(ctx);
 }
 
