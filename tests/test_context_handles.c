@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "core/handles.h"
-#include "core/tensor.h"
 #include "test.h"
 
 static const int64_t S4[1] = {4};
