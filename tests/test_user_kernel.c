@@ -57,8 +57,11 @@ static wgt_tensor *from_floats(wgt_context *ctx, int ndim, const int64_t *shape,
     return wgt_tensor_from_data(ctx, WGT_F32, ndim, shape, v, (size_t)n * sizeof(float), WGT_USAGE_DEFAULT);
 }
 
-static int read_floats(wgt_tensor *t, float *out, size_t n) {
-    return wgt_tensor_read(t, out, n * sizeof(float)) == WGT_OK;
+/* Reads n 4-byte elements; a failed read is a failure of the test, not a skipped check. */
+static int read_floats(wgt_tensor *t, void *out, size_t n) {
+    wgt_status st = wgt_tensor_read(t, out, n * 4);
+    CHECK(st == WGT_OK, "read: %s", wgt_last_error());
+    return st == WGT_OK;
 }
 
 /* Runs affine over x into a new output of n + extra elements. */
@@ -416,4 +419,69 @@ TEST(user_kernel_outlives_its_context_release) {
                 "released");
     wgt_kernel_release(k);
     wgt_release(t);
+}
+
+/* Two written bindings: each output is waited for and kept alive on its own. */
+TEST_BACKENDS(user_kernel_writes_several_outputs) {
+    static const char src[] = "@group(0) @binding(0) var<storage, read> a : array<i32>;\n"
+                              "@group(0) @binding(1) var<storage, read_write> sum : array<i32>;\n"
+                              "@group(0) @binding(3) var<storage, read_write> diff : array<i32>;\n"
+                              "@group(0) @binding(2) var<storage, read> b : array<i32>;\n"
+                              "@compute @workgroup_size(16)\n"
+                              "fn main(@builtin(global_invocation_id) id : vec3<u32>) {\n"
+                              "    if (id.x < arrayLength(&a)) { sum[id.x] = a[id.x] + b[id.x]; diff[id.x] = a[id.x] - b[id.x]; }\n"
+                              "}\n";
+    wgt_kernel *k = kernel_or_cpu_refusal(ctx, src);
+    if (!k) return;
+    enum { N = 40 };
+    int32_t av[N], bv[N], got[N];
+    for (int i = 0; i < N; i++) av[i] = i * 3 - 7, bv[i] = 100 - i * i;
+    int64_t shape[1] = {N};
+    wgt_tensor *a = wgt_tensor_from_data(ctx, WGT_I32, 1, shape, av, sizeof av, WGT_USAGE_DEFAULT);
+    wgt_tensor *b = wgt_tensor_from_data(ctx, WGT_I32, 1, shape, bv, sizeof bv, WGT_USAGE_DEFAULT);
+    wgt_kernel_arg args[4] = {{.name = "diff", .dtype = WGT_I32, .ndim = 1, .shape = shape},
+                              {.name = NULL, .binding = 2, .tensor = b},
+                              {.name = "sum", .dtype = WGT_I32, .ndim = 1, .shape = shape},
+                              {.name = "a", .tensor = a}};
+    wgt_tensor *out[4];
+    uint32_t g[3];
+    CHECK(wgt_kernel_groups_for(k, N, g) == WGT_OK, "%s", wgt_last_error());
+    CHECK(wgt_kernel_dispatch(k, 4, args, NULL, 0, g[0], g[1], g[2], out) == WGT_OK, "%s", wgt_last_error());
+    CHECK(out[0] && !out[1] && out[2] && !out[3], "outputs at the created arguments' indices");
+    /* The node writes diff first (argument order), sum second: sum's readers must wait for it
+     * and keep it alive alone. */
+    wgt_tensor *neg = wgt_neg(out[2]);
+    wgt_release(out[0]); /* diff: nobody reads it, the dispatch still runs for sum */
+    if (read_floats(out[2], got, N))
+        for (int i = 0; i < N; i++) CHECK(got[i] == av[i] + bv[i], "sum[%d] = %d", i, got[i]);
+    if (neg && read_floats(neg, got, N))
+        for (int i = 0; i < N; i++) CHECK(got[i] == -(av[i] + bv[i]), "-sum[%d] = %d", i, got[i]);
+    wgt_release(neg), wgt_release(out[2]), wgt_release(a), wgt_release(b);
+    wgt_kernel_release(k);
+}
+
+/* examples/user_kernel.c, built by `make all`, checks its kernel against C and exits 0. */
+TEST(user_kernel_example_runs) {
+#ifdef WGT_SOURCE_DIR
+    const char *exe = WGT_SOURCE_DIR "/build/examples/user_kernel";
+    FILE *f = fopen(exe, "rb");
+    if (!f) {
+        test_skip("%s is not built (a build directory other than build/)", exe);
+        return;
+    }
+    fclose(f);
+    wgt_context *gpu = test_webgpu_context(); /* the example needs what this test needs */
+    if (!gpu) return;
+    wgt_context_release(gpu);
+    char cmd[4200], line[512] = "";
+    snprintf(cmd, sizeof cmd, "'%s' 2>&1", exe);
+    FILE *p = popen(cmd, "r");
+    CHECK(p != NULL, "cannot run %s", exe);
+    if (!p) return;
+    while (fgets(line, sizeof line, p) && !test_contains(line, "largest relative error")) {}
+    int rc = pclose(p);
+    CHECK(rc == 0 && test_contains(line, "hard_swish(-1) = -0.333333"), "exit %d, output: %s", rc, line);
+#else
+    test_skip("WGT_SOURCE_DIR is not defined");
+#endif
 }
