@@ -11,6 +11,7 @@
 #include "backend/webgpu/webgpu_internal.h"
 #include "core/handles.h"
 #include "core/tensor.h"
+#include "core/wgsl_reflect.h"
 #include "test.h"
 
 /* y[i] = x[i] * p.scale + p.bias for i < p.n. */
@@ -484,4 +485,52 @@ TEST(user_kernel_example_runs) {
 #else
     test_skip("WGT_SOURCE_DIR is not defined");
 #endif
+}
+
+/* The reader of declarations alone (no device): sizes by WGSL's layout rules, access modes,
+ * binding numbers, workgroup sizes, and what it refuses. */
+TEST(user_kernel_reflection_sizes_and_refusals) {
+    static const char src[] =
+        "enable f16;\n"
+        "struct S { a : vec3<f32>, b : f32, c : vec2f, }  // 32 bytes: c at 16, aligned 16\n"
+        "struct T { m : mat2x2<f32>, h : array<f16, 3> }   /* 16 + 6 = 22 -> 24 */\n"
+        "@group(0) @binding(5) var<storage, read_write> s : array<S>;\n"
+        "@binding(1) @group(0) var<storage> t : array<T, 4>;\n"
+        "@group(0) @binding(2) var<storage, read> v3 : array<vec3<i32>>;\n"
+        "@group(0) @binding(3) var<storage, read_write> h : array<f16>;\n"
+        "@group(0) @binding(4) var<storage, read_write> at : array<atomic<u32>>;\n"
+        "@group(0) @binding(0) var<uniform> u : vec4<f32>;\n"
+        "var<workgroup> tile : array<f32, 64>;\n"
+        "override W : u32 = 8;\n"
+        "@compute @workgroup_size(8, 4,) fn first() {}\n"
+        "@compute @workgroup_size(W) fn second() { let q = vec2<f32>(1.0, 2.0); }\n";
+    wgt_reflection r;
+    CHECK(wgt_wgsl_reflect("t", src, "first", &r) == WGT_OK, "%s", wgt_last_error());
+    CHECK(r.count == 6 && r.entry_found, "%d bindings", r.count);
+    struct { const char *name; uint32_t binding; int rw, uniform; uint32_t size, comp; const char *type; } want[] = {
+        {"s", 5, 1, 0, 32, 4, "S"},          {"t", 1, 0, 0, 24, 0, "T"},
+        {"v3", 2, 0, 0, 16, 4, "vec3<i32>"}, {"h", 3, 1, 0, 2, 2, "f16"},
+        {"at", 4, 1, 0, 4, 4, "atomic<u32>"}, {"u", 0, 0, 1, 16, 4, "vec4<f32>"}};
+    for (int i = 0; i < 6 && i < r.count; i++) {
+        const wgt_reflect_binding *b = &r.bindings[i];
+        CHECK(!strcmp(b->name, want[i].name) && b->binding == want[i].binding && b->read_write == want[i].rw &&
+                  b->uniform == want[i].uniform && b->element_size == want[i].size &&
+                  b->component_size == want[i].comp && !strcmp(b->type, want[i].type),
+              "[%d] %s @%u rw %d uniform %d size %u comp %u type %s", i, b->name, b->binding, b->read_write, b->uniform,
+              b->element_size, b->component_size, b->type);
+    }
+    CHECK(r.workgroup_size[0] == 8 && r.workgroup_size[1] == 4 && r.workgroup_size[2] == 1, "%u %u %u",
+          r.workgroup_size[0], r.workgroup_size[1], r.workgroup_size[2]);
+    CHECK(wgt_wgsl_reflect("t", src, "second", &r) == WGT_OK && r.entry_found && r.workgroup_size[0] == 0,
+          "an override's size is not known: %u", r.workgroup_size[0]);
+    CHECK(wgt_wgsl_reflect("t", src, "third", &r) == WGT_OK && !r.entry_found, "no such entry point");
+    CHECK_ERROR(wgt_wgsl_reflect("t", "@group(0) @binding(0) var<uniform> a : vec4f;\n"
+                                      "@group(0) @binding(1) var<uniform> b : vec4f;\n", "main", &r) != WGT_OK,
+                WGT_ERR_INVALID_ARGUMENT, "t: line 2: more than one var<uniform>");
+    CHECK_ERROR(wgt_wgsl_reflect("t", "@group(0) @binding(0) var<storage> a : array<f32>;\n"
+                                      "/* two\n lines */ @group(0) @binding(0) var<storage> b : array<f32>;\n", "main",
+                                 &r) != WGT_OK,
+                WGT_ERR_INVALID_ARGUMENT, "t: line 3: two buffers at one @binding");
+    CHECK_ERROR(wgt_wgsl_reflect("t", "@group(0) @binding(N) var<storage> a : array<f32>;\n", "main", &r) != WGT_OK,
+                WGT_ERR_INVALID_ARGUMENT, "literal @binding(N)");
 }
