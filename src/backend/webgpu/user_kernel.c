@@ -31,6 +31,11 @@ struct wgt_user_pipeline {
 
 static void release_objects(wgt_webgpu *w, wgt_user_pipeline *k) {
     const wgpu_procs *p = w->p;
+    /* A pipeline made later may get this one's address: the open pass must not take it for
+     * the one it has set, nor the first-run list for one that ran. */
+    if (w->pass_pipeline == k->pipeline) w->pass_pipeline = NULL;
+    for (uint32_t i = 0; i < w->cold_count; i++)
+        if (w->cold[i] == k->pipeline) w->cold[i--] = w->cold[--w->cold_count];
     if (k->pipeline) p->wgpuComputePipelineRelease(k->pipeline);
     if (k->pipeline_layout) p->wgpuPipelineLayoutRelease(k->pipeline_layout);
     if (k->layout) p->wgpuBindGroupLayoutRelease(k->layout);
