@@ -45,7 +45,7 @@ typedef struct wgt_node {
     int op;    /* binary, unary, reduce or rows op */
     int nargs;   /* args[0..nwrites-1] are written; the rest are read. An absent optional operand has storage NULL. */
     int nwrites; /* 1, except for a user kernel writing several bindings */
-    int partial;        /* writes only part of args[0] (write_box, set_rows): it also reads it */
+    int partial;        /* writes only part of what it writes (write_box, set_rows, user kernels): it also reads it */
     double params[2];   /* unary params, reduce param, rows eps, attention scale */
     int axis;           /* reduce: reduced trailing dims; cumsum: axis; attention: causal;
                            a node with index_bound: the rank of the caller's index tensor */
