@@ -39,7 +39,7 @@ TEST_SRC = $(wildcard tests/*.c)
 
 .PHONY: all setup demo test info clean kernel-inspect install check-install blas-check FORCE
 all: blas-check $(BUILD)/libwgtensor.a $(BUILD)/libwgtensor.so $(BUILD)/wgtensor $(BUILD)/wgt_tests \
-	$(BUILD)/examples/hello $(BUILD)/wgtensor.pc
+	$(BUILD)/examples/hello $(BUILD)/examples/user_kernel $(BUILD)/wgtensor.pc
 
 setup:
 	@./scripts/setup.sh
