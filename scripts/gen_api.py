@@ -25,7 +25,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = {"wgt_release", "wgt_eval", "wgt_concat", "wgt_stack", "wgt_split", "wgt_graph_build",
-           "wgt_graph_dispatch", "wgt_context_release"}
+           "wgt_graph_dispatch", "wgt_kernel_dispatch", "wgt_context_release"}
 # What a call given a stale context returns: the neutral value its function returns for NULL.
 FAILED = {"wgt_status": "wgt_last_status()", "void": "", "wgt_backend_kind": "WGT_BACKEND_AUTO",
           "const char *": '""'}
