@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu_internal.h"
+#include "core/handles.h"
 #include "core/tensor.h"
 #include "test.h"
 
@@ -652,7 +653,7 @@ TEST_BACKENDS(reduce_long_rows_split_every_op) {
 TEST(reduce_long_rows_without_subgroups) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    ((wgt_webgpu *)gpu->backend)->has_subgroups = 0;
+    ((wgt_webgpu *)wgt_context_record(gpu)->backend)->has_subgroups = 0;
     static const test_op ops[] = {OP_SUM, OP_PROD, OP_VAR0, OP_ARGMAX};
     check_long_rows(gpu, 4, ops, 2, dtypes, 1, "no subgroups");
     /* Rows of 1031: a workgroup each, unsplit. */

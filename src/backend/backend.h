@@ -202,6 +202,13 @@ struct wgt_backend {
     wgt_status (*buffer_write)(wgt_backend *be, wgt_buffer *buf, size_t offset, const void *src, size_t n);
     wgt_status (*buffer_read)(wgt_backend *be, wgt_buffer *buf, size_t offset, void *dst, size_t n);
     void *(*buffer_export)(wgt_backend *be, wgt_buffer *buf);
+    /* Memory the context keeps for its own bookkeeping, for its whole life (the index-check
+     * record): made outside the storage pool, so wgt_stats never counts it (in use, pooled or
+     * peak), the memory budget leaves it out, and no tensor ever gets it. Host-resident
+     * backends return host memory in *host, device backends a buffer in *buffer that kernels,
+     * reads and read_begin take as a tensor's; the other is set to NULL. Contents unspecified. */
+    wgt_status (*context_memory_create)(wgt_backend *be, size_t nbytes, wgt_buffer **buffer, void **host);
+    void (*context_memory_destroy)(wgt_backend *be, wgt_buffer *buffer, void *host);
     /* Device memory and queue counters: fills the device_* and buffers_* fields and submits. */
     void (*stats)(wgt_backend *be, wgt_stats *out);
     /* Gives pooled memory back to the driver and restarts the peak at what is in use. */

@@ -7,7 +7,17 @@
 
 #include "wgtensor.h"
 
+wgt_context *wgt_impl_context_create(const wgt_context_options *options);
+void wgt_impl_context_release(wgt_context *ctx);
+wgt_backend_kind wgt_impl_context_backend(const wgt_context *ctx);
+const char *wgt_impl_context_device_name(const wgt_context *ctx);
+wgt_status wgt_impl_context_status(wgt_context *ctx);
+wgt_status wgt_impl_context_sync(wgt_context *ctx);
+char *wgt_impl_context_describe(wgt_context *ctx);
+wgt_status wgt_impl_context_simulate_device_loss(wgt_context *ctx);
 wgt_status wgt_impl_eval(int n, wgt_tensor *const *tensors);
+wgt_status wgt_impl_context_stats(wgt_context *ctx, wgt_stats *out);
+wgt_status wgt_impl_context_trim(wgt_context *ctx);
 wgt_read *wgt_impl_read_begin(wgt_tensor *t, void *dst, size_t nbytes);
 wgt_tensor *wgt_impl_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape);
 wgt_graph *wgt_impl_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs);
@@ -39,6 +49,8 @@ const void *wgt_impl_tensor_data(wgt_tensor *t);
 void *wgt_impl_tensor_data_mut(wgt_tensor *t);
 void *wgt_impl_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes);
 wgt_tensor *wgt_impl_tensor_from_buffer(wgt_context *ctx, void *wgpu_buffer, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage);
+void *wgt_impl_context_webgpu_device(wgt_context *ctx);
+wgt_kernel *wgt_impl_kernel_create(wgt_context *ctx, const char *wgsl, const char *entry_point);
 wgt_status wgt_impl_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *args, const void *params, size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z, wgt_tensor **outputs);
 wgt_tensor *wgt_impl_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
 wgt_tensor *wgt_impl_transpose(wgt_tensor *t, int axis0, int axis1);
@@ -138,7 +150,17 @@ wgt_tensor *wgt_impl_rope(wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 
 #ifndef WGT_API_PROTOTYPES_ONLY
+#define wgt_context_create wgt_impl_context_create
+#define wgt_context_release wgt_impl_context_release
+#define wgt_context_backend wgt_impl_context_backend
+#define wgt_context_device_name wgt_impl_context_device_name
+#define wgt_context_status wgt_impl_context_status
+#define wgt_context_sync wgt_impl_context_sync
+#define wgt_context_describe wgt_impl_context_describe
+#define wgt_context_simulate_device_loss wgt_impl_context_simulate_device_loss
 #define wgt_eval wgt_impl_eval
+#define wgt_context_stats wgt_impl_context_stats
+#define wgt_context_trim wgt_impl_context_trim
 #define wgt_read_begin wgt_impl_read_begin
 #define wgt_graph_input wgt_impl_graph_input
 #define wgt_graph_build wgt_impl_graph_build
@@ -170,6 +192,8 @@ wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int 
 #define wgt_tensor_data_mut wgt_impl_tensor_data_mut
 #define wgt_tensor_export_buffer wgt_impl_tensor_export_buffer
 #define wgt_tensor_from_buffer wgt_impl_tensor_from_buffer
+#define wgt_context_webgpu_device wgt_impl_context_webgpu_device
+#define wgt_kernel_create wgt_impl_kernel_create
 #define wgt_kernel_dispatch wgt_impl_kernel_dispatch
 #define wgt_as_strided wgt_impl_as_strided
 #define wgt_transpose wgt_impl_transpose

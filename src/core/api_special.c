@@ -1,7 +1,7 @@
 /*
  * The public entry points over tensor handles that api.c cannot generate: those taking
  * several tensors at once (arrays, bindings), handing several back (wgt_split), or ending a
- * handle (wgt_release). Each turns the handles into records in a copy of the caller's array
+ * handle (wgt_release, wgt_context_release). Each turns the handles into records in a copy of the caller's array
  * and leaves the checks, and their messages, to the function it calls.
  */
 #include <stdlib.h>
@@ -46,6 +46,8 @@ static const wgt_binding *bindings_of(const char *fn, int n, const wgt_binding *
 void wgt_release(wgt_tensor *t) {
     if (t) wgt_handle_release("wgt_release", t);
 }
+
+void wgt_context_release(wgt_context *ctx) { wgt_context_handle_release("wgt_context_release", ctx); }
 
 wgt_status wgt_eval(int n, wgt_tensor *const *tensors) {
     wgt_tensor *buf[ON_STACK], **heap;
@@ -93,9 +95,11 @@ wgt_status wgt_split(wgt_tensor *a, int axis, int count, const int64_t *sizes, w
 }
 
 wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs) {
+    wgt_context *record;
+    if (!wgt_context_arg("wgt_graph_build", ctx, &record)) return NULL;
     wgt_binding buf[ON_STACK], *heap;
     const wgt_binding *r = bindings_of("wgt_graph_build", n_outputs, outputs, buf, &heap);
-    wgt_graph *g = r || !outputs ? wgt_impl_graph_build(ctx, n_outputs, r) : NULL;
+    wgt_graph *g = r || !outputs ? wgt_impl_graph_build(record, n_outputs, r) : NULL;
     free(heap);
     return g;
 }

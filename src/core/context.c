@@ -15,6 +15,7 @@
 static void context_free(wgt_context *ctx) {
     if (ctx->backend) wgt_index_checks_free(ctx);
     if (ctx->backend) ctx->backend->destroy(ctx->backend);
+    wgt_name_index_free(&ctx->input_names); /* empty: every placeholder held the context */
     free(ctx);
 }
 
@@ -153,12 +154,8 @@ wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out) {
     if (!ctx) return wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "wgt_context_stats: context is NULL");
     if (!out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_stats: out is NULL");
     memset(out, 0, sizeof *out);
+    /* The context's own memory (the index-check record) is outside the backend's counts. */
     if (ctx->backend->stats) ctx->backend->stats(ctx->backend, out);
-    /* The index-check record is the context's own, like its parameter ring: not memory that
-     * tensors or pending work hold, so neither in use nor in the peak. */
-    uint64_t record = wgt_index_checks_device_bytes(ctx);
-    out->device_bytes_in_use -= record < out->device_bytes_in_use ? record : out->device_bytes_in_use;
-    out->device_bytes_peak -= record < out->device_bytes_peak ? record : out->device_bytes_peak;
     out->ops_run = ctx->counters.ops_run;
     out->ops_skipped = ctx->counters.ops_skipped;
     out->ops_fused = ctx->counters.ops_fused;

@@ -133,8 +133,6 @@ wgt_status wgt_user_call_run(wgt_backend *be, const struct wgt_user_call *call, 
  * writes, and the slot's taint bit. When every slot is taken the record is read first (a
  * wait): storages it finds failed fail their later readers. */
 wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, wgt_operand *record, uint64_t *bit);
-/* Device bytes of the context's check record (a buffer it keeps for its life once used). */
-size_t wgt_index_checks_device_bytes(const wgt_context *ctx);
 /* s was just written by a step whose value depends on the checks in mask (the taint of what
  * it read, and its own slot's bit); a whole write forgets what s held before. */
 void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole);

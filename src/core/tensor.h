@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "error.h"
+#include "name_index.h"
 
 struct wgt_node;
 
@@ -22,6 +23,7 @@ struct wgt_node;
 struct wgt_context {
     int refs; /* the caller's handle plus one per live storage */
     int released;
+    wgt_context *handle; /* the caller's (handles.h): stale once released */
     wgt_backend *backend;
     uint32_t wait_timeout_ms;
     int poison; /* WGT_POISON=1: kernel outputs start as 0xff bytes, so unwritten elements show */
@@ -35,7 +37,7 @@ struct wgt_context {
     int flushing;
     uint64_t seq;
     uint64_t walks; /* graph walks so far: each marks what it reached with its number */
-    struct wgt_storage *graph_inputs; /* live placeholders, for unique names */
+    wgt_name_index input_names;       /* live placeholders by name, for unique names */
     wgt_stats counters;               /* the core's counters: ops_*, launches */
     struct wgt_index_checks *index_checks; /* device-side index checks (index_checks.c), or NULL */
 };
@@ -61,7 +63,6 @@ typedef struct wgt_storage {
     wgt_dtype input_dtype;
     int input_ndim;
     int64_t input_shape[WGT_MAX_DIMS];
-    struct wgt_storage *next_input;
     struct wgt_node *producer; /* symbolic: the node that writes it last (a reference) */
     wgt_status failed;   /* the work that was to write it failed: reads report this */
     char *failed_message;

@@ -494,6 +494,8 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->buffer_write = wgt_wgpu_buffer_write;
     be->buffer_read = wgt_wgpu_buffer_read;
     be->buffer_export = wgt_wgpu_buffer_export;
+    be->context_memory_create = wgt_wgpu_context_memory_create;
+    be->context_memory_destroy = wgt_wgpu_context_memory_destroy;
     be->stats = wgt_wgpu_stats;
     be->trim = wgt_wgpu_trim;
     be->read_begin = wgt_wgpu_read_begin;

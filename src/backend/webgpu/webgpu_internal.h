@@ -164,6 +164,7 @@ typedef struct wgt_webgpu {
      * its own work (staging for queue writes, say) into a lost device. */
     uint64_t memory_budget;
     struct wgt_wgpu_pool *read_pool;    /* MAP_READ staging buffers of read requests */
+    struct wgt_wgpu_pool *context_pool; /* the context's own buffers: kept nothing, not in stats */
     struct wgt_wgpu_bind_cache *bind_cache; /* bind_groups.c */
     wgt_pipeline **pipeline_slots; /* open-addressed by key hash (encoder.c) */
     uint32_t pipeline_capacity, pipeline_count;
@@ -230,6 +231,8 @@ void wgt_wgpu_buffer_destroy(wgt_backend *be, wgt_buffer *buf);
 wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset, const void *src, size_t n);
 wgt_status wgt_wgpu_buffer_read(wgt_backend *be, wgt_buffer *buf, size_t offset, void *dst, size_t n);
 void *wgt_wgpu_buffer_export(wgt_backend *be, wgt_buffer *buf);
+wgt_status wgt_wgpu_context_memory_create(wgt_backend *be, size_t nbytes, wgt_buffer **buffer, void **host);
+void wgt_wgpu_context_memory_destroy(wgt_backend *be, wgt_buffer *buffer, void *host);
 wgt_status wgt_wgpu_buffers_init(wgt_webgpu *w);
 /* Releases the pools: before the device goes. */
 void wgt_wgpu_buffers_shutdown(wgt_webgpu *w);
