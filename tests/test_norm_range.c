@@ -37,6 +37,7 @@ static double factor(uint64_t *s) {
 /* The row patterns: one per row of each tested tensor. */
 typedef enum {
     P_SCALE,      /* magnitude * factor: every element at one scale */
+    P_GRADED,     /* magnitude * factor / 2^(j % 23): partial sums at several scales */
     P_MIXED,      /* 1e30 and 1e-30 alternating */
     P_ONE_HUGE,   /* 1e38 at the middle, 1e-38 elsewhere */
     P_ALTERNATE,  /* +m, -m, +m, ...: normalised values exactly +-1 (even lengths) */
@@ -56,12 +57,14 @@ static const row_kind kinds[] = {
     {P_SCALE, 1e-12}, {P_SCALE, 1},     {P_SCALE, 1e12},  {P_SCALE, 1e20},   {P_SCALE, 1e30},
     {P_SCALE, 1e38},  {P_SCALE, 3.4e38}, {P_MIXED, 0},    {P_ONE_HUGE, 0},   {P_ALTERNATE, 3e38},
     {P_ALTERNATE, 1e-41}, {P_CONSTANT, 0}, {P_ZERO, 0},   {P_INF, 0},        {P_NAN, 0},
+    {P_GRADED, 1e15},     {P_GRADED, 1e25}, {P_GRADED, 1e-25},
 };
 #define NKINDS ((int64_t)(sizeof kinds / sizeof *kinds))
 
 static float element(row_kind k, int64_t j, int64_t n, uint64_t *s) {
     switch (k.p) {
     case P_SCALE: return (float)(k.magnitude * factor(s));
+    case P_GRADED: return (float)(k.magnitude * factor(s) / (double)(1 << (j % 23)));
     case P_MIXED: return (float)((j % 2 ? 1e-30 : 1e30) * factor(s));
     case P_ONE_HUGE: return j == n / 2 ? 1e38f : (float)(1e-38 * factor(s));
     case P_ALTERNATE: return (float)(j % 2 ? -k.magnitude : k.magnitude);

@@ -25,13 +25,16 @@
 // correcting the variance, rms_norm the mean square; a NaN or infinite max makes a softmax
 // row NaN.
 //
-// The norms first find the largest exponent in the row (a max reduction over the exponent
-// fields, which needs no float comparison) and, where the row's magnitudes are outside
-// 2^-40..2^41, compute on the row times s = 2^-k, k that exponent: squares of 1e20 would
-// overflow f32 and those of 1e-30 underflow it, while at that scale the largest element is
-// about 1. Scaling by a power of two is exact, and the result is the unscaled formula's:
-// the deviations d s and 1 / sqrt(v s^2 + eps s^2) multiply to d / sqrt(v + eps). Rows in
-// range take s = 1 and compute exactly what they did without scaling.
+// The norms compute each row at a scale s = 2^-k, k the exponent of its largest element,
+// where that is outside 2^-40..2^41: squares of 1e20 would overflow f32 and those of 1e-30
+// underflow it, while at that scale the largest element is about 1. Scaling by a power of
+// two is exact, and the result is the unscaled formula's: the deviations d s and
+// 1 / sqrt(v s^2 + eps s^2) multiply to d / sqrt(v + eps). Rows in range take s = 1 and
+// compute exactly what they did without scaling. The row's largest exponent rides the first
+// sum's reduction, so it costs no reduction of its own: each invocation finds the largest
+// exponent field among its elements (integer compares, no float ones that a GPU flushing
+// subnormals would get wrong), sums at that exponent's scale, and the reduction brings
+// partial sums to the larger scale as it combines them (exact: powers of two).
 //
 // f16 is stored packed two to a u32 and computed in f32, rounded once when stored. Every
 // invocation writes whole words: a dense unit holds whole words of one row, and the strided
@@ -104,15 +107,49 @@ fn pow2(e: i32) -> f32 { return bitcast<f32>(u32(e + 127) << 23u); }
 // The exponent field of x (0 for zeros and subnormals, 255 for infinities and NaN).
 fn exp_field(x: f32) -> u32 { return (bitcast<u32>(x) >> 23u) & 0xffu; }
 
-// The scale of a row whose largest exponent field is e: 1 when the row holds an infinity or
-// NaN (its result is NaN or 0, as unscaled) or its largest magnitude is within 2^-40..2^41
-// (squares and their sums then stay normal and finite for any row length), else 2^-k with k
-// the largest exponent, clamped so that the scale is a normal number (subnormal rows take
-// 2^126).
-fn row_scale(e: f32) -> f32 {
+// log2 of the scale of a row whose largest exponent field is e: 0 when its largest
+// magnitude is within 2^-40..2^41 (squares and their sums then stay normal and finite for
+// any row length), else -k with k the largest exponent, clamped so that the scale is a
+// normal number (subnormal rows take 2^126; rows holding an infinity or NaN 2^-126: their
+// sums are then infinite or NaN at any scale, and so is the result, or 0 beside NaN for
+// rms_norm, as unscaled). It never grows with e.
+fn scale_exp(e: f32) -> i32 {
     let k = i32(e) - 127;
-    if (e >= 255.0 || abs(k) <= 40) { return 1.0; }
-    return pow2(-clamp(k, -126, 126));
+    if (abs(k) <= 40) { return 0; }
+    return -clamp(k, -126, 126);
+}
+
+// The modes of the reductions: plain sums of both components, the max of .x, and sums of
+// values (VALUES) or of squares (SQUARES) in .x taken at scale 2^.y (see combine).
+const SUM: u32 = 0u;
+const MAX: u32 = 1u;
+const VALUES: u32 = 2u;
+const SQUARES: u32 = 3u;
+
+// a and b combined in one of those modes. Sums at two scales meet at the smaller: the other
+// is multiplied by 2^-f (squares: 2^-2f) in two normal steps, exact as powers of two are, so
+// the result is what summing at the smaller scale gives. Past 2^-252 the factor stays
+// 2^-252: a sum taken that far down is negligible beside the row's largest element (about 1
+// at the row's scale).
+fn combine(a: vec2<f32>, b: vec2<f32>, mode: u32) -> vec2<f32> {
+    if (mode == MAX) { return vec2<f32>(max_nan(a.x, b.x), 0.0); }
+    if (mode == SUM) { return a + b; }
+    if (a.y == b.y) { return vec2<f32>(a.x + b.x, a.y); }
+    var hi = a;
+    var lo = b;
+    if (b.y > a.y) {
+        hi = b;
+        lo = a;
+    }
+    let f = i32(hi.y - lo.y) * (i32(mode) - 1);
+    return vec2<f32>(hi.x * pow2(-min(f / 2, 126)) * pow2(-min(f - f / 2, 126)) + lo.x, lo.y);
+}
+
+// max that propagates NaN (WGSL's max may drop it).
+fn max_nan(a: f32, b: f32) -> f32 {
+    if (is_nan(a)) { return a; }
+    if (is_nan(b) || b > a) { return b; }
+    return a;
 }
 
 // x * s, s a power of two: exact unless the result is below FLT_MIN. Rows scaled up by 2^23
@@ -208,13 +245,6 @@ fn load(i: u32) -> f32 {
     {{LOAD}}
 }
 
-// max that propagates NaN (WGSL's max may drop it).
-fn max_nan(a: f32, b: f32) -> f32 {
-    if (is_nan(a)) { return a; }
-    if (is_nan(b) || b > a) { return b; }
-    return a;
-}
-
 fn element(base: i32, j: u32) -> f32 { return load(u32(base + i32(j) * params.stride)); }
 
 // Largest of this lane's elements (NaN wins); -inf when the lane has none.
@@ -266,9 +296,9 @@ fn lane_sum(base: i32, lane: u32, shift: vec2<f32>, second_pass: bool, s: f32) -
     return total + block;
 }
 
-// Combines the partials of each segment (max of .x or sum of both components); every
-// invocation gets its segment's result. Called in uniform control flow only.
-fn tree(v: vec2<f32>, tid: u32, lane: u32, take_max: bool) -> vec2<f32> {
+// Combines the partials of each segment (see combine's modes); every invocation gets its
+// segment's result. Called in uniform control flow only.
+fn tree(v: vec2<f32>, tid: u32, lane: u32, mode: u32) -> vec2<f32> {
     if (params.threads == 1u) { return v; }
     scratch[tid] = v;
     workgroupBarrier();
@@ -276,7 +306,7 @@ fn tree(v: vec2<f32>, tid: u32, lane: u32, take_max: bool) -> vec2<f32> {
         if (lane < s) {
             let a = scratch[tid];
             let b = scratch[tid + s];
-            if (take_max) { scratch[tid] = vec2<f32>(max_nan(a.x, b.x), 0.0); } else { scratch[tid] = a + b; }
+            scratch[tid] = combine(a, b, mode);
         }
         workgroupBarrier();
     }
@@ -291,33 +321,41 @@ fn row_stats(base: i32, valid: bool, tid: u32, lane: u32) -> vec4<f32> {
     if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
         var m = -inf();
         if (valid) { m = lane_max(base, lane); }
-        m = tree(vec2<f32>(m, 0.0), tid, lane, true).x;
+        m = tree(vec2<f32>(m, 0.0), tid, lane, MAX).x;
         // A non-finite max makes the row NaN in the write pass; the sum is not needed.
         if (valid && is_finite(m)) { part = lane_sum(base, lane, vec2<f32>(m, 0.0), false, 1.0); }
-        let s = tree(part, tid, lane, false).x;  // >= 1: the max contributes exp(0)
+        let s = tree(part, tid, lane, SUM).x;  // >= 1: the max contributes exp(0)
         if (OP == SOFTMAX) { return vec4<f32>(m, 1.0 / s, 0.0, 0.0); }
         return vec4<f32>(m, log(s), 0.0, 0.0);
     }
-    var e = 0.0;
-    if (valid) { e = lane_exp(base, lane); }
-    let scale = row_scale(tree(vec2<f32>(e, 0.0), tid, lane, true).x);
-    if (OP == RMS_NORM) {
-        if (valid) { part = lane_sum(base, lane, vec2<f32>(0.0), false, scale); }
-        let sum = tree(part, tid, lane, false).x;
-        return rms_stats(sum / params.len_f, scale);
-    }
     // layer_norm works on the row shifted by its first element, so the mean's rounding error
     // scales with the row's spread, not its magnitude (a mean of 1e4 with a spread of 1
-    // would otherwise lose three digits in f32). Every lane reads the same element.
-    var shift = 0.0;
+    // would otherwise lose three digits in f32). Every lane reads the same element, and
+    // counts its exponent, so that the shift is in range at the lane's own scale.
+    var first = 0.0;
+    var e = 0.0;
     if (valid) {
-        shift = scaled(element(base, 0u), scale);
-        part = lane_sum(base, lane, vec2<f32>(shift, 0.0), false, scale);
+        first = element(base, 0u);
+        e = lane_exp(base, lane);
+        if (OP == LAYER_NORM) { e = max(e, f32(exp_field(first))); }
     }
-    let mean = tree(part, tid, lane, false).x / params.len_f;
+    let own = scale_exp(e);
+    let own_scale = pow2(own);
+    if (OP == RMS_NORM) {
+        if (valid) { part = vec2<f32>(lane_sum(base, lane, vec2<f32>(0.0), false, own_scale).x, f32(own)); }
+        let r = tree(part, tid, lane, SQUARES);
+        return rms_stats(r.x / params.len_f, pow2(i32(r.y)));
+    }
+    if (valid) {
+        part = vec2<f32>(lane_sum(base, lane, vec2<f32>(scaled(first, own_scale), 0.0), false, own_scale).x, f32(own));
+    }
+    let r = tree(part, tid, lane, VALUES);
+    let scale = pow2(i32(r.y));
+    let shift = scaled(first, scale);
+    let mean = r.x / params.len_f;
     part = vec2<f32>(0.0);
     if (valid) { part = lane_sum(base, lane, vec2<f32>(shift, mean), true, scale); }
-    let t = tree(part, tid, lane, false);
+    let t = tree(part, tid, lane, SUM);
     return vec4<f32>(scale, shift, mean, scaled_rstd(variance(t), scale));
 }
 
@@ -422,19 +460,14 @@ fn store_unit(i: u32, y: vec4<f32>) {
     {{STORE_UNIT}}
 }
 
-fn combine(a: vec2<f32>, b: vec2<f32>, take_max: bool) -> vec2<f32> {
-    if (take_max) { return vec2<f32>(select(a.x, b.x, b.x > a.x), 0.0); }
-    return a + b;
-}
-
 // v[0] op v[1] op ... op v[15] as a balanced tree (error growth log2 of the count, as the
 // strided kernel's tree).
-fn fold16(v: array<vec2<f32>, 16>, take_max: bool) -> vec2<f32> {
+fn fold16(v: array<vec2<f32>, 16>, mode: u32) -> vec2<f32> {
     var a = v;
-    for (var i = 0u; i < 8u; i = i + 1u) { a[i] = combine(a[i], a[i + 8u], take_max); }
-    for (var i = 0u; i < 4u; i = i + 1u) { a[i] = combine(a[i], a[i + 4u], take_max); }
-    for (var i = 0u; i < 2u; i = i + 1u) { a[i] = combine(a[i], a[i + 2u], take_max); }
-    return combine(a[0], a[1], take_max);
+    for (var i = 0u; i < 8u; i = i + 1u) { a[i] = combine(a[i], a[i + 8u], mode); }
+    for (var i = 0u; i < 4u; i = i + 1u) { a[i] = combine(a[i], a[i + 4u], mode); }
+    for (var i = 0u; i < 2u; i = i + 1u) { a[i] = combine(a[i], a[i + 2u], mode); }
+    return combine(a[0], a[1], mode);
 }
 
 // Combines v over the invocations of each segment, max of .x (NaN already counted as +inf)
@@ -442,33 +475,34 @@ fn fold16(v: array<vec2<f32>, 16>, take_max: bool) -> vec2<f32> {
 // once; longer ones first fold 16 at a time (in `threads` / 16 invocations), then those.
 // Every invocation gets its segment's result. Calls alternate `which`, so that a call's
 // writes never meet the previous call's reads. Called in uniform control flow only.
-fn seg_reduce(v: vec2<f32>, tid: u32, lane: u32, which: u32, take_max: bool) -> vec2<f32> {
+fn seg_reduce(v: vec2<f32>, tid: u32, lane: u32, which: u32, mode: u32) -> vec2<f32> {
     let t = params.threads;
     if (t == 1u) { return v; }
     partials[which][tid] = v;
     workgroupBarrier();
     let start = tid - lane;
     var none = vec2<f32>(0.0);
-    if (take_max) { none = vec2<f32>(-inf(), 0.0); }
+    if (mode == MAX) { none = vec2<f32>(-inf(), 0.0); }
+    if (mode == VALUES || mode == SQUARES) { none = vec2<f32>(0.0, 126.0); }  // 0 at the largest scale
     var parts: array<vec2<f32>, 16>;
     if (t <= 16u) {
         for (var i = 0u; i < 16u; i = i + 1u) {
             parts[i] = none;
             if (i < t) { parts[i] = partials[which][start + i]; }
         }
-        return fold16(parts, take_max);
+        return fold16(parts, mode);
     }
     let groups = t / 16u;
     if (lane < groups) {
         for (var i = 0u; i < 16u; i = i + 1u) { parts[i] = partials[which][start + lane + i * groups]; }
-        partials2[start / 16u + lane] = fold16(parts, take_max);
+        partials2[start / 16u + lane] = fold16(parts, mode);
     }
     workgroupBarrier();
     for (var i = 0u; i < 16u; i = i + 1u) {
         parts[i] = none;
         if (i < groups) { parts[i] = partials2[start / 16u + i]; }
     }
-    return fold16(parts, take_max);
+    return fold16(parts, mode);
 }
 
 // A unit's elements for the max: NaN counts as +inf (either makes the row NaN), unused
@@ -615,27 +649,33 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
     }
     var st = vec4<f32>(0.0);
     if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
-        let m = seg_reduce(vec2<f32>(share_max(&x, lane, n, base, valid), 0.0), tid, lane, 0u, true).x;
+        let m = seg_reduce(vec2<f32>(share_max(&x, lane, n, base, valid), 0.0), tid, lane, 0u, MAX).x;
         // A non-finite max makes the row NaN; the sum is not needed.
         var part = 0.0;
         if (is_finite(m)) { part = share(&x, lane, n, base, valid, vec2<f32>(m, 0.0), 0u, 1.0).x; }
-        let s = seg_reduce(vec2<f32>(part, 0.0), tid, lane, 1u, false).x;  // >= 1: the max gives exp(0)
+        let s = seg_reduce(vec2<f32>(part, 0.0), tid, lane, 1u, SUM).x;  // >= 1: the max gives exp(0)
         if (OP == SOFTMAX) { st = vec4<f32>(m, 1.0 / s, 0.0, 0.0); } else { st = vec4<f32>(m, log(s), 0.0, 0.0); }
     } else {
-        let e = seg_reduce(vec2<f32>(share_exp(&x, lane, n, base, valid), 0.0), tid, lane, 0u, true).x;
-        let scale = row_scale(e);
+        // Each invocation sums at the scale of its own largest exponent (layer_norm's
+        // counting the shift, the row's first element, as in the strided kernel's row_stats);
+        // the reduction brings the sums to the row's scale.
+        var first = 0.0;
+        if (valid) { first = load_unit(base).x; }
+        var e = share_exp(&x, lane, n, base, valid);
+        if (OP == LAYER_NORM) { e = max(e, f32(exp_field(first))); }
+        let own = scale_exp(e);
+        let own_scale = pow2(own);
         if (OP == RMS_NORM) {
-            let sum = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(0.0), 0u, scale), tid, lane, 1u, false).x;
-            st = rms_stats(sum / params.len_f, scale);
+            let q = share(&x, lane, n, base, valid, vec2<f32>(0.0), 0u, own_scale).x;
+            let r = seg_reduce(vec2<f32>(q, f32(own)), tid, lane, 0u, SQUARES);
+            st = rms_stats(r.x / params.len_f, pow2(i32(r.y)));
         } else {
-            // Shifted by the row's first element (see the strided kernel's row_stats).
-            var shift = 0.0;
-            if (valid) { shift = scaled(load_unit(base).x, scale); }
-            let sum = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(shift, 0.0), 0u, scale), tid, lane, 1u,
-                                 false);
-            let mean = sum.x / params.len_f;
-            let t2 = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u, scale), tid, lane, 0u,
-                                false);
+            let q = share(&x, lane, n, base, valid, vec2<f32>(scaled(first, own_scale), 0.0), 0u, own_scale).x;
+            let r = seg_reduce(vec2<f32>(q, f32(own)), tid, lane, 0u, VALUES);
+            let scale = pow2(i32(r.y));
+            let shift = scaled(first, scale);
+            let mean = r.x / params.len_f;
+            let t2 = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u, scale), tid, lane, 1u, SUM);
             st = vec4<f32>(scale, shift, mean, scaled_rstd(variance(t2), scale));
         }
     }
