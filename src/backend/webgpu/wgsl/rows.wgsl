@@ -34,10 +34,7 @@
 // sum's reduction, so it costs no reduction of its own: each invocation finds the largest
 // exponent field among its elements (integer compares, no float ones that a GPU flushing
 // subnormals would get wrong), sums at that exponent's scale, and the reduction brings
-// partial sums to the larger scale as it combines them (exact: powers of two). Elements are
-// scaled by a plain product, one per element per pass: a GPU that flushes subnormal inputs
-// takes a subnormal element for 0 here as in any arithmetic (reading them from their bits
-// made the strided kernel several times slower on lavapipe).
+// partial sums to the larger scale as it combines them (exact: powers of two).
 //
 // f16 is stored packed two to a u32 and computed in f32, rounded once when stored. Every
 // invocation writes whole words: a dense unit holds whole words of one row, and the strided
@@ -102,6 +99,8 @@ fn rstd(v: f32) -> f32 {
 
 // ---- the norms' scale -----------------------------------------------------------------
 
+const FLT_MIN: f32 = 1.17549435e-38;
+
 // 2^e for -126 <= e <= 127, from its bits.
 fn pow2(e: i32) -> f32 { return bitcast<f32>(u32(e + 127) << 23u); }
 
@@ -153,6 +152,25 @@ fn max_nan(a: f32, b: f32) -> f32 {
     return a;
 }
 
+// x * s, s a power of two: exact unless the result is below FLT_MIN. Rows scaled up by 2^23
+// or more may hold only subnormal elements, which a GPU that flushes subnormals would take
+// for 0: there they are read from their bits (significand * 2^-149, the factor built from s
+// in two normal steps).
+fn scaled(x: f32, s: f32) -> f32 {
+    let bits = bitcast<u32>(x);
+    if (s < 8388608.0 || (bits & 0x7f800000u) != 0u) { return x * s; }
+    let v = f32(bits & 0x7fffffu) * ((s * FLT_MIN) * 1.1920929e-7);
+    return select(v, -v, bits >= 0x80000000u);
+}
+
+fn scaled4(x: vec4<f32>, s: f32) -> vec4<f32> {
+    if (s < 8388608.0) { return x * s; }
+    let bits = bitcast<vec4<u32>>(x);
+    let v = vec4<f32>(bits & vec4<u32>(0x7fffffu)) * ((s * FLT_MIN) * 1.1920929e-7);
+    let sub = (bits & vec4<u32>(0x7f800000u)) == vec4<u32>(0u);
+    return select(x * s, select(v, -v, bits >= vec4<u32>(0x80000000u)), sub);
+}
+
 // The factor c of a norm's output d_s c, d_s the scaled deviations (or scaled values), from
 // their scaled mean square v: 1 / sqrt(v + eps s^2), which is s times smaller than
 // 1 / sqrt(v / s^2 + eps). Where eps s^2 overflows (tiny rows, s >= 2^64 or so) v is
@@ -165,7 +183,8 @@ fn scaled_rstd(v: f32, s: f32) -> f32 {
     return rstd(v + eps_s);
 }
 
-// rms_norm's statistics (a, -, -, c) from the scaled mean square v at scale s: y = x a c. Rows scaled down (s < 1, magnitudes past 2^41) take a = 2^-63 and c = 1 / rms
+// rms_norm's statistics (a, -, -, c) from the scaled mean square v at scale s: y = scaled(x,
+// a) * c. Rows scaled down (s < 1, magnitudes past 2^41) take a = 2^-63 and c = 1 / rms
 // times 2^63, both normal where 1 / rms itself may be subnormal: x 2^-63 is exact for every
 // element whose result is above FLT_MIN, and the product rounds once.
 fn rms_stats(v: f32, s: f32) -> vec4<f32> {
@@ -265,7 +284,7 @@ fn lane_sum(base: i32, lane: u32, shift: vec2<f32>, second_pass: bool, s: f32) -
     var n = 0u;
     for (var j = lane; j < params.len; j = j + params.threads) {
         var x = element(base, j);
-        if (OP == LAYER_NORM || OP == RMS_NORM) { x = x * s; }
+        if (OP == LAYER_NORM || OP == RMS_NORM) { x = scaled(x, s); }
         block = block + term(x, shift, second_pass);
         n = n + 1u;
         if (n == BLOCK) {
@@ -328,11 +347,11 @@ fn row_stats(base: i32, valid: bool, tid: u32, lane: u32) -> vec4<f32> {
         return rms_stats(r.x / params.len_f, pow2(i32(r.y)));
     }
     if (valid) {
-        part = vec2<f32>(lane_sum(base, lane, vec2<f32>(first * own_scale, 0.0), false, own_scale).x, f32(own));
+        part = vec2<f32>(lane_sum(base, lane, vec2<f32>(scaled(first, own_scale), 0.0), false, own_scale).x, f32(own));
     }
     let r = tree(part, tid, lane, VALUES);
     let scale = pow2(i32(r.y));
-    let shift = first * scale;
+    let shift = scaled(first, scale);
     let mean = r.x / params.len_f;
     part = vec2<f32>(0.0);
     if (valid) { part = lane_sum(base, lane, vec2<f32>(shift, mean), true, scale); }
@@ -349,9 +368,9 @@ fn value(st: vec4<f32>, base: i32, j: u32) -> f32 {
         if (OP == SOFTMAX) { return exp(max(x - st.x, EXP_FLOOR)) * st.y; }
         return (x - st.x) - st.y;  // x = -inf stays -inf
     } else if (OP == LAYER_NORM) {
-        y = ((x * st.x - st.y) - st.z) * st.w;
+        y = ((scaled(x, st.x) - st.y) - st.z) * st.w;
     } else {
-        y = x * st.x * st.w;
+        y = scaled(x, st.x) * st.w;
     }
     {{AFFINE}}
     return y;
@@ -525,7 +544,7 @@ fn terms(v: vec4<f32>, s: vec2<f32>, step: u32) -> Terms {
 
 // A unit as the norms sum it: times the row's scale.
 fn norm_unit(v: vec4<f32>, scale: f32) -> vec4<f32> {
-    if (OP == LAYER_NORM || OP == RMS_NORM) { return v * scale; }
+    if (OP == LAYER_NORM || OP == RMS_NORM) { return scaled4(v, scale); }
     return v;
 }
 
@@ -602,9 +621,9 @@ fn out_unit(v: vec4<f32>, st: vec4<f32>, u: u32) -> vec4<f32> {
         if (OP == SOFTMAX) { return exp(max(v - st.x, vec4<f32>(EXP_FLOOR))) * st.y; }
         return (v - st.x) - st.y;  // x = -inf stays -inf
     } else if (OP == LAYER_NORM) {
-        y = ((v * st.x - st.y) - st.z) * st.w;
+        y = ((scaled4(v, st.x) - st.y) - st.z) * st.w;
     } else {
-        y = v * st.x * st.w;
+        y = scaled4(v, st.x) * st.w;
     }
     return affine(y, u);
 }
@@ -651,10 +670,10 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
             let r = seg_reduce(vec2<f32>(q, f32(own)), tid, lane, 0u, SQUARES);
             st = rms_stats(r.x / params.len_f, pow2(i32(r.y)));
         } else {
-            let q = share(&x, lane, n, base, valid, vec2<f32>(first * own_scale, 0.0), 0u, own_scale).x;
+            let q = share(&x, lane, n, base, valid, vec2<f32>(scaled(first, own_scale), 0.0), 0u, own_scale).x;
             let r = seg_reduce(vec2<f32>(q, f32(own)), tid, lane, 0u, VALUES);
             let scale = pow2(i32(r.y));
-            let shift = first * scale;
+            let shift = scaled(first, scale);
             let mean = r.x / params.len_f;
             let t2 = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u, scale), tid, lane, 1u, SUM);
             st = vec4<f32>(scale, shift, mean, scaled_rstd(variance(t2), scale));
