@@ -1,0 +1,400 @@
+"""wgtensor: tensor math on any GPU through WebGPU, with a CPU backend beside it.
+
+The C extension wgtensor._core holds the tensor type, contexts, conversions and every op;
+this layer adds what is easier in Python: dtype objects, the default context and `with`
+blocks, the creation functions with NumPy's argument forms, repr, iteration and NumPy
+aliases. docs/python.md describes the API and when data is copied.
+"""
+import builtins as _builtins
+import threading as _threading
+
+import numpy as _np
+
+from . import _core
+from ._core import (BOUND as _BOUND, BackendError, DeviceLostError, Tensor, UnavailableError, devices, empty, eval,
+                    full, library_version, ones, zeros)
+
+__version__ = library_version()
+
+
+# ---- dtypes -------------------------------------------------------------------------------------
+
+class dtype:
+    """One of wgtensor's element types; equal to the NumPy dtype and the names it stands for."""
+
+    __slots__ = ("name", "short", "code", "numpy", "itemsize")
+
+    def __init__(self, name, short, code, numpy_type):
+        self.name, self.short, self.code = name, short, code
+        self.numpy = _np.dtype(numpy_type)
+        self.itemsize = self.numpy.itemsize
+
+    def __repr__(self):
+        return "wgtensor." + self.name
+
+    def __str__(self):
+        return self.name
+
+    def __eq__(self, other):
+        if isinstance(other, dtype):
+            return other is self
+        try:
+            return _parse_dtype(other) is self
+        except TypeError:
+            return False
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self.numpy)
+
+
+float32 = dtype("float32", "f32", 1, _np.float32)
+float16 = dtype("float16", "f16", 2, _np.float16)
+int32 = dtype("int32", "i32", 3, _np.int32)
+uint32 = dtype("uint32", "u32", 4, _np.uint32)
+_DTYPES = (float32, float16, int32, uint32)
+_BY_NAME = {n: d for d in _DTYPES for n in (d.name, d.short, d.numpy.str, d.numpy.char)}
+_BY_NAME.update({"half": float16, "float": float32, "int": int32})
+
+
+def _parse_dtype(o):
+    """A wgtensor dtype from a dtype, a name ('float32', 'f32'), a NumPy dtype or a scalar type."""
+    if isinstance(o, dtype):
+        return o
+    if isinstance(o, str) and o in _BY_NAME:
+        return _BY_NAME[o]
+    if o is float:
+        return float32
+    if o is int:
+        return int32
+    if o is bool:
+        return uint32
+    try:
+        npd = _np.dtype(o)
+    except (TypeError, ValueError):
+        raise TypeError("%r is not a wgtensor dtype (float32, float16, int32 or uint32)" % (o,)) from None
+    for d in _DTYPES:
+        if d.numpy == npd:
+            return d
+    raise TypeError("NumPy dtype %s has no wgtensor type (float32, float16, int32 or uint32)" % npd)
+
+
+# ---- contexts -------------------------------------------------------------------------------
+
+class Context(_core.Context):
+    """A device (WebGPU adapter or the CPU) and the tensors made on it.
+
+    Context(backend=None, adapter=None, library=None, timeout_ms=0, quiet=False, fusion=True,
+    max_device_bytes=0): backend 'auto' (None), 'webgpu' or 'cpu'; WGT_BACKEND and the other
+    WGT_* variables apply as in C. Used as `with ctx:` it is the default context of the
+    calling thread inside the block.
+    """
+
+    def __enter__(self):
+        _stack().append(self)
+        return self
+
+    def __exit__(self, *exc):
+        stack = _stack()
+        if stack and stack[-1] is self:
+            stack.pop()
+        return False
+
+    def __repr__(self):
+        return "wgtensor.Context(backend=%r, device=%r)" % (self.backend, self.device_name)
+
+
+_local = _threading.local()
+_default_lock = _threading.Lock()
+_default = None
+
+
+def _stack():
+    s = getattr(_local, "stack", None)
+    if s is None:
+        s = _local.stack = []
+    return s
+
+
+def get_default_context():
+    """The innermost `with` context of this thread, else the process's default context, made
+    on first use as the C library makes one: WebGPU when a real adapter works, else the CPU."""
+    s = _stack()
+    if s:
+        return s[-1]
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = Context()
+    return _default
+
+
+# ---- conversion -----------------------------------------------------------------------------
+
+def _to_numpy_source(obj):
+    """obj as something with the buffer protocol in native byte order."""
+    if isinstance(obj, _np.ndarray):
+        a = obj
+    elif isinstance(obj, bool):
+        return _np.asarray(obj, dtype=_np.uint32)
+    elif isinstance(obj, int):
+        if not -2**31 <= obj < 2**31:
+            raise ValueError("asarray: integer %d is outside the range of int32 (give dtype=uint32 or a float type)"
+                             % obj)
+        return _np.asarray(obj, dtype=_np.int32)
+    elif isinstance(obj, float):
+        return _np.asarray(obj, dtype=_np.float64)
+    elif obj is None or isinstance(obj, (str, bytes, dict, set)):
+        raise TypeError("asarray: cannot make a tensor of %s" % type(obj).__name__)
+    else:
+        a = _np.asarray(obj)
+    if a.dtype.kind not in "fiub":
+        raise TypeError("asarray: cannot make a tensor of %s data (%s)" % (a.dtype, type(obj).__name__))
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    return a
+
+
+def asarray(obj, dtype=None, ctx=None):
+    """A tensor of obj: a Tensor (as is, or cast / moved when dtype or ctx differ), a NumPy
+    array of any layout (one copy, straight into the tensor's storage), a Python scalar or
+    nested lists. Without dtype, float64 becomes float32 and wider or narrower integers int32
+    (uint32 for unsigned ones and bool); a value the type cannot hold is an error naming it."""
+    if isinstance(obj, Tensor):
+        t = obj
+        if ctx is not None and t.ctx is not ctx:
+            t = t.to(ctx)
+        if dtype is not None and t.dtype != dtype:
+            t = t.astype(dtype)
+        return t
+    if isinstance(obj, memoryview):
+        return _core._from_buffer(obj, dtype, ctx)
+    return _core._from_buffer(_to_numpy_source(obj), dtype, ctx)
+
+
+def array(obj, dtype=None, ctx=None, copy=True):
+    """As asarray, and a Tensor given is copied unless copy=False."""
+    t = asarray(obj, dtype, ctx)
+    if copy and t is obj:
+        t = _core._from_buffer(t.numpy(), None, t.ctx)
+    return t
+
+
+def from_numpy(a, ctx=None):
+    """asarray for a NumPy array, keeping its type where wgtensor has it."""
+    return asarray(a, None, ctx)
+
+
+def _numpy(self):
+    """The values as a read-only NumPy array: a view of the host copy for a contiguous tensor
+    (kept valid by a reference to the tensor), else one row-major copy (docs/python.md)."""
+    return _np.asarray(memoryview(self))
+
+
+def _array(self, dtype=None, copy=None):
+    a = _np.asarray(memoryview(self))
+    if dtype is not None and a.dtype != _np.dtype(dtype):
+        return a.astype(dtype)
+    if copy:
+        return a.copy()
+    return a
+
+
+def _to(self, ctx):
+    """This tensor on ctx (a copy through the host; the same tensor when already there)."""
+    if self.ctx is ctx:
+        return self
+    return _core._from_buffer(self.numpy(), None, ctx)
+
+
+# ---- creation -------------------------------------------------------------------------------
+
+def _like(t, dtype):
+    t = asarray(t)
+    return t, (t.dtype if dtype is None else dtype)
+
+
+def zeros_like(a, dtype=None, ctx=None):
+    a, d = _like(a, dtype)
+    return zeros(a.shape, d, ctx or a.ctx)
+
+
+def ones_like(a, dtype=None, ctx=None):
+    a, d = _like(a, dtype)
+    return ones(a.shape, d, ctx or a.ctx)
+
+
+def empty_like(a, dtype=None, ctx=None):
+    a, d = _like(a, dtype)
+    return empty(a.shape, d, ctx or a.ctx)
+
+
+def full_like(a, fill_value, dtype=None, ctx=None):
+    a, d = _like(a, dtype)
+    return full(a.shape, fill_value, d, ctx or a.ctx)
+
+
+def arange(start, stop=None, step=1, dtype=None, ctx=None):
+    """NumPy's arange: int32 when start, stop and step are ints, else float32."""
+    if stop is None:
+        start, stop = 0, start
+    for v in (start, stop, step):
+        if not isinstance(v, (int, float, _np.integer, _np.floating)):
+            raise TypeError("arange: start, stop and step must be numbers, not %s" % type(v).__name__)
+    if dtype is None:
+        dtype = int32 if all(isinstance(v, (int, _np.integer)) for v in (start, stop, step)) else float32
+    return _core._arange(float(start), float(stop), float(step), dtype, ctx)
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=float32, ctx=None):
+    """num values from start to stop, computed in float64 and rounded once."""
+    return asarray(_np.linspace(start, stop, num, endpoint=endpoint), dtype, ctx)
+
+
+def eye(N, M=None, k=0, dtype=float32, ctx=None):
+    return asarray(_np.eye(N, M, k), dtype, ctx)
+
+
+class _Random:
+    """Seeded random tensors (wgt_rand_uniform, wgt_rand_normal): the same seed gives the same
+    values on every backend. Without seed=, calls draw seeds 0, 1, 2, ... after random.seed(s)."""
+
+    def __init__(self):
+        self._next = 0
+        self._lock = _threading.Lock()
+
+    def seed(self, s):
+        self._next = int(s)
+
+    def _seed(self, seed):
+        if seed is not None:
+            return int(seed)
+        with self._lock:
+            s, self._next = self._next, self._next + 1
+        return s
+
+    def uniform(self, low=0.0, high=1.0, size=(), dtype=float32, seed=None, ctx=None):
+        return _core._random("uniform", size, low, high, self._seed(seed), dtype, ctx)
+
+    def normal(self, loc=0.0, scale=1.0, size=(), dtype=float32, seed=None, ctx=None):
+        return _core._random("normal", size, loc, scale, self._seed(seed), dtype, ctx)
+
+    def rand(self, *shape, seed=None, ctx=None):
+        return self.uniform(0.0, 1.0, shape, float32, seed, ctx)
+
+    def randn(self, *shape, seed=None, ctx=None):
+        return self.normal(0.0, 1.0, shape, float32, seed, ctx)
+
+
+random = _Random()
+
+
+# ---- Tensor: the parts written in Python ---------------------------------------------------------
+
+def _repr(self):
+    body = _np.array2string(self.numpy(), separator=", ", prefix="tensor(", threshold=1000)
+    return "tensor(%s, dtype=%s)" % (body, self.dtype.name)
+
+
+def _str(self):
+    return _np.array2string(self.numpy(), threshold=1000)
+
+
+def _scalar(self, what):
+    if self.size != 1:
+        raise ValueError("%s of a tensor of %d elements (only one-element tensors convert)" % (what, self.size))
+    return self.numpy().reshape(()).item()
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    for i in range(self.shape[0]):
+        yield _core._squeeze_axis(_core.slice(self, 0, i, i + 1), 0)
+
+
+def _squeeze(self, axis=None):
+    if axis is None:
+        axis = tuple(i for i, n in enumerate(self.shape) if n == 1)
+    if isinstance(axis, (tuple, list)):
+        t = self
+        for ax in sorted((a % self.ndim if self.ndim else a for a in axis), reverse=True):
+            t = _core._squeeze_axis(t, ax)
+        return t
+    return _core._squeeze_axis(self, axis)
+
+
+Tensor.numpy = _numpy
+Tensor.__array__ = _array
+Tensor.__array_ufunc__ = None  # ndarray (op) tensor defers to the tensor's reflected operator
+Tensor.__repr__ = _repr
+Tensor.__str__ = _str
+Tensor.__iter__ = _iter
+Tensor.to = _to
+Tensor.item = lambda self: _scalar(self, "item()")
+Tensor.tolist = lambda self: self.numpy().tolist()
+Tensor.__bool__ = lambda self: bool(_scalar(self, "truth value"))
+Tensor.__float__ = lambda self: float(_scalar(self, "float()"))
+Tensor.__int__ = lambda self: int(_scalar(self, "int()"))
+Tensor.squeeze = _squeeze
+Tensor.flatten = lambda self: _core.reshape(_core.contiguous(self), (-1,))
+Tensor.ravel = lambda self: _core.reshape(self, (-1,))
+Tensor.T = property(lambda self: _core.transpose(self))
+Tensor.mT = property(lambda self: _core.swapaxes(self, -1, -2))
+
+
+def _index(self):
+    if self.ndim != 0 or self.dtype not in (int32, uint32):
+        raise TypeError("only 0-d integer tensors can be used as an index")
+    return int(_scalar(self, "index"))
+
+
+Tensor.__index__ = _index
+
+
+# ---- functions from the op table, and NumPy's names for them -------------------------------------
+
+_g = globals()
+for _py in set(_BOUND.values()):
+    if not _py.startswith("_"):
+        _g[_py] = getattr(_core, _py)
+subtract, multiply, divide, true_divide, power, remainder = sub, mul, div, div, pow, mod
+negative, absolute, positive = neg, abs, (lambda a: asarray(a))
+equal, not_equal, less, less_equal, greater, greater_equal = eq, ne, lt, le, gt, ge
+concatenate, permute_dims, amax, amin, clamp, cast = concat, transpose, max, min, clip, astype
+squeeze = _squeeze
+invert = bitwise_not = lambda a: ~asarray(a)
+del _g, _py
+
+
+def split(a, indices_or_sections, axis=0):
+    """NumPy's split: a number of equal sections or the indices to cut at; views."""
+    a = asarray(a)
+    n = a.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if indices_or_sections <= 0 or n % indices_or_sections:
+            raise ValueError("split: %d does not divide an axis of length %d into equal sections"
+                             % (indices_or_sections, n))
+        sizes = [n // indices_or_sections] * indices_or_sections
+    else:
+        cuts = [_builtins.min(_builtins.max(int(i) if i >= 0 else int(i) + n, 0), n) for i in indices_or_sections]
+        bounds = [0] + cuts + [n]
+        sizes = [_builtins.max(hi - lo, 0) for lo, hi in zip(bounds, bounds[1:])]
+    return _core._split_sizes(a, sizes, axis)
+
+
+def pad(a, pad_width, constant_values=0):
+    """NumPy's pad with mode='constant': pad_width is an int, (before, after) or one pair per axis."""
+    a = asarray(a)
+    w = _np.broadcast_to(_np.asarray(pad_width, dtype=_np.int64), (a.ndim, 2))
+    return _core._pad(a, [int(x) for x in w[:, 0]], [int(x) for x in w[:, 1]], constant_values)
+
+
+def expand_dims(a, axis):
+    return _core.expand_dims(a, axis)
+
+
+_core._register(_DTYPES, _parse_dtype, asarray, get_default_context)
