@@ -271,7 +271,10 @@ class _Random:
 
     def _seed(self, seed):
         if seed is not None:
-            return int(seed)
+            seed = _builtins.int(seed)
+            if not 0 <= seed < 2**64:
+                raise ValueError("random: seed %d is outside 0 .. 2**64 - 1" % seed)
+            return seed
         with self._lock:
             s, self._next = self._next, self._next + 1
         return s
@@ -391,10 +394,6 @@ def pad(a, pad_width, constant_values=0):
     a = asarray(a)
     w = _np.broadcast_to(_np.asarray(pad_width, dtype=_np.int64), (a.ndim, 2))
     return _core._pad(a, [int(x) for x in w[:, 0]], [int(x) for x in w[:, 1]], constant_values)
-
-
-def expand_dims(a, axis):
-    return _core.expand_dims(a, axis)
 
 
 _core._register(_DTYPES, _parse_dtype, asarray, get_default_context)
