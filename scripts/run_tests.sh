@@ -16,7 +16,8 @@ trap 'rm -rf "$tmp"' EXIT
 c_rc=$(cat "$tmp/c.rc")
 c_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$tmp/c.log" | tail -n 1)
 
-PYTHONPATH="$PWD/$build/python" "$python" -m pytest -q -p no:cacheprovider -rfEs --junitxml="$tmp/py.xml" python/tests
+case $build in /*) pybuild=$build/python ;; *) pybuild=$PWD/$build/python ;; esac
+PYTHONPATH="$pybuild" "$python" -m pytest -q -p no:cacheprovider -rfEs --junitxml="$tmp/py.xml" python/tests
 py_rc=$?
 py_counts=$("$python" - "$tmp/py.xml" <<'PY'
 import sys, xml.etree.ElementTree as ET
