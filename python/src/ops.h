@@ -13,6 +13,8 @@ int wgtpy_operands(PyObject *x, PyObject *y, TensorObject **a, TensorObject **b,
 int wgtpy_promote(TensorObject **a, TensorObject **b, const char *fn);
 PyObject *wgtpy_binary(wgtpy_binary_fn fn, PyObject *x, PyObject *y, const char *name, int flags);
 wgt_tensor *wgtpy_floor_divide(wgt_tensor *a, wgt_tensor *b);
+/* Whether fn gives a 0/1 mask (comparisons, logic, isnan, isinf). */
+int wgtpy_gives_mask(void (*fn)(void));
 
 /* How an op's Python arguments map onto its C function. */
 typedef enum {

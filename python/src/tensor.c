@@ -28,6 +28,7 @@ PyObject *wgtpy_wrap(wgt_tensor *t, CtxObject *ctx, const char *fn, int index_er
     self->ctx = ctx;
     self->exports = 0;
     self->weakrefs = NULL;
+    self->is_mask = 0;
     Py_INCREF(wgtpy_Tensor); /* instances of a heap type own a reference to it */
     PyObject_GC_Track(self);
     return (PyObject *)self;
@@ -266,6 +267,8 @@ static PyMethodDef tensor_methods[] = {
 
 static PyMemberDef tensor_members[] = {
     {"__weaklistoffset__", T_PYSSIZET, offsetof(TensorObject, weakrefs), READONLY, NULL},
+    {"_is_mask", T_BOOL, offsetof(TensorObject, is_mask), 0,
+     "made by a comparison or logic op (0/1 uint32): indexing with it selects where it is 1"},
     {NULL, 0, 0, 0, NULL},
 };
 

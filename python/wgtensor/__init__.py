@@ -10,7 +10,7 @@ import threading as _threading
 
 import numpy as _np
 
-from . import _core
+from . import _core, _indexing
 from ._core import (BOUND as _BOUND, BackendError, DeviceLostError, Tensor, UnavailableError, devices, empty, eval,
                     full, library_version, ones, zeros)
 
@@ -356,6 +356,12 @@ def _index(self):
 
 
 Tensor.__index__ = _index
+Tensor.__getitem__ = _indexing.getitem
+Tensor.__setitem__ = _indexing.setitem
+for _name, _op in (("add", "+="), ("sub", "-="), ("mul", "*="), ("truediv", "/="), ("floordiv", "//="),
+                   ("mod", "%="), ("pow", "**="), ("matmul", "@=")):
+    setattr(Tensor, "__i%s__" % _name, _indexing.inplace(getattr(Tensor, "__%s__" % _name), _op))
+del _name, _op
 
 
 # ---- functions from the op table, and NumPy's names for them -------------------------------------

@@ -36,7 +36,7 @@ NOT_BOUND = {
     "wgt_tensor_destroy": "freeing a storage that a NumPy view from numpy() still points into would crash the "
                           "interpreter; `del t` releases it",
     "wgt_tensor_usage": "tensors made from Python have the default usage (readable and writable)",
-    "wgt_tensor_write": "not yet: t[...] = value (indexing) is the next step of the binding",
+    "wgt_tensor_write": "t[key] = value and the in-place operators write with wgt_set_rows, lazily and on views",
     "wgt_tensor_export_buffer": "a WGPUBuffer handle means nothing to Python without WebGPU bindings",
     "wgt_read_begin": "not yet: t.numpy_async()", "wgt_read_poll": "not yet: t.numpy_async()",
     "wgt_read_wait": "not yet: t.numpy_async()", "wgt_read_release": "not yet: t.numpy_async()",
