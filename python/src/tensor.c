@@ -29,8 +29,7 @@ PyObject *wgtpy_wrap(wgt_tensor *t, CtxObject *ctx, const char *fn, int index_er
     self->exports = 0;
     self->weakrefs = NULL;
     self->is_mask = 0;
-    Py_INCREF(wgtpy_Tensor); /* instances of a heap type own a reference to it */
-    PyObject_GC_Track(self);
+    PyObject_GC_Track(self); /* (PyObject_GC_New took the instance's reference to its heap type) */
     return (PyObject *)self;
 }
 

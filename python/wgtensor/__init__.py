@@ -6,12 +6,13 @@ blocks, the creation functions with NumPy's argument forms, repr, iteration and 
 aliases. docs/python.md describes the API and when data is copied.
 """
 import builtins as _builtins
+import sys as _sys
 import threading as _threading
 
 import numpy as _np
 
 from . import _core, _indexing
-from ._core import (BOUND as _BOUND, BackendError, DeviceLostError, Tensor, UnavailableError, devices, empty, eval,
+from ._core import (BOUND as _BOUND, BackendError, DeviceLostError, Read, Tensor, UnavailableError, devices, empty, eval,
                     full, library_version, ones, zeros)
 
 __version__ = library_version()
@@ -245,7 +246,7 @@ def arange(start, stop=None, step=1, dtype=None, ctx=None):
         if not isinstance(v, (int, float, _np.integer, _np.floating)):
             raise TypeError("arange: start, stop and step must be numbers, not %s" % type(v).__name__)
     if dtype is None:
-        dtype = int32 if all(isinstance(v, (int, _np.integer)) for v in (start, stop, step)) else float32
+        dtype = int32 if _builtins.all(isinstance(v, (int, _np.integer)) for v in (start, stop, step)) else float32
     return _core._arange(float(start), float(stop), float(step), dtype, ctx)
 
 
@@ -364,6 +365,76 @@ for _name, _op in (("add", "+="), ("sub", "-="), ("mul", "*="), ("truediv", "/="
 del _name, _op
 
 
+def _numpy_async(self):
+    """Starts reading the values into a new NumPy array and returns a Read: .done() polls
+    without blocking, .result() waits and returns the array. Reads started together share one
+    submission to the device, so their transfers overlap."""
+    return _core._read_begin(self, _np.empty(self.shape, self.dtype.numpy))
+
+
+Tensor.numpy_async = _numpy_async
+Tensor.__array_namespace__ = lambda self, api_version=None: _sys.modules[__name__]
+
+
+def from_dlpack(x, ctx=None):
+    """A tensor of a DLPack-exporting array (NumPy, PyTorch on the CPU, ...): NumPy imports it
+    without a copy, then asarray copies it once into the new tensor's storage."""
+    return asarray(_np.from_dlpack(x), ctx=ctx)
+
+
+class compile:
+    """compile(fn): fn traced once per input signature (shapes, dtypes, context) over graph
+    placeholders into a compiled graph (wgt_graph_build), then dispatched on later calls with
+    matching tensors (wgt_graph_dispatch): fused kernels, planned memory, reused commands.
+    fn takes tensors and returns a tensor or a tuple of them; it must not read values (a read
+    of a placeholder is an error) and Python control flow is fixed at trace time."""
+
+    _counter = 0
+    _counter_lock = _threading.Lock()
+
+    def __init__(self, fn):
+        self.fn = fn
+        self._graphs = {}
+        self.__name__ = getattr(fn, "__name__", "compiled")
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def _trace(self, ctx, ts):
+        with compile._counter_lock:
+            compile._counter += 1
+            tag = "wgtpy%d_" % compile._counter
+        placeholders = [_core._graph_input(ctx, tag + "in%d" % i, t.dtype, t.shape) for i, t in enumerate(ts)]
+        out = self.fn(*placeholders)
+        single = isinstance(out, Tensor)
+        outs = [out] if single else list(out) if isinstance(out, (tuple, list)) else []
+        if not outs or not _builtins.all(isinstance(o, Tensor) for o in outs):
+            raise TypeError("compile: %s must return a tensor or a tuple of tensors" % self.__name__)
+        names = [tag + "out%d" % i for i in range(len(outs))]
+        graph = _core.Graph(ctx, list(zip(names, outs)))
+        meta = [(o.shape, o.dtype) for o in outs]
+        return graph, [p for p in placeholders], [tag + "in%d" % i for i in range(len(ts))], names, meta, single
+
+    def __call__(self, *args):
+        ctx = next((a.ctx for a in args if isinstance(a, Tensor)), None) or get_default_context()
+        ts = [asarray(a, ctx=ctx) for a in args]
+        key = (id(ctx), tuple((t.shape, t.dtype.code) for t in ts))
+        entry = self._graphs.get(key)
+        if entry is None or entry[0] is not ctx:
+            entry = self._graphs[key] = (ctx,) + self._trace(ctx, ts)
+        _, graph, _, in_names, out_names, meta, single = entry
+        outs = [empty(shape, d, ctx) for shape, d in meta]
+        graph.dispatch(list(zip(in_names, ts)), list(zip(out_names, outs)))
+        return outs[0] if single else tuple(outs)
+
+    def launches(self, *args):
+        """Kernel launches one call with these arguments' signature makes (after fusion)."""
+        ctx = next((a.ctx for a in args if isinstance(a, Tensor)), None) or get_default_context()
+        ts = [asarray(a, ctx=ctx) for a in args]
+        key = (id(ctx), tuple((t.shape, t.dtype.code) for t in ts))
+        if key not in self._graphs:
+            self(*args)
+        return self._graphs[key][1].launches
+
+
 # ---- functions from the op table, and NumPy's names for them -------------------------------------
 
 _g = globals()
@@ -375,7 +446,27 @@ negative, absolute, positive = neg, abs, (lambda a: asarray(a))
 equal, not_equal, less, less_equal, greater, greater_equal = eq, ne, lt, le, gt, ge
 concatenate, permute_dims, amax, amin, clamp, cast = concat, transpose, max, min, clip, astype
 squeeze = _squeeze
-invert = bitwise_not = lambda a: ~asarray(a)
+invert = bitwise_not = bitwise_invert = lambda a: ~asarray(a)
+e, inf, nan, pi, newaxis = _np.e, _np.inf, _np.nan, _np.pi, None
+
+
+def matrix_transpose(x):
+    return _core.swapaxes(x, -1, -2)
+
+
+def isfinite(x):
+    x = asarray(x)
+    return logical_not(logical_or(isnan(x), isinf(x)))
+
+
+def all(x, axis=None, keepdims=False):
+    """1 where every element along axis is nonzero (uint32, as comparisons give)."""
+    return _core.min(ne(asarray(x), 0), axis, keepdims)
+
+
+def any(x, axis=None, keepdims=False):
+    """1 where some element along axis is nonzero (uint32)."""
+    return _core.max(ne(asarray(x), 0), axis, keepdims)
 del _g, _py
 
 

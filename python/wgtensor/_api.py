@@ -23,6 +23,10 @@ ELSEWHERE = {
     "wgt_tensor_nbytes": "Tensor.nbytes", "wgt_tensor_is_contiguous": "Tensor.is_contiguous",
     "wgt_tensor_context": "Tensor.ctx",
     "wgt_tensor_read": "Tensor.tobytes", "wgt_tensor_data": "Tensor.numpy", "wgt_tensor_data_mut": "asarray",
+    "wgt_read_begin": "Tensor.numpy_async", "wgt_read_poll": "Read.done", "wgt_read_wait": "Read.result",
+    "wgt_read_release": "Read",
+    "wgt_graph_input": "compile", "wgt_graph_build": "compile", "wgt_graph_dispatch": "compile",
+    "wgt_graph_launches": "compile.launches", "wgt_graph_release": "compile",
     "wgt_squeeze": "squeeze", "wgt_unsqueeze": "expand_dims", "wgt_split": "split", "wgt_pad": "pad",
 }
 
@@ -38,9 +42,4 @@ NOT_BOUND = {
     "wgt_tensor_usage": "tensors made from Python have the default usage (readable and writable)",
     "wgt_tensor_write": "t[key] = value and the in-place operators write with wgt_set_rows, lazily and on views",
     "wgt_tensor_export_buffer": "a WGPUBuffer handle means nothing to Python without WebGPU bindings",
-    "wgt_read_begin": "not yet: t.numpy_async()", "wgt_read_poll": "not yet: t.numpy_async()",
-    "wgt_read_wait": "not yet: t.numpy_async()", "wgt_read_release": "not yet: t.numpy_async()",
-    "wgt_graph_input": "not yet: wgtensor.compile(fn)", "wgt_graph_build": "not yet: wgtensor.compile(fn)",
-    "wgt_graph_dispatch": "not yet: wgtensor.compile(fn)", "wgt_graph_launches": "not yet: wgtensor.compile(fn)",
-    "wgt_graph_release": "not yet: wgtensor.compile(fn)",
 }
