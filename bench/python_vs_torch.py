@@ -1,7 +1,9 @@
 """The Python package beside PyTorch eager, in one run on one machine:
 
 - per-op overhead of a small elementwise op: `c = a + b` on 1024 float32 elements, many ops
-  back to back and one sync (wgtensor records each op lazily; PyTorch launches each), us/op;
+  back to back and one sync (wgtensor records each op lazily and skips those whose result
+  nobody holds; PyTorch launches each), us/op; and `c = c + b` in a chain, every result
+  used (wgtensor fuses it);
 - asarray of a 256 MiB float32 NumPy array onto the device (wgtensor.asarray, evaluated and
   synced) against torch.from_numpy(a).cuda(), GB/s;
 - reading 256 MiB back (t.numpy() of a tensor that lives on the device) against
@@ -66,6 +68,23 @@ def main():
 
     row("a + b, 1024 f32, per op", "us", median_time(ours_ops) / n_ops * 1e6,
         median_time(torch_ops) / n_ops * 1e6 if torch is not None else None)
+
+    # The same op in a chain, every result used: wgtensor fuses the chain into few kernels.
+    def ours_chain():
+        c = a
+        for _ in range(n_ops):
+            c = c + b
+        c.eval()
+        ctx.sync()
+
+    def torch_chain():
+        c = ta
+        for _ in range(n_ops):
+            c = c + tb
+        sync_t()
+
+    row("c = c + b chain, per op", "us", median_time(ours_chain) / n_ops * 1e6,
+        median_time(torch_chain) / n_ops * 1e6 if torch is not None else None)
 
     host = np.random.default_rng(0).random(64 << 20, dtype=np.float32)  # 256 MiB
     gb = host.nbytes / 1e9

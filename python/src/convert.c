@@ -2,7 +2,7 @@
  * Python data to tensors. Anything with the buffer protocol (NumPy arrays of any layout,
  * memoryviews) is read through PyObject_GetBuffer with strides and copied once, element by
  * element with the type conversion, straight into the new tensor's storage: no temporary
- * array. Values the target type cannot hold are errors naming the value and its index
+ * array (a C-contiguous array of the target type is written to the device directly). Values the target type cannot hold are errors naming the value and its index
  * (float64 that would round to infinity in float32, an int64 past int32's range, a fraction
  * for an integer type), as the C API's scalar rules are. Nested lists and Python scalars go
  * through numpy.asarray in the pure-Python layer first.
@@ -222,7 +222,10 @@ PyObject *wgtpy_from_buffer(PyObject *self, PyObject *const *args, Py_ssize_t na
     WGTPY_LOCK(ctx);
     Py_BEGIN_ALLOW_THREADS /* the source is held by the buffer view; the copy needs no Python */
     if (direct) {
-        t = wgt_tensor_from_data(ctx->ctx, d, view.ndim, shape, view.buf, (size_t)view.len, WGT_USAGE_DEFAULT);
+        /* create + write rather than wgt_tensor_from_data: on WebGPU the write goes straight to
+         * the device buffer, where from_data fills a host copy first and uploads it later. */
+        t = wgt_tensor_create(ctx->ctx, d, view.ndim, shape, WGT_USAGE_DEFAULT);
+        if (t && view.len && wgt_tensor_write(t, view.buf, (size_t)view.len) != WGT_OK) wgt_release(t), t = NULL;
     } else if ((t = wgt_tensor_create(ctx->ctx, d, view.ndim, shape, WGT_USAGE_DEFAULT)) != NULL) {
         char *dst = wgt_tensor_nbytes(t) ? wgt_tensor_data_mut(t) : NULL;
         if (dst) convert(&view, s, dst, d, &err);

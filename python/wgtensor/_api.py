@@ -14,7 +14,7 @@ ELSEWHERE = {
     "wgt_context_describe": "Context.describe", "wgt_context_simulate_device_loss": "Context.simulate_device_loss",
     "wgt_list_adapters": "devices", "wgt_context_stats": "Context.stats", "wgt_context_trim": "Context.trim",
     "wgt_eval": "eval",
-    "wgt_tensor_create": "empty", "wgt_tensor_from_data": "asarray", "wgt_zeros": "zeros", "wgt_ones": "ones",
+    "wgt_tensor_create": "empty", "wgt_tensor_write": "asarray", "wgt_zeros": "zeros", "wgt_ones": "ones",
     "wgt_full": "full", "wgt_arange": "arange", "wgt_rand_uniform": "random.uniform",
     "wgt_rand_normal": "random.normal", "wgt_scalar": "Tensor.__add__",
     "wgt_release": "Tensor",  # when the Tensor object is freed
@@ -40,6 +40,7 @@ NOT_BOUND = {
     "wgt_tensor_destroy": "freeing a storage that a NumPy view from numpy() still points into would crash the "
                           "interpreter; `del t` releases it",
     "wgt_tensor_usage": "tensors made from Python have the default usage (readable and writable)",
-    "wgt_tensor_write": "t[key] = value and the in-place operators write with wgt_set_rows, lazily and on views",
+    "wgt_tensor_from_data": "asarray creates and writes instead (wgt_tensor_write goes to the device buffer "
+                            "directly; from_data fills a host copy first)",
     "wgt_tensor_export_buffer": "a WGPUBuffer handle means nothing to Python without WebGPU bindings",
 }
