@@ -90,3 +90,19 @@ def test_tensor_objects_release_their_type_and_context():
         del x
     t1, c1 = sys.getrefcount(wt.Tensor), sys.getrefcount(c)  # outside assert: pytest's rewriting holds refs
     assert t1 == t0 and c1 == c0
+
+
+def test_numpy_ufuncs_on_tensors(ctx):
+    t = wt.asarray([1.0, 2.0, 4.0])
+    r = np.arange(3, dtype=np.float32) + t  # the ndarray on the left gives a tensor
+    assert isinstance(r, wt.Tensor) and r.tolist() == [1, 3, 6]
+    e = np.exp(t)
+    assert isinstance(e, wt.Tensor)
+    np.testing.assert_allclose(e.numpy(), np.exp([1.0, 2.0, 4.0]), rtol=2e-6)
+    c = np.cbrt(t)  # no wgtensor op: NumPy computes it on the values
+    assert isinstance(c, np.ndarray)
+    np.testing.assert_allclose(c, np.cbrt([1.0, 2.0, 4.0]), rtol=1e-6)
+    assert np.add.reduce(t) == 7.0
+    assert t.__array__(copy=False).tolist() == [1, 2, 4]
+    with pytest.raises(ValueError, match="without a copy"):
+        wt.ones((2, 2)).T.__array__(copy=False)

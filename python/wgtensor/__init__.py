@@ -196,6 +196,8 @@ def _numpy(self):
 
 
 def _array(self, dtype=None, copy=None):
+    if copy is False and not self.is_contiguous:
+        raise ValueError("a non-contiguous tensor cannot be viewed without a copy (copy=False)")
     a = _np.asarray(memoryview(self))
     if dtype is not None and a.dtype != _np.dtype(dtype):
         return a.astype(dtype)
@@ -333,7 +335,6 @@ def _squeeze(self, axis=None):
 
 Tensor.numpy = _numpy
 Tensor.__array__ = _array
-Tensor.__array_ufunc__ = None  # ndarray (op) tensor defers to the tensor's reflected operator
 Tensor.__repr__ = _repr
 Tensor.__str__ = _str
 Tensor.__iter__ = _iter
@@ -468,6 +469,33 @@ def any(x, axis=None, keepdims=False):
     """1 where some element along axis is nonzero (uint32)."""
     return _core.max(ne(asarray(x), 0), axis, keepdims)
 del _g, _py
+
+
+# NumPy ufuncs applied to tensors run as wgtensor ops where one matches (so `ndarray + tensor`
+# and np.exp(t) give tensors); any other ufunc, or one called with out=, where= and the like,
+# runs in NumPy on the values (a host copy) and gives an ndarray.
+_UFUNCS = {
+    "add": add, "subtract": sub, "multiply": mul, "divide": div, "true_divide": div,
+    "floor_divide": floor_divide, "remainder": mod, "power": pow, "maximum": maximum,
+    "minimum": minimum, "arctan2": atan2, "equal": eq, "not_equal": ne, "less": lt,
+    "less_equal": le, "greater": gt, "greater_equal": ge, "logical_and": logical_and,
+    "logical_or": logical_or, "logical_not": logical_not, "negative": neg, "absolute": abs,
+    "sign": sign, "square": square, "sqrt": sqrt, "reciprocal": reciprocal, "exp": exp,
+    "expm1": expm1, "log": log, "log1p": log1p, "sin": sin, "cos": cos, "tanh": tanh,
+    "floor": floor, "ceil": ceil, "isnan": isnan, "isinf": isinf, "matmul": matmul,
+    "invert": invert,
+}
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    fn = _UFUNCS.get(ufunc.__name__) if method == "__call__" and not kwargs else None
+    if fn is not None:
+        return fn(*inputs)
+    host = [x.numpy() if isinstance(x, Tensor) else x for x in inputs]
+    return getattr(ufunc, method)(*host, **kwargs)
+
+
+Tensor.__array_ufunc__ = _array_ufunc
 
 
 def split(a, indices_or_sections, axis=0):
