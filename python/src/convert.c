@@ -2,9 +2,10 @@
  * Python data to tensors. Anything with the buffer protocol (NumPy arrays of any layout,
  * memoryviews) is read through PyObject_GetBuffer with strides and copied once, element by
  * element with the type conversion, straight into the new tensor's storage: no temporary
- * array (a C-contiguous array of the target type is written to the device directly). Values the target type cannot hold are errors naming the value and its index
- * (float64 that would round to infinity in float32, an int64 past int32's range, a fraction
- * for an integer type), as the C API's scalar rules are. Nested lists and Python scalars go
+ * array (a C-contiguous array of the target type is written to the device directly). Values
+ * the target type cannot hold are errors naming the value and its index (float64 that would
+ * round to infinity in float32, an int64 past int32's range, a fraction for an integer type),
+ * as the C API's scalar rules are. Nested lists and Python scalars go
  * through numpy.asarray in the pure-Python layer first.
  *
  * Also here: Python scalars as operands of a tensor op, shapes and axes from Python values.
