@@ -43,4 +43,10 @@ NOT_BOUND = {
     "wgt_tensor_from_data": "asarray creates and writes instead (wgt_tensor_write goes to the device buffer "
                             "directly; from_data fills a host copy first)",
     "wgt_tensor_export_buffer": "a WGPUBuffer handle means nothing to Python without WebGPU bindings",
+    "wgt_tensor_from_buffer": "a WGPUBuffer handle means nothing to Python without WebGPU bindings",
+    "wgt_context_webgpu_device": "a WGPUDevice handle means nothing to Python without WebGPU bindings",
+    "wgt_kernel_create": "not yet: wgtensor.kernel(wgsl)", "wgt_kernel_release": "not yet: wgtensor.kernel(wgsl)",
+    "wgt_kernel_binding_count": "not yet: wgtensor.kernel(wgsl)", "wgt_kernel_binding": "not yet: wgtensor.kernel(wgsl)",
+    "wgt_kernel_workgroup_size": "not yet: wgtensor.kernel(wgsl)",
+    "wgt_kernel_groups_for": "not yet: wgtensor.kernel(wgsl)", "wgt_kernel_dispatch": "not yet: wgtensor.kernel(wgsl)",
 }
