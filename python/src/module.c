@@ -81,7 +81,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         add_functions(m, wgtpy_creation_methods) < 0 || add_functions(m, wgtpy_context_methods) < 0 ||
         add_functions(m, wgtpy_convert_methods) < 0 || add_functions(m, wgtpy_read_methods) < 0 ||
         add_functions(m, wgtpy_graph_methods) < 0 || wgtpy_read_init(m) < 0 || wgtpy_graph_init(m) < 0 ||
-        wgtpy_dlpack_init(m) < 0 || wgtpy_ops_init(m) < 0 ||
+        wgtpy_dlpack_init(m) < 0 || wgtpy_kernel_init(m) < 0 || wgtpy_ops_init(m) < 0 ||
         PyModule_AddIntConstant(m, "MAX_DIMS", WGT_MAX_DIMS) < 0) {
         Py_DECREF(m);
         return NULL;

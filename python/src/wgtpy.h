@@ -94,9 +94,10 @@ extern PyMethodDef wgtpy_convert_methods[];
 extern PyMethodDef wgtpy_read_methods[];
 extern PyMethodDef wgtpy_graph_methods[];
 
-/* read.c, graph.c, dlpack.c: the types and methods each adds to the module and Tensor. */
+/* read.c, graph.c, dlpack.c, kernel.c: the types and methods each adds to the module and Tensor. */
 int wgtpy_read_init(PyObject *module);
 int wgtpy_graph_init(PyObject *module);
 int wgtpy_dlpack_init(PyObject *module);
+int wgtpy_kernel_init(PyObject *module);
 
 #endif

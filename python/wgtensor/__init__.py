@@ -436,6 +436,66 @@ class compile:
         return self._graphs[key][1].launches
 
 
+class output:
+    """An output a kernel call creates (zero-filled before the kernel runs) and returns."""
+
+    def __init__(self, shape, dtype=float32):
+        self.shape, self.dtype = shape, dtype
+
+
+class kernel:
+    """kernel(wgsl, entry="main", ctx=None): a WGSL compute shader compiled once on the
+    context (WebGPU only; UnavailableError on the CPU), called on tensors like an op.
+
+    k(*tensors, grid=None, n=None, params=None, **named): the shader's storage bindings in
+    source order, or by name; each a Tensor (a read_write one is written in place), a NumPy
+    array or list (uploaded with one copy), or wgtensor.output(shape, dtype) for an output
+    the call creates. grid=(x, y, z) workgroups, or n=count for ceil(n / workgroup_size.x)
+    groups along x. params: the var<uniform>'s bytes (a NumPy structured array, bytes), of
+    its exact size. Returns the created outputs (one, a tuple, or None). The dispatch is
+    recorded lazily like any op; reads wait for it.
+    """
+
+    def __init__(self, wgsl, entry="main", ctx=None):
+        self.ctx = ctx if ctx is not None else get_default_context()
+        self._k = _core.Kernel(self.ctx, wgsl, entry)
+        self.bindings = self._k.bindings()
+        self.workgroup_size = self._k.workgroup_size
+        self._names = [b["name"] for b in self.bindings if not b["uniform"]]
+
+    def __call__(self, *args, grid=None, n=None, params=None, **named):
+        if len(args) > len(self._names):
+            raise TypeError("kernel: %d tensors given, the shader has %d storage bindings (%s)"
+                            % (len(args), len(self._names), ", ".join(self._names)))
+        values = dict(zip(self._names, args))
+        for name, v in named.items():
+            if name not in self._names:
+                raise TypeError("kernel: the shader has no storage binding %r (it has %s)"
+                                % (name, ", ".join(self._names)))
+            if name in values:
+                raise TypeError("kernel: binding %r given twice" % name)
+            values[name] = v
+        pairs = []
+        for name in self._names:
+            if name not in values:
+                raise TypeError("kernel: binding %r is not given" % name)
+            v = values[name]
+            if isinstance(v, output):
+                v = (v.dtype, v.shape)
+            elif not isinstance(v, Tensor):
+                v = asarray(v, ctx=self.ctx)
+            pairs.append((name, v))
+        if grid is None:
+            if n is None:
+                raise TypeError("kernel: give grid=(x, y, z) workgroups or n=invocations")
+            grid = self._k.groups_for(n)
+        grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
+        if params is not None and not isinstance(params, (bytes, bytearray, memoryview)):
+            params = _np.ascontiguousarray(params)
+        created = [o for o in self._k.dispatch(pairs, params, grid) if o is not None]
+        return None if not created else created[0] if len(created) == 1 else tuple(created)
+
+
 # ---- functions from the op table, and NumPy's names for them -------------------------------------
 
 _g = globals()

@@ -27,6 +27,9 @@ ELSEWHERE = {
     "wgt_read_release": "Read",
     "wgt_graph_input": "compile", "wgt_graph_build": "compile", "wgt_graph_dispatch": "compile",
     "wgt_graph_launches": "compile.launches", "wgt_graph_release": "compile",
+    "wgt_kernel_create": "kernel", "wgt_kernel_release": "kernel", "wgt_kernel_binding_count": "kernel",  # .bindings
+    "wgt_kernel_binding": "kernel", "wgt_kernel_workgroup_size": "kernel",  # .bindings, .workgroup_size
+    "wgt_kernel_groups_for": "kernel", "wgt_kernel_dispatch": "kernel",
     "wgt_squeeze": "squeeze", "wgt_unsqueeze": "expand_dims", "wgt_split": "split", "wgt_pad": "pad",
 }
 
@@ -45,8 +48,4 @@ NOT_BOUND = {
     "wgt_tensor_export_buffer": "a WGPUBuffer handle means nothing to Python without WebGPU bindings",
     "wgt_tensor_from_buffer": "a WGPUBuffer handle means nothing to Python without WebGPU bindings",
     "wgt_context_webgpu_device": "a WGPUDevice handle means nothing to Python without WebGPU bindings",
-    "wgt_kernel_create": "not yet: wgtensor.kernel(wgsl)", "wgt_kernel_release": "not yet: wgtensor.kernel(wgsl)",
-    "wgt_kernel_binding_count": "not yet: wgtensor.kernel(wgsl)", "wgt_kernel_binding": "not yet: wgtensor.kernel(wgsl)",
-    "wgt_kernel_workgroup_size": "not yet: wgtensor.kernel(wgsl)",
-    "wgt_kernel_groups_for": "not yet: wgtensor.kernel(wgsl)", "wgt_kernel_dispatch": "not yet: wgtensor.kernel(wgsl)",
 }
