@@ -57,7 +57,13 @@ typedef enum wgt_dtype {
     WGT_F32 = 1,
     WGT_F16 = 2,
     WGT_I32 = 3,
-    WGT_U32 = 4
+    WGT_U32 = 4,
+    /* Quantized block types with ggml's byte layout (docs/quant.md): blocks of 32 elements
+     * along the last dimension, each an f16 scale d then the values. q8_0: 32 int8 (34 bytes
+     * a block, x = q * d); q4_0: 16 bytes of nibbles, element j in the low nibble of byte j
+     * and element j + 16 in the high nibble (18 bytes a block, x = (q - 8) * d). */
+    WGT_Q8_0 = 5,
+    WGT_Q4_0 = 6
 } wgt_dtype;
 
 typedef enum wgt_backend_kind {
@@ -119,7 +125,9 @@ const char *wgt_status_name(wgt_status status);
 
 /* ---- data types --------------------------------------------------------------------- */
 
-size_t wgt_dtype_size(wgt_dtype dtype); /* bytes per element; 0 for an unknown type */
+/* Bytes per element; 0 for an unknown type and for the block types (q8_0, q4_0), whose
+ * elements are not whole bytes: wgt_dtype_block_bytes gives theirs. */
+size_t wgt_dtype_size(wgt_dtype dtype);
 const char *wgt_dtype_name(wgt_dtype dtype);
 float wgt_f16_to_f32(uint16_t h);
 uint16_t wgt_f32_to_f16(float f); /* round to nearest even; overflow gives infinity */
@@ -456,6 +464,29 @@ wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
  * when j - i >= diagonal (triu) or j - i <= diagonal (tril). */
 wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal);
+
+/* ---- quantized weights (docs/quant.md) ---------------------------------------------- */
+/* Elements per block (32 for q8_0 and q4_0, 1 for the other types) and bytes per block (34,
+ * 18; the element size for the other types); 0 for an unknown type. A block-type tensor of
+ * shape [..., K] holds numel / 32 blocks, K a multiple of 32, and reads and writes (and its
+ * wgt_tensor_nbytes) are in ggml's bytes. Its views must keep blocks whole: the last
+ * dimension has stride 1 and a length that is a multiple of 32, and the offset and every
+ * other stride are multiples of 32 (wgt_slice, wgt_reshape, wgt_squeeze, wgt_unsqueeze,
+ * wgt_split and wgt_as_strided make such views). Ops other than those of this section,
+ * wgt_cast, wgt_linear and wgt_gather_rows refuse block types with WGT_ERR_DTYPE. */
+int64_t wgt_dtype_block_elements(wgt_dtype dtype);
+size_t wgt_dtype_block_bytes(wgt_dtype dtype);
+/* f32 or f16 a [..., K] (any view) quantized along its last dimension to q8_0 or q4_0, with
+ * ggml's reference rounding (q8_0: d = max|x| / 127, q = round half away from zero of x / d;
+ * q4_0: d = -m / 8 for the m of largest magnitude, q = min(15, floor(x / d + 8.5))). K must
+ * be a multiple of 32 (WGT_ERR_SHAPE). wgt_cast to a block type does the same. */
+wgt_tensor *wgt_quantize(wgt_tensor *a, wgt_dtype dtype);
+/* A block-type tensor's values as f32 or f16 (rounded once from the f32 value); wgt_cast
+ * from a block type does the same. */
+wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype);
+/* x @ w^T for x [..., K] (f32 or f16, any view) and a block-type weight w [N, K] quantized
+ * along K: [..., N] of x's type, accumulated in f32. wgt_linear takes such a weight too. */
+wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w);
 
 /* ---- transformer pieces ------------------------------------------------------------- */
 /* Rotary position embedding, "rotate half" layout (pairs (i, i + d/2) of the last dim d):

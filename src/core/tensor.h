@@ -129,6 +129,24 @@ wgt_status wgt_storage_sync_device_now(wgt_storage *s);
 /* Allocation for a storage a kernel is about to write whole (poisoned with WGT_POISON=1). */
 wgt_status wgt_storage_prepare_output(wgt_storage *s);
 
+/* ---- block (quantized) types (tensor.c) ---- */
+static inline int wgt_dtype_is_block(wgt_dtype dtype) { return dtype == WGT_Q8_0 || dtype == WGT_Q4_0; }
+/* Bytes of n elements of dtype (n a multiple of the block for block types). */
+static inline size_t wgt_dtype_bytes(wgt_dtype dtype, int64_t n) {
+    return (size_t)(n / wgt_dtype_block_elements(dtype)) * wgt_dtype_block_bytes(dtype);
+}
+/* Whether the public function fn takes block-type tensors (docs/quant.md lists them). */
+int wgt_takes_blocks(const char *fn);
+/* WGT_OK unless dtype is a block type and the view cuts a block (see wgt_dtype_block_elements). */
+wgt_status wgt_check_block_view(const char *fn, wgt_dtype dtype, int ndim, const int64_t *shape,
+                                const int64_t *strides, int64_t offset);
+/* t in whole blocks: the last dimension, the strides and the offset divided by the block's
+ * elements, so byte arithmetic uses wgt_dtype_block_bytes per unit (identity for other types). */
+void wgt_block_units(const wgt_tensor *t, wgt_tensor *out);
+
+/* x [..., in], w [out, in] and bias [out] (or NULL) of a linear map (linalg.c). */
+wgt_status wgt_check_linear_shapes(const char *fn, const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *bias);
+
 /* ---- tensors (tensor.c) ---- */
 /* A new contiguous tensor with fresh storage; contents unspecified until written. */
 wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, int ndim,

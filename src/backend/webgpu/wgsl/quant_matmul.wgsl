@@ -1,0 +1,65 @@
+// out [M, N] (f32) = x [M, K] (f32, any strides) @ w^T for w [N, K] in q8_0 / q4_0 blocks.
+// A workgroup takes one row n of w and TM rows of x: its 64 invocations stride over the
+// row's blocks, unpack each block once to f32 and add its dot product with the TM rows of x,
+// scaled by the block's d, to their sums; the sums then meet through workgroup memory in a
+// fixed tree. Decoding (M = 1) reads each weight block once.
+
+struct Params {
+    M: u32,
+    N: u32,
+    row_blocks: u32,   // K / 32
+    w_first: u32,      // first block of w's view
+    w_stride: u32,     // blocks between rows of w
+    x_offset: u32,
+    x_stride0: i32,
+    x_stride1: i32,
+};
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> wq: array<u32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<uniform> params: Params;
+
+const TM: u32 = {{TM}}u;
+const LANES: u32 = 64u;
+
+{{BLOCKS}}
+
+var<workgroup> partial: array<array<f32, LANES>, TM>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+    let g = wid.x + wid.y * groups.x;
+    let tiles = (params.M + TM - 1u) / TM;
+    if (g >= params.N * tiles) { return; } // uniform: the whole workgroup leaves
+    let n = g % params.N;
+    let m0 = (g / params.N) * TM;
+    var acc: array<f32, TM>;
+    var vals: array<f32, 32>;
+    for (var b = lid.x; b < params.row_blocks; b = b + LANES) {
+        let blk = params.w_first + n * params.w_stride + b;
+        let d = block_scale(blk);
+        block_values(blk, &vals);
+        for (var t = 0u; t < TM; t = t + 1u) {
+            let m = m0 + t;
+            if (m >= params.M) { break; }
+            var s = 0.0;
+            let base = i32(params.x_offset) + i32(m) * params.x_stride0 + i32(b * 32u) * params.x_stride1;
+            for (var i = 0u; i < 32u; i = i + 1u) { s = s + vals[i] * x[u32(base + i32(i) * params.x_stride1)]; }
+            acc[t] = acc[t] + s * d;
+        }
+    }
+    for (var t = 0u; t < TM; t = t + 1u) { partial[t][lid.x] = acc[t]; }
+    for (var half = LANES / 2u; half > 0u; half = half / 2u) {
+        workgroupBarrier();
+        if (lid.x < half) {
+            for (var t = 0u; t < TM; t = t + 1u) { partial[t][lid.x] = partial[t][lid.x] + partial[t][lid.x + half]; }
+        }
+    }
+    if (lid.x == 0u) {
+        for (var t = 0u; t < TM; t = t + 1u) {
+            if (m0 + t < params.M) { out[(m0 + t) * params.N + n] = partial[t][0]; }
+        }
+    }
+}
