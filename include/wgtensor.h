@@ -488,6 +488,68 @@ wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype);
  * along K: [..., N] of x's type, accumulated in f32. wgt_linear takes such a weight too. */
 wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w);
 
+/* ---- GGUF files (docs/quant.md) --------------------------------------------------------- */
+/* The file format of ggml and llama.cpp (versions 2 and 3, little-endian): metadata key-value
+ * pairs, then tensor descriptions, then the tensors' bytes. Malformed files (truncated, bad
+ * magic or version, absurd counts or lengths, offsets past the end, misaligned data) give
+ * WGT_ERR_INVALID_ARGUMENT naming what is wrong and where; a file that cannot be opened, read
+ * or written gives WGT_ERR_UNAVAILABLE with the system's reason. */
+typedef enum wgt_gguf_type {
+    WGT_GGUF_UINT8 = 0, WGT_GGUF_INT8 = 1, WGT_GGUF_UINT16 = 2, WGT_GGUF_INT16 = 3,
+    WGT_GGUF_UINT32 = 4, WGT_GGUF_INT32 = 5, WGT_GGUF_FLOAT32 = 6, WGT_GGUF_BOOL = 7,
+    WGT_GGUF_STRING = 8, WGT_GGUF_ARRAY = 9, WGT_GGUF_UINT64 = 10, WGT_GGUF_INT64 = 11,
+    WGT_GGUF_FLOAT64 = 12
+} wgt_gguf_type;
+typedef struct wgt_gguf_string {
+    uint64_t len;
+    const char *data; /* len bytes, followed by a NUL the file does not hold */
+} wgt_gguf_string;
+/* One metadata entry. data holds count values of elem_type in host layout: uint8_t ...
+ * double, one byte per bool, wgt_gguf_string per string. A scalar has type == elem_type and
+ * count 1; an array has type WGT_GGUF_ARRAY (arrays of arrays are not supported). */
+typedef struct wgt_gguf_kv {
+    const char *key;
+    wgt_gguf_type type;
+    wgt_gguf_type elem_type;
+    uint64_t count;
+    const void *data;
+} wgt_gguf_kv;
+typedef struct wgt_gguf_tensor_info {
+    const char *name;
+    int ndim;
+    int64_t shape[WGT_MAX_DIMS]; /* row-major, outermost first (GGUF lists them innermost first) */
+    uint32_t ggml_type;          /* the file's type number */
+    wgt_dtype dtype;             /* f32, f16, i32, q8_0, q4_0; 0 for a type wgtensor cannot load */
+    uint64_t offset;             /* in the file */
+    uint64_t nbytes;
+} wgt_gguf_tensor_info;
+typedef struct wgt_gguf wgt_gguf;
+/* Reads and checks the header, the metadata and the tensor descriptions; tensor bytes stay in
+ * the file until loaded. NULL on error. */
+wgt_gguf *wgt_gguf_open(const char *path);
+void wgt_gguf_close(wgt_gguf *g);
+uint32_t wgt_gguf_version(const wgt_gguf *g);
+int64_t wgt_gguf_kv_count(const wgt_gguf *g);
+const wgt_gguf_kv *wgt_gguf_kv_at(const wgt_gguf *g, int64_t i); /* NULL when out of range */
+const wgt_gguf_kv *wgt_gguf_find_kv(const wgt_gguf *g, const char *key); /* NULL when absent */
+int64_t wgt_gguf_tensor_count(const wgt_gguf *g);
+const wgt_gguf_tensor_info *wgt_gguf_tensor_at(const wgt_gguf *g, int64_t i);
+int64_t wgt_gguf_find_tensor(const wgt_gguf *g, const char *name); /* -1 when absent */
+/* A new tensor holding the named tensor's bytes, streamed from the file into its storage in
+ * chunks (the tensor is never held twice in host memory). */
+wgt_tensor *wgt_gguf_load(wgt_gguf *g, wgt_context *ctx, const char *name, unsigned usage);
+/* Writing: metadata and tensors are collected, then saved in one pass (one tensor's bytes in
+ * host memory at a time). Keys and names must be unique; the writer copies metadata and holds
+ * a reference to each tensor (f32, f16, i32, q8_0, q4_0; any view) until released. */
+typedef struct wgt_gguf_writer wgt_gguf_writer;
+wgt_gguf_writer *wgt_gguf_writer_create(void);
+wgt_status wgt_gguf_writer_set(wgt_gguf_writer *w, const wgt_gguf_kv *kv);
+wgt_status wgt_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_tensor *t);
+/* alignment of the tensor data: a power of two, 0 for GGUF's default 32 (written as
+ * general.alignment when not 32). */
+wgt_status wgt_gguf_writer_save(wgt_gguf_writer *w, const char *path, uint32_t alignment);
+void wgt_gguf_writer_release(wgt_gguf_writer *w);
+
 /* ---- transformer pieces ------------------------------------------------------------- */
 /* Rotary position embedding, "rotate half" layout (pairs (i, i + d/2) of the last dim d):
  * x [..., seq, d] with d even; positions i32 [seq] or NULL for 0..seq-1; frequencies

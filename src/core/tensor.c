@@ -18,6 +18,7 @@ static const char *const block_functions[] = {
     "wgt_tensor_data", "wgt_tensor_data_mut", "wgt_tensor_export_buffer", "wgt_read_begin", "wgt_read",
     "wgt_eval", "wgt_as_strided", "wgt_slice", "wgt_reshape", "wgt_squeeze", "wgt_unsqueeze", "wgt_split",
     "wgt_quantize", "wgt_dequantize", "wgt_cast", "wgt_matmul_quantized", "wgt_linear", "wgt_gather_rows",
+    "wgt_gguf_load", "wgt_gguf_writer_add_tensor", "wgt_gguf_writer_save",
 };
 
 int wgt_takes_blocks(const char *fn) {
