@@ -488,6 +488,12 @@ wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype);
  * along K: [..., N] of x's type, accumulated in f32. wgt_linear takes such a weight too. */
 wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w);
 
+/* KV-cache decoding: writes x [..., n, d] into cache [..., length, d] at positions pos ..
+ * pos + n - 1 of the sequence axis (the second to last); the other dimensions must match.
+ * Attention over the filled prefix is wgt_attention of the query with wgt_slice(cache, -2,
+ * 0, filled, 1) views (docs/quant.md). */
+wgt_status wgt_kv_cache_append(wgt_tensor *cache, wgt_tensor *x, int64_t pos);
+
 /* ---- GGUF files (docs/quant.md) --------------------------------------------------------- */
 /* The file format of ggml and llama.cpp (versions 2 and 3, little-endian): metadata key-value
  * pairs, then tensor descriptions, then the tensors' bytes. Malformed files (truncated, bad

@@ -126,6 +126,7 @@ wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal) { return wgt_handle_out("w
 wgt_tensor *wgt_quantize(wgt_tensor *a, wgt_dtype dtype) { return wgt_handle_out("wgt_quantize", wgt_impl_quantize(wgt_handle_arg(a), dtype)); }
 wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype) { return wgt_handle_out("wgt_dequantize", wgt_impl_dequantize(wgt_handle_arg(q), dtype)); }
 wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w) { return wgt_handle_out("wgt_matmul_quantized", wgt_impl_matmul_quantized(wgt_handle_arg(x), wgt_handle_arg(w))); }
+wgt_status wgt_kv_cache_append(wgt_tensor *cache, wgt_tensor *x, int64_t pos) { return wgt_impl_kv_cache_append(wgt_handle_arg(cache), wgt_handle_arg(x), pos); }
 wgt_tensor *wgt_gguf_load(wgt_gguf *g, wgt_context *ctx, const char *name, unsigned usage) { return wgt_handle_out("wgt_gguf_load", wgt_impl_gguf_load(g, ctx, name, usage)); }
 wgt_status wgt_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_tensor *t) { return wgt_impl_gguf_writer_add_tensor(w, name, wgt_handle_arg(t)); }
 wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) { return wgt_handle_out("wgt_rope", wgt_impl_rope(wgt_handle_arg(x), wgt_handle_arg(positions), base)); }
@@ -261,6 +262,7 @@ const char *const wgt_handle_functions[] = {
     "wgt_quantize",
     "wgt_dequantize",
     "wgt_matmul_quantized",
+    "wgt_kv_cache_append",
     "wgt_gguf_load",
     "wgt_gguf_writer_add_tensor",
     "wgt_rope",
