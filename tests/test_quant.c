@@ -329,3 +329,64 @@ TEST(quant_backends_agree) {
     wgt_context_release(cpu);
     wgt_context_release(gpu);
 }
+
+/* WGT_QUANT_INT8=1: x is quantized to q8 per block and the integer dot products scaled. The
+ * result differs from the float64 product of the dequantized weights by at most what
+ * rounding x costs: half a step d_x of each block times the block's weight magnitudes, plus
+ * f32 roundings. The same input on the f32 path is checked above. */
+TEST_BACKENDS(quant_matmul_int8_activations) {
+    test_saved_env saved = test_env_set("WGT_QUANT_INT8", "1");
+    wgt_context_options o = {0};
+    o.backend = wgt_context_backend(ctx);
+    o.quiet = 1;
+    wgt_context *c = wgt_context_create(&o);
+    test_env_restore(&saved);
+    CHECK(c != NULL, "%s", wgt_last_error());
+    if (!c) return;
+    const int64_t cases[][3] = {{1, 67, 4096}, {3, 5, 96}, {9, 17, 64}};
+    for (int ti = 0; ti < 2; ti++)
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+            wgt_dtype t = block_types[ti];
+            int64_t M = cases[ci][0], N = cases[ci][1], K = cases[ci][2];
+            float *w = malloc(sizeof(float) * (size_t)(N * K)), *x = malloc(sizeof(float) * (size_t)(M * K));
+            fill_values(w, N * K, (uint32_t)ci);
+            for (int64_t i = 0; i < M * K; i++) x[i] = sinf((float)i * 0.37f) * (float)(1 + i % 5);
+            size_t nb = (size_t)(N * K / QK) * block_bytes(t);
+            unsigned char *qb = malloc(nb);
+            ref_quantize(t, w, N * K, qb);
+            int64_t ws[2] = {N, K}, xs[2] = {M, K};
+            wgt_tensor *wq = wgt_tensor_from_data(c, t, 2, ws, qb, nb, WGT_USAGE_DEFAULT);
+            wgt_tensor *xt = wgt_tensor_from_data(c, WGT_F32, 2, xs, x, sizeof(float) * (size_t)(M * K), WGT_USAGE_DEFAULT);
+            wgt_tensor *y = wgt_matmul_quantized(xt, wq);
+            float *got = malloc(sizeof(float) * (size_t)(M * N));
+            CHECK(y && wgt_tensor_read(y, got, sizeof(float) * (size_t)(M * N)) == WGT_OK, "%s", wgt_last_error());
+            int bad = 0, exact_everywhere = 1;
+            for (int64_t m = 0; m < M && !bad; m++)
+                for (int64_t n = 0; n < N && !bad; n++) {
+                    double sum = 0, mag = 0, bound = 0;
+                    for (int64_t b = 0; b < K / QK; b++) {
+                        double amax = 0, wmag = 0;
+                        for (int i = 0; i < QK; i++) amax = fmax(amax, fabs(x[m * K + b * QK + i]));
+                        for (int i = 0; i < QK; i++) {
+                            double wv = ref_value(t, qb + (size_t)((n * K + b * QK + i) / QK) * block_bytes(t), i);
+                            double p = wv * x[m * K + b * QK + i];
+                            sum += p, mag += fabs(p), wmag += fabs(wv);
+                        }
+                        bound += (amax / 127.0) * 0.5 * wmag * (1 + 1e-6);
+                    }
+                    double err = fabs(got[m * N + n] - sum), tol = bound + ldexp(1, -22) * (double)(QK + K / QK) * mag;
+                    if (err > ldexp(1, -20) * mag) exact_everywhere = 0;
+                    if (err > tol) {
+                        bad = 1;
+                        CHECK(0, "%s M=%lld N=%lld K=%lld: out[%lld, %lld] = %.9g, float64 %.9g (bound %.3g)",
+                              wgt_dtype_name(t), (long long)M, (long long)N, (long long)K, (long long)m, (long long)n,
+                              got[m * N + n], sum, tol);
+                    }
+                }
+            /* The path ran: rounding x shows somewhere. */
+            CHECK(!exact_everywhere, "%s: the int8 path gave f32 results", wgt_dtype_name(t));
+            free(w), free(x), free(qb), free(got);
+            wgt_release(wq), wgt_release(xt), wgt_release(y);
+        }
+    wgt_context_release(c);
+}

@@ -7,6 +7,8 @@
  *            one token at a time with the KV cache, against the floor (copy bandwidth over the
  *            weight bytes a token reads)
  *   prefill  the q4_0 model over a prompt of --prefill tokens: tokens per second
+ * then the q8_0 and q4_0 rows again in a context with WGT_QUANT_INT8=1 (x quantized to q8 on
+ * the fly, integer dot products): which path pays on the device.
  * Times are the wall clock over batches that end in a sync; a table on stdout, JSON with --json.
  */
 #include <stdio.h>
@@ -117,6 +119,39 @@ static double prefill_rate(llama_model *m, int64_t n) {
     return ok ? (double)n / best : -1;
 }
 
+/* Weight GB/s of x @ w^T for w16 as it is (k 0), or quantized to q8_0 (1) or q4_0 (2). */
+static int matvec_row(wgt_context *ctx, wgt_tensor *w16, int k, const int64_t *xs, double bw, const char *name,
+                      result *r, int *nr) {
+    pair p = {wgt_rand_normal(ctx, k ? WGT_F32 : WGT_F16, 2, xs, 0, 1, 3),
+              k == 0 ? wgt_retain(w16) : wgt_quantize(w16, k == 1 ? WGT_Q8_0 : WGT_Q4_0)};
+    double s = p.x && p.w ? time_op(ctx, linear_op, &p) : -1;
+    double gbs = s > 0 ? (double)wgt_tensor_nbytes(p.w) / s / 1e9 : -1;
+    wgt_release(p.x), wgt_release(p.w);
+    if (gbs <= 0) return -1;
+    report(r, nr, name, gbs, "GB/s", gbs / bw);
+    return 0;
+}
+
+/* Decode tokens/s of the random model in f16 (k 0), q8_0 (1) or q4_0 (2); with prefill, the
+ * prompt's tokens/s too. */
+static int decode_row(wgt_context *ctx, const gen_options *o, int k, double bw, const char *name, int prefill,
+                      result *r, int *nr) {
+    static const wgt_dtype types[3] = {(wgt_dtype)0, WGT_Q8_0, WGT_Q4_0};
+    llama_model m;
+    int rc = -1;
+    if (!llama_random(&m, ctx, &o->config, WGT_F16, o->seed) && (!types[k] || !llama_quantize(&m, types[k]))) {
+        double floor_rate = bw * 1e9 / llama_weight_bytes(&m), rate = decode_rate(&m, o->tokens);
+        if (rate > 0) {
+            report(r, nr, name, rate, "tokens/s", rate / floor_rate);
+            double pre = prefill ? prefill_rate(&m, o->prefill) : 0;
+            if (pre > 0) report(r, nr, "prefill q4_0", pre, "tokens/s", -1);
+            rc = 0;
+        }
+    }
+    llama_free(&m);
+    return rc;
+}
+
 int wgt_bench_quant_main(int argc, char **argv) {
     gen_options o;
     if (gen_parse(argc, argv, &o, 0)) return 2;
@@ -128,8 +163,9 @@ int wgt_bench_quant_main(int argc, char **argv) {
         return 1;
     }
     printf("device: %s\n", wgt_context_device_name(ctx));
-    result r[16];
+    result r[24];
     int nr = 0, rc = 0;
+    wgt_context *int8_ctx = NULL;
     int64_t N = o.matvec, ws[2] = {N, N}, xs[2] = {1, N};
     wgt_tensor *w16 = NULL;
     /* Copy bandwidth: 64 Mi f32 (16 Mi with --quick), read and written. */
@@ -142,38 +178,28 @@ int wgt_bench_quant_main(int argc, char **argv) {
     report(r, &nr, "copy", bw, "GB/s", -1);
     w16 = wgt_rand_normal(ctx, WGT_F16, 2, ws, 0, 0.02, 2);
     static const char *const mv_names[3] = {"matvec f16", "matvec q8_0", "matvec q4_0"};
-    for (int k = 0; k < 3 && w16; k++) {
-        pair p = {wgt_rand_normal(ctx, k ? WGT_F32 : WGT_F16, 2, xs, 0, 1, 3),
-                  k == 0 ? wgt_retain(w16) : wgt_quantize(w16, k == 1 ? WGT_Q8_0 : WGT_Q4_0)};
-        s = p.x && p.w ? time_op(ctx, linear_op, &p) : -1;
-        double gbs = s > 0 ? (double)wgt_tensor_nbytes(p.w) / s / 1e9 : -1;
-        wgt_release(p.x), wgt_release(p.w);
-        if (gbs <= 0) goto fail;
-        report(r, &nr, mv_names[k], gbs, "GB/s", gbs / bw);
-    }
-    wgt_release(w16);
-    w16 = NULL;
+    for (int k = 0; k < 3 && w16; k++)
+        if (matvec_row(ctx, w16, k, xs, bw, mv_names[k], r, &nr)) goto fail;
     static const char *const dec_names[3] = {"decode f16", "decode q8_0", "decode q4_0"};
-    static const wgt_dtype dec_types[3] = {(wgt_dtype)0, WGT_Q8_0, WGT_Q4_0};
-    for (int k = 0; k < 3; k++) {
-        llama_model m;
-        if (llama_random(&m, ctx, &o.config, WGT_F16, o.seed) || (dec_types[k] && llama_quantize(&m, dec_types[k]))) {
-            llama_free(&m);
-            goto fail;
-        }
-        double floor_rate = bw * 1e9 / llama_weight_bytes(&m);
-        double rate = decode_rate(&m, o.tokens);
-        if (rate <= 0) {
-            llama_free(&m);
-            goto fail;
-        }
-        report(r, &nr, dec_names[k], rate, "tokens/s", rate / floor_rate);
-        if (k == 2) {
-            double pre = prefill_rate(&m, o.prefill);
-            if (pre > 0) report(r, &nr, "prefill q4_0", pre, "tokens/s", -1);
-        }
-        llama_free(&m);
-    }
+    for (int k = 0; k < 3; k++)
+        if (decode_row(ctx, &o, k, bw, dec_names[k], k == 2, r, &nr)) goto fail;
+    /* The same with x quantized to q8 on the fly and integer dot products (WGT_QUANT_INT8). */
+    const char *was = getenv("WGT_QUANT_INT8");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("WGT_QUANT_INT8", "1", 1);
+    int8_ctx = wgt_context_create(&co);
+    if (saved) setenv("WGT_QUANT_INT8", saved, 1);
+    else unsetenv("WGT_QUANT_INT8");
+    free(saved);
+    wgt_release(w16);
+    w16 = int8_ctx ? wgt_rand_normal(int8_ctx, WGT_F16, 2, ws, 0, 0.02, 2) : NULL;
+    static const char *const i8_names[3] = {"", "matvec q8_0 int8", "matvec q4_0 int8"};
+    static const char *const i8_dec[3] = {"", "decode q8_0 int8", "decode q4_0 int8"};
+    for (int k = 1; k < 3 && w16; k++)
+        if (matvec_row(int8_ctx, w16, k, xs, bw, i8_names[k], r, &nr)) goto fail;
+    for (int k = 1; k < 3 && int8_ctx; k++)
+        if (decode_row(int8_ctx, &o, k, bw, i8_dec[k], 0, r, &nr)) goto fail;
+    if (!w16) goto fail;
     goto done;
 fail:
     fprintf(stderr, "bench-quant: %s\n", wgt_last_error());
@@ -196,6 +222,7 @@ done:
             fclose(f);
         }
     }
+    wgt_context_release(int8_ctx);
     wgt_context_release(ctx);
     return rc;
 }

@@ -132,7 +132,7 @@ wgt_status wgt_record_quantize(wgt_context *ctx, const char *fn, const wgt_opera
 wgt_status wgt_record_dequantize(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *table,
                                  const wgt_operand *indices, int deferred, int ndim, const int64_t *shape);
 wgt_status wgt_record_matmul_quantized(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *x,
-                                       const wgt_operand *w);
+                                       const wgt_operand *w, int int8);
 
 /* A user kernel's dispatch goes with its node (user_kernel.c). */
 void wgt_user_call_free(struct wgt_user_call *call);

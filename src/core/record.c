@@ -169,7 +169,7 @@ wgt_status wgt_record_dequantize(wgt_context *ctx, const char *fn, const wgt_ope
 }
 
 wgt_status wgt_record_matmul_quantized(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *x,
-                                       const wgt_operand *w) {
-    RECORD(WGT_NODE_MATMUL_QUANTIZED, 0, 3, out, x, w)
+                                       const wgt_operand *w, int int8) {
+    RECORD(WGT_NODE_MATMUL_QUANTIZED, int8, 3, out, x, w)
     return wgt_record(ctx, n);
 }

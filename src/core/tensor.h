@@ -27,6 +27,7 @@ struct wgt_context {
     int poison; /* WGT_POISON=1: kernel outputs start as 0xff bytes, so unwritten elements show */
     int fusion; /* elementwise chains run as fused kernels */
     wgt_attention_path attention; /* how wgt_attention runs where the backend has a kernel */
+    int quant_int8; /* WGT_QUANT_INT8=1: quantized products take x quantized to q8 (docs/quant.md) */
 
     /* Work recorded and not yet run, in record order (lazy.c). */
     struct wgt_node *pending_head, *pending_tail;

@@ -177,7 +177,7 @@ wgt_tensor *wgt_quant_matmul(const char *fn, wgt_tensor *x, wgt_tensor *w) {
     wgt_operand ox, ow, oo;
     if (wgt_check_kernel_size(fn, out) != WGT_OK || rows_operand(fn, "x", x, &ox, &copy) != WGT_OK ||
         rows_operand(fn, "w", w, &ow, &no_copy) != WGT_OK || rows_output(out, w->shape[0], &oo) != WGT_OK ||
-        wgt_record_matmul_quantized(ctx, fn, &oo, &ox, &ow) != WGT_OK) {
+        wgt_record_matmul_quantized(ctx, fn, &oo, &ox, &ow, ctx->quant_int8) != WGT_OK) {
         wgt_release(copy);
         wgt_release(out);
         return NULL;

@@ -144,14 +144,28 @@ wgt_status wgt_cpu_dequantize(wgt_backend *be, const wgt_operand *out, const wgt
 typedef struct {
     const wgt_operand *out, *x, *w;
     int64_t M, N, K, chunks, ntasks;
-    float *scratch; /* K floats per thread: x's row in f32 */
+    int int8;       /* x quantized per block to q8 (backend.h) */
+    float *scratch; /* K + K / 32 floats per thread: x's row in f32, its blocks' scales */
+    int8_t *qx;     /* K per thread: x's row quantized (int8) */
 } matmul_job;
+
+/* x's row as q8 blocks, rounded as ggml's q8_0 quantizer rounds: values into q, scales into d. */
+static void quantize_row_q8(const float *x, int64_t blocks, int8_t *q, float *d) {
+    for (int64_t b = 0; b < blocks; b++) {
+        float amax = 0.0f;
+        for (int i = 0; i < QK; i++) amax = fmaxf(amax, fabsf(x[b * QK + i]));
+        d[b] = amax / 127.0f;
+        float id = d[b] != 0.0f ? 1.0f / d[b] : 0.0f;
+        for (int i = 0; i < QK; i++) q[b * QK + i] = (int8_t)roundf(x[b * QK + i] * id);
+    }
+}
 
 static void matmul_task(void *arg, int64_t task, int slot) {
     const matmul_job *j = arg;
     int64_t c0, c1, blocks = j->K / QK, per_row = (j->N + MATMUL_CHUNK - 1) / MATMUL_CHUNK, have = -1;
     wgt_cpu_task_range(j->M * per_row, j->ntasks, task, &c0, &c1);
-    float *x = j->scratch + (size_t)slot * (size_t)j->K;
+    float *x = j->scratch + (size_t)slot * (size_t)(j->K + blocks), *dx = x + j->K;
+    int8_t *qx = j->qx ? j->qx + (size_t)slot * (size_t)j->K : NULL;
     int q[QK];
     for (int64_t c = c0; c < c1; c++) {
         int64_t m = c / per_row, n0 = c % per_row * MATMUL_CHUNK, n1 = n0 + MATMUL_CHUNK;
@@ -159,12 +173,19 @@ static void matmul_task(void *arg, int64_t task, int slot) {
         if (m != have) {
             for (int64_t k = 0; k < j->K; k++)
                 x[k] = ((const float *)j->x->host)[j->x->offset + m * j->x->strides[0] + k * j->x->strides[1]];
+            if (j->int8) quantize_row_q8(x, blocks, qx, dx);
             have = m;
         }
         for (int64_t n = n0; n < n1; n++) {
             float acc = 0.0f;
             for (int64_t b = 0; b < blocks; b++) {
                 float d = block_values(j->w->dtype, block_at(j->w, n, b), q), s = 0.0f;
+                if (j->int8) { /* an exact integer sum, scaled once */
+                    int32_t isum = 0;
+                    for (int i = 0; i < QK; i++) isum += q[i] * qx[b * QK + i];
+                    acc += (float)isum * (d * dx[b]);
+                    continue;
+                }
                 const float *xb = x + b * QK;
                 for (int i = 0; i < QK; i++) s += (float)q[i] * xb[i];
                 acc += s * d;
@@ -175,16 +196,20 @@ static void matmul_task(void *arg, int64_t task, int slot) {
 }
 
 wgt_status wgt_cpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
-                                    const wgt_operand *w) {
-    matmul_job j = {out, x, w, out->shape[0], out->shape[1], x->shape[1], 0, 0, NULL};
+                                    const wgt_operand *w, int int8) {
+    matmul_job j = {out, x, w, out->shape[0], out->shape[1], x->shape[1], 0, 0, int8, NULL, NULL};
     if (j.M == 0 || j.N == 0) return WGT_OK;
     wgt_cpu_advise_output(out);
     int64_t chunks = j.M * ((j.N + MATMUL_CHUNK - 1) / MATMUL_CHUNK);
-    int slots = wgt_cpu_pool_slots(wgt_cpu_pool_of(be));
-    j.scratch = malloc(sizeof(float) * (size_t)(j.K ? j.K : 1) * (size_t)slots);
-    if (!j.scratch) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_matmul_quantized: out of host memory for x's rows");
+    size_t slots = (size_t)wgt_cpu_pool_slots(wgt_cpu_pool_of(be)), K = (size_t)j.K;
+    j.scratch = malloc(sizeof(float) * (K + K / QK + 1) * slots);
+    j.qx = int8 ? malloc(K * slots + 1) : NULL;
+    if (!j.scratch || (int8 && !j.qx)) {
+        free(j.scratch), free(j.qx);
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_matmul_quantized: out of host memory for x's rows");
+    }
     j.ntasks = wgt_cpu_task_count(be, chunks, (double)MATMUL_CHUNK * (double)j.K);
     wgt_cpu_pool_run(wgt_cpu_pool_of(be), j.ntasks, matmul_task, &j);
-    free(j.scratch);
+    free(j.scratch), free(j.qx);
     return WGT_OK;
 }

@@ -15,7 +15,7 @@
 
 typedef struct {
     const char *name; /* quant_quantize, quant_dequantize or quant_matmul */
-    int q8, half, pick, tm;
+    int q8, half, pick, tm, int8;
 } quant_kernel;
 
 static char *build_quant(wgt_webgpu *w, const void *arg) {
@@ -30,7 +30,7 @@ static char *build_quant(wgt_webgpu *w, const void *arg) {
     char tm[16];
     snprintf(tm, sizeof tm, "%d", k->tm);
     const char *pairs[] = {"Q8", q8, "HALF", k->half ? "true" : "false", "PICK", k->pick ? "true" : "false",
-                           "TM", tm, "BLOCKS", blocks, NULL};
+                           "TM", tm, "INT8", k->int8 ? "true" : "false", "BLOCKS", blocks, NULL};
     char *out = wgt_wgsl_expand(text, pairs);
     free(blocks);
     return out;
@@ -38,7 +38,8 @@ static char *build_quant(wgt_webgpu *w, const void *arg) {
 
 static wgt_status quant_pipeline(wgt_webgpu *w, const quant_kernel *k, int storage, wgt_pipeline **out) {
     char key[96];
-    snprintf(key, sizeof key, "%s:%s:h%d:p%d:t%d", k->name, k->q8 ? "q8_0" : "q4_0", k->half, k->pick, k->tm);
+    snprintf(key, sizeof key, "%s:%s:h%d:p%d:t%d:i%d", k->name, k->q8 ? "q8_0" : "q4_0", k->half, k->pick, k->tm,
+             k->int8);
     return wgt_wgpu_pipeline(w, key, storage, build_quant, k, out);
 }
 
@@ -63,7 +64,7 @@ wgt_status wgt_wgpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_
     if (st != WGT_OK) return st;
     quantize_params p = {(uint32_t)blocks, (uint32_t)(out->shape[1] / QK), (uint32_t)in->offset,
                          (int32_t)in->strides[0], (int32_t)in->strides[1], 0, {0, 0}};
-    quant_kernel k = {"quant_quantize", out->dtype == WGT_Q8_0, in->dtype == WGT_F16, 0, 1};
+    quant_kernel k = {"quant_quantize", out->dtype == WGT_Q8_0, in->dtype == WGT_F16, 0, 1, 0};
     wgt_pipeline *pl;
     if ((st = quant_pipeline(w, &k, 2, &pl)) != WGT_OK) return st;
     wgt_buffer *buffers[2] = {in->buffer, out->buffer};
@@ -90,7 +91,7 @@ wgt_status wgt_wgpu_dequantize(wgt_backend *be, const wgt_operand *out, const wg
     dequantize_params p = {(uint32_t)blocks, (uint32_t)(out->shape[1] / QK), (uint32_t)(table->offset / QK),
                            (uint32_t)(table->strides[0] / QK), (uint32_t)table->shape[0],
                            indices ? (uint32_t)indices->offset : 0, indices ? (int32_t)indices->strides[0] : 0, 0};
-    quant_kernel k = {"quant_dequantize", table->dtype == WGT_Q8_0, 0, indices != NULL, 1};
+    quant_kernel k = {"quant_dequantize", table->dtype == WGT_Q8_0, 0, indices != NULL, 1, 0};
     wgt_pipeline *pl;
     if ((st = quant_pipeline(w, &k, 3, &pl)) != WGT_OK) return st;
     /* Without indices the table stands in for the unused index binding. */
@@ -107,7 +108,7 @@ typedef struct {
 static int rows_per_group(int64_t M) { return M >= 8 ? 8 : M >= 4 ? 4 : 1; }
 
 wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
-                                     const wgt_operand *wt) {
+                                     const wgt_operand *wt, int int8) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     if (out->offset != 0 || out->dtype != WGT_F32 || x->dtype != WGT_F32)
         return wgt_error(WGT_ERR_INTERNAL, "matmul_quantized of %s into %s at offset %lld", wgt_dtype_name(x->dtype),
@@ -122,7 +123,7 @@ wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, co
     matmul_params p = {(uint32_t)M, (uint32_t)N, (uint32_t)(wt->shape[1] / QK), (uint32_t)(wt->offset / QK),
                        (uint32_t)(wt->strides[0] / QK), (uint32_t)x->offset, (int32_t)x->strides[0],
                        (int32_t)x->strides[1]};
-    quant_kernel k = {"quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm};
+    quant_kernel k = {"quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm, int8};
     wgt_pipeline *pl;
     if ((st = quant_pipeline(w, &k, 3, &pl)) != WGT_OK) return st;
     wgt_buffer *buffers[3] = {x->buffer, wt->buffer, out->buffer};

@@ -412,7 +412,7 @@ wgt_status wgt_wgpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_
 wgt_status wgt_wgpu_dequantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
                                const wgt_operand *indices);
 wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
-                                     const wgt_operand *w);
+                                     const wgt_operand *w, int int8);
 wgt_status wgt_wgpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
                         uint32_t value_bits);
 
