@@ -12,6 +12,9 @@
 #include "core/node.h"
 #include "quant.h"
 
+/* Products with at least this many rows of x go through a dequantized weight (see below). */
+#define WGT_QUANT_GEMM_ROWS 32
+
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 
 /* The leading dimensions of t as one: *rows and *row_stride (elements), or 0 when they do not
@@ -155,6 +158,16 @@ wgt_tensor *wgt_quant_matmul(const char *fn, wgt_tensor *x, wgt_tensor *w) {
         check_block_dtype(fn, "w", w->dtype) != WGT_OK)
         return NULL;
     if (wgt_check_linear_shapes(fn, x, w, NULL) != WGT_OK) return NULL;
+    int64_t K = w->shape[1], rows = K ? wgt_numel(x->ndim, x->shape) / K : 0;
+    if (rows >= WGT_QUANT_GEMM_ROWS) {
+        /* Many rows (prefill): each weight is read once for all of them, so the product is
+         * bound by arithmetic, not by the weight's bytes: the weight dequantized once into a
+         * temporary of x's type feeds the tiled matrix product (and BLAS on the CPU). */
+        wgt_tensor *wd = wgt_quant_dequantize(fn, w, x->dtype);
+        wgt_tensor *y = wd ? wgt_linear(x, wd, NULL) : NULL;
+        wgt_release(wd);
+        return y;
+    }
     if (x->dtype == WGT_F16) { /* the kernels take f32: f16 in and out is a cast each way */
         wgt_tensor *xf = wgt_cast(x, WGT_F32);
         wgt_tensor *yf = xf ? wgt_quant_matmul(fn, xf, w) : NULL;
