@@ -12,6 +12,8 @@ static const char usage_generate[] =
     "  --seed S            the random weights' seed (1); --weights f32|f16 their type (f32)\n"
     "  --quantize q8_0|q4_0  quantize every matrix first\n"
     "  --save FILE         write the model (after quantizing) as a GGUF file\n"
+    "  --eval FILE         the validation loss (next-byte cross-entropy) on the file's first context bytes,\n"
+    "                      of the model before and after --quantize\n"
     "  --prompt TEXT       bytes fed as tokens (\"\" : one token 0); --tokens N to generate (64)\n"
     "  --temperature T     0 is greedy (0.8); --top-k K (40); --sample-seed S (1)\n"
     "  --cpu | --webgpu    the backend (default: the best device)\n";
@@ -78,6 +80,7 @@ int gen_parse(int argc, char **argv, gen_options *o, int generate) {
             o->config = q;
         } else if (v && !strcmp(a, "--model")) o->model = argv[++i];
         else if (v && !strcmp(a, "--save")) o->save = argv[++i];
+        else if (v && !strcmp(a, "--eval")) o->eval = argv[++i];
         else if (v && !strcmp(a, "--prompt")) o->prompt = argv[++i];
         else if (v && !strcmp(a, "--json")) o->json = argv[++i];
         else if (v && !strcmp(a, "--temperature")) o->temperature = atof(argv[++i]);

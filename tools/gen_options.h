@@ -6,7 +6,7 @@
 
 typedef struct {
     llama_config config;
-    const char *model, *save, *prompt, *json;
+    const char *model, *save, *prompt, *json, *eval;
     wgt_dtype weights, quantize;
     uint64_t seed, sample_seed;
     int64_t tokens, top_k, matvec, prefill;

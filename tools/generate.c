@@ -80,6 +80,24 @@ static void print_token(const llama_model *m, int32_t id) {
     fflush(stdout);
 }
 
+/* The first `max` bytes of path as tokens (each byte modulo the vocabulary); *n of them. */
+static int32_t *file_tokens(const char *path, int64_t max, int64_t vocab, int64_t *n) {
+    FILE *f = fopen(path, "rb");
+    int32_t *t = f ? malloc(sizeof(int32_t) * (size_t)max) : NULL;
+    *n = 0;
+    for (int c; t && *n < max && (c = fgetc(f)) != EOF;) t[(*n)++] = (int32_t)(c % vocab);
+    if (f) fclose(f);
+    if (!t) fprintf(stderr, "generate: cannot read %s\n", path);
+    return t;
+}
+
+/* Prints the model's loss on the eval tokens under label; *loss receives it (-1 on failure). */
+static void eval_loss(llama_model *m, const int32_t *t, int64_t n, const char *label, double *loss) {
+    *loss = llama_loss(m, t, n);
+    if (*loss >= 0) fprintf(stderr, "validation loss, %s weights: %.4f nats per token (%lld tokens)\n", label, *loss,
+                            (long long)n);
+}
+
 int wgt_generate_main(int argc, char **argv) {
     gen_options o;
     if (gen_parse(argc, argv, &o, 1)) return 2;
@@ -93,7 +111,17 @@ int wgt_generate_main(int argc, char **argv) {
     llama_model m;
     double t0 = gen_seconds();
     int rc = o.model ? llama_load(&m, ctx, o.model) : llama_random(&m, ctx, &o.config, o.weights, o.seed);
+    int64_t neval = 0;
+    int32_t *eval = !rc && o.eval ? file_tokens(o.eval, m.c.context, m.c.vocab, &neval) : NULL;
+    double before = -1, after = -1;
+    if (eval) eval_loss(&m, eval, neval, wgt_dtype_name(wgt_tensor_dtype(m.layer[0].wq)), &before);
     if (!rc && o.quantize) rc = llama_quantize(&m, o.quantize);
+    if (eval && !rc && o.quantize) {
+        eval_loss(&m, eval, neval, wgt_dtype_name(o.quantize), &after);
+        if (before > 0 && after >= 0)
+            fprintf(stderr, "quantized loss: %+.2f%% of the unquantized model's\n", (after / before - 1) * 100);
+    }
+    free(eval);
     if (!rc && o.save) rc = llama_save(&m, o.save);
     if (rc) {
         fprintf(stderr, "generate: the model: %s\n", wgt_last_error());

@@ -266,7 +266,8 @@ static wgt_tensor *attention(llama_model *m, llama_layer *l, wgt_tensor *h, wgt_
     return then(wgt_linear(o2, l->wo, NULL), o2);
 }
 
-wgt_tensor *llama_forward(llama_model *m, const int32_t *tokens, int64_t n, int64_t pos) {
+/* The logits of the last token [vocab], or of every token [n, vocab] (all). */
+static wgt_tensor *forward(llama_model *m, const int32_t *tokens, int64_t n, int64_t pos, int all) {
     const llama_config *c = &m->c;
     if (pos + n > c->context) {
         fprintf(stderr, "llama: position %lld is past the context of %lld\n", (long long)(pos + n), (long long)c->context);
@@ -297,15 +298,34 @@ wgt_tensor *llama_forward(llama_model *m, const int32_t *tokens, int64_t n, int6
         x = then(wgt_add(x, d), x);
         wgt_release(d);
     }
-    wgt_tensor *last = x ? wgt_slice(x, 0, n - 1, n, 1) : NULL;
+    wgt_tensor *last = x ? wgt_slice(x, 0, all ? 0 : n - 1, n, 1) : NULL;
     wgt_release(x);
     wgt_tensor *h = then(wgt_rms_norm(last, m->out_norm, c->eps), last);
     wgt_tensor *logits = then(wgt_linear(h, m->output, NULL), h);
     if (logits && wgt_tensor_dtype(logits) != WGT_F32) logits = then(wgt_cast(logits, WGT_F32), logits);
     int64_t v1[1] = {c->vocab};
-    wgt_tensor *flat = logits ? then(wgt_reshape(logits, 1, v1), logits) : NULL;
+    wgt_tensor *flat = logits && !all ? then(wgt_reshape(logits, 1, v1), logits) : logits;
     wgt_release(ids), wgt_release(positions);
     return flat;
+}
+
+wgt_tensor *llama_forward(llama_model *m, const int32_t *tokens, int64_t n, int64_t pos) {
+    return forward(m, tokens, n, pos, 0);
+}
+
+double llama_loss(llama_model *m, const int32_t *tokens, int64_t n) {
+    wgt_tensor *logits = n >= 2 ? forward(m, tokens, n, 0, 1) : NULL;
+    wgt_tensor *lp = logits ? wgt_log_softmax(logits, -1) : NULL;
+    float *v = lp ? malloc(sizeof(float) * (size_t)(n * m->c.vocab)) : NULL;
+    double loss = -1;
+    if (v && wgt_tensor_read(lp, v, sizeof(float) * (size_t)(n * m->c.vocab)) == WGT_OK) {
+        loss = 0;
+        for (int64_t i = 0; i + 1 < n; i++) loss -= v[i * m->c.vocab + tokens[i + 1]];
+        loss /= (double)(n - 1);
+    }
+    free(v);
+    wgt_release(logits), wgt_release(lp);
+    return loss;
 }
 
 double llama_weight_bytes(const llama_model *m) {

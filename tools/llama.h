@@ -35,6 +35,9 @@ int llama_save(const llama_model *m, const char *path);
 /* Runs n tokens at positions pos.. through the model, filling the caches; returns the last
  * token's logits [vocab] (f32), or NULL. */
 wgt_tensor *llama_forward(llama_model *m, const int32_t *tokens, int64_t n, int64_t pos);
+/* Mean next-token cross-entropy (nats) of tokens[1..n-1] given the ones before, from
+ * position 0 (n at most the context; it fills the caches); -1 on failure. */
+double llama_loss(llama_model *m, const int32_t *tokens, int64_t n);
 /* Bytes of the weights a decoding step reads. */
 double llama_weight_bytes(const llama_model *m);
 void llama_free(llama_model *m);
