@@ -57,7 +57,13 @@ typedef enum wgt_dtype {
     WGT_F32 = 1,
     WGT_F16 = 2,
     WGT_I32 = 3,
-    WGT_U32 = 4
+    WGT_U32 = 4,
+    /* Quantized block types with ggml's byte layout (docs/quant.md): blocks of 32 elements
+     * along the last dimension, each an f16 scale d then the values. q8_0: 32 int8 (34 bytes
+     * a block, x = q * d); q4_0: 16 bytes of nibbles, element j in the low nibble of byte j
+     * and element j + 16 in the high nibble (18 bytes a block, x = (q - 8) * d). */
+    WGT_Q8_0 = 5,
+    WGT_Q4_0 = 6
 } wgt_dtype;
 
 typedef enum wgt_backend_kind {
@@ -119,7 +125,9 @@ const char *wgt_status_name(wgt_status status);
 
 /* ---- data types --------------------------------------------------------------------- */
 
-size_t wgt_dtype_size(wgt_dtype dtype); /* bytes per element; 0 for an unknown type */
+/* Bytes per element; 0 for an unknown type and for the block types (q8_0, q4_0), whose
+ * elements are not whole bytes: wgt_dtype_block_bytes gives theirs. */
+size_t wgt_dtype_size(wgt_dtype dtype);
 const char *wgt_dtype_name(wgt_dtype dtype);
 float wgt_f16_to_f32(uint16_t h);
 uint16_t wgt_f32_to_f16(float f); /* round to nearest even; overflow gives infinity */
@@ -540,6 +548,97 @@ wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
  * when j - i >= diagonal (triu) or j - i <= diagonal (tril). */
 wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal);
+
+/* ---- quantized weights (docs/quant.md) ---------------------------------------------- */
+/* Elements per block (32 for q8_0 and q4_0, 1 for the other types) and bytes per block (34,
+ * 18; the element size for the other types); 0 for an unknown type. A block-type tensor of
+ * shape [..., K] holds numel / 32 blocks, K a multiple of 32, and reads and writes (and its
+ * wgt_tensor_nbytes) are in ggml's bytes. Its views must keep blocks whole: the last
+ * dimension has stride 1 and a length that is a multiple of 32, and the offset and every
+ * other stride are multiples of 32 (wgt_slice, wgt_reshape, wgt_squeeze, wgt_unsqueeze,
+ * wgt_split and wgt_as_strided make such views). Ops other than those of this section,
+ * wgt_cast, wgt_linear and wgt_gather_rows refuse block types with WGT_ERR_DTYPE. */
+int64_t wgt_dtype_block_elements(wgt_dtype dtype);
+size_t wgt_dtype_block_bytes(wgt_dtype dtype);
+/* f32 or f16 a [..., K] (any view) quantized along its last dimension to q8_0 or q4_0, with
+ * ggml's reference rounding (q8_0: d = max|x| / 127, q = round half away from zero of x / d;
+ * q4_0: d = -m / 8 for the m of largest magnitude, q = min(15, floor(x / d + 8.5))). K must
+ * be a multiple of 32 (WGT_ERR_SHAPE). wgt_cast to a block type does the same. */
+wgt_tensor *wgt_quantize(wgt_tensor *a, wgt_dtype dtype);
+/* A block-type tensor's values as f32 or f16 (rounded once from the f32 value); wgt_cast
+ * from a block type does the same. */
+wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype);
+/* x @ w^T for x [..., K] (f32 or f16, any view) and a block-type weight w [N, K] quantized
+ * along K: [..., N] of x's type, accumulated in f32. wgt_linear takes such a weight too. */
+wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w);
+
+/* KV-cache decoding: writes x [..., n, d] into cache [..., length, d] at positions pos ..
+ * pos + n - 1 of the sequence axis (the second to last); the other dimensions must match.
+ * Attention over the filled prefix is wgt_attention of the query with wgt_slice(cache, -2,
+ * 0, filled, 1) views (docs/quant.md). */
+wgt_status wgt_kv_cache_append(wgt_tensor *cache, wgt_tensor *x, int64_t pos);
+
+/* ---- GGUF files (docs/quant.md) --------------------------------------------------------- */
+/* The file format of ggml and llama.cpp (versions 2 and 3, little-endian): metadata key-value
+ * pairs, then tensor descriptions, then the tensors' bytes. Malformed files (truncated, bad
+ * magic or version, absurd counts or lengths, offsets past the end, misaligned data) give
+ * WGT_ERR_INVALID_ARGUMENT naming what is wrong and where; a file that cannot be opened, read
+ * or written gives WGT_ERR_UNAVAILABLE with the system's reason. */
+typedef enum wgt_gguf_type {
+    WGT_GGUF_UINT8 = 0, WGT_GGUF_INT8 = 1, WGT_GGUF_UINT16 = 2, WGT_GGUF_INT16 = 3,
+    WGT_GGUF_UINT32 = 4, WGT_GGUF_INT32 = 5, WGT_GGUF_FLOAT32 = 6, WGT_GGUF_BOOL = 7,
+    WGT_GGUF_STRING = 8, WGT_GGUF_ARRAY = 9, WGT_GGUF_UINT64 = 10, WGT_GGUF_INT64 = 11,
+    WGT_GGUF_FLOAT64 = 12
+} wgt_gguf_type;
+typedef struct wgt_gguf_string {
+    uint64_t len;
+    const char *data; /* len bytes, followed by a NUL the file does not hold */
+} wgt_gguf_string;
+/* One metadata entry. data holds count values of elem_type in host layout: uint8_t ...
+ * double, one byte per bool, wgt_gguf_string per string. A scalar has type == elem_type and
+ * count 1; an array has type WGT_GGUF_ARRAY (arrays of arrays are not supported). */
+typedef struct wgt_gguf_kv {
+    const char *key;
+    wgt_gguf_type type;
+    wgt_gguf_type elem_type;
+    uint64_t count;
+    const void *data;
+} wgt_gguf_kv;
+typedef struct wgt_gguf_tensor_info {
+    const char *name;
+    int ndim;
+    int64_t shape[WGT_MAX_DIMS]; /* row-major, outermost first (GGUF lists them innermost first) */
+    uint32_t ggml_type;          /* the file's type number */
+    wgt_dtype dtype;             /* f32, f16, i32, q8_0, q4_0; 0 for a type wgtensor cannot load */
+    uint64_t offset;             /* in the file */
+    uint64_t nbytes;
+} wgt_gguf_tensor_info;
+typedef struct wgt_gguf wgt_gguf;
+/* Reads and checks the header, the metadata and the tensor descriptions; tensor bytes stay in
+ * the file until loaded. NULL on error. */
+wgt_gguf *wgt_gguf_open(const char *path);
+void wgt_gguf_close(wgt_gguf *g);
+uint32_t wgt_gguf_version(const wgt_gguf *g);
+int64_t wgt_gguf_kv_count(const wgt_gguf *g);
+const wgt_gguf_kv *wgt_gguf_kv_at(const wgt_gguf *g, int64_t i); /* NULL when out of range */
+const wgt_gguf_kv *wgt_gguf_find_kv(const wgt_gguf *g, const char *key); /* NULL when absent */
+int64_t wgt_gguf_tensor_count(const wgt_gguf *g);
+const wgt_gguf_tensor_info *wgt_gguf_tensor_at(const wgt_gguf *g, int64_t i);
+int64_t wgt_gguf_find_tensor(const wgt_gguf *g, const char *name); /* -1 when absent */
+/* A new tensor holding the named tensor's bytes, streamed from the file into its storage in
+ * chunks (the tensor is never held twice in host memory). */
+wgt_tensor *wgt_gguf_load(wgt_gguf *g, wgt_context *ctx, const char *name, unsigned usage);
+/* Writing: metadata and tensors are collected, then saved in one pass (one tensor's bytes in
+ * host memory at a time). Keys and names must be unique; the writer copies metadata and holds
+ * a reference to each tensor (f32, f16, i32, q8_0, q4_0; any view) until released. */
+typedef struct wgt_gguf_writer wgt_gguf_writer;
+wgt_gguf_writer *wgt_gguf_writer_create(void);
+wgt_status wgt_gguf_writer_set(wgt_gguf_writer *w, const wgt_gguf_kv *kv);
+wgt_status wgt_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_tensor *t);
+/* alignment of the tensor data: a power of two, 0 for GGUF's default 32 (written as
+ * general.alignment when not 32). */
+wgt_status wgt_gguf_writer_save(wgt_gguf_writer *w, const char *path, uint32_t alignment);
+void wgt_gguf_writer_release(wgt_gguf_writer *w);
 
 /* ---- transformer pieces ------------------------------------------------------------- */
 /* Rotary position embedding, "rotate half" layout (pairs (i, i + d/2) of the last dim d):

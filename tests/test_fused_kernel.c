@@ -67,6 +67,7 @@ static wgt_tensor *values(wgt_context *ctx, wgt_dtype d, int ndim, const int64_t
         }
         case WGT_I32: memcpy(data + i * 4, &iv, 4); break;
         case WGT_U32: memcpy(data + i * 4, &uv, 4); break;
+        default: break;
         }
     }
     wgt_tensor *t = wgt_tensor_from_data(ctx, d, ndim, shape, data, (size_t)n * size, WGT_USAGE_DEFAULT);

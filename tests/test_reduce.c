@@ -77,6 +77,7 @@ static wgt_tensor *host_tensor(wgt_context *ctx, wgt_dtype dt, int ndim, const i
         case WGT_F16: ((uint16_t *)raw)[i] = wgt_f32_to_f16((float)v); break;
         case WGT_I32: ((int32_t *)raw)[i] = (int32_t)v; break;
         case WGT_U32: ((uint32_t *)raw)[i] = (uint32_t)v; break;
+        default: break;
         }
     }
     wgt_tensor *t = raw ? wgt_tensor_from_data(ctx, dt, ndim, shape, raw, (size_t)n * es, WGT_USAGE_DEFAULT) : NULL;
@@ -94,6 +95,7 @@ static wgt_tensor *from_doubles(wgt_context *ctx, wgt_dtype dt, int64_t n, const
         case WGT_F16: ((uint16_t *)raw)[i] = wgt_f32_to_f16((float)v[i]); break;
         case WGT_I32: ((int32_t *)raw)[i] = (int32_t)v[i]; break;
         case WGT_U32: ((uint32_t *)raw)[i] = (uint32_t)v[i]; break;
+        default: break;
         }
     }
     return wgt_tensor_from_data(ctx, dt, 1, &n, raw, (size_t)n * es, WGT_USAGE_DEFAULT);

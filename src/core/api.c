@@ -136,6 +136,12 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
 wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) { return wgt_handle_out("wgt_one_hot", wgt_impl_one_hot(wgt_handle_arg(indices), classes, dtype)); }
 wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal) { return wgt_handle_out("wgt_triu", wgt_impl_triu(wgt_handle_arg(a), diagonal)); }
 wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal) { return wgt_handle_out("wgt_tril", wgt_impl_tril(wgt_handle_arg(a), diagonal)); }
+wgt_tensor *wgt_quantize(wgt_tensor *a, wgt_dtype dtype) { return wgt_handle_out("wgt_quantize", wgt_impl_quantize(wgt_handle_arg(a), dtype)); }
+wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype) { return wgt_handle_out("wgt_dequantize", wgt_impl_dequantize(wgt_handle_arg(q), dtype)); }
+wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w) { return wgt_handle_out("wgt_matmul_quantized", wgt_impl_matmul_quantized(wgt_handle_arg(x), wgt_handle_arg(w))); }
+wgt_status wgt_kv_cache_append(wgt_tensor *cache, wgt_tensor *x, int64_t pos) { return wgt_impl_kv_cache_append(wgt_handle_arg(cache), wgt_handle_arg(x), pos); }
+wgt_tensor *wgt_gguf_load(wgt_gguf *g, wgt_context *ctx, const char *name, unsigned usage) { return wgt_handle_out("wgt_gguf_load", wgt_impl_gguf_load(g, ctx, name, usage)); }
+wgt_status wgt_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_tensor *t) { return wgt_impl_gguf_writer_add_tensor(w, name, wgt_handle_arg(t)); }
 wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) { return wgt_handle_out("wgt_rope", wgt_impl_rope(wgt_handle_arg(x), wgt_handle_arg(positions), base)); }
 wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale) { return wgt_handle_out("wgt_attention", wgt_impl_attention(wgt_handle_arg(q), wgt_handle_arg(k), wgt_handle_arg(v), causal, scale)); }
 
@@ -281,6 +287,12 @@ const char *const wgt_handle_functions[] = {
     "wgt_one_hot",
     "wgt_triu",
     "wgt_tril",
+    "wgt_quantize",
+    "wgt_dequantize",
+    "wgt_matmul_quantized",
+    "wgt_kv_cache_append",
+    "wgt_gguf_load",
+    "wgt_gguf_writer_add_tensor",
     "wgt_rope",
     "wgt_attention",
     NULL,

@@ -146,6 +146,12 @@ wgt_status wgt_impl_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *r
 wgt_tensor *wgt_impl_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
 wgt_tensor *wgt_impl_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_impl_tril(wgt_tensor *a, int64_t diagonal);
+wgt_tensor *wgt_impl_quantize(wgt_tensor *a, wgt_dtype dtype);
+wgt_tensor *wgt_impl_dequantize(wgt_tensor *q, wgt_dtype dtype);
+wgt_tensor *wgt_impl_matmul_quantized(wgt_tensor *x, wgt_tensor *w);
+wgt_status wgt_impl_kv_cache_append(wgt_tensor *cache, wgt_tensor *x, int64_t pos);
+wgt_tensor *wgt_impl_gguf_load(wgt_gguf *g, wgt_context *ctx, const char *name, unsigned usage);
+wgt_status wgt_impl_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_tensor *t);
 wgt_tensor *wgt_impl_rope(wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 
@@ -289,6 +295,12 @@ wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int 
 #define wgt_one_hot wgt_impl_one_hot
 #define wgt_triu wgt_impl_triu
 #define wgt_tril wgt_impl_tril
+#define wgt_quantize wgt_impl_quantize
+#define wgt_dequantize wgt_impl_dequantize
+#define wgt_matmul_quantized wgt_impl_matmul_quantized
+#define wgt_kv_cache_append wgt_impl_kv_cache_append
+#define wgt_gguf_load wgt_impl_gguf_load
+#define wgt_gguf_writer_add_tensor wgt_impl_gguf_writer_add_tensor
 #define wgt_rope wgt_impl_rope
 #define wgt_attention wgt_impl_attention
 #endif

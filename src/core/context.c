@@ -58,12 +58,13 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
     opt.attention = (wgt_attention_path)attention;
     static const char fn[] = "wgt_context_create";
     uint64_t units = 0, timeout = 0, threads = 0;
-    int poison = 0, fusion = 1;
+    int poison = 0, fusion = 1, quant_int8 = 0;
     /* Every variable is checked even where an option overrides it: a typo never hides. */
     if (wgt_env_count(fn, "WGT_COMPUTE_UNITS", 1, 65536, &units) < 0 ||
         wgt_env_count(fn, "WGT_TIMEOUT_MS", 1, UINT32_MAX, &timeout) < 0 ||
         wgt_env_count(fn, "WGT_CPU_THREADS", 1, WGT_CPU_MAX_THREADS, &threads) < 0 ||
-        wgt_env_switch(fn, "WGT_POISON", &poison) < 0 || wgt_env_switch(fn, "WGT_FUSION", &fusion) < 0)
+        wgt_env_switch(fn, "WGT_POISON", &poison) < 0 || wgt_env_switch(fn, "WGT_FUSION", &fusion) < 0 ||
+        wgt_env_switch(fn, "WGT_QUANT_INT8", &quant_int8) < 0)
         return NULL;
     if (opt.compute_units == 0) opt.compute_units = (uint32_t)units;
     if (opt.compute_units > 65536) {
@@ -79,6 +80,7 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
     ctx->refs = 1;
     ctx->wait_timeout_ms = opt.wait_timeout_ms;
     ctx->poison = poison;
+    ctx->quant_int8 = quant_int8;
     ctx->fusion = !opt.no_fusion && fusion;
     ctx->attention = opt.attention;
     if (opt.backend != WGT_BACKEND_CPU) {

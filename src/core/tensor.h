@@ -29,6 +29,7 @@ struct wgt_context {
     int poison; /* WGT_POISON=1: kernel outputs start as 0xff bytes, so unwritten elements show */
     int fusion; /* elementwise chains run as fused kernels */
     wgt_attention_path attention; /* how wgt_attention runs where the backend has a kernel */
+    int quant_int8; /* WGT_QUANT_INT8=1: quantized products take x quantized to q8 (docs/quant.md) */
 
     /* Work recorded and not yet run, in record order (lazy.c). */
     struct wgt_node *pending_head, *pending_tail;
@@ -130,6 +131,24 @@ void wgt_storage_destroy_data(wgt_storage *s);
 wgt_status wgt_storage_sync_device_now(wgt_storage *s);
 /* Allocation for a storage a kernel is about to write whole (poisoned with WGT_POISON=1). */
 wgt_status wgt_storage_prepare_output(wgt_storage *s);
+
+/* ---- block (quantized) types (tensor.c) ---- */
+static inline int wgt_dtype_is_block(wgt_dtype dtype) { return dtype == WGT_Q8_0 || dtype == WGT_Q4_0; }
+/* Bytes of n elements of dtype (n a multiple of the block for block types). */
+static inline size_t wgt_dtype_bytes(wgt_dtype dtype, int64_t n) {
+    return (size_t)(n / wgt_dtype_block_elements(dtype)) * wgt_dtype_block_bytes(dtype);
+}
+/* Whether the public function fn takes block-type tensors (docs/quant.md lists them). */
+int wgt_takes_blocks(const char *fn);
+/* WGT_OK unless dtype is a block type and the view cuts a block (see wgt_dtype_block_elements). */
+wgt_status wgt_check_block_view(const char *fn, wgt_dtype dtype, int ndim, const int64_t *shape,
+                                const int64_t *strides, int64_t offset);
+/* t in whole blocks: the last dimension, the strides and the offset divided by the block's
+ * elements, so byte arithmetic uses wgt_dtype_block_bytes per unit (identity for other types). */
+void wgt_block_units(const wgt_tensor *t, wgt_tensor *out);
+
+/* x [..., in], w [out, in] and bias [out] (or NULL) of a linear map (linalg.c). */
+wgt_status wgt_check_linear_shapes(const char *fn, const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *bias);
 
 /* ---- tensors (tensor.c) ---- */
 /* A new contiguous tensor with fresh storage; contents unspecified until written. */

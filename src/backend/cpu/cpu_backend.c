@@ -85,5 +85,8 @@ wgt_backend *wgt_cpu_backend_create(int threads) {
     be->rows = wgt_cpu_rows;
     be->write_box = wgt_cpu_write_box;
     be->pad = wgt_cpu_pad;
+    be->quantize = wgt_cpu_quantize;
+    be->dequantize = wgt_cpu_dequantize;
+    be->matmul_quantized = wgt_cpu_matmul_quantized;
     return be;
 }

@@ -410,6 +410,12 @@ wgt_status wgt_wgpu_index_check(wgt_backend *be, const wgt_operand *indices, int
 /* shape.c: write_box (wgsl/write_box.wgsl; concat, stack) and pad (wgsl/pad.wgsl) */
 wgt_status wgt_wgpu_write_box(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
                               const wgt_operand *src);
+/* quant.c: the block types (wgsl/quant_*.wgsl) */
+wgt_status wgt_wgpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *in);
+wgt_status wgt_wgpu_dequantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
+                               const wgt_operand *indices);
+wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
+                                     const wgt_operand *w, int int8);
 wgt_status wgt_wgpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
                         uint32_t value_bits);
 
