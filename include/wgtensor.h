@@ -470,6 +470,35 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base);
  * else composed from matmul, where and softmax (wgt_context_options.attention decides). */
 wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 
+/* ---- automatic differentiation (src/autograd/; docs/autograd.md) ----------------------- */
+/* Reverse mode over the lazy graph. A floating tensor marked with wgt_requires_grad is a leaf:
+ * every op whose argument needs a gradient records how to differentiate its result, and
+ * wgt_backward runs that record backwards as ordinary lazy ops (fused and batched like the
+ * forward, and recorded into a compiled graph when the loss comes from graph inputs).
+ * Gradients accumulate into the leaves until wgt_zero_grad. The record is held by the tensors
+ * computed from the leaves and goes when they are released. Writing a tensor in place after an
+ * op read it (wgt_tensor_write, wgt_set_rows, an optimizer step) leaves gradients computed
+ * later from that op wrong: run the backward pass first. */
+
+/* on: t (f32 or f16, not computed by a tracked op) becomes a leaf that gets a gradient;
+ * off: it stops getting one (its gradient so far stays). */
+wgt_status wgt_requires_grad(wgt_tensor *t, int on);
+/* 1 when gradients flow into t (a leaf marked, or computed from one outside a no-grad scope). */
+int wgt_tensor_requires_grad(const wgt_tensor *t);
+/* Accumulates d loss / d leaf into every leaf loss depends on. grad is d(result) / d loss of
+ * loss's shape, or NULL for a loss of one element (then 1). Fails naming the op where an op
+ * without a gradient (comparisons, argmax, isnan, ...) lies on the way to a leaf. */
+wgt_status wgt_backward(wgt_tensor *loss, wgt_tensor *grad);
+/* The accumulated gradient of a leaf (a new reference), or NULL when it has none. */
+wgt_tensor *wgt_grad(wgt_tensor *t);
+/* Forgets t's accumulated gradient. */
+wgt_status wgt_zero_grad(wgt_tensor *t);
+/* Ops between begin and end on this thread record no gradients; scopes nest. */
+void wgt_no_grad_begin(void);
+wgt_status wgt_no_grad_end(void);
+/* A view of t's elements that no gradient flows through (a new reference). */
+wgt_tensor *wgt_detach(wgt_tensor *t);
+
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop
 #endif

@@ -134,6 +134,12 @@ wgt_tensor *wgt_impl_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_impl_tril(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_impl_rope(wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
+wgt_status wgt_impl_requires_grad(wgt_tensor *t, int on);
+int wgt_impl_tensor_requires_grad(const wgt_tensor *t);
+wgt_status wgt_impl_backward(wgt_tensor *loss, wgt_tensor *grad);
+wgt_tensor *wgt_impl_grad(wgt_tensor *t);
+wgt_status wgt_impl_zero_grad(wgt_tensor *t);
+wgt_tensor *wgt_impl_detach(wgt_tensor *t);
 
 #ifndef WGT_API_PROTOTYPES_ONLY
 #define wgt_eval wgt_impl_eval
@@ -263,6 +269,12 @@ wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int 
 #define wgt_tril wgt_impl_tril
 #define wgt_rope wgt_impl_rope
 #define wgt_attention wgt_impl_attention
+#define wgt_requires_grad wgt_impl_requires_grad
+#define wgt_tensor_requires_grad wgt_impl_tensor_requires_grad
+#define wgt_backward wgt_impl_backward
+#define wgt_grad wgt_impl_grad
+#define wgt_zero_grad wgt_impl_zero_grad
+#define wgt_detach wgt_impl_detach
 #endif
 
 #endif

@@ -11,6 +11,7 @@
 #include "api_names.h"
 #include "handles.h"
 #include "tensor.h"
+#include "autograd/rules.h"
 
 enum { ON_STACK = 16 };
 
@@ -56,27 +57,31 @@ wgt_status wgt_eval(int n, wgt_tensor *const *tensors) {
 }
 
 static wgt_tensor *join(const char *fn, wgt_tensor *(*impl)(wgt_tensor *const *, int, int), wgt_tensor *const *tensors,
-                        int count, int axis) {
+                        int count, int axis, int stacking) {
     wgt_tensor *buf[ON_STACK], **heap;
     wgt_tensor *const *r = records_of(fn, count, tensors, buf, &heap);
-    wgt_tensor *out = r || !tensors ? wgt_handle_out(fn, impl(r, count, axis)) : NULL;
+    wgt_tensor *out = r || !tensors ? wgt_handle_out(fn, wgt_ag_join_rule(fn, impl(r, count, axis), r, count, axis, stacking))
+                                    : NULL;
     free(heap);
     return out;
 }
 
 wgt_tensor *wgt_concat(wgt_tensor *const *tensors, int count, int axis) {
-    return join("wgt_concat", wgt_impl_concat, tensors, count, axis);
+    return join("wgt_concat", wgt_impl_concat, tensors, count, axis, 0);
 }
 
 wgt_tensor *wgt_stack(wgt_tensor *const *tensors, int count, int axis) {
-    return join("wgt_stack", wgt_impl_stack, tensors, count, axis);
+    return join("wgt_stack", wgt_impl_stack, tensors, count, axis, 1);
 }
 
 wgt_status wgt_split(wgt_tensor *a, int axis, int count, const int64_t *sizes, wgt_tensor **out) {
-    wgt_status st = wgt_impl_split(wgt_handle_arg(a), axis, count, sizes, out);
+    wgt_tensor *ra = wgt_handle_arg(a);
+    wgt_status st = wgt_impl_split(ra, axis, count, sizes, out);
     if (st != WGT_OK) return st;
-    for (int i = 0; i < count; i++)
-        if (!(out[i] = wgt_handle_out("wgt_split", out[i]))) { /* the table is full: hand back nothing */
+    int64_t start = 0;
+    for (int i = 0; i < count; start += sizes[i], i++)
+        if (!(out[i] = wgt_ag_split_piece(out[i], ra, axis, start)) || !(out[i] = wgt_handle_out("wgt_split", out[i]))) {
+            /* out of memory, or the table is full: hand back nothing */
             st = wgt_last_status();
             for (int j = 0; j < i; j++) wgt_release(out[j]);
             for (int j = i + 1; j < count; j++) wgt_impl_release(out[j]);
