@@ -499,6 +499,35 @@ wgt_status wgt_no_grad_end(void);
 /* A view of t's elements that no gradient flows through (a new reference). */
 wgt_tensor *wgt_detach(wgt_tensor *t);
 
+/* mean over rows of -log softmax(logits)[target]: logits [..., C] (f32, f16), targets i32 or
+ * u32 of logits' shape without its last dimension, each in 0..C-1 (else WGT_ERR_INVALID_ARGUMENT
+ * naming it). A rank-0 result of logits' type; its gradient is (softmax - one_hot) / rows,
+ * one fused elementwise kernel. */
+wgt_tensor *wgt_cross_entropy(wgt_tensor *logits, wgt_tensor *targets);
+
+/* Optimizers update their parameters in place from the parameters' accumulated gradients
+ * (parameters without a gradient are left alone); each keeps a reference to its parameters
+ * and its own state (momentum, moments). Parameters are f32 or f16 tensors marked with
+ * wgt_requires_grad; the update is recorded as lazy elementwise ops, fused. */
+typedef struct wgt_optimizer wgt_optimizer;
+/* v = momentum v + (g + weight_decay p); p -= lr v (PyTorch's SGD; momentum 0: plain SGD). */
+wgt_optimizer *wgt_sgd(int n, wgt_tensor *const *params, double lr, double momentum, double weight_decay);
+/* AdamW (Loshchilov and Hutter, as torch.optim.AdamW): p -= lr (m^ / (sqrt(v^) + eps) + weight_decay p). */
+wgt_optimizer *wgt_adamw(int n, wgt_tensor *const *params, double lr, double beta1, double beta2, double eps,
+                         double weight_decay);
+wgt_status wgt_optimizer_step(wgt_optimizer *opt);
+/* Forgets the gradients of every parameter (wgt_zero_grad). */
+wgt_status wgt_optimizer_zero_grad(wgt_optimizer *opt);
+wgt_status wgt_optimizer_set_lr(wgt_optimizer *opt, double lr);
+double wgt_optimizer_lr(const wgt_optimizer *opt);
+void wgt_optimizer_release(wgt_optimizer *opt);
+/* Learning rate at step (from 0): linear warmup from 0 to peak over warmup steps, then a
+ * cosine from peak down to min_lr at total steps, min_lr after. */
+double wgt_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total, double peak, double min_lr);
+/* Scales the gradients of the n parameters so that their global L2 norm is at most max_norm;
+ * *norm_out (may be NULL) receives the norm before scaling (this reads it: a wait). */
+wgt_status wgt_clip_grad_norm(int n, wgt_tensor *const *params, double max_norm, double *norm_out);
+
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop
 #endif

@@ -92,5 +92,6 @@ wgt_tensor *wgt_ag_rule_triu(wgt_tensor *out, wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_ag_rule_tril(wgt_tensor *out, wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_ag_rule_rope(wgt_tensor *out, wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_ag_rule_attention(wgt_tensor *out, wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
+wgt_tensor *wgt_ag_rule_cross_entropy(wgt_tensor *out, wgt_tensor *logits, wgt_tensor *targets);
 
 #endif

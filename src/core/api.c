@@ -132,6 +132,7 @@ wgt_status wgt_backward(wgt_tensor *loss, wgt_tensor *grad) { wgt_tensor *r_loss
 wgt_tensor *wgt_grad(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_grad", wgt_impl_grad(r_t)); }
 wgt_status wgt_zero_grad(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_zero_grad(r_t); }
 wgt_tensor *wgt_detach(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_detach", wgt_impl_detach(r_t)); }
+wgt_tensor *wgt_cross_entropy(wgt_tensor *logits, wgt_tensor *targets) { wgt_tensor *r_logits = wgt_handle_arg(logits); wgt_tensor *r_targets = wgt_handle_arg(targets); return wgt_handle_out("wgt_cross_entropy", wgt_ag_rule_cross_entropy(wgt_impl_cross_entropy(r_logits, r_targets), r_logits, r_targets)); }
 
 /* Every public function that takes or returns a tensor (tests/test_handles.c checks the list). */
 const char *const wgt_handle_functions[] = {
@@ -268,5 +269,9 @@ const char *const wgt_handle_functions[] = {
     "wgt_grad",
     "wgt_zero_grad",
     "wgt_detach",
+    "wgt_cross_entropy",
+    "wgt_sgd",
+    "wgt_adamw",
+    "wgt_clip_grad_norm",
     NULL,
 };

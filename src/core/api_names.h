@@ -140,6 +140,10 @@ wgt_status wgt_impl_backward(wgt_tensor *loss, wgt_tensor *grad);
 wgt_tensor *wgt_impl_grad(wgt_tensor *t);
 wgt_status wgt_impl_zero_grad(wgt_tensor *t);
 wgt_tensor *wgt_impl_detach(wgt_tensor *t);
+wgt_tensor *wgt_impl_cross_entropy(wgt_tensor *logits, wgt_tensor *targets);
+wgt_optimizer *wgt_impl_sgd(int n, wgt_tensor *const *params, double lr, double momentum, double weight_decay);
+wgt_optimizer *wgt_impl_adamw(int n, wgt_tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay);
+wgt_status wgt_impl_clip_grad_norm(int n, wgt_tensor *const *params, double max_norm, double *norm_out);
 
 #ifndef WGT_API_PROTOTYPES_ONLY
 #define wgt_eval wgt_impl_eval
@@ -275,6 +279,10 @@ wgt_tensor *wgt_impl_detach(wgt_tensor *t);
 #define wgt_grad wgt_impl_grad
 #define wgt_zero_grad wgt_impl_zero_grad
 #define wgt_detach wgt_impl_detach
+#define wgt_cross_entropy wgt_impl_cross_entropy
+#define wgt_sgd wgt_impl_sgd
+#define wgt_adamw wgt_impl_adamw
+#define wgt_clip_grad_norm wgt_impl_clip_grad_norm
 #endif
 
 #endif

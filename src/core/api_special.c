@@ -111,3 +111,28 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
     free(oheap);
     return st;
 }
+
+wgt_optimizer *wgt_sgd(int n, wgt_tensor *const *params, double lr, double momentum, double weight_decay) {
+    wgt_tensor *buf[ON_STACK], **heap;
+    wgt_tensor *const *r = records_of("wgt_sgd", n, params, buf, &heap);
+    wgt_optimizer *o = r || !params ? wgt_impl_sgd(n, r, lr, momentum, weight_decay) : NULL;
+    free(heap);
+    return o;
+}
+
+wgt_optimizer *wgt_adamw(int n, wgt_tensor *const *params, double lr, double beta1, double beta2, double eps,
+                         double weight_decay) {
+    wgt_tensor *buf[ON_STACK], **heap;
+    wgt_tensor *const *r = records_of("wgt_adamw", n, params, buf, &heap);
+    wgt_optimizer *o = r || !params ? wgt_impl_adamw(n, r, lr, beta1, beta2, eps, weight_decay) : NULL;
+    free(heap);
+    return o;
+}
+
+wgt_status wgt_clip_grad_norm(int n, wgt_tensor *const *params, double max_norm, double *norm_out) {
+    wgt_tensor *buf[ON_STACK], **heap;
+    wgt_tensor *const *r = records_of("wgt_clip_grad_norm", n, params, buf, &heap);
+    wgt_status st = r || !params ? wgt_impl_clip_grad_norm(n, r, max_norm, norm_out) : wgt_last_status();
+    free(heap);
+    return st;
+}
