@@ -528,6 +528,22 @@ double wgt_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total, double 
  * *norm_out (may be NULL) receives the norm before scaling (this reads it: a wait). */
 wgt_status wgt_clip_grad_norm(int n, wgt_tensor *const *params, double max_norm, double *norm_out);
 
+/* ---- saving and loading tensors (src/autograd/; docs/autograd.md) --------------------- */
+/* Real formats, little-endian, row-major: what NumPy's np.save / np.load and the safetensors
+ * libraries write and read. Types f32, f16, i32, u32. A malformed file (truncated, a bad
+ * header, sizes that do not add up or are absurd, an unsupported type) is WGT_ERR_INVALID_ARGUMENT
+ * naming the file and what is wrong; it never crashes. */
+/* NumPy .npy (format 1.0, or 2.0 for a header past 64 KiB). */
+wgt_status wgt_save_npy(wgt_tensor *t, const char *path);
+/* Reads .npy versions 1.0 to 3.0; Fortran order is read into row-major. */
+wgt_tensor *wgt_load_npy(wgt_context *ctx, const char *path, unsigned usage);
+/* A safetensors file of n named tensors (names unique, non-empty). */
+wgt_status wgt_save_safetensors(const char *path, int n, const char *const *names, wgt_tensor *const *tensors);
+/* The tensor called name in a safetensors file. */
+wgt_tensor *wgt_load_safetensors(wgt_context *ctx, const char *path, const char *name, unsigned usage);
+/* The names in a safetensors file, one per line in the file's order; caller frees(). */
+char *wgt_safetensors_names(const char *path);
+
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop
 #endif

@@ -27,7 +27,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = {"wgt_release", "wgt_eval", "wgt_concat", "wgt_stack", "wgt_split", "wgt_graph_build",
-           "wgt_graph_dispatch", "wgt_sgd", "wgt_adamw", "wgt_clip_grad_norm"}
+           "wgt_graph_dispatch", "wgt_sgd", "wgt_adamw", "wgt_clip_grad_norm",
+           "wgt_save_safetensors"}
 
 
 def prototypes(text):
@@ -46,7 +47,7 @@ def split_param(p):
 
 
 # Tensor-returning functions whose result is not computed from their tensor arguments.
-NOT_OPS = {"wgt_retain", "wgt_detach", "wgt_grad"}
+NOT_OPS = {"wgt_retain", "wgt_detach", "wgt_grad", "wgt_load_npy", "wgt_load_safetensors"}
 
 
 def rule_names():

@@ -133,6 +133,9 @@ wgt_tensor *wgt_grad(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); retur
 wgt_status wgt_zero_grad(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_zero_grad(r_t); }
 wgt_tensor *wgt_detach(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_detach", wgt_impl_detach(r_t)); }
 wgt_tensor *wgt_cross_entropy(wgt_tensor *logits, wgt_tensor *targets) { wgt_tensor *r_logits = wgt_handle_arg(logits); wgt_tensor *r_targets = wgt_handle_arg(targets); return wgt_handle_out("wgt_cross_entropy", wgt_ag_rule_cross_entropy(wgt_impl_cross_entropy(r_logits, r_targets), r_logits, r_targets)); }
+wgt_status wgt_save_npy(wgt_tensor *t, const char *path) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_save_npy(r_t, path); }
+wgt_tensor *wgt_load_npy(wgt_context *ctx, const char *path, unsigned usage) { return wgt_handle_out("wgt_load_npy", wgt_impl_load_npy(ctx, path, usage)); }
+wgt_tensor *wgt_load_safetensors(wgt_context *ctx, const char *path, const char *name, unsigned usage) { return wgt_handle_out("wgt_load_safetensors", wgt_impl_load_safetensors(ctx, path, name, usage)); }
 
 /* Every public function that takes or returns a tensor (tests/test_handles.c checks the list). */
 const char *const wgt_handle_functions[] = {
@@ -273,5 +276,9 @@ const char *const wgt_handle_functions[] = {
     "wgt_sgd",
     "wgt_adamw",
     "wgt_clip_grad_norm",
+    "wgt_save_npy",
+    "wgt_load_npy",
+    "wgt_save_safetensors",
+    "wgt_load_safetensors",
     NULL,
 };

@@ -144,6 +144,10 @@ wgt_tensor *wgt_impl_cross_entropy(wgt_tensor *logits, wgt_tensor *targets);
 wgt_optimizer *wgt_impl_sgd(int n, wgt_tensor *const *params, double lr, double momentum, double weight_decay);
 wgt_optimizer *wgt_impl_adamw(int n, wgt_tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay);
 wgt_status wgt_impl_clip_grad_norm(int n, wgt_tensor *const *params, double max_norm, double *norm_out);
+wgt_status wgt_impl_save_npy(wgt_tensor *t, const char *path);
+wgt_tensor *wgt_impl_load_npy(wgt_context *ctx, const char *path, unsigned usage);
+wgt_status wgt_impl_save_safetensors(const char *path, int n, const char *const *names, wgt_tensor *const *tensors);
+wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const char *name, unsigned usage);
 
 #ifndef WGT_API_PROTOTYPES_ONLY
 #define wgt_eval wgt_impl_eval
@@ -283,6 +287,10 @@ wgt_status wgt_impl_clip_grad_norm(int n, wgt_tensor *const *params, double max_
 #define wgt_sgd wgt_impl_sgd
 #define wgt_adamw wgt_impl_adamw
 #define wgt_clip_grad_norm wgt_impl_clip_grad_norm
+#define wgt_save_npy wgt_impl_save_npy
+#define wgt_load_npy wgt_impl_load_npy
+#define wgt_save_safetensors wgt_impl_save_safetensors
+#define wgt_load_safetensors wgt_impl_load_safetensors
 #endif
 
 #endif

@@ -136,3 +136,11 @@ wgt_status wgt_clip_grad_norm(int n, wgt_tensor *const *params, double max_norm,
     free(heap);
     return st;
 }
+
+wgt_status wgt_save_safetensors(const char *path, int n, const char *const *names, wgt_tensor *const *tensors) {
+    wgt_tensor *buf[ON_STACK], **heap;
+    wgt_tensor *const *r = records_of("wgt_save_safetensors", n, tensors, buf, &heap);
+    wgt_status st = r || !tensors ? wgt_impl_save_safetensors(path, n, names, r) : wgt_last_status();
+    free(heap);
+    return st;
+}
