@@ -39,7 +39,7 @@ TEST_SRC = $(wildcard tests/*.c)
 
 .PHONY: all setup demo test info clean kernel-inspect install check-install blas-check FORCE
 all: blas-check $(BUILD)/libwgtensor.a $(BUILD)/libwgtensor.so $(BUILD)/wgtensor $(BUILD)/wgt_tests \
-	$(BUILD)/examples/hello $(BUILD)/wgtensor.pc
+	$(BUILD)/examples/hello $(BUILD)/examples/user_kernel $(BUILD)/wgtensor.pc
 
 setup:
 	@./scripts/setup.sh
@@ -221,7 +221,7 @@ ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 \
 # printed); they run natively and under ASan. VALGRIND_EXCLUDE= runs them all.
 VALGRIND = valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --track-origins=yes \
 	--error-exitcode=1
-VALGRIND_EXCLUDE ?= cpu_f32_matmul_with_any_blas_threads,matmul_tiles_128,cpu_thread_count_keeps_bits,threads_cpu_worker_pools,elementwise_beyond_one_dispatch_dimension,loader_accepts_the_known_build_copied_elsewhere
+VALGRIND_EXCLUDE ?= cpu_f32_matmul_with_any_blas_threads,matmul_tiles_128,cpu_thread_count_keeps_bits,threads_cpu_worker_pools,elementwise_beyond_one_dispatch_dimension
 VALGRIND_ENV = WGT_TEST_ALLOW_NO_WEBGPU=1 WGT_WEBGPU_LIBRARY=/nonexistent/no-webgpu-under-valgrind.so \
 	WGT_TEST_EXCLUDE=$(VALGRIND_EXCLUDE)
 

@@ -27,7 +27,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = {"wgt_release", "wgt_eval", "wgt_concat", "wgt_stack", "wgt_split", "wgt_graph_build",
-           "wgt_graph_dispatch", "wgt_sgd", "wgt_adamw", "wgt_clip_grad_norm",
+           "wgt_graph_dispatch", "wgt_kernel_dispatch", "wgt_sgd", "wgt_adamw", "wgt_clip_grad_norm",
            "wgt_save_safetensors"}
 
 

@@ -74,21 +74,36 @@ wgt_tensor *wgt_stack(wgt_tensor *const *tensors, int count, int axis) {
     return join("wgt_stack", wgt_impl_stack, tensors, count, axis, 1);
 }
 
+/* Turns the records in out[0..n-1] (NULL entries stay NULL) into handles; when the table is
+ * full, hands back nothing: every entry is released and set to NULL. */
+static wgt_status hand_out(const char *fn, int n, wgt_tensor **out) {
+    for (int i = 0; i < n; i++)
+        if (out[i] && !(out[i] = wgt_handle_out(fn, out[i]))) {
+            wgt_status st = wgt_last_status();
+            for (int j = 0; j < i; j++) wgt_release(out[j]);
+            for (int j = i + 1; j < n; j++)
+                if (out[j]) wgt_impl_release(out[j]);
+            for (int j = 0; j < n; j++) out[j] = NULL;
+            return st;
+        }
+    return WGT_OK;
+}
+
 wgt_status wgt_split(wgt_tensor *a, int axis, int count, const int64_t *sizes, wgt_tensor **out) {
     wgt_tensor *ra = wgt_handle_arg(a);
     wgt_status st = wgt_impl_split(ra, axis, count, sizes, out);
     if (st != WGT_OK) return st;
     int64_t start = 0;
     for (int i = 0; i < count; start += sizes[i], i++)
-        if (!(out[i] = wgt_ag_split_piece(out[i], ra, axis, start)) || !(out[i] = wgt_handle_out("wgt_split", out[i]))) {
-            /* out of memory, or the table is full: hand back nothing */
+        if (!(out[i] = wgt_ag_split_piece(out[i], ra, axis, start))) { /* out of host memory: hand back nothing */
             st = wgt_last_status();
-            for (int j = 0; j < i; j++) wgt_release(out[j]);
-            for (int j = i + 1; j < count; j++) wgt_impl_release(out[j]);
-            for (int j = 0; j < count; j++) out[j] = NULL;
+            for (int j = 0; j < count; j++) {
+                if (j != i) wgt_impl_release(out[j]);
+                out[j] = NULL;
+            }
             return st;
         }
-    return WGT_OK;
+    return hand_out("wgt_split", count, out);
 }
 
 wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs) {
@@ -110,6 +125,25 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
     free(iheap);
     free(oheap);
     return st;
+}
+
+wgt_status wgt_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *args, const void *params,
+                               size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
+                               wgt_tensor **outputs) {
+    static const char fn[] = "wgt_kernel_dispatch";
+    wgt_kernel_arg buf[ON_STACK], *r = NULL;
+    if (nargs >= 1 && args) {
+        r = nargs <= ON_STACK ? buf : malloc((size_t)nargs * sizeof *r);
+        if (!r) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d arguments", fn, nargs);
+        for (int i = 0; i < nargs; i++) {
+            r[i] = args[i];
+            r[i].tensor = wgt_handle_arg(args[i].tensor);
+        }
+    }
+    wgt_status st = wgt_impl_kernel_dispatch(k, nargs, r ? r : args, params, params_size, groups_x, groups_y,
+                                             groups_z, outputs);
+    if (r != buf) free(r);
+    return st != WGT_OK || !outputs ? st : hand_out(fn, nargs, outputs);
 }
 
 wgt_optimizer *wgt_sgd(int n, wgt_tensor *const *params, double lr, double momentum, double weight_decay) {
