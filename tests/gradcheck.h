@@ -5,10 +5,12 @@
  * The checked quantity is L = sum(f(x) * R) for fixed weights R (every output element weighs
  * in, with a different weight, so a gradient routed to the wrong element shows). Each input
  * is a leaf seen through a view (as is, transposed, or every other row), so the op gets strided
- * inputs and the view's own gradient is checked with it. The step is h = 2e-3 * max(1, |x|) for
- * f32: the f32 rounding of L costs about 6e-8 |L| / h, the truncation h^2 |f'''| / 6, both well
- * under the tolerance of 1e-2 relative plus 2e-3 of the largest gradient, while a gradient off
- * by a factor, missing, misplaced or of the wrong shape fails.
+ * inputs and the view's own gradient is checked with it. The step is h = 2e-3 * max(1, |x|):
+ * the f32 rounding of L costs about 6e-8 |L| / h, the truncation h^2 |f'''| / 6, both well under
+ * the tolerance of 1e-2 relative plus 2e-3 of the largest gradient, while a gradient off by a
+ * factor, missing, misplaced or of the wrong shape fails. An f16 input's reference runs the op
+ * in f32 at the same (f16) values, where the step is not lost to f16 rounding; its gradient,
+ * computed in f16, gets 3e-2 relative plus 1e-2 of the largest.
  */
 #ifndef WGT_TEST_GRADCHECK_H
 #define WGT_TEST_GRADCHECK_H

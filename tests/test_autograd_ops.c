@@ -173,3 +173,18 @@ TEST_BACKENDS(autograd_grad_nn) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) gradcheck(ctx, &cases[i]);
 }
+
+/* f16 inputs: the ops compute in f32 and round, and so do their gradients. */
+TEST_BACKENDS(autograd_grad_f16) {
+    const gc_case cases[] = {
+        {"layer_norm f16", f_layer_norm_plain, 1,
+         {{V2(3, 4), -2, 2, GC_TRANSPOSED, WGT_F16}}},
+        {"softmax f16", f_softmax, 1, {{V2(3, 4), -2, 2, GC_PLAIN, WGT_F16}}},
+        {"sum f16", f_sum_1, 1, {{V3(2, 3, 4), -1, 1, GC_STEPPED, WGT_F16}}},
+        {"matmul f16", f_matmul, 2, {{V2(3, 4), -1, 1, GC_TRANSPOSED, WGT_F16}, {V2(4, 2), -1, 1, GC_PLAIN, WGT_F16}}},
+        {"rms_norm f16", f_rms_norm, 2, {{V2(3, 4), -2, 2, GC_PLAIN, WGT_F16}, {1, {4}, 0.5, 1.5, GC_PLAIN, WGT_F16}}},
+        {"attention f16", f_attention, 3, {{V3(1, 3, 4), -1, 1, GC_PLAIN, WGT_F16}, {V3(1, 5, 4), -1, 1, GC_PLAIN, WGT_F16},
+                                           {V3(1, 5, 4), -1, 1, GC_PLAIN, WGT_F16}}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) gradcheck(ctx, &cases[i]);
+}
