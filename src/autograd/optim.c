@@ -147,6 +147,15 @@ static wgt_status update(wgt_optimizer *o, int i, wgt_tensor *g, wgt_ag_arena *a
 
 wgt_status wgt_optimizer_step(wgt_optimizer *o) {
     if (!o) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_optimizer_step: optimizer is NULL");
+    /* A gradient computed from graph inputs holds no data outside its graph, and writing it
+     * into a parameter would make the parameter a graph value: refused before anything is
+     * recorded. */
+    for (int i = 0; i < o->n; i++) {
+        wgt_tensor *g = o->params[i]->ag ? o->params[i]->ag->grad : NULL;
+        if (g && g->storage->symbolic)
+            return wgt_error(WGT_ERR_USAGE, "wgt_optimizer_step: the gradient of params[%d] was computed from graph "
+                             "inputs; make it a graph output, or zero it (wgt_optimizer_zero_grad)", i);
+    }
     o->steps++;
     wgt_status st = WGT_OK;
     wgt_no_grad_begin();
