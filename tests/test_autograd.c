@@ -250,3 +250,45 @@ TEST_BACKENDS(autograd_optimizers_match_their_formulas) {
     CHECK_ERROR(wgt_sgd(1, &sq, 0.1, 0, 0) == NULL, WGT_ERR_USAGE, "not a leaf");
     wgt_release(sq), wgt_release(l), wgt_release(p);
 }
+
+/* gather_rows' gradient over a table too large for one one-hot matrix (20000 rows, 1000
+ * indices: two chunks) sums the gradients of repeated indices exactly; no indices, zeros. */
+TEST_BACKENDS(autograd_gather_gradient_in_chunks) {
+    enum { N = 20000, M = 1000 };
+    int64_t ts[2] = {N, 1}, is[1] = {M};
+    int32_t *idx = malloc(sizeof *idx * M);
+    float *w = malloc(sizeof *w * M);
+    double *want = calloc(N, sizeof *want);
+    for (int i = 0; i < M; i++) {
+        idx[i] = (int32_t)((i * 7919) % 97 * 203 % N); /* 97 distinct rows, each picked about 10 times */
+        w[i] = (float)(i % 13) - 6;
+        want[idx[i]] += w[i];
+    }
+    wgt_tensor *table = wgt_zeros(ctx, WGT_F32, 2, ts);
+    wgt_requires_grad(table, 1);
+    wgt_tensor *it = wgt_tensor_from_data(ctx, WGT_I32, 1, is, idx, sizeof *idx * M, WGT_USAGE_DEFAULT);
+    wgt_tensor *wt = wgt_tensor_from_data(ctx, WGT_F32, 2, (int64_t[2]){M, 1}, w, sizeof *w * M, WGT_USAGE_DEFAULT);
+    wgt_tensor *rows = wgt_gather_rows(table, it), *prod = wgt_mul(rows, wt), *l = wgt_sum(prod, 0, NULL, 0);
+    CHECK(wgt_backward(l, NULL) == WGT_OK, "%s", wgt_last_error());
+    wgt_tensor *g = wgt_grad(table);
+    double *got = g ? test_read_f64(g) : NULL;
+    int bad = 0;
+    for (int k = 0; got && k < N && bad < 3; k++)
+        if (got[k] != want[k]) {
+            bad++;
+            CHECK(0, "row %d: gradient %g, wanted %g", k, got[k], want[k]);
+        }
+    CHECK(got, "no gradient: %s", wgt_last_error());
+    free(got), wgt_release(g), wgt_release(l), wgt_release(prod), wgt_release(rows);
+    /* No indices at all: the table's gradient is zeros. */
+    wgt_zero_grad(table);
+    wgt_tensor *none = wgt_zeros(ctx, WGT_I32, 1, (int64_t[1]){0});
+    wgt_tensor *r0 = wgt_gather_rows(table, none), *l0 = wgt_sum(r0, 0, NULL, 0);
+    CHECK(wgt_backward(l0, NULL) == WGT_OK, "%s", wgt_last_error());
+    wgt_tensor *g0 = wgt_grad(table);
+    double *z = g0 ? test_read_f64(g0) : NULL;
+    CHECK(z && z[0] == 0 && z[N - 1] == 0, "empty gather's gradient");
+    free(z), wgt_release(g0), wgt_release(l0), wgt_release(r0), wgt_release(none);
+    wgt_release(wt), wgt_release(it), wgt_release(table);
+    free(idx), free(w), free(want);
+}
