@@ -237,6 +237,22 @@ TEST_BACKENDS(autograd_optimizers_match_their_formulas) {
         wgt_optimizer_release(o);
         wgt_release(p);
     }
+    /* AdamW counts steps per parameter: q, without a gradient in the first step, gets its
+     * first update (bias correction of step 1: a step of lr * sign(g)) in the second. */
+    {
+        wgt_tensor *p1 = vec(ctx, 1, pv), *q = vec(ctx, 1, pv + 1);
+        wgt_requires_grad(p1, 1), wgt_requires_grad(q, 1);
+        wgt_optimizer *o = wgt_adamw(2, (wgt_tensor *[]){p1, q}, 0.1, 0.9, 0.999, 1e-8, 0);
+        for (int step = 0; step < 2; step++) {
+            wgt_optimizer_zero_grad(o);
+            wgt_tensor *l = step ? wgt_add(p1, q) : wgt_mul_scalar(p1, 1.0), *ls = wgt_sum(l, 0, NULL, 0);
+            wgt_backward(ls, NULL);
+            CHECK(wgt_optimizer_step(o) == WGT_OK, "%s", wgt_last_error());
+            wgt_release(l), wgt_release(ls);
+        }
+        CHECK(fabs(at(q, 0) - (-2.0 - 0.1)) < 1e-6, "q after its first update: %.7g, wanted -2.1", at(q, 0));
+        wgt_optimizer_release(o), wgt_release(p1), wgt_release(q);
+    }
     /* Clipping: gradients 2p with norm 2 |p| = 2 sqrt(5.25), scaled to norm 1. */
     wgt_tensor *p = vec(ctx, 3, pv);
     wgt_requires_grad(p, 1);

@@ -20,8 +20,8 @@ struct wgt_optimizer {
     int n;
     wgt_tensor **params;
     wgt_tensor **m, **v; /* per parameter, NULL until its first update */
+    int64_t *steps;      /* per parameter: the updates it had (a step without its gradient skips it) */
     double lr, beta1, beta2, eps, momentum, weight_decay;
-    int64_t steps;
 };
 
 static wgt_optimizer *create(const char *fn, opt_kind kind, int n, wgt_tensor *const *params) {
@@ -59,9 +59,10 @@ static wgt_optimizer *create(const char *fn, opt_kind kind, int n, wgt_tensor *c
         o->params = calloc((size_t)n, sizeof *o->params);
         o->m = calloc((size_t)n, sizeof *o->m);
         o->v = calloc((size_t)n, sizeof *o->v);
+        o->steps = calloc((size_t)n, sizeof *o->steps);
     }
-    if (!o || !o->params || !o->m || !o->v) {
-        if (o) free(o->params), free(o->m), free(o->v);
+    if (!o || !o->params || !o->m || !o->v || !o->steps) {
+        if (o) free(o->params), free(o->m), free(o->v), free(o->steps);
         free(o);
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
         return NULL;
@@ -123,7 +124,7 @@ static wgt_status update(wgt_optimizer *o, int i, wgt_tensor *g, wgt_ag_arena *a
         if (o->momentum) d = next_m = o->m[i] ? K(wgt_add(K(wgt_mul_scalar(o->m[i], o->momentum)), d)) : d;
         np = K(wgt_sub(pf, K(wgt_mul_scalar(d, o->lr))));
     } else {
-        double b1 = o->beta1, b2 = o->beta2, t = (double)o->steps;
+        double b1 = o->beta1, b2 = o->beta2, t = (double)++o->steps[i];
         wgt_tensor *gm = K(wgt_mul_scalar(g, 1 - b1)), *gv = K(wgt_mul_scalar(K(wgt_square(g)), 1 - b2));
         next_m = o->m[i] ? K(wgt_add(K(wgt_mul_scalar(o->m[i], b1)), gm)) : gm;
         next_v = o->v[i] ? K(wgt_add(K(wgt_mul_scalar(o->v[i], b2)), gv)) : gv;
@@ -156,7 +157,6 @@ wgt_status wgt_optimizer_step(wgt_optimizer *o) {
             return wgt_error(WGT_ERR_USAGE, "wgt_optimizer_step: the gradient of params[%d] was computed from graph "
                              "inputs; make it a graph output, or zero it (wgt_optimizer_zero_grad)", i);
     }
-    o->steps++;
     wgt_status st = WGT_OK;
     wgt_no_grad_begin();
     for (int i = 0; i < o->n && st == WGT_OK; i++) {
@@ -197,6 +197,7 @@ void wgt_optimizer_release(wgt_optimizer *o) {
     free(o->params);
     free(o->m);
     free(o->v);
+    free(o->steps);
     free(o);
 }
 
