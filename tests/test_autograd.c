@@ -83,7 +83,7 @@ TEST_BACKENDS(autograd_errors) {
     wgt_tensor *y = wgt_mul_scalar(x, 2.0);
     CHECK_ERROR(wgt_requires_grad(y, 1) != WGT_OK, WGT_ERR_USAGE, "wgt_mul_scalar");
     CHECK_ERROR(wgt_backward(y, NULL) != WGT_OK, WGT_ERR_SHAPE, "one element");
-    /* argmax has no gradient: a loss reaching a leaf only through it names it. */
+    /* argmax has no gradient: a loss reaching a leaf through it names it. */
     wgt_tensor *am = wgt_argmax(y, 0, 0), *c = wgt_cast(am, WGT_F32);
     CHECK_ERROR(wgt_backward(c, NULL) != WGT_OK, WGT_ERR_USAGE, "wgt_argmax");
     /* A comparison used as a mask inside where needs no gradient of its own. */

@@ -101,8 +101,8 @@ static wgt_status step(wgt_ag_node *node, wgt_tensor *g) {
     static const char fn[] = "wgt_backward";
     if (!node->backward)
         return wgt_error(WGT_ERR_USAGE,
-                         "%s: no gradient flows through %s%s%s; the loss depends on a leaf only through it "
-                         "(wgt_detach its argument if it is meant as a constant)",
+                         "%s: no gradient flows through %s%s%s, which lies on a path from the loss to a leaf "
+                         "(wgt_detach its argument where that path is meant as a constant)",
                          fn, node->fn, node->why ? ": " : "", node->why ? node->why : "");
     wgt_tensor *stack_gin[8], **gin = node->nin <= 8 ? stack_gin : calloc((size_t)node->nin, sizeof *gin);
     if (!gin) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
