@@ -653,6 +653,80 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base);
  * else composed from matmul, where and softmax (wgt_context_options.attention decides). */
 wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 
+/* ---- automatic differentiation (src/autograd/; docs/autograd.md) ----------------------- */
+/* Reverse mode over the lazy graph. A floating tensor marked with wgt_requires_grad is a leaf:
+ * every op whose argument needs a gradient records how to differentiate its result, and
+ * wgt_backward runs that record backwards as ordinary lazy ops (fused and batched like the
+ * forward, and recorded into a compiled graph when the loss comes from graph inputs).
+ * Gradients accumulate into the leaves until wgt_zero_grad. The record is held by the tensors
+ * computed from the leaves and goes when they are released. Writing a tensor in place after an
+ * op read it (wgt_tensor_write, wgt_set_rows, an optimizer step) leaves gradients computed
+ * later from that op wrong: run the backward pass first. */
+
+/* on: t (f32 or f16, not computed by a tracked op) becomes a leaf that gets a gradient;
+ * off: it stops getting one (its gradient so far stays). */
+wgt_status wgt_requires_grad(wgt_tensor *t, int on);
+/* 1 when gradients flow into t (a leaf marked, or computed from one outside a no-grad scope). */
+int wgt_tensor_requires_grad(const wgt_tensor *t);
+/* Accumulates d loss / d leaf into every leaf loss depends on. grad is d(result) / d loss of
+ * loss's shape, or NULL for a loss of one element (then 1). Fails naming the op where an op
+ * without a gradient (comparisons, argmax, isnan, ...) lies on the way to a leaf. */
+wgt_status wgt_backward(wgt_tensor *loss, wgt_tensor *grad);
+/* The accumulated gradient of a leaf (a new reference), or NULL when it has none. */
+wgt_tensor *wgt_grad(wgt_tensor *t);
+/* Forgets t's accumulated gradient. */
+wgt_status wgt_zero_grad(wgt_tensor *t);
+/* Ops between begin and end on this thread record no gradients; scopes nest. */
+void wgt_no_grad_begin(void);
+wgt_status wgt_no_grad_end(void);
+/* A view of t's elements that no gradient flows through (a new reference). */
+wgt_tensor *wgt_detach(wgt_tensor *t);
+
+/* mean over rows of -log softmax(logits)[target]: logits [..., C] (f32, f16), targets i32 or
+ * u32 of logits' shape without its last dimension, each in 0..C-1 (else WGT_ERR_INVALID_ARGUMENT
+ * naming it). A rank-0 result of logits' type; its gradient is (softmax - one_hot) / rows,
+ * one fused elementwise kernel. */
+wgt_tensor *wgt_cross_entropy(wgt_tensor *logits, wgt_tensor *targets);
+
+/* Optimizers update their parameters in place from the parameters' accumulated gradients
+ * (parameters without a gradient are left alone); each keeps a reference to its parameters
+ * and its own state (momentum, moments). Parameters are f32 or f16 tensors marked with
+ * wgt_requires_grad; the update is recorded as lazy elementwise ops, fused. */
+typedef struct wgt_optimizer wgt_optimizer;
+/* v = momentum v + (g + weight_decay p); p -= lr v (PyTorch's SGD; momentum 0: plain SGD). */
+wgt_optimizer *wgt_sgd(int n, wgt_tensor *const *params, double lr, double momentum, double weight_decay);
+/* AdamW (Loshchilov and Hutter, as torch.optim.AdamW): p -= lr (m^ / (sqrt(v^) + eps) + weight_decay p). */
+wgt_optimizer *wgt_adamw(int n, wgt_tensor *const *params, double lr, double beta1, double beta2, double eps,
+                         double weight_decay);
+wgt_status wgt_optimizer_step(wgt_optimizer *opt);
+/* Forgets the gradients of every parameter (wgt_zero_grad). */
+wgt_status wgt_optimizer_zero_grad(wgt_optimizer *opt);
+wgt_status wgt_optimizer_set_lr(wgt_optimizer *opt, double lr);
+double wgt_optimizer_lr(const wgt_optimizer *opt);
+void wgt_optimizer_release(wgt_optimizer *opt);
+/* Learning rate at step (from 0): linear warmup from 0 to peak over warmup steps, then a
+ * cosine from peak down to min_lr at total steps, min_lr after. */
+double wgt_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total, double peak, double min_lr);
+/* Scales the gradients of the n parameters so that their global L2 norm is at most max_norm;
+ * *norm_out (may be NULL) receives the norm before scaling (this reads it: a wait). */
+wgt_status wgt_clip_grad_norm(int n, wgt_tensor *const *params, double max_norm, double *norm_out);
+
+/* ---- saving and loading tensors (src/autograd/; docs/autograd.md) --------------------- */
+/* Real formats, little-endian, row-major: what NumPy's np.save / np.load and the safetensors
+ * libraries write and read. Types f32, f16, i32, u32. A malformed file (truncated, a bad
+ * header, sizes that do not add up or are absurd, an unsupported type) is WGT_ERR_INVALID_ARGUMENT
+ * naming the file and what is wrong; it never crashes. */
+/* NumPy .npy (format 1.0, or 2.0 for a header past 64 KiB). */
+wgt_status wgt_save_npy(wgt_tensor *t, const char *path);
+/* Reads .npy versions 1.0 to 3.0; Fortran order is read into row-major. */
+wgt_tensor *wgt_load_npy(wgt_context *ctx, const char *path, unsigned usage);
+/* A safetensors file of n named tensors (names unique, non-empty). */
+wgt_status wgt_save_safetensors(const char *path, int n, const char *const *names, wgt_tensor *const *tensors);
+/* The tensor called name in a safetensors file. */
+wgt_tensor *wgt_load_safetensors(wgt_context *ctx, const char *path, const char *name, unsigned usage);
+/* The names in a safetensors file, one per line in the file's order; caller frees(). */
+char *wgt_safetensors_names(const char *path);
+
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop
 #endif

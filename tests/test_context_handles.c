@@ -59,7 +59,10 @@ TEST_BACKENDS(context_handles_double_release_is_an_error) {
     X(wgt_scalar, !wgt_scalar(dead, WGT_F32, 1.0))                                                          \
     X(wgt_tensor_from_buffer, !wgt_tensor_from_buffer(dead, NULL, WGT_F32, 1, S4, WGT_USAGE_DEFAULT))        \
     X(wgt_context_webgpu_device, !wgt_context_webgpu_device(dead))                                           \
-    X(wgt_kernel_create, !wgt_kernel_create(dead, "@compute @workgroup_size(1) fn main() {}", "main"))
+    X(wgt_kernel_create, !wgt_kernel_create(dead, "@compute @workgroup_size(1) fn main() {}", "main"))      \
+    X(wgt_gguf_load, !wgt_gguf_load(NULL, dead, "w", WGT_USAGE_DEFAULT))                                     \
+    X(wgt_load_npy, !wgt_load_npy(dead, "/nonexistent.npy", WGT_USAGE_DEFAULT))                              \
+    X(wgt_load_safetensors, !wgt_load_safetensors(dead, "/nonexistent.safetensors", "w", WGT_USAGE_DEFAULT))
 
 /* handles_every_entry_point_is_wrapped checks that this covers every function of the header
  * with a context parameter. */

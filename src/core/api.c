@@ -4,6 +4,7 @@
  * (wgt_handle_out, wgt_context_out). */
 #define WGT_API_PROTOTYPES_ONLY /* the record-level names, without renaming ours */
 #include "api_names.h"
+#include "autograd/rules.h"
 #include "handles.h"
 
 wgt_context *wgt_context_create(const wgt_context_options *options) { return wgt_context_out("wgt_context_create", wgt_impl_context_create(options)); }
@@ -15,7 +16,7 @@ char *wgt_context_describe(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_conte
 wgt_status wgt_context_simulate_device_loss(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_simulate_device_loss", ctx, &ctx_)) return wgt_last_status(); return wgt_impl_context_simulate_device_loss(ctx_); }
 wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_stats", ctx, &ctx_)) return wgt_last_status(); return wgt_impl_context_stats(ctx_, out); }
 wgt_status wgt_context_trim(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_trim", ctx, &ctx_)) return wgt_last_status(); return wgt_impl_context_trim(ctx_); }
-wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) { return wgt_impl_read_begin(wgt_handle_arg(t), dst, nbytes); }
+wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_read_begin(r_t, dst, nbytes); }
 wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape) { wgt_context *ctx_; if (!wgt_context_arg("wgt_graph_input", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_graph_input", wgt_impl_graph_input(ctx_, name, dtype, ndim, shape)); }
 wgt_tensor *wgt_tensor_create(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_tensor_create", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_tensor_create", wgt_impl_tensor_create(ctx_, dtype, ndim, shape, usage)); }
 wgt_tensor *wgt_tensor_from_data(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, const void *data, size_t nbytes, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_tensor_from_data", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_tensor_from_data", wgt_impl_tensor_from_data(ctx_, dtype, ndim, shape, data, nbytes, usage)); }
@@ -25,125 +26,135 @@ wgt_tensor *wgt_full(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t 
 wgt_tensor *wgt_arange(wgt_context *ctx, wgt_dtype dtype, double start, double stop, double step) { wgt_context *ctx_; if (!wgt_context_arg("wgt_arange", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_arange", wgt_impl_arange(ctx_, dtype, start, stop, step)); }
 wgt_tensor *wgt_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double low, double high, uint64_t seed) { wgt_context *ctx_; if (!wgt_context_arg("wgt_rand_uniform", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_rand_uniform", wgt_impl_rand_uniform(ctx_, dtype, ndim, shape, low, high, seed)); }
 wgt_tensor *wgt_rand_normal(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double mean, double stddev, uint64_t seed) { wgt_context *ctx_; if (!wgt_context_arg("wgt_rand_normal", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_rand_normal", wgt_impl_rand_normal(ctx_, dtype, ndim, shape, mean, stddev, seed)); }
-wgt_tensor *wgt_retain(wgt_tensor *t) { return wgt_handle_out("wgt_retain", wgt_impl_retain(wgt_handle_arg(t))); }
-wgt_status wgt_tensor_destroy(wgt_tensor *t) { return wgt_impl_tensor_destroy(wgt_handle_arg(t)); }
-wgt_dtype wgt_tensor_dtype(const wgt_tensor *t) { return wgt_impl_tensor_dtype(wgt_handle_arg(t)); }
-int wgt_tensor_ndim(const wgt_tensor *t) { return wgt_impl_tensor_ndim(wgt_handle_arg(t)); }
-const int64_t *wgt_tensor_shape(const wgt_tensor *t) { return wgt_impl_tensor_shape(wgt_handle_arg(t)); }
-const int64_t *wgt_tensor_strides(const wgt_tensor *t) { return wgt_impl_tensor_strides(wgt_handle_arg(t)); }
-int64_t wgt_tensor_offset(const wgt_tensor *t) { return wgt_impl_tensor_offset(wgt_handle_arg(t)); }
-int64_t wgt_tensor_numel(const wgt_tensor *t) { return wgt_impl_tensor_numel(wgt_handle_arg(t)); }
-size_t wgt_tensor_nbytes(const wgt_tensor *t) { return wgt_impl_tensor_nbytes(wgt_handle_arg(t)); }
-unsigned wgt_tensor_usage(const wgt_tensor *t) { return wgt_impl_tensor_usage(wgt_handle_arg(t)); }
-int wgt_tensor_is_contiguous(const wgt_tensor *t) { return wgt_impl_tensor_is_contiguous(wgt_handle_arg(t)); }
-wgt_context *wgt_tensor_context(const wgt_tensor *t) { return wgt_context_out("wgt_tensor_context", wgt_impl_tensor_context(wgt_handle_arg(t))); }
-wgt_status wgt_tensor_read(wgt_tensor *t, void *dst, size_t nbytes) { return wgt_impl_tensor_read(wgt_handle_arg(t), dst, nbytes); }
-wgt_status wgt_tensor_write(wgt_tensor *t, const void *src, size_t nbytes) { return wgt_impl_tensor_write(wgt_handle_arg(t), src, nbytes); }
-const void *wgt_tensor_data(wgt_tensor *t) { return wgt_impl_tensor_data(wgt_handle_arg(t)); }
-void *wgt_tensor_data_mut(wgt_tensor *t) { return wgt_impl_tensor_data_mut(wgt_handle_arg(t)); }
-void *wgt_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes) { return wgt_impl_tensor_export_buffer(wgt_handle_arg(t), offset_bytes); }
+wgt_tensor *wgt_retain(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_retain", wgt_impl_retain(r_t)); }
+wgt_status wgt_tensor_destroy(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_destroy(r_t); }
+wgt_dtype wgt_tensor_dtype(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_dtype(r_t); }
+int wgt_tensor_ndim(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_ndim(r_t); }
+const int64_t *wgt_tensor_shape(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_shape(r_t); }
+const int64_t *wgt_tensor_strides(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_strides(r_t); }
+int64_t wgt_tensor_offset(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_offset(r_t); }
+int64_t wgt_tensor_numel(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_numel(r_t); }
+size_t wgt_tensor_nbytes(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_nbytes(r_t); }
+unsigned wgt_tensor_usage(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_usage(r_t); }
+int wgt_tensor_is_contiguous(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_is_contiguous(r_t); }
+wgt_context *wgt_tensor_context(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_context_out("wgt_tensor_context", wgt_impl_tensor_context(r_t)); }
+wgt_status wgt_tensor_read(wgt_tensor *t, void *dst, size_t nbytes) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_read(r_t, dst, nbytes); }
+wgt_status wgt_tensor_write(wgt_tensor *t, const void *src, size_t nbytes) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_write(r_t, src, nbytes); }
+const void *wgt_tensor_data(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_data(r_t); }
+void *wgt_tensor_data_mut(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_data_mut(r_t); }
+void *wgt_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_export_buffer(r_t, offset_bytes); }
 wgt_tensor *wgt_tensor_from_buffer(wgt_context *ctx, void *wgpu_buffer, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_tensor_from_buffer", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_tensor_from_buffer", wgt_impl_tensor_from_buffer(ctx_, wgpu_buffer, dtype, ndim, shape, usage)); }
 void *wgt_context_webgpu_device(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_webgpu_device", ctx, &ctx_)) return NULL; return wgt_impl_context_webgpu_device(ctx_); }
 wgt_kernel *wgt_kernel_create(wgt_context *ctx, const char *wgsl, const char *entry_point) { wgt_context *ctx_; if (!wgt_context_arg("wgt_kernel_create", ctx, &ctx_)) return NULL; return wgt_impl_kernel_create(ctx_, wgsl, entry_point); }
-wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) { return wgt_handle_out("wgt_as_strided", wgt_impl_as_strided(wgt_handle_arg(t), ndim, shape, strides, offset)); }
-wgt_tensor *wgt_transpose(wgt_tensor *t, int axis0, int axis1) { return wgt_handle_out("wgt_transpose", wgt_impl_transpose(wgt_handle_arg(t), axis0, axis1)); }
-wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step) { return wgt_handle_out("wgt_slice", wgt_impl_slice(wgt_handle_arg(t), axis, start, stop, step)); }
-wgt_tensor *wgt_broadcast_to(wgt_tensor *t, int ndim, const int64_t *shape) { return wgt_handle_out("wgt_broadcast_to", wgt_impl_broadcast_to(wgt_handle_arg(t), ndim, shape)); }
-wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape) { return wgt_handle_out("wgt_reshape", wgt_impl_reshape(wgt_handle_arg(t), ndim, shape)); }
-wgt_tensor *wgt_contiguous(wgt_tensor *t) { return wgt_handle_out("wgt_contiguous", wgt_impl_contiguous(wgt_handle_arg(t))); }
-wgt_tensor *wgt_add(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_add", wgt_impl_add(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_sub(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_sub", wgt_impl_sub(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_mul(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_mul", wgt_impl_mul(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_div(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_div", wgt_impl_div(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_pow(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_pow", wgt_impl_pow(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_maximum(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_maximum", wgt_impl_maximum(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_minimum(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_minimum", wgt_impl_minimum(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_mod(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_mod", wgt_impl_mod(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_atan2(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_atan2", wgt_impl_atan2(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_eq(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_eq", wgt_impl_eq(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_ne(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_ne", wgt_impl_ne(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_lt(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_lt", wgt_impl_lt(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_le(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_le", wgt_impl_le(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_gt(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_gt", wgt_impl_gt(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_ge(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_ge", wgt_impl_ge(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_logical_and(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_logical_and", wgt_impl_logical_and(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_logical_or(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_logical_or", wgt_impl_logical_or(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_logical_not(wgt_tensor *a) { return wgt_handle_out("wgt_logical_not", wgt_impl_logical_not(wgt_handle_arg(a))); }
-wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_where", wgt_impl_where(wgt_handle_arg(cond), wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_add_scalar(wgt_tensor *a, double s) { return wgt_handle_out("wgt_add_scalar", wgt_impl_add_scalar(wgt_handle_arg(a), s)); }
-wgt_tensor *wgt_sub_scalar(wgt_tensor *a, double s) { return wgt_handle_out("wgt_sub_scalar", wgt_impl_sub_scalar(wgt_handle_arg(a), s)); }
-wgt_tensor *wgt_mul_scalar(wgt_tensor *a, double s) { return wgt_handle_out("wgt_mul_scalar", wgt_impl_mul_scalar(wgt_handle_arg(a), s)); }
-wgt_tensor *wgt_div_scalar(wgt_tensor *a, double s) { return wgt_handle_out("wgt_div_scalar", wgt_impl_div_scalar(wgt_handle_arg(a), s)); }
-wgt_tensor *wgt_pow_scalar(wgt_tensor *a, double s) { return wgt_handle_out("wgt_pow_scalar", wgt_impl_pow_scalar(wgt_handle_arg(a), s)); }
-wgt_tensor *wgt_maximum_scalar(wgt_tensor *a, double s) { return wgt_handle_out("wgt_maximum_scalar", wgt_impl_maximum_scalar(wgt_handle_arg(a), s)); }
-wgt_tensor *wgt_minimum_scalar(wgt_tensor *a, double s) { return wgt_handle_out("wgt_minimum_scalar", wgt_impl_minimum_scalar(wgt_handle_arg(a), s)); }
+wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_as_strided", wgt_ag_rule_as_strided(wgt_impl_as_strided(r_t, ndim, shape, strides, offset), r_t, ndim, shape, strides, offset)); }
+wgt_tensor *wgt_transpose(wgt_tensor *t, int axis0, int axis1) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_transpose", wgt_ag_rule_transpose(wgt_impl_transpose(r_t, axis0, axis1), r_t, axis0, axis1)); }
+wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_slice", wgt_ag_rule_slice(wgt_impl_slice(r_t, axis, start, stop, step), r_t, axis, start, stop, step)); }
+wgt_tensor *wgt_broadcast_to(wgt_tensor *t, int ndim, const int64_t *shape) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_broadcast_to", wgt_ag_rule_broadcast_to(wgt_impl_broadcast_to(r_t, ndim, shape), r_t, ndim, shape)); }
+wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_reshape", wgt_ag_rule_reshape(wgt_impl_reshape(r_t, ndim, shape), r_t, ndim, shape)); }
+wgt_tensor *wgt_contiguous(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_contiguous", wgt_ag_rule_contiguous(wgt_impl_contiguous(r_t), r_t)); }
+wgt_tensor *wgt_add(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_add", wgt_ag_rule_add(wgt_impl_add(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_sub(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_sub", wgt_ag_rule_sub(wgt_impl_sub(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_mul(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_mul", wgt_ag_rule_mul(wgt_impl_mul(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_div(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_div", wgt_ag_rule_div(wgt_impl_div(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_pow(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_pow", wgt_ag_rule_pow(wgt_impl_pow(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_maximum(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_maximum", wgt_ag_rule_maximum(wgt_impl_maximum(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_minimum(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_minimum", wgt_ag_rule_minimum(wgt_impl_minimum(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_mod(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_mod", wgt_ag_rule_mod(wgt_impl_mod(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_atan2(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_atan2", wgt_ag_rule_atan2(wgt_impl_atan2(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_eq(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_eq", wgt_ag_untracked("wgt_eq", wgt_impl_eq(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_ne(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_ne", wgt_ag_untracked("wgt_ne", wgt_impl_ne(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_lt(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_lt", wgt_ag_untracked("wgt_lt", wgt_impl_lt(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_le(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_le", wgt_ag_untracked("wgt_le", wgt_impl_le(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_gt(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_gt", wgt_ag_untracked("wgt_gt", wgt_impl_gt(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_ge(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_ge", wgt_ag_untracked("wgt_ge", wgt_impl_ge(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_logical_and(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_logical_and", wgt_ag_untracked("wgt_logical_and", wgt_impl_logical_and(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_logical_or(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_logical_or", wgt_ag_untracked("wgt_logical_or", wgt_impl_logical_or(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_logical_not(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_logical_not", wgt_ag_untracked("wgt_logical_not", wgt_impl_logical_not(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_cond = wgt_handle_arg(cond); wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_where", wgt_ag_rule_where(wgt_impl_where(r_cond, r_a, r_b), r_cond, r_a, r_b)); }
+wgt_tensor *wgt_add_scalar(wgt_tensor *a, double s) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_add_scalar", wgt_ag_rule_add_scalar(wgt_impl_add_scalar(r_a, s), r_a, s)); }
+wgt_tensor *wgt_sub_scalar(wgt_tensor *a, double s) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_sub_scalar", wgt_ag_rule_sub_scalar(wgt_impl_sub_scalar(r_a, s), r_a, s)); }
+wgt_tensor *wgt_mul_scalar(wgt_tensor *a, double s) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_mul_scalar", wgt_ag_rule_mul_scalar(wgt_impl_mul_scalar(r_a, s), r_a, s)); }
+wgt_tensor *wgt_div_scalar(wgt_tensor *a, double s) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_div_scalar", wgt_ag_rule_div_scalar(wgt_impl_div_scalar(r_a, s), r_a, s)); }
+wgt_tensor *wgt_pow_scalar(wgt_tensor *a, double s) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_pow_scalar", wgt_ag_rule_pow_scalar(wgt_impl_pow_scalar(r_a, s), r_a, s)); }
+wgt_tensor *wgt_maximum_scalar(wgt_tensor *a, double s) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_maximum_scalar", wgt_ag_rule_maximum_scalar(wgt_impl_maximum_scalar(r_a, s), r_a, s)); }
+wgt_tensor *wgt_minimum_scalar(wgt_tensor *a, double s) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_minimum_scalar", wgt_ag_rule_minimum_scalar(wgt_impl_minimum_scalar(r_a, s), r_a, s)); }
 wgt_tensor *wgt_scalar(wgt_context *ctx, wgt_dtype dtype, double value) { wgt_context *ctx_; if (!wgt_context_arg("wgt_scalar", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_scalar", wgt_impl_scalar(ctx_, dtype, value)); }
-wgt_tensor *wgt_neg(wgt_tensor *a) { return wgt_handle_out("wgt_neg", wgt_impl_neg(wgt_handle_arg(a))); }
-wgt_tensor *wgt_abs(wgt_tensor *a) { return wgt_handle_out("wgt_abs", wgt_impl_abs(wgt_handle_arg(a))); }
-wgt_tensor *wgt_sign(wgt_tensor *a) { return wgt_handle_out("wgt_sign", wgt_impl_sign(wgt_handle_arg(a))); }
-wgt_tensor *wgt_square(wgt_tensor *a) { return wgt_handle_out("wgt_square", wgt_impl_square(wgt_handle_arg(a))); }
-wgt_tensor *wgt_sqrt(wgt_tensor *a) { return wgt_handle_out("wgt_sqrt", wgt_impl_sqrt(wgt_handle_arg(a))); }
-wgt_tensor *wgt_rsqrt(wgt_tensor *a) { return wgt_handle_out("wgt_rsqrt", wgt_impl_rsqrt(wgt_handle_arg(a))); }
-wgt_tensor *wgt_reciprocal(wgt_tensor *a) { return wgt_handle_out("wgt_reciprocal", wgt_impl_reciprocal(wgt_handle_arg(a))); }
-wgt_tensor *wgt_exp(wgt_tensor *a) { return wgt_handle_out("wgt_exp", wgt_impl_exp(wgt_handle_arg(a))); }
-wgt_tensor *wgt_expm1(wgt_tensor *a) { return wgt_handle_out("wgt_expm1", wgt_impl_expm1(wgt_handle_arg(a))); }
-wgt_tensor *wgt_log(wgt_tensor *a) { return wgt_handle_out("wgt_log", wgt_impl_log(wgt_handle_arg(a))); }
-wgt_tensor *wgt_log1p(wgt_tensor *a) { return wgt_handle_out("wgt_log1p", wgt_impl_log1p(wgt_handle_arg(a))); }
-wgt_tensor *wgt_sin(wgt_tensor *a) { return wgt_handle_out("wgt_sin", wgt_impl_sin(wgt_handle_arg(a))); }
-wgt_tensor *wgt_cos(wgt_tensor *a) { return wgt_handle_out("wgt_cos", wgt_impl_cos(wgt_handle_arg(a))); }
-wgt_tensor *wgt_tanh(wgt_tensor *a) { return wgt_handle_out("wgt_tanh", wgt_impl_tanh(wgt_handle_arg(a))); }
-wgt_tensor *wgt_sigmoid(wgt_tensor *a) { return wgt_handle_out("wgt_sigmoid", wgt_impl_sigmoid(wgt_handle_arg(a))); }
-wgt_tensor *wgt_relu(wgt_tensor *a) { return wgt_handle_out("wgt_relu", wgt_impl_relu(wgt_handle_arg(a))); }
-wgt_tensor *wgt_leaky_relu(wgt_tensor *a, double negative_slope) { return wgt_handle_out("wgt_leaky_relu", wgt_impl_leaky_relu(wgt_handle_arg(a), negative_slope)); }
-wgt_tensor *wgt_elu(wgt_tensor *a, double alpha) { return wgt_handle_out("wgt_elu", wgt_impl_elu(wgt_handle_arg(a), alpha)); }
-wgt_tensor *wgt_gelu(wgt_tensor *a) { return wgt_handle_out("wgt_gelu", wgt_impl_gelu(wgt_handle_arg(a))); }
-wgt_tensor *wgt_gelu_tanh(wgt_tensor *a) { return wgt_handle_out("wgt_gelu_tanh", wgt_impl_gelu_tanh(wgt_handle_arg(a))); }
-wgt_tensor *wgt_silu(wgt_tensor *a) { return wgt_handle_out("wgt_silu", wgt_impl_silu(wgt_handle_arg(a))); }
-wgt_tensor *wgt_softplus(wgt_tensor *a) { return wgt_handle_out("wgt_softplus", wgt_impl_softplus(wgt_handle_arg(a))); }
-wgt_tensor *wgt_floor(wgt_tensor *a) { return wgt_handle_out("wgt_floor", wgt_impl_floor(wgt_handle_arg(a))); }
-wgt_tensor *wgt_ceil(wgt_tensor *a) { return wgt_handle_out("wgt_ceil", wgt_impl_ceil(wgt_handle_arg(a))); }
-wgt_tensor *wgt_round(wgt_tensor *a) { return wgt_handle_out("wgt_round", wgt_impl_round(wgt_handle_arg(a))); }
-wgt_tensor *wgt_erf(wgt_tensor *a) { return wgt_handle_out("wgt_erf", wgt_impl_erf(wgt_handle_arg(a))); }
-wgt_tensor *wgt_isnan(wgt_tensor *a) { return wgt_handle_out("wgt_isnan", wgt_impl_isnan(wgt_handle_arg(a))); }
-wgt_tensor *wgt_isinf(wgt_tensor *a) { return wgt_handle_out("wgt_isinf", wgt_impl_isinf(wgt_handle_arg(a))); }
-wgt_tensor *wgt_clamp(wgt_tensor *a, double lo, double hi) { return wgt_handle_out("wgt_clamp", wgt_impl_clamp(wgt_handle_arg(a), lo, hi)); }
-wgt_tensor *wgt_cast(wgt_tensor *a, wgt_dtype dtype) { return wgt_handle_out("wgt_cast", wgt_impl_cast(wgt_handle_arg(a), dtype)); }
-wgt_tensor *wgt_sum(wgt_tensor *a, int naxes, const int *axes, int keepdims) { return wgt_handle_out("wgt_sum", wgt_impl_sum(wgt_handle_arg(a), naxes, axes, keepdims)); }
-wgt_tensor *wgt_mean(wgt_tensor *a, int naxes, const int *axes, int keepdims) { return wgt_handle_out("wgt_mean", wgt_impl_mean(wgt_handle_arg(a), naxes, axes, keepdims)); }
-wgt_tensor *wgt_max(wgt_tensor *a, int naxes, const int *axes, int keepdims) { return wgt_handle_out("wgt_max", wgt_impl_max(wgt_handle_arg(a), naxes, axes, keepdims)); }
-wgt_tensor *wgt_min(wgt_tensor *a, int naxes, const int *axes, int keepdims) { return wgt_handle_out("wgt_min", wgt_impl_min(wgt_handle_arg(a), naxes, axes, keepdims)); }
-wgt_tensor *wgt_prod(wgt_tensor *a, int naxes, const int *axes, int keepdims) { return wgt_handle_out("wgt_prod", wgt_impl_prod(wgt_handle_arg(a), naxes, axes, keepdims)); }
-wgt_tensor *wgt_var(wgt_tensor *a, int naxes, const int *axes, int keepdims, int correction) { return wgt_handle_out("wgt_var", wgt_impl_var(wgt_handle_arg(a), naxes, axes, keepdims, correction)); }
-wgt_tensor *wgt_std(wgt_tensor *a, int naxes, const int *axes, int keepdims, int correction) { return wgt_handle_out("wgt_std", wgt_impl_std(wgt_handle_arg(a), naxes, axes, keepdims, correction)); }
-wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims) { return wgt_handle_out("wgt_argmax", wgt_impl_argmax(wgt_handle_arg(a), axis, keepdims)); }
-wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims) { return wgt_handle_out("wgt_argmin", wgt_impl_argmin(wgt_handle_arg(a), axis, keepdims)); }
-wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis) { return wgt_handle_out("wgt_cumsum", wgt_impl_cumsum(wgt_handle_arg(a), axis)); }
-wgt_tensor *wgt_matmul(wgt_tensor *a, wgt_tensor *b) { return wgt_handle_out("wgt_matmul", wgt_impl_matmul(wgt_handle_arg(a), wgt_handle_arg(b))); }
-wgt_tensor *wgt_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias) { return wgt_handle_out("wgt_linear", wgt_impl_linear(wgt_handle_arg(x), wgt_handle_arg(w), wgt_handle_arg(bias))); }
-wgt_tensor *wgt_softmax(wgt_tensor *a, int axis) { return wgt_handle_out("wgt_softmax", wgt_impl_softmax(wgt_handle_arg(a), axis)); }
-wgt_tensor *wgt_log_softmax(wgt_tensor *a, int axis) { return wgt_handle_out("wgt_log_softmax", wgt_impl_log_softmax(wgt_handle_arg(a), axis)); }
-wgt_tensor *wgt_layer_norm(wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps) { return wgt_handle_out("wgt_layer_norm", wgt_impl_layer_norm(wgt_handle_arg(a), wgt_handle_arg(weight), wgt_handle_arg(bias), eps)); }
-wgt_tensor *wgt_rms_norm(wgt_tensor *a, wgt_tensor *weight, double eps) { return wgt_handle_out("wgt_rms_norm", wgt_impl_rms_norm(wgt_handle_arg(a), wgt_handle_arg(weight), eps)); }
-wgt_tensor *wgt_permute(wgt_tensor *a, const int *axes) { return wgt_handle_out("wgt_permute", wgt_impl_permute(wgt_handle_arg(a), axes)); }
-wgt_tensor *wgt_squeeze(wgt_tensor *a, int axis) { return wgt_handle_out("wgt_squeeze", wgt_impl_squeeze(wgt_handle_arg(a), axis)); }
-wgt_tensor *wgt_unsqueeze(wgt_tensor *a, int axis) { return wgt_handle_out("wgt_unsqueeze", wgt_impl_unsqueeze(wgt_handle_arg(a), axis)); }
-wgt_tensor *wgt_expand(wgt_tensor *a, int ndim, const int64_t *shape) { return wgt_handle_out("wgt_expand", wgt_impl_expand(wgt_handle_arg(a), ndim, shape)); }
-wgt_tensor *wgt_flip(wgt_tensor *a, int naxes, const int *axes) { return wgt_handle_out("wgt_flip", wgt_impl_flip(wgt_handle_arg(a), naxes, axes)); }
-wgt_tensor *wgt_pad(wgt_tensor *a, const int64_t *before, const int64_t *after, double value) { return wgt_handle_out("wgt_pad", wgt_impl_pad(wgt_handle_arg(a), before, after, value)); }
-wgt_tensor *wgt_gather_rows(wgt_tensor *table, wgt_tensor *indices) { return wgt_handle_out("wgt_gather_rows", wgt_impl_gather_rows(wgt_handle_arg(table), wgt_handle_arg(indices))); }
-wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices) { return wgt_handle_out("wgt_index_select", wgt_impl_index_select(wgt_handle_arg(a), axis, wgt_handle_arg(indices))); }
-wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) { return wgt_impl_set_rows(wgt_handle_arg(dst), wgt_handle_arg(indices), wgt_handle_arg(rows)); }
-wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) { return wgt_handle_out("wgt_one_hot", wgt_impl_one_hot(wgt_handle_arg(indices), classes, dtype)); }
-wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal) { return wgt_handle_out("wgt_triu", wgt_impl_triu(wgt_handle_arg(a), diagonal)); }
-wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal) { return wgt_handle_out("wgt_tril", wgt_impl_tril(wgt_handle_arg(a), diagonal)); }
-wgt_tensor *wgt_quantize(wgt_tensor *a, wgt_dtype dtype) { return wgt_handle_out("wgt_quantize", wgt_impl_quantize(wgt_handle_arg(a), dtype)); }
-wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype) { return wgt_handle_out("wgt_dequantize", wgt_impl_dequantize(wgt_handle_arg(q), dtype)); }
-wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w) { return wgt_handle_out("wgt_matmul_quantized", wgt_impl_matmul_quantized(wgt_handle_arg(x), wgt_handle_arg(w))); }
-wgt_status wgt_kv_cache_append(wgt_tensor *cache, wgt_tensor *x, int64_t pos) { return wgt_impl_kv_cache_append(wgt_handle_arg(cache), wgt_handle_arg(x), pos); }
-wgt_tensor *wgt_gguf_load(wgt_gguf *g, wgt_context *ctx, const char *name, unsigned usage) { return wgt_handle_out("wgt_gguf_load", wgt_impl_gguf_load(g, ctx, name, usage)); }
-wgt_status wgt_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_tensor *t) { return wgt_impl_gguf_writer_add_tensor(w, name, wgt_handle_arg(t)); }
-wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) { return wgt_handle_out("wgt_rope", wgt_impl_rope(wgt_handle_arg(x), wgt_handle_arg(positions), base)); }
-wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale) { return wgt_handle_out("wgt_attention", wgt_impl_attention(wgt_handle_arg(q), wgt_handle_arg(k), wgt_handle_arg(v), causal, scale)); }
+wgt_tensor *wgt_neg(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_neg", wgt_ag_rule_neg(wgt_impl_neg(r_a), r_a)); }
+wgt_tensor *wgt_abs(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_abs", wgt_ag_rule_abs(wgt_impl_abs(r_a), r_a)); }
+wgt_tensor *wgt_sign(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_sign", wgt_ag_rule_sign(wgt_impl_sign(r_a), r_a)); }
+wgt_tensor *wgt_square(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_square", wgt_ag_rule_square(wgt_impl_square(r_a), r_a)); }
+wgt_tensor *wgt_sqrt(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_sqrt", wgt_ag_rule_sqrt(wgt_impl_sqrt(r_a), r_a)); }
+wgt_tensor *wgt_rsqrt(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_rsqrt", wgt_ag_rule_rsqrt(wgt_impl_rsqrt(r_a), r_a)); }
+wgt_tensor *wgt_reciprocal(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_reciprocal", wgt_ag_rule_reciprocal(wgt_impl_reciprocal(r_a), r_a)); }
+wgt_tensor *wgt_exp(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_exp", wgt_ag_rule_exp(wgt_impl_exp(r_a), r_a)); }
+wgt_tensor *wgt_expm1(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_expm1", wgt_ag_rule_expm1(wgt_impl_expm1(r_a), r_a)); }
+wgt_tensor *wgt_log(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_log", wgt_ag_rule_log(wgt_impl_log(r_a), r_a)); }
+wgt_tensor *wgt_log1p(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_log1p", wgt_ag_rule_log1p(wgt_impl_log1p(r_a), r_a)); }
+wgt_tensor *wgt_sin(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_sin", wgt_ag_rule_sin(wgt_impl_sin(r_a), r_a)); }
+wgt_tensor *wgt_cos(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cos", wgt_ag_rule_cos(wgt_impl_cos(r_a), r_a)); }
+wgt_tensor *wgt_tanh(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_tanh", wgt_ag_rule_tanh(wgt_impl_tanh(r_a), r_a)); }
+wgt_tensor *wgt_sigmoid(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_sigmoid", wgt_ag_rule_sigmoid(wgt_impl_sigmoid(r_a), r_a)); }
+wgt_tensor *wgt_relu(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_relu", wgt_ag_rule_relu(wgt_impl_relu(r_a), r_a)); }
+wgt_tensor *wgt_leaky_relu(wgt_tensor *a, double negative_slope) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_leaky_relu", wgt_ag_rule_leaky_relu(wgt_impl_leaky_relu(r_a, negative_slope), r_a, negative_slope)); }
+wgt_tensor *wgt_elu(wgt_tensor *a, double alpha) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_elu", wgt_ag_rule_elu(wgt_impl_elu(r_a, alpha), r_a, alpha)); }
+wgt_tensor *wgt_gelu(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_gelu", wgt_ag_rule_gelu(wgt_impl_gelu(r_a), r_a)); }
+wgt_tensor *wgt_gelu_tanh(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_gelu_tanh", wgt_ag_rule_gelu_tanh(wgt_impl_gelu_tanh(r_a), r_a)); }
+wgt_tensor *wgt_silu(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_silu", wgt_ag_rule_silu(wgt_impl_silu(r_a), r_a)); }
+wgt_tensor *wgt_softplus(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_softplus", wgt_ag_rule_softplus(wgt_impl_softplus(r_a), r_a)); }
+wgt_tensor *wgt_floor(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_floor", wgt_ag_rule_floor(wgt_impl_floor(r_a), r_a)); }
+wgt_tensor *wgt_ceil(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_ceil", wgt_ag_rule_ceil(wgt_impl_ceil(r_a), r_a)); }
+wgt_tensor *wgt_round(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_round", wgt_ag_rule_round(wgt_impl_round(r_a), r_a)); }
+wgt_tensor *wgt_erf(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_erf", wgt_ag_rule_erf(wgt_impl_erf(r_a), r_a)); }
+wgt_tensor *wgt_isnan(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_isnan", wgt_ag_untracked("wgt_isnan", wgt_impl_isnan(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_isinf(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_isinf", wgt_ag_untracked("wgt_isinf", wgt_impl_isinf(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_clamp(wgt_tensor *a, double lo, double hi) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_clamp", wgt_ag_rule_clamp(wgt_impl_clamp(r_a, lo, hi), r_a, lo, hi)); }
+wgt_tensor *wgt_cast(wgt_tensor *a, wgt_dtype dtype) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cast", wgt_ag_rule_cast(wgt_impl_cast(r_a, dtype), r_a, dtype)); }
+wgt_tensor *wgt_sum(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_sum", wgt_ag_rule_sum(wgt_impl_sum(r_a, naxes, axes, keepdims), r_a, naxes, axes, keepdims)); }
+wgt_tensor *wgt_mean(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_mean", wgt_ag_rule_mean(wgt_impl_mean(r_a, naxes, axes, keepdims), r_a, naxes, axes, keepdims)); }
+wgt_tensor *wgt_max(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_max", wgt_ag_rule_max(wgt_impl_max(r_a, naxes, axes, keepdims), r_a, naxes, axes, keepdims)); }
+wgt_tensor *wgt_min(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_min", wgt_ag_rule_min(wgt_impl_min(r_a, naxes, axes, keepdims), r_a, naxes, axes, keepdims)); }
+wgt_tensor *wgt_prod(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_prod", wgt_ag_rule_prod(wgt_impl_prod(r_a, naxes, axes, keepdims), r_a, naxes, axes, keepdims)); }
+wgt_tensor *wgt_var(wgt_tensor *a, int naxes, const int *axes, int keepdims, int correction) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_var", wgt_ag_rule_var(wgt_impl_var(r_a, naxes, axes, keepdims, correction), r_a, naxes, axes, keepdims, correction)); }
+wgt_tensor *wgt_std(wgt_tensor *a, int naxes, const int *axes, int keepdims, int correction) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_std", wgt_ag_rule_std(wgt_impl_std(r_a, naxes, axes, keepdims, correction), r_a, naxes, axes, keepdims, correction)); }
+wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_argmax", wgt_ag_untracked("wgt_argmax", wgt_impl_argmax(r_a, axis, keepdims), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_argmin", wgt_ag_untracked("wgt_argmin", wgt_impl_argmin(r_a, axis, keepdims), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumsum", wgt_ag_rule_cumsum(wgt_impl_cumsum(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_matmul(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_matmul", wgt_ag_rule_matmul(wgt_impl_matmul(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_w = wgt_handle_arg(w); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_linear", wgt_ag_rule_linear(wgt_impl_linear(r_x, r_w, r_bias), r_x, r_w, r_bias)); }
+wgt_tensor *wgt_softmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_softmax", wgt_ag_rule_softmax(wgt_impl_softmax(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_log_softmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_log_softmax", wgt_ag_rule_log_softmax(wgt_impl_log_softmax(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_layer_norm(wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_layer_norm", wgt_ag_rule_layer_norm(wgt_impl_layer_norm(r_a, r_weight, r_bias, eps), r_a, r_weight, r_bias, eps)); }
+wgt_tensor *wgt_rms_norm(wgt_tensor *a, wgt_tensor *weight, double eps) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_weight = wgt_handle_arg(weight); return wgt_handle_out("wgt_rms_norm", wgt_ag_rule_rms_norm(wgt_impl_rms_norm(r_a, r_weight, eps), r_a, r_weight, eps)); }
+wgt_tensor *wgt_permute(wgt_tensor *a, const int *axes) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_permute", wgt_ag_rule_permute(wgt_impl_permute(r_a, axes), r_a, axes)); }
+wgt_tensor *wgt_squeeze(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_squeeze", wgt_ag_rule_squeeze(wgt_impl_squeeze(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_unsqueeze(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_unsqueeze", wgt_ag_rule_unsqueeze(wgt_impl_unsqueeze(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_expand(wgt_tensor *a, int ndim, const int64_t *shape) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_expand", wgt_ag_rule_expand(wgt_impl_expand(r_a, ndim, shape), r_a, ndim, shape)); }
+wgt_tensor *wgt_flip(wgt_tensor *a, int naxes, const int *axes) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_flip", wgt_ag_rule_flip(wgt_impl_flip(r_a, naxes, axes), r_a, naxes, axes)); }
+wgt_tensor *wgt_pad(wgt_tensor *a, const int64_t *before, const int64_t *after, double value) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_pad", wgt_ag_rule_pad(wgt_impl_pad(r_a, before, after, value), r_a, before, after, value)); }
+wgt_tensor *wgt_gather_rows(wgt_tensor *table, wgt_tensor *indices) { wgt_tensor *r_table = wgt_handle_arg(table); wgt_tensor *r_indices = wgt_handle_arg(indices); return wgt_handle_out("wgt_gather_rows", wgt_ag_rule_gather_rows(wgt_impl_gather_rows(r_table, r_indices), r_table, r_indices)); }
+wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_indices = wgt_handle_arg(indices); return wgt_handle_out("wgt_index_select", wgt_ag_rule_index_select(wgt_impl_index_select(r_a, axis, r_indices), r_a, axis, r_indices)); }
+wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) { wgt_tensor *r_dst = wgt_handle_arg(dst); wgt_tensor *r_indices = wgt_handle_arg(indices); wgt_tensor *r_rows = wgt_handle_arg(rows); return wgt_impl_set_rows(r_dst, r_indices, r_rows); }
+wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) { wgt_tensor *r_indices = wgt_handle_arg(indices); return wgt_handle_out("wgt_one_hot", wgt_ag_untracked("wgt_one_hot", wgt_impl_one_hot(r_indices, classes, dtype), 1, (wgt_tensor *[]){r_indices})); }
+wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_triu", wgt_ag_rule_triu(wgt_impl_triu(r_a, diagonal), r_a, diagonal)); }
+wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_tril", wgt_ag_rule_tril(wgt_impl_tril(r_a, diagonal), r_a, diagonal)); }
+wgt_tensor *wgt_quantize(wgt_tensor *a, wgt_dtype dtype) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_quantize", wgt_ag_untracked("wgt_quantize", wgt_impl_quantize(r_a, dtype), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype) { wgt_tensor *r_q = wgt_handle_arg(q); return wgt_handle_out("wgt_dequantize", wgt_ag_untracked("wgt_dequantize", wgt_impl_dequantize(r_q, dtype), 1, (wgt_tensor *[]){r_q})); }
+wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_w = wgt_handle_arg(w); return wgt_handle_out("wgt_matmul_quantized", wgt_ag_untracked("wgt_matmul_quantized", wgt_impl_matmul_quantized(r_x, r_w), 2, (wgt_tensor *[]){r_x, r_w})); }
+wgt_status wgt_kv_cache_append(wgt_tensor *cache, wgt_tensor *x, int64_t pos) { wgt_tensor *r_cache = wgt_handle_arg(cache); wgt_tensor *r_x = wgt_handle_arg(x); return wgt_impl_kv_cache_append(r_cache, r_x, pos); }
+wgt_tensor *wgt_gguf_load(wgt_gguf *g, wgt_context *ctx, const char *name, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_gguf_load", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_gguf_load", wgt_impl_gguf_load(g, ctx_, name, usage)); }
+wgt_status wgt_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_gguf_writer_add_tensor(w, name, r_t); }
+wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_positions = wgt_handle_arg(positions); return wgt_handle_out("wgt_rope", wgt_ag_rule_rope(wgt_impl_rope(r_x, r_positions, base), r_x, r_positions, base)); }
+wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale) { wgt_tensor *r_q = wgt_handle_arg(q); wgt_tensor *r_k = wgt_handle_arg(k); wgt_tensor *r_v = wgt_handle_arg(v); return wgt_handle_out("wgt_attention", wgt_ag_rule_attention(wgt_impl_attention(r_q, r_k, r_v, causal, scale), r_q, r_k, r_v, causal, scale)); }
+wgt_status wgt_requires_grad(wgt_tensor *t, int on) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_requires_grad(r_t, on); }
+int wgt_tensor_requires_grad(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_requires_grad(r_t); }
+wgt_status wgt_backward(wgt_tensor *loss, wgt_tensor *grad) { wgt_tensor *r_loss = wgt_handle_arg(loss); wgt_tensor *r_grad = wgt_handle_arg(grad); return wgt_impl_backward(r_loss, r_grad); }
+wgt_tensor *wgt_grad(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_grad", wgt_impl_grad(r_t)); }
+wgt_status wgt_zero_grad(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_zero_grad(r_t); }
+wgt_tensor *wgt_detach(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_detach", wgt_impl_detach(r_t)); }
+wgt_tensor *wgt_cross_entropy(wgt_tensor *logits, wgt_tensor *targets) { wgt_tensor *r_logits = wgt_handle_arg(logits); wgt_tensor *r_targets = wgt_handle_arg(targets); return wgt_handle_out("wgt_cross_entropy", wgt_ag_rule_cross_entropy(wgt_impl_cross_entropy(r_logits, r_targets), r_logits, r_targets)); }
+wgt_status wgt_save_npy(wgt_tensor *t, const char *path) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_save_npy(r_t, path); }
+wgt_tensor *wgt_load_npy(wgt_context *ctx, const char *path, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_load_npy", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_load_npy", wgt_impl_load_npy(ctx_, path, usage)); }
+wgt_tensor *wgt_load_safetensors(wgt_context *ctx, const char *path, const char *name, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_load_safetensors", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_load_safetensors", wgt_impl_load_safetensors(ctx_, path, name, usage)); }
 
 /* Every public function that takes or returns a tensor or a context (tests/test_handles.c
  * checks the list). */
@@ -295,6 +306,20 @@ const char *const wgt_handle_functions[] = {
     "wgt_gguf_writer_add_tensor",
     "wgt_rope",
     "wgt_attention",
+    "wgt_requires_grad",
+    "wgt_tensor_requires_grad",
+    "wgt_backward",
+    "wgt_grad",
+    "wgt_zero_grad",
+    "wgt_detach",
+    "wgt_cross_entropy",
+    "wgt_sgd",
+    "wgt_adamw",
+    "wgt_clip_grad_norm",
+    "wgt_save_npy",
+    "wgt_load_npy",
+    "wgt_save_safetensors",
+    "wgt_load_safetensors",
     NULL,
 };
 
@@ -324,5 +349,8 @@ const char *const wgt_context_functions[] = {
     "wgt_context_webgpu_device",
     "wgt_kernel_create",
     "wgt_scalar",
+    "wgt_gguf_load",
+    "wgt_load_npy",
+    "wgt_load_safetensors",
     NULL,
 };

@@ -154,6 +154,20 @@ wgt_tensor *wgt_impl_gguf_load(wgt_gguf *g, wgt_context *ctx, const char *name, 
 wgt_status wgt_impl_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_tensor *t);
 wgt_tensor *wgt_impl_rope(wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
+wgt_status wgt_impl_requires_grad(wgt_tensor *t, int on);
+int wgt_impl_tensor_requires_grad(const wgt_tensor *t);
+wgt_status wgt_impl_backward(wgt_tensor *loss, wgt_tensor *grad);
+wgt_tensor *wgt_impl_grad(wgt_tensor *t);
+wgt_status wgt_impl_zero_grad(wgt_tensor *t);
+wgt_tensor *wgt_impl_detach(wgt_tensor *t);
+wgt_tensor *wgt_impl_cross_entropy(wgt_tensor *logits, wgt_tensor *targets);
+wgt_optimizer *wgt_impl_sgd(int n, wgt_tensor *const *params, double lr, double momentum, double weight_decay);
+wgt_optimizer *wgt_impl_adamw(int n, wgt_tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay);
+wgt_status wgt_impl_clip_grad_norm(int n, wgt_tensor *const *params, double max_norm, double *norm_out);
+wgt_status wgt_impl_save_npy(wgt_tensor *t, const char *path);
+wgt_tensor *wgt_impl_load_npy(wgt_context *ctx, const char *path, unsigned usage);
+wgt_status wgt_impl_save_safetensors(const char *path, int n, const char *const *names, wgt_tensor *const *tensors);
+wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const char *name, unsigned usage);
 
 #ifndef WGT_API_PROTOTYPES_ONLY
 #define wgt_context_create wgt_impl_context_create
@@ -303,6 +317,20 @@ wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int 
 #define wgt_gguf_writer_add_tensor wgt_impl_gguf_writer_add_tensor
 #define wgt_rope wgt_impl_rope
 #define wgt_attention wgt_impl_attention
+#define wgt_requires_grad wgt_impl_requires_grad
+#define wgt_tensor_requires_grad wgt_impl_tensor_requires_grad
+#define wgt_backward wgt_impl_backward
+#define wgt_grad wgt_impl_grad
+#define wgt_zero_grad wgt_impl_zero_grad
+#define wgt_detach wgt_impl_detach
+#define wgt_cross_entropy wgt_impl_cross_entropy
+#define wgt_sgd wgt_impl_sgd
+#define wgt_adamw wgt_impl_adamw
+#define wgt_clip_grad_norm wgt_impl_clip_grad_norm
+#define wgt_save_npy wgt_impl_save_npy
+#define wgt_load_npy wgt_impl_load_npy
+#define wgt_save_safetensors wgt_impl_save_safetensors
+#define wgt_load_safetensors wgt_impl_load_safetensors
 #endif
 
 #endif

@@ -170,6 +170,7 @@ wgt_tensor *wgt_retain(wgt_tensor *t) {
 void wgt_release(wgt_tensor *t) {
     if (!live(t)) return;
     if (--t->refs > 0) return;
+    if (t->ag) wgt_ag_meta_release(t->ag);
     wgt_storage_release(t->storage);
     free(t);
 }

@@ -97,7 +97,13 @@ struct wgt_tensor {
     int64_t strides[WGT_MAX_DIMS];
     int64_t offset;
     unsigned usage;
+    /* Autograd's record of this tensor (src/autograd/): whether it needs a gradient, its
+     * gradient, and how it was computed. NULL for tensors no gradient flows through. */
+    struct wgt_ag_meta *ag;
 };
+
+/* Drops a tensor record's autograd record (src/autograd/tape.c). */
+void wgt_ag_meta_release(struct wgt_ag_meta *m);
 
 /* ---- shapes (shape.c) ---- */
 wgt_status wgt_check_shape(const char *fn, int ndim, const int64_t *shape, int64_t *numel_out);
