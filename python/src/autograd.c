@@ -61,9 +61,12 @@ static int set_requires_grad(TensorObject *s, PyObject *v, void *u) {
 }
 static PyObject *get_grad(TensorObject *s, void *u) {
     WGTPY_LOCK(s->ctx);
+    wgt_clear_error(); /* NULL means "no gradient" unless the call left an error */
     wgt_tensor *g = wgt_grad(s->t);
+    wgt_status st = wgt_last_status();
     WGTPY_UNLOCK(s->ctx);
-    if (!g) Py_RETURN_NONE; /* no gradient yet is not an error */
+    if (!g && st != WGT_OK) return wgtpy_raise("Tensor.grad", 0);
+    if (!g) Py_RETURN_NONE;
     return wgtpy_wrap(g, s->ctx, "Tensor.grad", 0);
 }
 
