@@ -258,3 +258,4 @@ $(ASAN_BUILD)/pin_lavapipe.o:
 
 clean:
 	rm -rf $(BUILD)
+include web/wasm.mk

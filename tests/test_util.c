@@ -45,7 +45,15 @@ double test_round_to(wgt_dtype dtype, double v) {
     }
 }
 
+#ifdef __wasi__
+long long wgt_wasm_heap_in_use(void); /* web/c/heap_in_use.c: wasi-libc has no mallinfo2 */
+#endif
+
 long long test_heap_in_use(void) {
+#ifdef __wasi__
+    return wgt_wasm_heap_in_use();
+#else
     struct mallinfo2 m = mallinfo2();
     return (long long)(m.uordblks + m.hblkhd);
+#endif
 }

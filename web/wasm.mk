@@ -1,0 +1,54 @@
+# ---- WebAssembly: `make wasm`, `make test-wasm` (docs/web.md) ---------------------------------
+# The core, the CPU backend (single-threaded, web/c/plain_blas.c for its matrix products) and
+# the WebGPU backend compiled for wasm32-wasi with Debian's clang-19 and wasi-libc; webgpu.h is
+# the JavaScript import table of web/src/webgpu_imports.js (web/c/loader_js.c replaces the
+# dlopen loader). scripts/setup_wasm.sh installs the tools, Node 24 and the npm packages.
+WASM_CC ?= clang-19
+WASM_BUILD ?= $(BUILD)/wasm
+WASM_NODE ?= .deps/node24/bin/node
+WASM_FLAGS = --target=wasm32-wasi --sysroot=/usr -O2 -g
+WASM_CPPFLAGS = -D_GNU_SOURCE -Iweb/c/include -Iinclude -Isrc -I$(BUILD)/gen
+WASM_LIB_SRC = $(filter-out src/backend/webgpu/loader.c,$(LIB_SRC)) web/c/loader_js.c web/c/plain_blas.c web/c/no_threads.c web/c/layouts.c
+WASM_LIB_OBJ = $(WASM_LIB_SRC:%.c=$(WASM_BUILD)/obj/%.o) $(WASM_BUILD)/obj/gen/wgsl_sources.o
+# JS reaches the indirect function table (the C callbacks) and the allocator; the test suite
+# counts heap bytes through wrapped allocation functions (web/c/heap_in_use.c). 4 GiB is
+# wasm32's whole address space; large tensors need most of it.
+WASM_WRAP = $(foreach f,malloc calloc realloc free aligned_alloc posix_memalign,-Wl,--wrap=$(f))
+WASM_LDFLAGS = -Wl,--export-table -Wl,--export=wgtjs_layout_names -Wl,--export=wgtjs_layout_values -Wl,--export=wgtjs_layout_count \
+	-Wl,--max-memory=4294967296 -Wl,-z,stack-size=8388608 -lwasi-emulated-signal
+
+.PHONY: wasm wasm-check
+wasm: wasm-check $(WASM_BUILD)/wgt_tests.wasm
+
+wasm-check:
+	@command -v $(WASM_CC) >/dev/null && [ -f /usr/lib/wasm32-wasi/libc.a ] || { echo "make wasm: $(WASM_CC) or" \
+		"wasi-libc is missing: run scripts/setup_wasm.sh" >&2; exit 1; }
+
+$(WASM_BUILD)/obj/%.o: %.c $(HEADERS) web/c/include/cblas.h web/wasm.mk
+	@mkdir -p $(@D)
+	$(WASM_CC) $(WASM_FLAGS) $(WASM_CPPFLAGS) $(WARN) -c $< -o $@
+
+$(WASM_BUILD)/obj/gen/wgsl_sources.o: $(BUILD)/gen/wgsl_sources.c
+	@mkdir -p $(@D)
+	$(WASM_CC) $(WASM_FLAGS) -c $< -o $@
+
+$(WASM_BUILD)/obj/src/backend/webgpu/device.o: $(BUILD)/gen/install_dirs.h
+
+$(WASM_BUILD)/wgt_tests.wasm: $(TEST_SRC) tests/test.h web/c/heap_in_use.c web/c/test_wasm.c $(WASM_LIB_OBJ)
+	$(WASM_CC) $(WASM_FLAGS) $(WASM_CPPFLAGS) -Itests -DWGT_SOURCE_DIR='"$(CURDIR)"' $(WARN) -o $@ \
+		$(TEST_SRC) web/c/heap_in_use.c web/c/test_wasm.c $(WASM_LIB_OBJ) $(WASM_WRAP) $(WASM_LDFLAGS)
+
+# test-wasm: the C suite built as wasm, whole on the CPU backend in Node 24, then
+# WASM_WEBGPU_TESTS (substrings of test names) on WebGPU in Node (npm `webgpu`, lavapipe here).
+WASM_WEBGPU_TESTS ?=
+.PHONY: setup-wasm test-wasm test-wasm-run
+setup-wasm:
+	@./scripts/setup_wasm.sh
+
+test-wasm: setup-wasm
+	@$(MAKE) --no-print-directory wasm
+	@$(MAKE) --no-print-directory test-wasm-run
+
+test-wasm-run:
+	$(WASM_NODE) web/tests/run_c_suite.mjs
+	$(WASM_NODE) web/tests/run_c_suite.mjs --webgpu $(WASM_WEBGPU_TESTS)
