@@ -24,6 +24,8 @@ __attribute__((import_module("wgpu"), import_name("wgtjsDescribe"))) int wgtjsDe
 static wgpu_procs procs;
 
 const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, size_t loaded_size) {
+    const char *env = getenv("WGT_WEBGPU_LIBRARY"); /* named the same way as natively */
+    if (!(explicit_path && *explicit_path)) explicit_path = env;
     if (explicit_path && *explicit_path) {
         /* Unavailable, as a library that cannot be loaded is natively: AUTO then falls back. */
         wgt_error(WGT_ERR_UNAVAILABLE,

@@ -4,8 +4,8 @@
 // exit code is known even though the exit unwinds a promise.
 import { WASI } from "node:wasi";
 
-export function nodeWasi({ args = [], env = {}, preopens = {} } = {}) {
-  const wasi = new WASI({ version: "preview1", args, env, preopens, returnOnExit: true });
+export function nodeWasi({ args = [], env = {}, preopens = {}, stdout = 1 } = {}) {
+  const wasi = new WASI({ version: "preview1", args, env, preopens, returnOnExit: true, stdout });
   const inner = wasi.getImportObject().wasi_snapshot_preview1;
   const state = { exitCode: null };
   const imports = {};

@@ -244,7 +244,9 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
       const info = get(a).info ?? {};
       putView(p + off("WGPUAdapterInfo.vendor"), info.vendor);
       putView(p + off("WGPUAdapterInfo.architecture"), info.architecture);
-      putView(p + off("WGPUAdapterInfo.device"), info.device);
+      // Browsers may leave device and description empty (fingerprinting): name it by what is there.
+      const named = info.device || info.description || [info.vendor, info.architecture].filter(Boolean).join(" ");
+      putView(p + off("WGPUAdapterInfo.device"), named || "unnamed adapter");
       putView(p + off("WGPUAdapterInfo.description"), info.description);
       setU32(p + off("WGPUAdapterInfo.backendType"), BACKEND_WEBGPU);
       setU32(p + off("WGPUAdapterInfo.adapterType"), info.isFallbackAdapter ? ADAPTER_CPU : ADAPTER_UNKNOWN);
@@ -288,26 +290,23 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
       return future(info, adapter.requestDevice({ requiredFeatures, requiredLimits }), (i, r) => {
         let d = 0;
         if (r.ok) {
-          const e = { kind: "device", js: r.ok, lostCallback: lost, forced: null };
+          const e = { kind: "device", js: r.ok, lostCallback: lost };
           d = handle(e);
           // The C callbacks take a pointer to the device handle.
           const cell = () => { const p = alloc(4); setU32(p, d); return p; };
-          r.ok.lost.then((why) => {
-            if (!e.lostCallback?.fn) return;
+          e.loseWith = (reason, message) => spontaneous.push(() => {
             const cb = e.lostCallback;
-            spontaneous.push(() => {
-              if (!e.lostCallback) return; // released meanwhile: the callback is not owed
-              e.lostCallback = null;
-              const reason = e.forced ? LOST_UNKNOWN : why.reason === "destroyed" ? LOST_DESTROYED : LOST_UNKNOWN;
-              const p = cell();
-              withView(e.forced ?? why.message, (m) => callTable(cb.fn, p, reason, m, cb.u1, cb.u2));
-              dealloc(p);
-            });
+            if (!cb?.fn) return; // released meanwhile, or already told: the callback is not owed
+            e.lostCallback = null;
+            const p = cell();
+            withView(message, (m) => callTable(cb.fn, p, reason, m, cb.u1, cb.u2));
+            dealloc(p);
           });
+          r.ok.lost.then((why) => e.loseWith(why.reason === "destroyed" ? LOST_DESTROYED : LOST_UNKNOWN, why.message));
           if (uncaptured.fn) {
             r.ok.addEventListener("uncapturederror", (ev) => {
               spontaneous.push(() => {
-                if (!e.lostCallback && e.released) return;
+                if (e.released) return; // its userdata may be gone
                 const p = cell();
                 withView(ev.error.message, (m) => callTable(uncaptured.fn, p, errorType(ev.error), m, uncaptured.u1, uncaptured.u2));
                 dealloc(p);
@@ -412,11 +411,12 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
         withView(message, (m) => callTable(i.fn, r.error ? POP_ERROR_SCOPE_ERROR : SUCCESS, type, m, i.u1, i.u2));
       });
     },
-    // The JS API cannot lose a device on request; destroying it loses it, and the loss is
-    // reported with the caller's reason (not as "destroyed", which C takes for its own doing).
+    // The JS API cannot lose a device on request; destroying it loses it. The loss is
+    // reported at once with the caller's reason and message (as Dawn's ForceLoss does at the
+    // next ProcessEvents), not later as "destroyed", which C would take for its own doing.
     wgpuDeviceForceLoss(d, reason, message) {
       const e = entry(d);
-      e.forced = view(message) || "device loss forced";
+      e.loseWith(reason, view(message) || "device loss forced");
       e.js.destroy();
     },
     wgpuDeviceDestroy: (d) => { destroyDoomed(); get(d).destroy(); },

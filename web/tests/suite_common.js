@@ -24,3 +24,25 @@ export async function instantiateSuite(bytes, wasi, gpuOptions) {
   }
   return wasi.state.exitCode ?? 0;
 }
+
+/** [passed, failed, skipped] from a run's output, or null when it has no closing line. */
+export function closingCounts(text) {
+  const m = text.match(/^(\d+) passed, (\d+) failed, (\d+) skipped$/m);
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
+}
+
+/** Runs run(filter) -> {code, text} for each filter and prints one closing line for all. */
+export async function runEach(filters, run) {
+  const total = [0, 0, 0];
+  let code = 0;
+  for (const f of filters) {
+    console.log(`== tests named *${f}*`);
+    const r = await run(f);
+    const counts = closingCounts(r.text);
+    if (!counts) console.log(`the run of *${f}* ended without its closing line`);
+    else counts.forEach((n, k) => (total[k] += n));
+    code ||= r.code || (counts ? 0 : 1);
+  }
+  console.log(`${total[0]} passed, ${total[1]} failed, ${total[2]} skipped`);
+  return code || (total[1] ? 1 : 0);
+}
