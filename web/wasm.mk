@@ -18,7 +18,7 @@ WASM_LDFLAGS = -Wl,--export-table -Wl,--export=wgtjs_layout_names -Wl,--export=w
 	-Wl,--max-memory=4294967296 -Wl,-z,stack-size=8388608 -lwasi-emulated-signal
 
 .PHONY: wasm wasm-check
-wasm: wasm-check $(WASM_BUILD)/wgt_tests.wasm
+wasm: wasm-check $(WASM_BUILD)/wgt_tests.wasm web/wgtensor.wasm web/src/api_table.js
 
 wasm-check:
 	@command -v $(WASM_CC) >/dev/null && [ -f /usr/lib/wasm32-wasi/libc.a ] || { echo "make wasm: $(WASM_CC) or" \
@@ -26,7 +26,7 @@ wasm-check:
 
 $(WASM_BUILD)/obj/%.o: %.c $(HEADERS) web/c/include/cblas.h web/wasm.mk
 	@mkdir -p $(@D)
-	$(WASM_CC) $(WASM_FLAGS) $(WASM_CPPFLAGS) $(WARN) -c $< -o $@
+	$(WASM_CC) $(WASM_FLAGS) $(WASM_CPPFLAGS) $(WARN) -fvisibility=hidden -c $< -o $@
 
 $(WASM_BUILD)/obj/gen/wgsl_sources.o: $(BUILD)/gen/wgsl_sources.c
 	@mkdir -p $(@D)
@@ -38,13 +38,23 @@ $(WASM_BUILD)/wgt_tests.wasm: $(TEST_SRC) tests/test.h web/c/heap_in_use.c web/c
 	$(WASM_CC) $(WASM_FLAGS) $(WASM_CPPFLAGS) -Itests -DWGT_SOURCE_DIR='"$(CURDIR)"' $(WARN) -o $@ \
 		$(TEST_SRC) web/c/heap_in_use.c web/c/test_wasm.c $(WASM_LIB_OBJ) $(WASM_WRAP) $(WASM_LDFLAGS)
 
+# The ES module package in web/ (docs/web.md): the library as a wasm reactor exporting the
+# header's functions (the header marks them visible; everything else is hidden), loaded from
+# beside web/wgtensor.js, and the table its generic bindings are made from.
+web/wgtensor.wasm: $(WASM_LIB_OBJ)
+	$(WASM_CC) $(WASM_FLAGS) -mexec-model=reactor -o $@ $(WASM_LIB_OBJ) -Wl,--export-dynamic $(WASM_LDFLAGS)
+
+web/src/api_table.js web/src/api_table.d.ts &: include/wgtensor.h scripts/gen_api.py web/scripts/gen_js_api.py
+	python3 web/scripts/gen_js_api.py $@
+
 # test-wasm: the C suite built as wasm, whole on the CPU backend in Node 24; then a chosen
 # part of it on WebGPU, in Node (npm `webgpu`, lavapipe here) and in headless Chromium
 # (SwiftShader). The whole WebGPU half takes far longer in wasm than natively (each kernel's
 # first compile through this Dawn and lavapipe is cold: tens of minutes), so CI runs tests
 # that cover every path of the JS import table: device and adapter queries, features, shader
 # errors, reads through views, async reads, device loss, error-scope failures and the leak
-# check, and one differential test per op family that compiles quickly (docs/web.md).
+# check, and one differential test per op family that compiles quickly (docs/web.md). Last,
+# the JS API's tests (node's test runner): every op family on WebGPU against the CPU backend.
 WASM_WEBGPU_TESTS ?= env_webgpu webgpu_feature_values webgpu_shader_errors webgpu_adapter_choice \
 	read_write_through_views matmul_known_values binary_webgpu_matches_cpu index_webgpu shape_webgpu_matches_cpu \
 	device_loss engine_async_reads limits_failures_leave
@@ -64,3 +74,4 @@ test-wasm-run:
 	$(WASM_NODE) web/tests/run_c_suite.mjs
 	$(WASM_NODE) web/tests/run_c_suite.mjs --webgpu $(WASM_WEBGPU_TESTS)
 	$(WASM_NODE) web/tests/run_browser.mjs $(WASM_BROWSER_TESTS)
+	$(WASM_NODE) --expose-gc --test web/tests/api/*.test.mjs

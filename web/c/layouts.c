@@ -1,7 +1,7 @@
 /*
- * The struct layouts of webgpu_api.h as this compiler lays them out for wasm32, for the JS
- * import table (web/src/webgpu_imports.js), which reads and writes these structs in wasm
- * memory. The offsets come from offsetof on the very header the C code is compiled with, so
+ * The struct layouts of webgpu_api.h (and of the public structs the JS API fills) as this
+ * compiler lays them out for wasm32, for the JS import table (web/src/webgpu_imports.js) and
+ * web/wgtensor.js, which read and write these structs in wasm memory. The offsets come from offsetof on the very header the C code is compiled with, so
  * the JS side can never disagree with it: nothing here is typed by hand but the field names,
  * and a name that is not a field of its struct fails to compile.
  *
@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "backend/webgpu/webgpu_api.h"
+#include "wgtensor.h"
 
 #define LIMIT_FIELDS(X)                                                                                            \
     X(maxTextureDimension1D) X(maxTextureDimension2D) X(maxTextureDimension3D) X(maxTextureArrayLayers)            \
@@ -64,7 +65,9 @@
     F(WGPUComputeState, constants)                                                                                 \
     F(WGPUQuerySetDescriptor, type) F(WGPUQuerySetDescriptor, count)                                               \
     F(WGPUComputePassDescriptor, timestampWrites) F(WGPUPassTimestampWrites, querySet)                             \
-    F(WGPUPassTimestampWrites, beginningOfPassWriteIndex) F(WGPUPassTimestampWrites, endOfPassWriteIndex)
+    F(WGPUPassTimestampWrites, beginningOfPassWriteIndex) F(WGPUPassTimestampWrites, endOfPassWriteIndex)         \
+    F(wgt_context_options, backend) F(wgt_context_options, adapter) F(wgt_context_options, quiet)                  \
+    S(wgt_context_options) F(wgt_binding, name) F(wgt_binding, tensor) S(wgt_binding)
 
 #define LIMIT(f) FIELD(WGPULimits, f)
 

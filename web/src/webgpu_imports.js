@@ -63,7 +63,23 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * runtime has none (then `why` says so and the C side reports the backend unavailable).
  * name: what C reports as the library in use.
  */
-export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGPU in this runtime" }) {
+/** "Struct.field" -> offset and "Struct" -> size, as the module was compiled (web/c/layouts.c). */
+export function layouts(instance) {
+  const x = instance.exports, m = new Uint8Array(x.memory.buffer);
+  let end = x.wgtjs_layout_names();
+  while (m[end]) end++;
+  const names = new TextDecoder().decode(m.subarray(x.wgtjs_layout_names(), end)).split(",").filter(Boolean);
+  const values = new Uint32Array(x.memory.buffer, x.wgtjs_layout_values(), x.wgtjs_layout_count());
+  if (names.length !== values.length) throw new Error("wgtensor: layout table names and values disagree");
+  return Object.fromEntries(names.map((n, k) => [n, values[k]]));
+}
+
+/**
+ * canSuspend() says whether the current call into wasm came through WebAssembly.promising:
+ * only then may a wait suspend; otherwise it answers from what has already settled (a
+ * Suspending import that returns a plain value does not suspend).
+ */
+export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGPU in this runtime", canSuspend = () => true }) {
   // Without JSPI nothing can wait for the GPU: WebGPU is then unavailable, with the reason.
   const jspi = typeof WebAssembly.Suspending === "function";
   if (gpu && !jspi) {
@@ -201,43 +217,39 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
         withView(message, (m) => callTable(i.fn, status, a, m, i.u1, i.u2));
       });
     },
-    wgpuInstanceWaitAny: suspending(async (inst, count, infos, timeout) => {
+    wgpuInstanceWaitAny: suspending((inst, count, infos, timeout) => {
       const size = L.WGPUFutureWaitInfo, at = (k) => infos + k * size;
-      const pending = () => {
-        let any = false;
+      const idOf = (k) => u64(at(k) + off("WGPUFutureWaitInfo.future"));
+      // A future delivered earlier (or unknown) counts as complete, as in Dawn.
+      const finish = () => {
+        runSpontaneous();
+        let done = false;
         for (let k = 0; k < count; k++) {
-          const f = futures.get(u64(at(k) + off("WGPUFutureWaitInfo.future")));
-          if (f?.settled) { any = true; }
-        }
-        return any;
-      };
-      if (!pending()) {
-        const waits = [];
-        for (let k = 0; k < count; k++) {
-          const f = futures.get(u64(at(k) + off("WGPUFutureWaitInfo.future")));
-          if (f) waits.push(f.promise);
-        }
-        const ms = Number(timeout / 1000000n);
-        await Promise.race([...waits, timeout ? sleep(ms) : nextTask()]);
-      }
-      runSpontaneous();
-      let done = false;
-      for (let k = 0; k < count; k++) {
-        const id = u64(at(k) + off("WGPUFutureWaitInfo.future"));
-        const f = futures.get(id);
-        // A future delivered earlier (or unknown) counts as complete, as in Dawn.
-        if (!f || f.settled) {
+          const f = futures.get(idOf(k));
+          if (f && !f.settled) continue;
           if (f) f.deliver();
           setU32(at(k) + off("WGPUFutureWaitInfo.completed"), 1);
           done = true;
         }
+        return done ? WAIT_SUCCESS : WAIT_TIMED_OUT;
+      };
+      const waits = [];
+      for (let k = 0; k < count; k++) {
+        const f = futures.get(idOf(k));
+        if (!f || f.settled) return finish();
+        waits.push(f.promise);
       }
-      return done ? WAIT_SUCCESS : WAIT_TIMED_OUT;
+      if (!canSuspend()) return finish();
+      const ms = Number(timeout / 1000000n);
+      return Promise.race([...waits, timeout ? sleep(ms) : nextTask()]).then(finish);
     }),
-    wgpuInstanceProcessEvents: suspending(async () => {
-      await nextTask();
-      runSpontaneous();
-      for (const f of [...futures.values()]) if (f.settled && f.mode !== MODE_WAIT_ANY_ONLY) f.deliver();
+    wgpuInstanceProcessEvents: suspending(() => {
+      const run = () => {
+        runSpontaneous();
+        for (const f of [...futures.values()]) if (f.settled && f.mode !== MODE_WAIT_ANY_ONLY) f.deliver();
+      };
+      if (!canSuspend()) return run();
+      return nextTask().then(run);
     }),
 
     wgpuAdapterGetInfo(a, p) {
@@ -509,11 +521,7 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
     /** Called once the module is instantiated: reads the layouts the C side was built with. */
     attach(wasmInstance) {
       instance = wasmInstance;
-      const x = instance.exports;
-      const names = cstr(x.wgtjs_layout_names()).split(",").filter(Boolean);
-      const values = new Uint32Array(x.memory.buffer, x.wgtjs_layout_values(), x.wgtjs_layout_count());
-      if (names.length !== values.length) throw new Error("wgtensor: layout table names and values disagree");
-      L = Object.fromEntries(names.map((n, k) => [n, values[k]]));
+      L = layouts(instance);
     },
   };
 }
