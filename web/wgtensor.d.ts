@@ -56,3 +56,5 @@ export const ops: Ops & {
   stack(tensors: Tensor[], axis?: number): Tensor;
 };
 export const dtypes: DType[];
+/** What the WebGPU import table holds: GPU buffers created and not yet destroyed. */
+export function webgpuStats(): { buffersAlive: number };

@@ -63,6 +63,7 @@ async function load({ gpu, gpuName, why }) {
   const released = []; // handles the FinalizationRegistry gave back while a call was in flight
   const l = {
     x,
+    wg,
     hasGPU: !!gpu,
     why,
     L: layouts(instance),
@@ -369,3 +370,8 @@ for (const [cName, ret, params] of FUNCTIONS) {
 }
 
 export const dtypes = Object.keys(DTYPES);
+
+/** What the WebGPU import table holds: GPU buffers created and not yet destroyed. */
+export function webgpuStats() {
+  return { buffersAlive: lib ? lib.wg.buffersAlive() : 0 };
+}

@@ -158,9 +158,15 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
   };
   const runSpontaneous = () => { while (spontaneous.length) spontaneous.shift()(); };
 
+  let buffersAlive = 0; // created and not yet destroyed: what holds GPU memory
   const destroyDoomed = () => {
-    for (const b of doomed) b.js.destroy();
+    for (const b of doomed) destroyBuffer(b);
     doomed.clear();
+  };
+  const destroyBuffer = (b) => {
+    if (!b.destroyed) buffersAlive--;
+    b.destroyed = true;
+    b.js.destroy();
   };
   const releaseBuffer = (b) => {
     if (--b.refs > 0) return;
@@ -340,7 +346,9 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
       const size = Number(u64(desc + off("WGPUBufferDescriptor.size")));
       const mappedAtCreation = !!u32(desc + off("WGPUBufferDescriptor.mappedAtCreation"));
       try {
-        return handle({ kind: "buffer", js: get(d).createBuffer({ size, usage, mappedAtCreation }), refs: 1, mapped: 0 });
+        const b = handle({ kind: "buffer", js: get(d).createBuffer({ size, usage, mappedAtCreation }), refs: 1, mapped: 0 });
+        buffersAlive++;
+        return b;
       } catch (e) {
         return 0; // a RangeError: more than this runtime can allocate
       }
@@ -477,7 +485,7 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
       if (e.mapped) { dealloc(e.mapped); e.mapped = 0; }
       e.js.unmap();
     },
-    wgpuBufferDestroy: (b) => get(b).destroy(),
+    wgpuBufferDestroy: (b) => destroyBuffer(entry(b)),
     wgpuBufferRelease(b) { releaseBuffer(entry(b)); drop(b); },
     wgpuShaderModuleRelease: drop,
     wgpuBindGroupLayoutRelease: drop,
@@ -518,6 +526,8 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
 
   return {
     imports: { wgpu: imports },
+    /** GPU buffers created and not yet destroyed (the JS API's tests watch it). */
+    buffersAlive: () => buffersAlive,
     /** Called once the module is instantiated: reads the layouts the C side was built with. */
     attach(wasmInstance) {
       instance = wasmInstance;

@@ -102,3 +102,19 @@ test("a compiled graph replays with new inputs on both backends", { skip: noGpu 
   }
   assert.deepEqual(seen, [[17, 80], [8, 53], [17, 80], [8, 53]]);
 });
+
+test("released buffers are destroyed: GPU memory comes back at release, not at garbage collection", { skip: noGpu ?? false }, async () => {
+  const ctx = await wg.init({ backend: "webgpu" });
+  const base = wg.webgpuStats().buffersAlive;
+  for (let round = 0; round < 3; round++) {
+    const ts = Array.from({ length: 20 }, (_, k) => ctx.full("f32", [1024 + 64 * k], k));
+    const sum = wg.ops.concat(ts.map((t) => t.slice(0, 0, 16, 1)), 0).sum([], 0);
+    assert.equal((await sum.read())[0], 16 * 190);
+    ts.forEach((t) => t.dispose());
+    sum.dispose();
+  }
+  assert.ok(wg.webgpuStats().buffersAlive > base, "the work above made buffers");
+  await ctx.trim(); // the pool's buffers go back to the driver
+  await ctx.dispose();
+  assert.ok(wg.webgpuStats().buffersAlive <= base, `${wg.webgpuStats().buffersAlive} buffers alive, ${base} before`);
+});
