@@ -39,7 +39,7 @@ TEST_SRC = $(wildcard tests/*.c)
 
 .PHONY: all setup demo test info clean kernel-inspect install check-install blas-check FORCE
 all: blas-check $(BUILD)/libwgtensor.a $(BUILD)/libwgtensor.so $(BUILD)/wgtensor $(BUILD)/wgt_tests \
-	$(BUILD)/examples/hello $(BUILD)/wgtensor.pc
+	$(BUILD)/examples/hello $(BUILD)/examples/user_kernel $(BUILD)/wgtensor.pc
 
 setup:
 	@./scripts/setup.sh
@@ -216,14 +216,19 @@ ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 \
 # test-valgrind: memcheck over the CPU backend only (under valgrind, Dawn and lavapipe run ~100x
 # slower and bring ld.so and driver reports of their own): the run sees a machine without
 # WebGPU, as README describes, so the WebGPU tests skip.
-# Tests whose kernels do minutes of arithmetic natively and hours under memcheck, and whose
-# memory handling the other tests share, are left out (counted as skipped, the reason
-# printed); they run natively and under ASan. VALGRIND_EXCLUDE= runs them all.
+# Tests whose kernels take seconds natively (hours under memcheck), and whose memory handling
+# the other tests share, are left out (counted as skipped, the reason printed); they run
+# natively and under ASan. VALGRIND_EXCLUDE= runs them all (names separated by spaces).
 VALGRIND = valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --track-origins=yes \
 	--error-exitcode=1
-VALGRIND_EXCLUDE ?= cpu_f32_matmul_with_any_blas_threads,matmul_tiles_128,cpu_thread_count_keeps_bits,threads_cpu_worker_pools,elementwise_beyond_one_dispatch_dimension,loader_accepts_the_known_build_copied_elsewhere
+VALGRIND_EXCLUDE ?= cpu_f32_matmul_with_any_blas_threads cpu_thread_count_keeps_bits threads_cpu_worker_pools \
+	matmul_tiles_128 matmul_split_k matmul_few_rows matmul_f16_past_the_cpu_blocks matmul_exact_every_kernel \
+	elementwise_beyond_one_dispatch_dimension index_many_indices_2d_grid reduce_many_outputs_2d_grid scale_
+comma = ,
+empty =
+space = $(empty) $(empty)
 VALGRIND_ENV = WGT_TEST_ALLOW_NO_WEBGPU=1 WGT_WEBGPU_LIBRARY=/nonexistent/no-webgpu-under-valgrind.so \
-	WGT_TEST_EXCLUDE=$(VALGRIND_EXCLUDE)
+	WGT_TEST_EXCLUDE=$(subst $(space),$(comma),$(strip $(VALGRIND_EXCLUDE)))
 
 # test-tsan: the suite rebuilt with ThreadSanitizer, running the threading and timeout tests
 # (pass TSAN_TESTS= to run the whole suite, as CI does: about 17 minutes a pass on a 2-core

@@ -282,6 +282,90 @@ void *wgt_tensor_data_mut(wgt_tensor *t);
  * and the WebGPU backend. The buffer stays owned by the tensor. */
 void *wgt_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes);
 
+/* A caller's WGPUBuffer as a tensor, without a copy (WebGPU backend only): the tensor's
+ * elements are the buffer's first nbytes (row-major). The buffer must come from this
+ * context's device (wgt_context_webgpu_device) and have the usages Storage, CopySrc and
+ * CopyDst; it must hold at least wgt_tensor_nbytes rounded up to 4. The tensor takes a
+ * reference of its own: the caller may release its reference at once, and the buffer lives
+ * until the last tensor viewing it is released (the library never destroys it). Releasing
+ * the context first gives the library's reference back with the device; the tensor then
+ * fails as released. Before the caller's own queue work touches the buffer, call
+ * wgt_context_sync (or wgt_tensor_export_buffer, which submits what is recorded); reads
+ * through the library read the buffer afresh each time, so writes the caller made since are
+ * seen. usage: as for wgt_tensor_create. */
+wgt_tensor *wgt_tensor_from_buffer(wgt_context *ctx, void *wgpu_buffer, wgt_dtype dtype, int ndim,
+                                   const int64_t *shape, unsigned usage);
+/* The context's WGPUDevice (WebGPU backend; NULL with WGT_ERR_UNAVAILABLE on the CPU), for
+ * creating buffers to wrap or to share. Borrowed: valid until the context is released; take
+ * a reference (wgpuDeviceAddRef) to keep it longer. */
+void *wgt_context_webgpu_device(wgt_context *ctx);
+
+/* ---- user WGSL kernels (WebGPU) ------------------------------------------------------- */
+/* A compute shader of the caller's, compiled once and dispatched on tensors like any op: it
+ * is recorded lazily, waits for the work that writes its inputs, later ops and reads wait
+ * for it, and it joins batching and asynchronous reads. Bindings are read from the source:
+ * every module-scope `@group(0) @binding(N) var<storage, read|read_write> name : array<T>;`
+ * is a tensor binding (T: f32, i32, u32, f16 with `enable f16;`, vecN, atomics, or a struct
+ * of those), and at most one `var<uniform>` holds the dispatch's params. Only @group(0).
+ * The CPU backend runs no WGSL: wgt_kernel_create fails there with WGT_ERR_UNAVAILABLE. */
+typedef struct wgt_kernel wgt_kernel;
+
+/* Compiles entry_point (a @compute fn) of the WGSL source. A source the compiler rejects is
+ * WGT_ERR_BACKEND with its message, line and column included; a declaration the kernel API
+ * does not take is WGT_ERR_INVALID_ARGUMENT naming its line. The same source and entry point
+ * compiled again on the context reuse the compiled pipeline. */
+wgt_kernel *wgt_kernel_create(wgt_context *ctx, const char *wgsl, const char *entry_point);
+/* Dispatches already recorded still run. NULL is ignored. */
+void wgt_kernel_release(wgt_kernel *k);
+
+typedef struct wgt_kernel_binding_info {
+    const char *name; /* the variable's name (valid while the kernel lives) */
+    const char *type; /* the array's element type as written ("f32", "vec4<f32>"), or the uniform's type */
+    uint32_t binding; /* N of @binding(N) */
+    int read_write;   /* 1: var<storage, read_write>; 0: var<storage, read> or the uniform */
+    int uniform;      /* 1: the var<uniform> that params fill */
+    uint32_t element_size;   /* bytes of one array element (or of the uniform); 0 where not known */
+    uint32_t component_size; /* bytes of its scalars (a tensor's dtype must have this size); 0: any */
+} wgt_kernel_binding_info;
+/* Bindings the shader declares, in source order, and the i-th of them. */
+int wgt_kernel_binding_count(const wgt_kernel *k);
+wgt_status wgt_kernel_binding(const wgt_kernel *k, int i, wgt_kernel_binding_info *out);
+/* The entry point's @workgroup_size (1 for omitted dimensions; 0 where it is not a literal). */
+wgt_status wgt_kernel_workgroup_size(const wgt_kernel *k, uint32_t size[3]);
+/* Workgroups covering n invocations along x: {ceil(n / workgroup_size.x), 1, 1}, for kernels
+ * indexed by global_invocation_id.x (which then must skip ids >= n). WGT_ERR_LIMIT when that
+ * passes the device's workgroups per dimension (use a 2-D grid then). */
+wgt_status wgt_kernel_groups_for(const wgt_kernel *k, int64_t n, uint32_t groups[3]);
+
+/* One tensor binding of a dispatch, named by variable name or, with name NULL, by N of
+ * @binding(N). tensor is bound as is; a tensor on a read_write binding is written in place
+ * (it needs the writable usage and must be contiguous from its storage's first element),
+ * a view on a read binding that is not is copied to a contiguous tensor first. tensor NULL
+ * on a read_write binding: the call creates the output (dtype, ndim, shape), zero-filled
+ * before the kernel runs, and returns it in outputs. */
+typedef struct wgt_kernel_arg {
+    const char *name;
+    uint32_t binding;
+    wgt_tensor *tensor;
+    wgt_dtype dtype;
+    int ndim;
+    const int64_t *shape;
+} wgt_kernel_arg;
+/* Records one dispatch of groups_x * groups_y * groups_z workgroups. Every tensor binding of
+ * the shader is given exactly once; params (params_size bytes, the uniform's exact size) fill
+ * the var<uniform>, or are NULL and 0 when there is none. Each check fails before anything is
+ * recorded, naming the argument: an unknown or missing binding, a dtype whose size is not the
+ * array's scalar size (WGT_ERR_DTYPE), a byte count not a whole number of elements
+ * (WGT_ERR_SHAPE), a tensor past the device's maxStorageBufferBindingSize or a grid past its
+ * workgroups per dimension (WGT_ERR_LIMIT), a read binding asked to create an output, an
+ * in-place tensor that is not writable or contiguous or is bound twice (WGT_ERR_USAGE), a
+ * wrong params size (WGT_ERR_INVALID_ARGUMENT). outputs has nargs entries (NULL allowed when
+ * no binding creates one): created tensors at their argument's index, NULL elsewhere; the
+ * caller releases them. Graph inputs cannot be bound. */
+wgt_status wgt_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *args, const void *params,
+                               size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
+                               wgt_tensor **outputs);
+
 /* ---- views (share storage) ---------------------------------------------------------- */
 
 /* General strided view; every addressed element must lie inside the storage. */

@@ -20,7 +20,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = {"wgt_release", "wgt_eval", "wgt_concat", "wgt_stack", "wgt_split", "wgt_graph_build",
-           "wgt_graph_dispatch"}
+           "wgt_graph_dispatch", "wgt_kernel_dispatch"}
 
 
 def prototypes(text):

@@ -66,6 +66,16 @@ int test_backend_pair(wgt_context **cpu, wgt_context **gpu);
 
 int test_contains(const char *hay, const char *needle);
 
+/* Sets var=value (value NULL: unsets it) and keeps the old value, which test_env_restore puts
+ * back: a test that changes the environment must leave it as the run (or the user) set it. */
+typedef struct test_saved_env {
+    const char *var;
+    char *old;
+    int had;
+} test_saved_env;
+test_saved_env test_env_set(const char *var, const char *value);
+void test_env_restore(test_saved_env *saved);
+
 /* 1 when built with AddressSanitizer or ThreadSanitizer: their allocators and shadow memory
  * make host-memory figures and huge allocations mean something else. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

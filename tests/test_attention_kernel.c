@@ -386,11 +386,11 @@ TEST(attention_path_option_checked) {
     opt.attention = (wgt_attention_path)7;
     CHECK_ERROR(wgt_context_create(&opt) == NULL, WGT_ERR_INVALID_ARGUMENT, "attention path 7");
     opt.attention = WGT_ATTENTION_AUTO;
-    setenv("WGT_ATTENTION", "sometimes", 1);
+    test_saved_env env = test_env_set("WGT_ATTENTION", "sometimes");
     CHECK_ERROR(wgt_context_create(&opt) == NULL, WGT_ERR_INVALID_ARGUMENT, "WGT_ATTENTION=sometimes");
     setenv("WGT_ATTENTION", "Compose", 1);
     wgt_context *c = wgt_context_create(&opt);
     CHECK(c != NULL, "WGT_ATTENTION=Compose: %s", wgt_last_error());
-    unsetenv("WGT_ATTENTION");
+    test_env_restore(&env);
     if (c) wgt_context_release(c);
 }

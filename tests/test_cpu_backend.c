@@ -27,16 +27,13 @@
 
 /* A CPU context whose pool has `threads` threads (WGT_CPU_THREADS is read at creation). */
 static wgt_context *cpu_context_with_threads(int threads) {
-    const char *old = getenv("WGT_CPU_THREADS");
-    char *saved = old ? strdup(old) : NULL, value[16];
+    char value[16];
     snprintf(value, sizeof value, "%d", threads);
-    setenv("WGT_CPU_THREADS", value, 1);
+    test_saved_env env = test_env_set("WGT_CPU_THREADS", value);
     wgt_context_options opt = {0};
     opt.backend = WGT_BACKEND_CPU;
     wgt_context *ctx = wgt_context_create(&opt);
-    if (saved) setenv("WGT_CPU_THREADS", saved, 1);
-    else unsetenv("WGT_CPU_THREADS");
-    free(saved);
+    test_env_restore(&env);
     CHECK(ctx != NULL, "creating a CPU context with %d threads: %s", threads, wgt_last_error());
     return ctx;
 }
@@ -564,9 +561,7 @@ TEST(threads_cpu_worker_pools) {
     }
     wgt_context_release(ref);
     /* Set before any thread starts: the environment is read when a context is created. */
-    const char *old = getenv("WGT_CPU_THREADS");
-    char *saved = old ? strdup(old) : NULL;
-    setenv("WGT_CPU_THREADS", "2", 1);
+    test_saved_env env = test_env_set("WGT_CPU_THREADS", "2");
     pool_worker workers[POOL_WORKERS];
     pthread_t threads[POOL_WORKERS];
     memset(workers, 0, sizeof workers);
@@ -581,9 +576,7 @@ TEST(threads_cpu_worker_pools) {
     }
     for (int i = 0; i < POOL_WORKERS; i++)
         if (workers[i].n >= 0) pthread_join(threads[i], NULL);
-    if (saved) setenv("WGT_CPU_THREADS", saved, 1);
-    else unsetenv("WGT_CPU_THREADS");
-    free(saved);
+    test_env_restore(&env);
     for (int i = 0; i < POOL_WORKERS; i++) {
         CHECK(workers[i].n >= 0, "thread %d did not start", i);
         CHECK(!workers[i].failure[0], "thread %d: %s", i, workers[i].failure);

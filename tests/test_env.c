@@ -9,36 +9,15 @@
 
 #include "test.h"
 
-/* Sets var=value (NULL: unsets it) and remembers the old value for env_restore. */
-typedef struct saved_env {
-    const char *var;
-    char *old;
-    int had;
-} saved_env;
-
-static saved_env env_set(const char *var, const char *value) {
-    const char *old = getenv(var);
-    saved_env s = {var, old ? strdup(old) : NULL, old != NULL};
-    if (value) setenv(var, value, 1);
-    else unsetenv(var);
-    return s;
-}
-
-static void env_restore(saved_env *s) {
-    if (s->had) setenv(s->var, s->old, 1);
-    else unsetenv(s->var);
-    free(s->old);
-}
-
 /* A context of `backend` made while var=value: NULL with the error when creation failed. */
 static wgt_context *context_with(const char *var, const char *value, wgt_backend_kind backend) {
-    saved_env s = env_set(var, value);
+    test_saved_env s = test_env_set(var, value);
     wgt_context_options opt = {0};
     opt.backend = backend;
     opt.quiet = 1;
     wgt_clear_error();
     wgt_context *c = wgt_context_create(&opt);
-    env_restore(&s);
+    test_env_restore(&s);
     return c;
 }
 

@@ -95,10 +95,10 @@ TEST(loader_refuses_a_library_of_another_build) {
         free(list);
         wgt_clear_error();
         /* The environment variable is checked the same way (an explicit option is not set). */
-        setenv("WGT_WEBGPU_LIBRARY", so, 1);
+        test_saved_env env = test_env_set("WGT_WEBGPU_LIBRARY", so);
         opt.library_path = NULL;
         CHECK_ERROR(wgt_context_create(&opt) == NULL, WGT_ERR_UNAVAILABLE, "build id");
-        unsetenv("WGT_WEBGPU_LIBRARY");
+        test_env_restore(&env);
         remove(so);
     }
     char src[600];

@@ -57,3 +57,18 @@ long long test_heap_in_use(void) {
     return (long long)(m.uordblks + m.hblkhd);
 #endif
 }
+
+test_saved_env test_env_set(const char *var, const char *value) {
+    const char *old = getenv(var);
+    test_saved_env s = {var, old ? strdup(old) : NULL, old != NULL};
+    if (value) setenv(var, value, 1);
+    else unsetenv(var);
+    return s;
+}
+
+void test_env_restore(test_saved_env *s) {
+    if (s->had) setenv(s->var, s->old, 1);
+    else unsetenv(s->var);
+    free(s->old);
+    s->old = NULL;
+}

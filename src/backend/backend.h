@@ -155,6 +155,14 @@ typedef struct wgt_gpu_time {
     uint64_t untimed_passes; /* passes begun with timing on that got no timestamps (set full) */
 } wgt_gpu_time;
 
+/* A caller's WGSL kernel compiled by a backend (src/core/user_kernel.c validates and records
+ * its dispatches). The layout lists every binding of the shader's @group(0). */
+typedef struct wgt_user_pipeline wgt_user_pipeline;
+typedef struct wgt_user_layout_entry {
+    uint32_t binding;
+    int kind; /* 0: var<storage, read>, 1: var<storage, read_write>, 2: var<uniform> */
+} wgt_user_layout_entry;
+
 typedef struct wgt_backend wgt_backend;
 struct wgt_backend {
     const char *name;
@@ -275,6 +283,28 @@ struct wgt_backend {
                             const wgt_operand *v, int causal, double scale);
     int (*attention_fits)(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
     int (*attention_pays)(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal);
+
+    /* User kernels (NULL: the backend runs no WGSL). user_kernel_create compiles source's
+     * entry point with the given layout (WGT_ERR_BACKEND with the compiler's message, lines
+     * included); a source compiled before on the backend shares its pipeline. user_kernel_run
+     * records one dispatch of groups[0..2] workgroups: ops[i] (contiguous, any offset the
+     * core checked) at binding bindings[i], params (params_size bytes) at the uniform's
+     * binding. user_kernel_release may come after release_device. */
+    wgt_status (*user_kernel_create)(wgt_backend *be, const char *source, const char *entry, int nlayout,
+                                     const wgt_user_layout_entry *layout, wgt_user_pipeline **out);
+    wgt_status (*user_kernel_run)(wgt_backend *be, wgt_user_pipeline *k, int n, const uint32_t *bindings,
+                                  const wgt_operand *ops, const void *params, uint32_t params_size,
+                                  const uint32_t *groups);
+    void (*user_kernel_release)(wgt_backend *be, wgt_user_pipeline *k);
+    /* Bytes one storage binding may span, workgroups per grid dimension. */
+    uint64_t max_binding_bytes;
+    uint32_t max_workgroups_per_dim;
+    /* A caller's device buffer of at least nbytes as a storage's buffer, without a copy: the
+     * backend takes a reference of its own (WGT_ERR_USAGE when it lacks a usage the storage
+     * needs, WGT_ERR_SHAPE when it is too small). The device handle callers make such
+     * buffers on. NULL: the backend has no device objects to share. */
+    wgt_status (*buffer_wrap)(wgt_backend *be, void *handle, size_t nbytes, wgt_buffer **out);
+    void *(*device_handle)(wgt_backend *be);
 };
 
 /* threads: the pool's size (WGT_CPU_THREADS, which context creation parses), 0 for the

@@ -32,6 +32,7 @@ wgt_status wgt_tensor_write(wgt_tensor *t, const void *src, size_t nbytes) { ret
 const void *wgt_tensor_data(wgt_tensor *t) { return wgt_impl_tensor_data(wgt_handle_arg(t)); }
 void *wgt_tensor_data_mut(wgt_tensor *t) { return wgt_impl_tensor_data_mut(wgt_handle_arg(t)); }
 void *wgt_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes) { return wgt_impl_tensor_export_buffer(wgt_handle_arg(t), offset_bytes); }
+wgt_tensor *wgt_tensor_from_buffer(wgt_context *ctx, void *wgpu_buffer, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage) { return wgt_handle_out("wgt_tensor_from_buffer", wgt_impl_tensor_from_buffer(ctx, wgpu_buffer, dtype, ndim, shape, usage)); }
 wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) { return wgt_handle_out("wgt_as_strided", wgt_impl_as_strided(wgt_handle_arg(t), ndim, shape, strides, offset)); }
 wgt_tensor *wgt_transpose(wgt_tensor *t, int axis0, int axis1) { return wgt_handle_out("wgt_transpose", wgt_impl_transpose(wgt_handle_arg(t), axis0, axis1)); }
 wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step) { return wgt_handle_out("wgt_slice", wgt_impl_slice(wgt_handle_arg(t), axis, start, stop, step)); }
@@ -159,6 +160,8 @@ const char *const wgt_handle_functions[] = {
     "wgt_tensor_data",
     "wgt_tensor_data_mut",
     "wgt_tensor_export_buffer",
+    "wgt_tensor_from_buffer",
+    "wgt_kernel_dispatch",
     "wgt_as_strided",
     "wgt_transpose",
     "wgt_slice",

@@ -38,6 +38,8 @@ wgt_status wgt_impl_tensor_write(wgt_tensor *t, const void *src, size_t nbytes);
 const void *wgt_impl_tensor_data(wgt_tensor *t);
 void *wgt_impl_tensor_data_mut(wgt_tensor *t);
 void *wgt_impl_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes);
+wgt_tensor *wgt_impl_tensor_from_buffer(wgt_context *ctx, void *wgpu_buffer, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage);
+wgt_status wgt_impl_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *args, const void *params, size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z, wgt_tensor **outputs);
 wgt_tensor *wgt_impl_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
 wgt_tensor *wgt_impl_transpose(wgt_tensor *t, int axis0, int axis1);
 wgt_tensor *wgt_impl_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step);
@@ -167,6 +169,8 @@ wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int 
 #define wgt_tensor_data wgt_impl_tensor_data
 #define wgt_tensor_data_mut wgt_impl_tensor_data_mut
 #define wgt_tensor_export_buffer wgt_impl_tensor_export_buffer
+#define wgt_tensor_from_buffer wgt_impl_tensor_from_buffer
+#define wgt_kernel_dispatch wgt_impl_kernel_dispatch
 #define wgt_as_strided wgt_impl_as_strided
 #define wgt_transpose wgt_impl_transpose
 #define wgt_slice wgt_impl_slice

@@ -72,18 +72,24 @@ wgt_tensor *wgt_stack(wgt_tensor *const *tensors, int count, int axis) {
     return join("wgt_stack", wgt_impl_stack, tensors, count, axis);
 }
 
-wgt_status wgt_split(wgt_tensor *a, int axis, int count, const int64_t *sizes, wgt_tensor **out) {
-    wgt_status st = wgt_impl_split(wgt_handle_arg(a), axis, count, sizes, out);
-    if (st != WGT_OK) return st;
-    for (int i = 0; i < count; i++)
-        if (!(out[i] = wgt_handle_out("wgt_split", out[i]))) { /* the table is full: hand back nothing */
-            st = wgt_last_status();
+/* Turns the records in out[0..n-1] (NULL entries stay NULL) into handles; when the table is
+ * full, hands back nothing: every entry is released and set to NULL. */
+static wgt_status hand_out(const char *fn, int n, wgt_tensor **out) {
+    for (int i = 0; i < n; i++)
+        if (out[i] && !(out[i] = wgt_handle_out(fn, out[i]))) {
+            wgt_status st = wgt_last_status();
             for (int j = 0; j < i; j++) wgt_release(out[j]);
-            for (int j = i + 1; j < count; j++) wgt_impl_release(out[j]);
-            for (int j = 0; j < count; j++) out[j] = NULL;
+            for (int j = i + 1; j < n; j++)
+                if (out[j]) wgt_impl_release(out[j]);
+            for (int j = 0; j < n; j++) out[j] = NULL;
             return st;
         }
     return WGT_OK;
+}
+
+wgt_status wgt_split(wgt_tensor *a, int axis, int count, const int64_t *sizes, wgt_tensor **out) {
+    wgt_status st = wgt_impl_split(wgt_handle_arg(a), axis, count, sizes, out);
+    return st != WGT_OK ? st : hand_out("wgt_split", count, out);
 }
 
 wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs) {
@@ -105,4 +111,23 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
     free(iheap);
     free(oheap);
     return st;
+}
+
+wgt_status wgt_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *args, const void *params,
+                               size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
+                               wgt_tensor **outputs) {
+    static const char fn[] = "wgt_kernel_dispatch";
+    wgt_kernel_arg buf[ON_STACK], *r = NULL;
+    if (nargs >= 1 && args) {
+        r = nargs <= ON_STACK ? buf : malloc((size_t)nargs * sizeof *r);
+        if (!r) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d arguments", fn, nargs);
+        for (int i = 0; i < nargs; i++) {
+            r[i] = args[i];
+            r[i].tensor = wgt_handle_arg(args[i].tensor);
+        }
+    }
+    wgt_status st = wgt_impl_kernel_dispatch(k, nargs, r ? r : args, params, params_size, groups_x, groups_y,
+                                             groups_z, outputs);
+    if (r != buf) free(r);
+    return st != WGT_OK || !outputs ? st : hand_out(fn, nargs, outputs);
 }

@@ -32,7 +32,8 @@ void wgt_operand_view(wgt_tensor *t, int ndim, const int64_t *shape, const int64
 void wgt_operand_whole(wgt_tensor *t, wgt_operand *op) { wgt_operand_view(t, t->ndim, t->shape, t->strides, op); }
 
 wgt_node *wgt_node_new(wgt_node_kind kind, int op, const char *fn, int nargs) {
-    wgt_node *n = calloc(1, sizeof *n);
+    size_t room = (size_t)(nargs > WGT_NODE_MAX_ARGS ? nargs : WGT_NODE_MAX_ARGS);
+    wgt_node *n = nargs <= WGT_NODE_MAX_BINDINGS ? calloc(1, sizeof *n + room * sizeof(wgt_operand)) : NULL;
     if (!n) {
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for recording the op", fn);
         return NULL;
@@ -41,11 +42,12 @@ wgt_node *wgt_node_new(wgt_node_kind kind, int op, const char *fn, int nargs) {
     n->op = op;
     n->fn = fn;
     n->nargs = nargs;
+    n->nwrites = 1;
     n->refs = 1;
     return n;
 }
 
-static int reads_arg(const wgt_node *n, int i) { return i > 0 || n->partial; }
+static int reads_arg(const wgt_node *n, int i) { return i >= n->nwrites || n->partial; }
 
 /* Releasing a node releases the storages it holds, and a storage computed from graph inputs
  * holds the node that writes it: freeing a chain of N recorded ops directly would nest N calls
@@ -64,11 +66,12 @@ static void node_free(wgt_node *n) {
             continue;
         }
         s->node_refs--;
-        if (i == 0) s->pending_writers--;
+        if (i < n->nwrites) s->pending_writers--;
         if (reads_arg(n, i)) s->pending_readers--;
         wgt_storage_release(s);
     }
     if (n->prior) wgt_node_release(n->prior);
+    wgt_user_call_free(n->user);
     free(n);
 }
 
@@ -135,6 +138,13 @@ wgt_status wgt_record(wgt_context *ctx, wgt_node *n) {
     for (int i = 0; i < n->nargs; i++)
         if (n->args[i].storage && reads_arg(n, i) && n->args[i].storage->symbolic) symbolic = 1;
     wgt_storage *out = n->args[0].storage;
+    if (symbolic && n->user) { /* a graph's node belongs to the one storage it writes */
+        wgt_status st = wgt_error(WGT_ERR_USAGE, "%s: a user kernel cannot read graph inputs or what is computed "
+                                  "from them; bind tensors with data", n->fn);
+        wgt_user_call_free(n->user);
+        free(n);
+        return st;
+    }
     if (symbolic) {
         if (n->partial && !out->symbolic && !is_fresh(out)) {
             wgt_status st = wgt_error(WGT_ERR_USAGE,
@@ -165,14 +175,14 @@ wgt_status wgt_record(wgt_context *ctx, wgt_node *n) {
         if (!s) continue;
         s->refs++;
         s->node_refs++;
-        if (i == 0) s->pending_writers++;
+        if (i < n->nwrites) s->pending_writers++;
         if (reads_arg(n, i)) s->pending_readers++;
+        if (i < n->nwrites) ctx->pending_bytes += s->alloc_bytes;
     }
     if (ctx->pending_tail) ctx->pending_tail->next = n;
     else ctx->pending_head = n;
     ctx->pending_tail = n;
     ctx->npending++;
-    ctx->pending_bytes += out->alloc_bytes;
     /* Work nobody reads would otherwise pile up without bound (nodes, and the storages only
      * they hold): past a budget it runs now, and a failure is this op's to report. */
     if (!ctx->flushing && (ctx->npending >= WGT_PENDING_MAX_NODES || ctx->pending_bytes >= WGT_PENDING_MAX_BYTES))
@@ -182,10 +192,12 @@ wgt_status wgt_record(wgt_context *ctx, wgt_node *n) {
 
 /* The storages a node was to write never get their values: reads report why. */
 static void mark_failed(wgt_node *n, wgt_status st, const char *message) {
-    wgt_storage *s = n->args[0].storage;
-    if (!s || s->failed) return;
-    s->failed = st;
-    s->failed_message = strdup(message);
+    for (int i = 0; i < n->nwrites; i++) {
+        wgt_storage *s = n->args[i].storage;
+        if (!s || s->failed) continue;
+        s->failed = st;
+        s->failed_message = strdup(message);
+    }
 }
 
 static int needed_eager(wgt_storage *s, void *arg) {

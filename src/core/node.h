@@ -30,17 +30,22 @@ typedef enum wgt_node_kind {
     WGT_NODE_GATHER_ROWS,
     WGT_NODE_SET_ROWS,
     WGT_NODE_ATTENTION,
+    WGT_NODE_USER_KERNEL, /* a caller's WGSL kernel (user_kernel.c): several bindings, several written */
     WGT_NODE_KIND_COUNT
 } wgt_node_kind;
 
-#define WGT_NODE_MAX_ARGS 4
+#define WGT_NODE_MAX_ARGS 4 /* the library's own ops; a node always has room for this many */
+/* A user kernel's bindings: more than any op of ours, so a node's operands are allocated with it. */
+#define WGT_NODE_MAX_BINDINGS 32
+
+struct wgt_user_call; /* a user kernel's dispatch (user_kernel.c) */
 
 typedef struct wgt_node {
     wgt_node_kind kind;
     int op;    /* binary, unary, reduce or rows op */
-    int nargs; /* args[0] is written; the rest are read. An absent optional operand has storage NULL. */
-    wgt_operand args[WGT_NODE_MAX_ARGS];
-    int partial;        /* writes only part of args[0] (write_box, set_rows): it also reads it */
+    int nargs;   /* args[0..nwrites-1] are written; the rest are read. An absent optional operand has storage NULL. */
+    int nwrites; /* 1, except for a user kernel writing several bindings */
+    int partial;        /* writes only part of what it writes (write_box, set_rows, user kernels): it also reads it */
     double params[2];   /* unary params, reduce param, rows eps, attention scale */
     int axis;           /* reduce: reduced trailing dims; cumsum: axis; attention: causal;
                            a node with index_bound: the rank of the caller's index tensor */
@@ -62,6 +67,8 @@ typedef struct wgt_node {
     struct wgt_node *prior;
     int refs; /* symbolic nodes: held by the storage they write and by later partial writers */
     uint64_t walk; /* the last graph walk that reached it (ctx->walks) */
+    struct wgt_user_call *user; /* WGT_NODE_USER_KERNEL: the kernel, its bindings and params (owned) */
+    wgt_operand args[];         /* nargs of them, room for at least WGT_NODE_MAX_ARGS */
 } wgt_node;
 
 /* ---- recording (lazy.c) ---- */
@@ -69,8 +76,9 @@ typedef struct wgt_node {
 void wgt_operand_view(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, wgt_operand *op);
 /* Operand for the whole of a fresh output tensor. */
 void wgt_operand_whole(wgt_tensor *t, wgt_operand *op);
-/* A node with kind, op and fn set, and args[0..nargs-1] filled by the helpers above; the
- * remaining fields start zeroed. Returns NULL (out of host memory, status set). */
+/* A node with kind, op and fn set (nargs up to WGT_NODE_MAX_BINDINGS, one written), and
+ * args[0..nargs-1] filled by the helpers above; the remaining fields start zeroed. Returns
+ * NULL (out of host memory, status set). */
 wgt_node *wgt_node_new(wgt_node_kind kind, int op, const char *fn, int nargs);
 /* Takes the node: appends it to the context's pending work, or makes it symbolic when an
  * operand comes from a graph input. Fails (and frees the node) for misuse such as a partial
@@ -115,6 +123,10 @@ wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_opera
                                const wgt_operand *rows, int deferred);
 wgt_status wgt_record_attention(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *q,
                                 const wgt_operand *k, const wgt_operand *v, int causal, double scale);
+
+/* A user kernel's dispatch goes with its node (user_kernel.c). */
+void wgt_user_call_free(struct wgt_user_call *call);
+wgt_status wgt_user_call_run(wgt_backend *be, const struct wgt_user_call *call, const wgt_operand *args, int nargs);
 
 /* ---- device-side index checks (index_checks.c) ---- */
 /* A slot of the context's check record for node n, as the operand the backend's index_check

@@ -136,7 +136,7 @@ static int can_move(const planner *p, const int *members, int m, int g) {
             /* Reads (or overwrites) a member's result before the group would store it. */
             if (s->producer_index >= 0 && s->producer_index < i && p->group[s->producer_index] == g) return 0;
             /* Writes into something a member reads. */
-            if (j == 0 && x->partial)
+            if (j < x->nwrites && x->partial)
                 for (int k = 0; k < m; k++) {
                     const wgt_node *mem = p->nodes[members[k]];
                     if (members[k] >= i) break;
@@ -311,25 +311,29 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     /* 1. Liveness. */
     for (int i = n - 1; i >= 0; i--) {
         const wgt_node *node = nodes[i];
-        wgt_storage *o = node->args[0].storage;
-        live[i] = o->live_mark != 0;
+        live[i] = 0; /* live when something needs any of what it writes */
+        for (int j = 0; j < node->nwrites; j++) live[i] |= node->args[j].storage->live_mark != 0;
         if (!live[i]) {
             out->skipped++;
             continue;
         }
-        if (!node->partial) o->live_mark = 0; /* nothing earlier writes what this node reads */
-        for (int j = 1; j < node->nargs; j++)
+        if (!node->partial) /* nothing earlier writes what this node reads */
+            for (int j = 0; j < node->nwrites; j++) node->args[j].storage->live_mark = 0;
+        for (int j = node->nwrites; j < node->nargs; j++)
             if (node->args[j].storage) node->args[j].storage->live_mark = 1;
-        if (node->partial) o->live_mark = 1;
+        if (node->partial)
+            for (int j = 0; j < node->nwrites; j++) node->args[j].storage->live_mark = 1;
     }
     for (int i = 0; i < n; i++) {
         group[i] = -1;
         if (!live[i]) continue;
         const wgt_node *node = nodes[i];
-        for (int j = 1; j < node->nargs; j++)
+        for (int j = node->nwrites; j < node->nargs; j++)
             if (node->args[j].storage) node->args[j].storage->readers++;
-        if (node->partial) node->args[0].storage->readers++;
-        else node->args[0].storage->producer_index = i;
+        for (int j = 0; j < node->nwrites; j++) {
+            if (node->partial) node->args[j].storage->readers++;
+            else node->args[j].storage->producer_index = i;
+        }
     }
 
     /* 2. Fusion. Producer indices are final now; a node may join one producer group. */
@@ -453,14 +457,14 @@ static uint64_t read_mask(const wgt_operand *ops, int n) {
 }
 
 static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn resolve, void *arg) {
-    wgt_operand a[WGT_NODE_MAX_ARGS], record;
-    memcpy(a, n->args, sizeof a);
+    wgt_operand a[WGT_NODE_MAX_BINDINGS > WGT_NODE_MAX_ARGS ? WGT_NODE_MAX_BINDINGS : WGT_NODE_MAX_ARGS], record;
+    memcpy(a, n->args, sizeof *a * (size_t)(n->nargs > WGT_NODE_MAX_ARGS ? n->nargs : WGT_NODE_MAX_ARGS));
     wgt_status st;
     uint64_t bit = 0;
     /* Before binding: taking a slot may read the record, which can fail an input. */
     if (n->index_bound && (st = wgt_index_checks_take(ctx, n, &record, &bit)) != WGT_OK) return st;
     for (int i = n->nargs - 1; i >= 0; i--) /* inputs first: syncing them may submit work */
-        if ((st = bind_operand(&a[i], i == 0 && !n->partial, resolve, arg)) != WGT_OK) return st;
+        if ((st = bind_operand(&a[i], i < n->nwrites && !n->partial, resolve, arg)) != WGT_OK) return st;
     wgt_backend *be = ctx->backend;
     if (n->index_bound &&
         (st = be->index_check(be, &a[n->index_arg], n->index_bound < 0 ? 0 : n->index_bound, &record)) != WGT_OK)
@@ -483,14 +487,18 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     case WGT_NODE_GATHER_ROWS: st = be->gather_rows(be, &a[0], &a[1], &a[2]); break;
     case WGT_NODE_SET_ROWS: st = be->set_rows(be, &a[0], &a[1], &a[2]); break;
     case WGT_NODE_ATTENTION: st = be->attention(be, &a[0], &a[1], &a[2], &a[3], n->axis, n->params[0]); break;
+    case WGT_NODE_USER_KERNEL: st = wgt_user_call_run(be, n->user, a, n->nargs); break;
     default: st = wgt_error(WGT_ERR_INTERNAL, "unknown node kind %d", (int)n->kind);
     }
     if (st == WGT_OK) {
         /* A box as large as its destination (a staged graph output copied back) replaces it. */
         int whole = !n->partial || (n->kind == WGT_NODE_WRITE_BOX &&
                                     wgt_numel(a[1].ndim, a[1].shape) == wgt_numel(a[0].ndim, a[0].shape));
-        wgt_storage_mark_device_written(a[0].storage);
-        wgt_index_checks_written(a[0].storage, read_mask(a + 1, n->nargs - 1) | bit, whole);
+        uint64_t mask = read_mask(a + n->nwrites, n->nargs - n->nwrites) | bit;
+        for (int i = 0; i < n->nwrites; i++) {
+            wgt_storage_mark_device_written(a[i].storage);
+            wgt_index_checks_written(a[i].storage, mask, whole);
+        }
     }
     return st;
 }

@@ -91,10 +91,17 @@ static wgt_status read_checked(wgt_storage *s, int device_read, size_t offset, s
     return st != WGT_OK ? st : check_has_data(s);
 }
 
+/* A caller's buffer may have been written by the caller's own queue work since the host copy
+ * was made: while the buffer holds the values, the host copy is read afresh. */
+static void drop_stale_host(wgt_storage *s) {
+    if (s->external && s->device_valid) s->host_valid = 0;
+}
+
 wgt_status wgt_storage_sync_host(wgt_storage *s) {
     wgt_status st = check_has_data(s);
     /* Pending readers need not run for a read: a writer of the host copy flushes them first. */
     if (st != WGT_OK || (st = wgt_flush_for(s, 0)) != WGT_OK || (st = check_has_data(s)) != WGT_OK) return st;
+    drop_stale_host(s);
     st = ensure_host_memory(s);
     if (st != WGT_OK) return st;
     if (s->host_valid && !s->check_mask) return WGT_OK;
@@ -109,6 +116,7 @@ wgt_status wgt_storage_read_bytes(wgt_storage *s, size_t offset, size_t n, void 
     wgt_status st = check_has_data(s);
     if (st != WGT_OK || (st = wgt_flush_for(s, 0)) != WGT_OK || (st = check_has_data(s)) != WGT_OK) return st;
     wgt_backend *be = s->ctx->backend;
+    drop_stale_host(s);
     *whole = s->host_valid || be->host_resident || !s->device_valid;
     if (*whole) return wgt_storage_sync_host(s); /* nothing to gain from a part */
     return read_checked(s, 1, offset, n, dst);

@@ -50,6 +50,7 @@ typedef struct wgt_storage {
     wgt_buffer *buffer;
     int device_valid;
     int destroyed;
+    int external; /* the buffer is a caller's (wgt_tensor_from_buffer): a host copy may be stale */
 
     /* Lazy evaluation (lazy.c). */
     int node_refs;       /* references held by pending nodes */

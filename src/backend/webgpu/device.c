@@ -520,6 +520,13 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->where = wgt_wgpu_where;
     be->fused = wgt_wgpu_fused;
     be->max_fused_buffers = wgt_wgpu_fused_max_buffers(w);
+    be->user_kernel_create = wgt_wgpu_user_kernel_create;
+    be->user_kernel_run = wgt_wgpu_user_kernel_run;
+    be->user_kernel_release = wgt_wgpu_user_kernel_release;
+    be->max_binding_bytes = l->maxStorageBufferBindingSize;
+    be->max_workgroups_per_dim = l->maxComputeWorkgroupsPerDimension ? l->maxComputeWorkgroupsPerDimension : 65535;
+    be->buffer_wrap = wgt_wgpu_buffer_wrap;
+    be->device_handle = wgt_wgpu_device_handle;
     return be;
 fail:
     if (w->p) {

@@ -191,14 +191,8 @@ wgt_status wgt_wgpu_pipeline_writing(wgt_webgpu *w, const char *key, int storage
     char *wgsl = build_wgsl(w, arg);
     if (!wgsl) return wgt_error(WGT_ERR_INTERNAL, "no WGSL source for kernel %s", key);
     const wgpu_procs *p = w->p;
-    WGPUShaderSourceWGSL src = {0};
-    src.chain.sType = WGPU_STYPE_SHADER_SOURCE_WGSL;
-    src.code = wgpu_str(wgsl);
-    WGPUShaderModuleDescriptor md = {0};
-    md.nextInChain = &src.chain;
-    md.label = wgpu_str(key);
     wgt_wgpu_push_scope(w);
-    WGPUShaderModule module = p->wgpuDeviceCreateShaderModule(w->device, &md);
+    WGPUShaderModule module = wgt_wgpu_shader_module(w, wgsl, key);
     WGPUComputePipelineDescriptor pd = {0};
     pd.label = wgpu_str(key);
     pd.layout = w->pipeline_layouts[storage_count][written];
@@ -316,40 +310,37 @@ wgt_status wgt_wgpu_submit(wgt_webgpu *w) {
     return wgt_wgpu_status(w);
 }
 
-wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUComputePipeline pipeline,
-                                         WGPUBindGroupLayout layout, int count, wgt_buffer *const *buffers,
-                                         const void *params, uint32_t params_size, uint64_t workgroups) {
-    const wgpu_procs *p = w->p;
+/* The part of a dispatch before its bind group: the device is usable, a first run goes to the
+ * queue alone (what was recorded before it is timed as usual), params_size bytes of params
+ * take a slot of the uniform ring (*slot, bound as *bind_size bytes; a full ring or a batch
+ * grown to its bounds submits first), and the encoder is open. */
+static wgt_status dispatch_begin(wgt_webgpu *w, WGPUComputePipeline pipeline, const void *params,
+                                 uint32_t params_size, uint32_t *slot, uint32_t *bind_size, int *first) {
     wgt_status st = wgt_wgpu_status(w);
     if (st != WGT_OK) return st;
-    if (count < 1 || count > WGT_MAX_LAYOUT_STORAGE)
-        return wgt_error(WGT_ERR_INTERNAL, "kernel %s wants %d storage bindings", label, count);
-    /* A first run goes alone: what was recorded before it is timed as usual. */
-    int first = first_run(w, pipeline);
-    if (first && w->encoder && (st = wgt_wgpu_submit(w)) != WGT_OK) return st;
-    uint32_t bind_size = (params_size + 15u) & ~15u;
-    uint32_t slot = (w->ring_used + w->ring_align - 1) / w->ring_align * w->ring_align;
-    /* A full ring, or a batch grown to its bounds: what is recorded goes now. */
-    if (slot + bind_size > w->ring_size || w->batch_commands >= WGT_WGPU_BATCH_COMMANDS ||
+    *first = first_run(w, pipeline);
+    if (*first && w->encoder && (st = wgt_wgpu_submit(w)) != WGT_OK) return st;
+    *bind_size = (params_size + 15u) & ~15u;
+    *slot = (w->ring_used + w->ring_align - 1) / w->ring_align * w->ring_align;
+    if (*slot + *bind_size > w->ring_size || w->batch_commands >= WGT_WGPU_BATCH_COMMANDS ||
         w->batch_groups >= WGT_WGPU_BATCH_BIND_GROUPS) {
         if ((st = wgt_wgpu_submit(w)) != WGT_OK) return st;
-        slot = 0;
+        *slot = 0;
     }
-    uint32_t max_dim = w->limits.limits.maxComputeWorkgroupsPerDimension;
-    if (max_dim == 0) max_dim = 65535;
-    uint64_t x = workgroups < max_dim ? workgroups : max_dim;
-    uint64_t y = (workgroups + x - 1) / x;
-    if (y > max_dim)
-        return wgt_error(WGT_ERR_LIMIT, "kernel %s needs %llu workgroups, more than %u x %u", label,
-                         (unsigned long long)workgroups, max_dim, max_dim);
     if ((st = ensure_encoder(w)) != WGT_OK) return st;
-    memcpy(w->ring_host + slot, params, params_size);
-    memset(w->ring_host + slot + params_size, 0, bind_size - params_size);
-    w->ring_used = slot + bind_size;
+    if (*bind_size) {
+        memcpy(w->ring_host + *slot, params, params_size);
+        memset(w->ring_host + *slot + params_size, 0, *bind_size - params_size);
+        w->ring_used = *slot + *bind_size;
+    }
+    return WGT_OK;
+}
 
-    WGPUBindGroup group;
-    if ((st = wgt_wgpu_bind_group(w, layout, count, buffers, bind_size, &group)) != WGT_OK) return st;
-    for (int i = 0; i < count; i++) buffers[i]->used_serial = w->submit_serial + 1;
+/* The rest: the pass (begun on first use), the pipeline (kept between dispatches), the group
+ * (with the ring slot as its one dynamic offset, when it has one) and the grid. */
+static wgt_status dispatch_end(wgt_webgpu *w, WGPUComputePipeline pipeline, WGPUBindGroup group, int dynamic,
+                               uint32_t slot, const uint32_t *grid, int first) {
+    const wgpu_procs *p = w->p;
     if (!w->pass) {
         WGPUComputePassDescriptor pd = {0};
         WGPUPassTimestampWrites writes;
@@ -360,11 +351,68 @@ wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUC
         p->wgpuComputePassEncoderSetPipeline(w->pass, pipeline);
         w->pass_pipeline = pipeline;
     }
-    p->wgpuComputePassEncoderSetBindGroup(w->pass, 0, group, 1, &slot);
-    p->wgpuComputePassEncoderDispatchWorkgroups(w->pass, (uint32_t)x, (uint32_t)y, 1);
+    p->wgpuComputePassEncoderSetBindGroup(w->pass, 0, group, dynamic ? 1 : 0, dynamic ? &slot : NULL);
+    p->wgpuComputePassEncoderDispatchWorkgroups(w->pass, grid[0], grid[1], grid[2]);
     w->batch_commands++;
     w->dispatches++;
     return first ? submit_first_run(w) : WGT_OK;
+}
+
+wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUComputePipeline pipeline,
+                                         WGPUBindGroupLayout layout, int count, wgt_buffer *const *buffers,
+                                         const void *params, uint32_t params_size, uint64_t workgroups) {
+    if (count < 1 || count > WGT_MAX_LAYOUT_STORAGE)
+        return wgt_error(WGT_ERR_INTERNAL, "kernel %s wants %d storage bindings", label, count);
+    uint32_t max_dim = w->limits.limits.maxComputeWorkgroupsPerDimension;
+    if (max_dim == 0) max_dim = 65535;
+    uint64_t x = workgroups < max_dim ? workgroups : max_dim;
+    uint64_t y = (workgroups + x - 1) / x;
+    if (y > max_dim)
+        return wgt_error(WGT_ERR_LIMIT, "kernel %s needs %llu workgroups, more than %u x %u", label,
+                         (unsigned long long)workgroups, max_dim, max_dim);
+    uint32_t slot, bind_size;
+    int first;
+    wgt_status st = dispatch_begin(w, pipeline, params, params_size, &slot, &bind_size, &first);
+    if (st != WGT_OK) return st;
+    WGPUBindGroup group;
+    if ((st = wgt_wgpu_bind_group(w, layout, count, buffers, bind_size, &group)) != WGT_OK) return st;
+    for (int i = 0; i < count; i++) buffers[i]->used_serial = w->submit_serial + 1;
+    const uint32_t grid[3] = {(uint32_t)x, (uint32_t)y, 1};
+    return dispatch_end(w, pipeline, group, 1, slot, grid, first);
+}
+
+wgt_status wgt_wgpu_dispatch_grid(wgt_webgpu *w, const char *label, WGPUComputePipeline pipeline,
+                                  WGPUBindGroupLayout layout, int count, const WGPUBindGroupEntry *entries,
+                                  wgt_buffer *const *buffers, int uniform_binding, const void *params,
+                                  uint32_t params_size, const uint32_t *grid) {
+    if (count < 0 || count > WGT_WGPU_GRID_MAX_ENTRIES)
+        return wgt_error(WGT_ERR_INTERNAL, "kernel %s wants %d storage bindings", label, count);
+    uint32_t slot = 0, bind_size = 0;
+    int first;
+    wgt_status st = dispatch_begin(w, pipeline, params, uniform_binding >= 0 ? params_size : 0, &slot, &bind_size, &first);
+    if (st != WGT_OK) return st;
+    WGPUBindGroupEntry e[WGT_WGPU_GRID_MAX_ENTRIES + 1];
+    memcpy(e, entries, sizeof *e * (size_t)count);
+    if (uniform_binding >= 0) {
+        memset(&e[count], 0, sizeof e[count]);
+        e[count].binding = (uint32_t)uniform_binding;
+        e[count].buffer = w->ring;
+        e[count].size = bind_size;
+    }
+    WGPUBindGroupDescriptor d = {0};
+    d.label = wgpu_str(label);
+    d.layout = layout;
+    d.entryCount = (size_t)count + (uniform_binding >= 0);
+    d.entries = e;
+    /* Made for this dispatch and released once set: the pass keeps what it needs. Validation
+     * errors (a buffer of another device, say) surface at the batch's submit. */
+    WGPUBindGroup group = w->p->wgpuDeviceCreateBindGroup(w->device, &d);
+    if (!group) return wgt_error(WGT_ERR_BACKEND, "kernel %s: creating its bind group failed", label);
+    w->batch_groups++;
+    for (int i = 0; i < count; i++) buffers[i]->used_serial = w->submit_serial + 1;
+    st = dispatch_end(w, pipeline, group, uniform_binding >= 0, slot, grid, first);
+    w->p->wgpuBindGroupRelease(group);
+    return st;
 }
 
 wgt_status wgt_wgpu_dispatch(wgt_webgpu *w, wgt_pipeline *pl, wgt_buffer *const *buffers, const void *params,

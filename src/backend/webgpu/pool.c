@@ -211,6 +211,20 @@ wgt_status wgt_wgpu_pool_get(wgt_webgpu *w, wgt_wgpu_pool *pool, uint64_t nbytes
     return WGT_OK;
 }
 
+wgt_status wgt_wgpu_pool_adopt(wgt_webgpu *w, wgt_wgpu_pool *pool, WGPUBuffer handle, uint64_t size, wgt_buffer **out) {
+    wgt_buffer *b = calloc(1, sizeof *b);
+    if (!b) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a buffer handle");
+    w->p->wgpuBufferAddRef(handle); /* ours, released as any buffer the pool never keeps */
+    if (pool->counts_live) atomic_fetch_add(&live_buffers, 1);
+    b->handle = handle;
+    b->size = size;
+    b->alloc = 0; /* the caller's memory: not within our budget or counters */
+    b->size_class = -1;
+    link_used(pool, b);
+    *out = b;
+    return WGT_OK;
+}
+
 void wgt_wgpu_pool_put(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b) {
     pool->in_use -= b->alloc;
     unlink_used(pool, b);

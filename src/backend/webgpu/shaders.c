@@ -76,3 +76,13 @@ void wgt_wgsl_add(wgt_wgsl_text *t, const char *fmt, ...) {
     }
     t->failed = 1;
 }
+
+WGPUShaderModule wgt_wgpu_shader_module(wgt_webgpu *w, const char *wgsl, const char *label) {
+    WGPUShaderSourceWGSL src = {0};
+    src.chain.sType = WGPU_STYPE_SHADER_SOURCE_WGSL;
+    src.code = wgpu_str(wgsl);
+    WGPUShaderModuleDescriptor md = {0};
+    md.nextInChain = &src.chain;
+    md.label = wgpu_str(label);
+    return w->p->wgpuDeviceCreateShaderModule(w->device, &md);
+}

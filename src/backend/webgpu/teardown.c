@@ -116,6 +116,7 @@ void wgt_wgpu_release_device(wgt_backend *be) {
     int late = w->stuck != WGT_OK || (healthy && wgt_wgpu_late_pending(w));
     atomic_store(&w->shutting_down, 1);
     wgt_wgpu_fused_shutdown(w);
+    wgt_wgpu_user_kernels_shutdown(w);
     wgt_wgpu_timestamps_shutdown(w);
     wgt_wgpu_encoder_shutdown(w);
     wgt_wgpu_buffers_detach(w);

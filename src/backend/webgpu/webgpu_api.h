@@ -420,6 +420,9 @@ typedef struct WGPUCommandBufferDescriptor {
     X(void, wgpuBufferUnmap, (WGPUBuffer))                                                                       \
     X(void, wgpuBufferDestroy, (WGPUBuffer))                                                                     \
     X(void, wgpuBufferRelease, (WGPUBuffer))                                                                     \
+    X(void, wgpuBufferAddRef, (WGPUBuffer))                                                                      \
+    X(uint64_t, wgpuBufferGetSize, (WGPUBuffer))                                                                 \
+    X(WGPUFlags, wgpuBufferGetUsage, (WGPUBuffer))                                                               \
     X(void, wgpuShaderModuleRelease, (WGPUShaderModule))                                                         \
     X(void, wgpuBindGroupLayoutRelease, (WGPUBindGroupLayout))                                                   \
     X(void, wgpuBindGroupRelease, (WGPUBindGroup))                                                               \

@@ -175,6 +175,7 @@ typedef struct wgt_webgpu {
     wgt_pending_read *zombie_reads; /* released while Dawn may still call back (read_requests.c) */
 
     struct wgt_wgpu_fused_cache *fused_cache; /* fused kernels' pipelines and layouts (fused.c) */
+    struct wgt_user_pipeline *user_pipelines; /* callers' compiled kernels (user_kernel.c) */
     /* Non-NULL while GPU timing is on: each compute pass begun writes timestamps (timestamps.c). */
     struct wgt_wgpu_timestamps *timestamps;
 } wgt_webgpu;
@@ -288,6 +289,8 @@ wgt_status wgt_wgpu_upload_in_batch(wgt_webgpu *w, wgt_buffer *dst, uint64_t off
                                     int *done);
 
 /* shaders.c */
+/* A shader module of WGSL text (errors go to the error scope the caller pushed). */
+WGPUShaderModule wgt_wgpu_shader_module(wgt_webgpu *w, const char *wgsl, const char *label);
 /* The embedded source of src/backend/webgpu/wgsl/<name>.wgsl, or NULL. */
 const char *wgt_wgsl_source(const char *name);
 /* Copies template, replacing each {{KEY}} by its value from the NULL-terminated pairs.
@@ -419,6 +422,10 @@ wgt_wgpu_pool *wgt_wgpu_pool_create(WGPUFlags usage, const char *label, uint64_t
 wgt_status wgt_wgpu_pool_get(wgt_webgpu *w, wgt_wgpu_pool *pool, uint64_t nbytes, int *reused, wgt_buffer **out);
 /* Takes the buffer back; work already recorded that uses it still sees it (queue order). */
 void wgt_wgpu_pool_put(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b);
+/* A caller's buffer (handle, of which size bytes are bound) as one of the pool's in use, with
+ * a reference of our own: putting it back releases that reference, never the caller's, and it
+ * counts in no budget (the memory is the caller's). */
+wgt_status wgt_wgpu_pool_adopt(wgt_webgpu *w, wgt_wgpu_pool *pool, WGPUBuffer handle, uint64_t size, wgt_buffer **out);
 /* Gives a buffer back to the driver at once instead of keeping it. */
 void wgt_wgpu_pool_discard(wgt_webgpu *w, wgt_wgpu_pool *pool, wgt_buffer *b);
 void wgt_wgpu_pool_destroy(wgt_webgpu *w, wgt_wgpu_pool *pool);
@@ -464,6 +471,16 @@ wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUC
                                          WGPUBindGroupLayout layout, int count, wgt_buffer *const *buffers,
                                          const void *params, uint32_t params_size, uint64_t workgroups);
 
+/* encoder.c: records one dispatch of a grid of workgroups (grid[0..2], each within the
+ * device's limit) with a bind group made for it: entries[0..count-1] bind buffers[i] (their
+ * offsets and sizes as the caller set them), and params through the uniform ring at
+ * uniform_binding (with a dynamic offset; -1: the layout has no uniform). For user kernels. */
+#define WGT_WGPU_GRID_MAX_ENTRIES 32
+wgt_status wgt_wgpu_dispatch_grid(wgt_webgpu *w, const char *label, WGPUComputePipeline pipeline,
+                                  WGPUBindGroupLayout layout, int count, const WGPUBindGroupEntry *entries,
+                                  wgt_buffer *const *buffers, int uniform_binding, const void *params,
+                                  uint32_t params_size, const uint32_t *grid);
+
 /* read_requests.c: the backend table's read_begin .. read_release. */
 wgt_status wgt_wgpu_read_begin(wgt_backend *be, wgt_buffer *buf, size_t offset, size_t n, wgt_pending_read **out);
 wgt_status wgt_wgpu_read_poll(wgt_backend *be, wgt_pending_read *r, int *done);
@@ -472,6 +489,19 @@ const void *wgt_wgpu_read_data(wgt_backend *be, wgt_pending_read *r);
 void wgt_wgpu_read_release(wgt_backend *be, wgt_pending_read *r);
 /* Frees requests whose callbacks may still have been pending: after the instance is released. */
 void wgt_wgpu_reads_shutdown(wgt_webgpu *w);
+
+/* user_kernel.c: the backend table's user kernel entries, buffer_wrap and device_handle;
+ * shutdown releases every user pipeline's driver objects before the device goes (their
+ * records stay until the kernels are released). */
+wgt_status wgt_wgpu_user_kernel_create(wgt_backend *be, const char *source, const char *entry, int nlayout,
+                                       const wgt_user_layout_entry *layout, wgt_user_pipeline **out);
+wgt_status wgt_wgpu_user_kernel_run(wgt_backend *be, wgt_user_pipeline *k, int n, const uint32_t *bindings,
+                                    const wgt_operand *ops, const void *params, uint32_t params_size,
+                                    const uint32_t *groups);
+void wgt_wgpu_user_kernel_release(wgt_backend *be, wgt_user_pipeline *k);
+wgt_status wgt_wgpu_buffer_wrap(wgt_backend *be, void *handle, size_t nbytes, wgt_buffer **out);
+void *wgt_wgpu_device_handle(wgt_backend *be);
+void wgt_wgpu_user_kernels_shutdown(wgt_webgpu *w);
 
 /* ---- fused elementwise kernels ---------------------------------------------------------- */
 /* fused.c: the backend table's fused entry; max_fused_buffers for the device; releasing the
