@@ -34,8 +34,9 @@ $(WASM_BUILD)/obj/gen/wgsl_sources.o: $(BUILD)/gen/wgsl_sources.c
 
 $(WASM_BUILD)/obj/src/backend/webgpu/device.o: $(BUILD)/gen/install_dirs.h
 
-$(WASM_BUILD)/wgt_tests.wasm: $(TEST_SRC) tests/test.h web/c/heap_in_use.c web/c/test_wasm.c $(WASM_LIB_OBJ)
-	$(WASM_CC) $(WASM_FLAGS) $(WASM_CPPFLAGS) -Itests -DWGT_SOURCE_DIR='"$(CURDIR)"' $(WARN) -o $@ \
+$(WASM_BUILD)/wgt_tests.wasm: $(TEST_SRC) tests/test.h web/c/include/wasi_process.h web/c/heap_in_use.c web/c/test_wasm.c $(WASM_LIB_OBJ)
+	$(WASM_CC) $(WASM_FLAGS) $(WASM_CPPFLAGS) -Itests -include web/c/include/wasi_process.h \
+		-DWGT_SOURCE_DIR='"$(CURDIR)"' $(WARN) -o $@ \
 		$(TEST_SRC) web/c/heap_in_use.c web/c/test_wasm.c $(WASM_LIB_OBJ) $(WASM_WRAP) $(WASM_LDFLAGS)
 
 # The ES module package in web/ (docs/web.md): the library as a wasm reactor exporting the
@@ -53,11 +54,12 @@ web/src/api_table.js web/src/api_table.d.ts &: include/wgtensor.h scripts/gen_ap
 # first compile through this Dawn and lavapipe is cold: tens of minutes), so CI runs tests
 # that cover every path of the JS import table: device and adapter queries, features, shader
 # errors, reads through views, async reads, device loss, error-scope failures and the leak
-# check, and one differential test per op family that compiles quickly (docs/web.md). Last,
+# check, user kernels (a caller's buffer wrapped: AddRef), and one differential test per op
+# family that compiles quickly (docs/web.md). Last,
 # the JS API's tests (node's test runner): every op family on WebGPU against the CPU backend.
 WASM_WEBGPU_TESTS ?= env_webgpu webgpu_feature_values webgpu_shader_errors webgpu_adapter_choice \
 	read_write_through_views matmul_known_values binary_webgpu_matches_cpu index_webgpu shape_webgpu_matches_cpu \
-	device_loss engine_async_reads limits_failures_leave
+	device_loss engine_async_reads limits_failures_leave user_kernel
 # SwiftShader lacks shader-f16, and binary_webgpu_matches_cpu's f16 overflows come back NaN
 # there (docs/web.md): the browser runs the rest.
 WASM_BROWSER_TESTS ?= webgpu_feature_values webgpu_shader_errors read_write_through_views matmul_known_values \

@@ -28,7 +28,9 @@ export class Context {
   /** A tensor holding a copy of data; dtype from the array type (Uint16Array: f16 bits). */
   tensor(data: TypedData, shape?: number[], dtype?: DType | null): Tensor;
   /** Compiles what computes the named outputs from graph inputs (graphInput). */
-  compile(outputs: Record<string, Tensor>): Graph;
+  compile(outputs: Record<string, Tensor>): Promise<Graph>;
+  /** Compiles a WGSL compute shader of the caller's (WebGPU contexts only). */
+  kernel(wgsl: string, entryPoint?: string): Promise<Kernel>;
   /** Releases the context, its device and every tensor's storage. */
   dispose(): Promise<void>;
 }
@@ -36,6 +38,17 @@ export class Context {
 export class Graph {
   dispatch(inputs: Record<string, Tensor>, outputs: Record<string, Tensor>): Promise<void>;
   readonly launches: number;
+  dispose(): void;
+}
+
+export interface KernelBinding { name: string; type: string; binding: number; readWrite: boolean; uniform: boolean }
+/** A user WGSL kernel (see include/wgtensor.h, "user WGSL kernels"). */
+export class Kernel {
+  readonly bindings: KernelBinding[];
+  groupsFor(n: number): [number, number, number];
+  /** One dispatch: tensors by binding name, or {dtype, shape} for outputs it creates (returned by name). */
+  dispatch(args: Record<string, Tensor | { dtype: DType; shape: number[] }>, params?: ArrayBufferView | ArrayBuffer | null,
+    groups?: number[]): Record<string, Tensor>;
   dispose(): void;
 }
 

@@ -12,7 +12,9 @@
 // strings is bound from a table generated from the header (src/api_table.js): ops that take
 // a tensor first are Tensor methods and functions of `ops`, creators are Context methods.
 // Ops record work and return at once; what waits for the device (read, sync, dispatch,
-// context creation) is async and suspends the wasm stack (JSPI). While such a call is in
+// context creation, compiling a graph or a kernel) is async and suspends the wasm stack
+// (JSPI). V8 refuses a Suspending import called outside WebAssembly.promising even when it
+// would not suspend, so nothing that may wait is called synchronously. While such a call is in
 // flight, other calls into the library throw: C code is never re-entered half-way.
 import { FUNCTIONS } from "./src/api_table.js";
 import { requireJSPI } from "./src/jspi.js";
@@ -185,14 +187,26 @@ export class Context {
     }
   }
   /** Compiles the work that computes outputs ({name: tensor}) from graph inputs (ctx.graphInput). */
-  compile(outputs) {
+  async compile(outputs) {
     const b = bindings(outputs);
     try {
-      const g = lib.call("wgt_graph_build", this.h, b.count, b.p);
+      const g = await lib.callAsync("wgt_graph_build", this.h, b.count, b.p);
       if (!g) throw lib.error();
       return new Graph(g);
     } finally {
       b.free();
+    }
+  }
+  /** Compiles a WGSL compute shader of the caller's (WebGPU contexts only; waits for the compiler). */
+  async kernel(wgsl, entryPoint = "main") {
+    const src = lib.string(wgsl), entry = lib.string(entryPoint);
+    try {
+      const k = await lib.callAsync("wgt_kernel_create", this.h, src, entry);
+      if (!k) throw lib.error();
+      return new Kernel(k);
+    } finally {
+      lib.free(src);
+      lib.free(entry);
     }
   }
   /** Releases the context (its device and every tensor's storage). */
@@ -230,6 +244,81 @@ export class Graph {
   }
   get launches() { return lib.call("wgt_graph_launches", this.h); }
   dispose() { if (this.h) lib.call("wgt_graph_release", this.h); this.h = 0; }
+}
+
+/** A user WGSL kernel: its bindings read from the source, dispatched on tensors like an op. */
+export class Kernel {
+  constructor(h) {
+    this.h = h;
+    const L = lib.L, info = lib.alloc(L.wgt_kernel_binding_info);
+    try {
+      this.bindings = Array.from({ length: lib.call("wgt_kernel_binding_count", h) }, (_, i) => {
+        if (lib.call("wgt_kernel_binding", h, i, info)) throw lib.error();
+        const at = (f) => info + L[`wgt_kernel_binding_info.${f}`];
+        return { name: lib.cstr(lib.dv().getUint32(at("name"), true)), type: lib.cstr(lib.dv().getUint32(at("type"), true)),
+          binding: lib.dv().getUint32(at("binding"), true), readWrite: !!lib.dv().getInt32(at("read_write"), true),
+          uniform: !!lib.dv().getInt32(at("uniform"), true) };
+      });
+    } finally {
+      lib.free(info);
+    }
+  }
+  /** Workgroups covering n invocations along x. */
+  groupsFor(n) {
+    const p = lib.alloc(12);
+    try {
+      if (lib.call("wgt_kernel_groups_for", this.h, BigInt(n), p)) throw lib.error();
+      return Array.from(new Uint32Array(lib.x.memory.buffer.slice(p, p + 12)));
+    } finally {
+      lib.free(p);
+    }
+  }
+  /**
+   * Records one dispatch. args: {name: tensor, or {dtype, shape} for an output the call
+   * creates}; params: the uniform's bytes (a typed array or ArrayBuffer) or null; groups:
+   * [x, y, z]. Returns the created outputs by name.
+   */
+  dispatch(args, params = null, groups = [1, 1, 1]) {
+    const L = lib.L, size = L.wgt_kernel_arg, entries = Object.entries(args);
+    const p = lib.alloc(size * Math.max(entries.length, 1)), outs = lib.alloc(4 * Math.max(entries.length, 1));
+    const temps = [];
+    lib.u8().fill(0, p, p + size * entries.length);
+    const bytes = params == null ? null : new Uint8Array(ArrayBuffer.isView(params) ? params.buffer.slice(params.byteOffset,
+      params.byteOffset + params.byteLength) : params);
+    const pp = bytes ? lib.alloc(bytes.length) : 0;
+    if (bytes) lib.u8().set(bytes, pp);
+    try {
+      entries.forEach(([name, v], k) => {
+        const at = (f) => p + size * k + L[`wgt_kernel_arg.${f}`];
+        const n = lib.string(name);
+        temps.push(n);
+        lib.dv().setUint32(at("name"), n, true);
+        if (v instanceof Tensor) lib.dv().setUint32(at("tensor"), v.handle, true);
+        else {
+          const s = int64s(v.shape);
+          temps.push(s);
+          lib.dv().setInt32(at("dtype"), DTYPES[v.dtype], true);
+          lib.dv().setInt32(at("ndim"), v.shape.length, true);
+          lib.dv().setUint32(at("shape"), s, true);
+        }
+      });
+      const [gx = 1, gy = 1, gz = 1] = groups;
+      if (lib.call("wgt_kernel_dispatch", this.h, entries.length, p, pp, bytes ? bytes.length : 0, gx, gy, gz, outs))
+        throw lib.error();
+      const created = {};
+      entries.forEach(([name], k) => {
+        const h = lib.dv().getUint32(outs + 4 * k, true);
+        if (h) created[name] = new Tensor(h);
+      });
+      return created;
+    } finally {
+      temps.forEach(lib.free);
+      lib.free(p);
+      lib.free(outs);
+      if (pp) lib.free(pp);
+    }
+  }
+  dispose() { if (this.h) lib.call("wgt_kernel_release", this.h); this.h = 0; }
 }
 
 export class Tensor {

@@ -67,7 +67,11 @@
     F(WGPUComputePassDescriptor, timestampWrites) F(WGPUPassTimestampWrites, querySet)                             \
     F(WGPUPassTimestampWrites, beginningOfPassWriteIndex) F(WGPUPassTimestampWrites, endOfPassWriteIndex)         \
     F(wgt_context_options, backend) F(wgt_context_options, adapter) F(wgt_context_options, quiet)                  \
-    S(wgt_context_options) F(wgt_binding, name) F(wgt_binding, tensor) S(wgt_binding)
+    S(wgt_context_options) F(wgt_binding, name) F(wgt_binding, tensor) S(wgt_binding)                             \
+    F(wgt_kernel_arg, name) F(wgt_kernel_arg, binding) F(wgt_kernel_arg, tensor) F(wgt_kernel_arg, dtype)          \
+    F(wgt_kernel_arg, ndim) F(wgt_kernel_arg, shape) S(wgt_kernel_arg)                                             \
+    F(wgt_kernel_binding_info, name) F(wgt_kernel_binding_info, type) F(wgt_kernel_binding_info, binding)          \
+    F(wgt_kernel_binding_info, read_write) F(wgt_kernel_binding_info, uniform) S(wgt_kernel_binding_info)
 
 #define LIMIT(f) FIELD(WGPULimits, f)
 

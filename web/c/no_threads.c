@@ -7,14 +7,15 @@
  * With one thread a mutex is never contended, a once-routine runs on the first call, and a
  * condition nobody else can signal is a wait that can only time out (a wait without a
  * deadline could never end: EDEADLK, which no caller reaches, since none waits on work of a
- * thread that never started). dlsym finds nothing (no shared objects); sysinfo is
- * unsupported. The tests that need threads or process limits are skipped by name in the wasm
+ * thread that never started). dlsym finds nothing (no shared objects); sysinfo, popen
+ * and pclose are unsupported (no processes). The tests that need threads or process limits are skipped by name in the wasm
  * runs (web/tests/wasm_skips.txt).
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 
 int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg) {
     (void)thread, (void)attr, (void)start, (void)arg;
@@ -122,6 +123,18 @@ void *dlsym(void *handle, const char *name) {
 struct sysinfo;
 int sysinfo(struct sysinfo *info) {
     (void)info;
+    errno = ENOSYS;
+    return -1;
+}
+
+FILE *popen(const char *command, const char *mode) {
+    (void)command, (void)mode;
+    errno = ENOSYS;
+    return NULL;
+}
+
+int pclose(FILE *stream) {
+    (void)stream;
     errno = ENOSYS;
     return -1;
 }

@@ -70,6 +70,9 @@ def main():
     header = open(os.path.join(ROOT, "include", "wgtensor.h")).read()
     rows = []
     for ret, name, params in prototypes(header):
+        # An array parameter ("uint32_t size[3]") is not a name gen_api's split takes: unbound.
+        if re.search(r"\[\d*\]", params):
+            continue
         plist = [] if params == "void" else [split_param(p) for p in params.split(",")]
         kinds = [(pname, KINDS.get(ptype)) for ptype, pname in plist]
         rk = KINDS.get(ret)

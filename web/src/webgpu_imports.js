@@ -346,7 +346,9 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
       const size = Number(u64(desc + off("WGPUBufferDescriptor.size")));
       const mappedAtCreation = !!u32(desc + off("WGPUBufferDescriptor.mappedAtCreation"));
       try {
-        const b = handle({ kind: "buffer", js: get(d).createBuffer({ size, usage, mappedAtCreation }), refs: 1, mapped: 0 });
+        // refs: the handle's references plus the bind groups holding it; handleRefs: the former.
+        const b = handle({ kind: "buffer", js: get(d).createBuffer({ size, usage, mappedAtCreation }), refs: 1,
+          handleRefs: 1, mapped: 0 });
         buffersAlive++;
         return b;
       } catch (e) {
@@ -486,7 +488,14 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
       e.js.unmap();
     },
     wgpuBufferDestroy: (b) => destroyBuffer(entry(b)),
-    wgpuBufferRelease(b) { releaseBuffer(entry(b)); drop(b); },
+    wgpuBufferAddRef(b) { const e = entry(b); e.refs++; e.handleRefs++; },
+    wgpuBufferRelease(b) {
+      const e = entry(b);
+      releaseBuffer(e);
+      if (--e.handleRefs === 0) drop(b);
+    },
+    wgpuBufferGetSize: (b) => BigInt(get(b).size),
+    wgpuBufferGetUsage: (b) => BigInt(get(b).usage),
     wgpuShaderModuleRelease: drop,
     wgpuBindGroupLayoutRelease: drop,
     wgpuBindGroupRelease(g) { for (const b of entry(g).held) releaseBuffer(b); drop(g); },

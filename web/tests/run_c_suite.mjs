@@ -30,15 +30,18 @@ if (webgpu) ({ gpu, name } = await nodeGPU());
 else env.WGT_TEST_ALLOW_NO_WEBGPU = "1";
 
 const bytes = readFileSync(wasmPath);
+// The source tree (docs/, include/ for the docs tests) and /tmp; not the host's /proc, whose
+// figures (resident set, overcommit) are Node's, not the wasm program's.
+const preopens = { [root.replace(/\/$/, "")]: root, "/tmp": tmpdir() };
 if (filter.length <= 1) {
-  const wasi = nodeWasi({ args: ["wgt_tests", ...filter], env, preopens: { "/": "/" } });
+  const wasi = nodeWasi({ args: ["wgt_tests", ...filter], env, preopens });
   process.exitCode = await instantiateSuite(bytes, wasi, { gpu, name, why });
 } else {
   process.exitCode = await runEach(filter, async (f) => {
     // The suite's stdout goes to a file (node:wasi writes to a descriptor, not a stream),
     // shown once the run ends and read for its closing line.
     const file = join(tmpdir(), `wgt-wasm-suite-${process.pid}.log`), fd = openSync(file, "w+");
-    const wasi = nodeWasi({ args: ["wgt_tests", f], env, preopens: { "/": "/" }, stdout: fd });
+    const wasi = nodeWasi({ args: ["wgt_tests", f], env, preopens, stdout: fd });
     let code = 1;
     try { code = await instantiateSuite(bytes, wasi, { gpu, name, why }); } finally { closeSync(fd); }
     const text = readFileSync(file, "utf8");

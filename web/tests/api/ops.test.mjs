@@ -90,7 +90,7 @@ test("a compiled graph replays with new inputs on both backends", { skip: noGpu 
   for (const ctx of [cpu, gpu]) {
     const x = ctx.graphInput("x", "f32", [2, 3]);
     const y = x.mul(x).add(1).sum([1], 0);
-    const g = ctx.compile({ y });
+    const g = await ctx.compile({ y });
     const out = ctx.zeros("f32", [2]);
     for (const v of [[1, 2, 3, 4, 5, 6], [0, -1, 2, -3, 4, -5]]) {
       const input = ctx.tensor(new Float32Array(v), [2, 3]);
@@ -117,4 +117,31 @@ test("released buffers are destroyed: GPU memory comes back at release, not at g
   await ctx.trim(); // the pool's buffers go back to the driver
   await ctx.dispose();
   assert.ok(wg.webgpuStats().buffersAlive <= base, `${wg.webgpuStats().buffersAlive} buffers alive, ${base} before`);
+});
+
+test("a user WGSL kernel runs on tensors, with params and a created output; the CPU refuses it", { skip: noGpu ?? false }, async () => {
+  const ctx = await wg.init({ backend: "webgpu" });
+  const k = await ctx.kernel(`
+    struct P { scale : f32, n : u32 }
+    @group(0) @binding(0) var<storage, read> x : array<f32>;
+    @group(0) @binding(1) var<storage, read_write> y : array<f32>;
+    @group(0) @binding(2) var<uniform> p : P;
+    @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id : vec3u) {
+      if (id.x < p.n) { y[id.x] = x[id.x] * p.scale + 1.0; }
+    }`);
+  assert.deepEqual(k.bindings.map((b) => [b.name, b.readWrite, b.uniform]), [["x", false, false], ["y", true, false], ["p", false, true]]);
+  const x = ctx.arange("f32", 0, 100, 1);
+  const params = new ArrayBuffer(8);
+  new DataView(params).setFloat32(0, 0.5, true);
+  new DataView(params).setUint32(4, 100, true);
+  const { y } = k.dispatch({ x, y: { dtype: "f32", shape: [100] } }, params, k.groupsFor(100));
+  const z = y.add(x); // the kernel's output chains with ops
+  const got = Array.from(await z.read());
+  assert.deepEqual(got, Array.from({ length: 100 }, (_, i) => i * 0.5 + 1 + i));
+  assert.throws(() => k.dispatch({ x, y: { dtype: "f32", shape: [100] } }, new ArrayBuffer(4), [2, 1, 1]),
+    (e) => e.status === "invalid argument" && /params/.test(e.message));
+  await assert.rejects(cpu.kernel("@compute @workgroup_size(1) fn main() {}"), (e) => e.status === "backend unavailable");
+  [x, y, z].forEach((t) => t.dispose());
+  k.dispose();
+  await ctx.dispose();
 });
