@@ -64,7 +64,18 @@ WASM_WEBGPU_TESTS ?= env_webgpu webgpu_feature_values webgpu_shader_errors webgp
 # there (docs/web.md): the browser runs the rest.
 WASM_BROWSER_TESTS ?= webgpu_feature_values webgpu_shader_errors read_write_through_views matmul_known_values \
 	index_webgpu shape_webgpu_matches_cpu device_loss engine_async_reads docs
-.PHONY: setup-wasm test-wasm test-wasm-run
+# The demo page (web/demo/): the digits Debian's python3-sklearn ships, served beside it.
+DIGITS ?= /usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz
+DEMO_PORT ?= 8000
+web/demo/data/digits.csv.gz: $(DIGITS)
+	@mkdir -p $(@D)
+	cp $< $@
+
+.PHONY: setup-wasm test-wasm test-wasm-run serve-demo
+serve-demo: wasm web/demo/data/digits.csv.gz
+	@echo "wgtensor demo: http://127.0.0.1:$(DEMO_PORT)/web/demo/ (a browser with WebGPU)"
+	python3 -m http.server $(DEMO_PORT) --bind 127.0.0.1
+
 setup-wasm:
 	@./scripts/setup_wasm.sh
 
@@ -72,8 +83,9 @@ test-wasm: setup-wasm
 	@$(MAKE) --no-print-directory wasm
 	@$(MAKE) --no-print-directory test-wasm-run
 
-test-wasm-run:
+test-wasm-run: web/demo/data/digits.csv.gz
 	$(WASM_NODE) web/tests/run_c_suite.mjs
 	$(WASM_NODE) web/tests/run_c_suite.mjs --webgpu $(WASM_WEBGPU_TESTS)
 	$(WASM_NODE) web/tests/run_browser.mjs $(WASM_BROWSER_TESTS)
+	$(WASM_NODE) web/tests/run_demo.mjs 3 $(WASM_BUILD)/demo.png
 	$(WASM_NODE) --expose-gc --test web/tests/api/*.test.mjs

@@ -3,18 +3,14 @@
 //   node web/tests/run_browser.mjs [filter...]
 // Several filters load the page once each and end with one closing line adding them up.
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { launchChromium } from "./chromium.js";
 import { serve } from "./static_server.js";
 import { runEach } from "./suite_common.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const filters = process.argv.slice(2);
 const server = await serve(root);
-const browser = await chromium.launch({
-  executablePath: process.env.WGT_CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader", "--use-webgpu-adapter=swiftshader",
-    "--no-sandbox"],
-});
+const browser = await launchChromium();
 // One page per filter: a fresh wasm instance and device, as each native run has.
 async function runPage(filter) {
   const page = await browser.newPage();
