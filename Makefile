@@ -37,7 +37,7 @@ LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/wgsl_sources.o
 HEADERS = $(wildcard include/*.h src/*/*.h src/backend/*/*.h)
 TEST_SRC = $(wildcard tests/*.c)
 
-.PHONY: all setup demo test info clean kernel-inspect install check-install blas-check FORCE
+.PHONY: all setup demo test info clean kernel-inspect install check-install blas-check python python-link FORCE
 all: blas-check $(BUILD)/libwgtensor.a $(BUILD)/libwgtensor.so $(BUILD)/wgtensor $(BUILD)/wgt_tests \
 	$(BUILD)/examples/hello $(BUILD)/examples/user_kernel $(BUILD)/wgtensor.pc
 
@@ -57,10 +57,22 @@ info: setup
 # runner's own check (scripts/check_runner.sh: skips are counted, never passed) run first,
 # so the suite's closing line stays the last line.
 test: setup
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all python
 	./scripts/check_install.sh $(BUILD)
 	./scripts/check_runner.sh $(BUILD)
-	$(BUILD)/wgt_tests
+	./scripts/run_tests.sh $(BUILD) $(PYTHON)
+
+# The Python package (python/, docs/python.md): the extension wgtensor._core with
+# libwgtensor.a linked in, built with Debian's Python (PYTHON) into $(BUILD)/python, where
+# `PYTHONPATH=$(BUILD)/python $(PYTHON)` imports it. python-link builds the static library and
+# prints it with its link flags, for python/setup.py (also when pip runs it).
+PYTHON ?= /usr/bin/python3
+python: $(BUILD)/libwgtensor.a
+	cd python && WGT_BUILD=$(abspath $(BUILD)) $(PYTHON) setup.py -q build --build-base $(abspath $(BUILD))/python-tmp \
+		--build-lib $(abspath $(BUILD))/python
+
+python-link: blas-check $(BUILD)/libwgtensor.a
+	@echo $(abspath $(BUILD)/libwgtensor.a) $(LDLIBS)
 
 blas-check:
 	@if [ -z "$(strip $(BLAS_LIBS))" ]; then echo "wgtensor: no BLAS found: $(BLAS_FROM); install libopenblas-dev" \
@@ -133,8 +145,9 @@ install: blas-check $(BUILD)/libwgtensor.a $(BUILD)/libwgtensor.so $(BUILD)/wgte
 check-install: all
 	./scripts/check_install.sh $(BUILD)
 
-TOOLS_SRC = tools/wgtensor.c tools/mlp_demo.c tools/bench.c tools/bench_engine.c
-$(BUILD)/wgtensor: $(TOOLS_SRC) $(BUILD)/libwgtensor.a
+TOOLS_SRC = $(wildcard tools/*.c)
+TOOLS_HEADERS = $(wildcard tools/*.h)
+$(BUILD)/wgtensor: $(TOOLS_SRC) $(TOOLS_HEADERS) $(BUILD)/libwgtensor.a
 	$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) -o $@ $(TOOLS_SRC) $(BUILD)/libwgtensor.a $(LDLIBS)
 
 $(BUILD)/wgt_tests: $(TEST_SRC) tests/test.h $(BUILD)/libwgtensor.a

@@ -57,7 +57,13 @@ typedef enum wgt_dtype {
     WGT_F32 = 1,
     WGT_F16 = 2,
     WGT_I32 = 3,
-    WGT_U32 = 4
+    WGT_U32 = 4,
+    /* Quantized block types with ggml's byte layout (docs/quant.md): blocks of 32 elements
+     * along the last dimension, each an f16 scale d then the values. q8_0: 32 int8 (34 bytes
+     * a block, x = q * d); q4_0: 16 bytes of nibbles, element j in the low nibble of byte j
+     * and element j + 16 in the high nibble (18 bytes a block, x = (q - 8) * d). */
+    WGT_Q8_0 = 5,
+    WGT_Q4_0 = 6
 } wgt_dtype;
 
 typedef enum wgt_backend_kind {
@@ -119,7 +125,9 @@ const char *wgt_status_name(wgt_status status);
 
 /* ---- data types --------------------------------------------------------------------- */
 
-size_t wgt_dtype_size(wgt_dtype dtype); /* bytes per element; 0 for an unknown type */
+/* Bytes per element; 0 for an unknown type and for the block types (q8_0, q4_0), whose
+ * elements are not whole bytes: wgt_dtype_block_bytes gives theirs. */
+size_t wgt_dtype_size(wgt_dtype dtype);
 const char *wgt_dtype_name(wgt_dtype dtype);
 float wgt_f16_to_f32(uint16_t h);
 uint16_t wgt_f32_to_f16(float f); /* round to nearest even; overflow gives infinity */
@@ -541,6 +549,97 @@ wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
 wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal);
 
+/* ---- quantized weights (docs/quant.md) ---------------------------------------------- */
+/* Elements per block (32 for q8_0 and q4_0, 1 for the other types) and bytes per block (34,
+ * 18; the element size for the other types); 0 for an unknown type. A block-type tensor of
+ * shape [..., K] holds numel / 32 blocks, K a multiple of 32, and reads and writes (and its
+ * wgt_tensor_nbytes) are in ggml's bytes. Its views must keep blocks whole: the last
+ * dimension has stride 1 and a length that is a multiple of 32, and the offset and every
+ * other stride are multiples of 32 (wgt_slice, wgt_reshape, wgt_squeeze, wgt_unsqueeze,
+ * wgt_split and wgt_as_strided make such views). Ops other than those of this section,
+ * wgt_cast, wgt_linear and wgt_gather_rows refuse block types with WGT_ERR_DTYPE. */
+int64_t wgt_dtype_block_elements(wgt_dtype dtype);
+size_t wgt_dtype_block_bytes(wgt_dtype dtype);
+/* f32 or f16 a [..., K] (any view) quantized along its last dimension to q8_0 or q4_0, with
+ * ggml's reference rounding (q8_0: d = max|x| / 127, q = round half away from zero of x / d;
+ * q4_0: d = -m / 8 for the m of largest magnitude, q = min(15, floor(x / d + 8.5))). K must
+ * be a multiple of 32 (WGT_ERR_SHAPE). wgt_cast to a block type does the same. */
+wgt_tensor *wgt_quantize(wgt_tensor *a, wgt_dtype dtype);
+/* A block-type tensor's values as f32 or f16 (rounded once from the f32 value); wgt_cast
+ * from a block type does the same. */
+wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype);
+/* x @ w^T for x [..., K] (f32 or f16, any view) and a block-type weight w [N, K] quantized
+ * along K: [..., N] of x's type, accumulated in f32. wgt_linear takes such a weight too. */
+wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w);
+
+/* KV-cache decoding: writes x [..., n, d] into cache [..., length, d] at positions pos ..
+ * pos + n - 1 of the sequence axis (the second to last); the other dimensions must match.
+ * Attention over the filled prefix is wgt_attention of the query with wgt_slice(cache, -2,
+ * 0, filled, 1) views (docs/quant.md). */
+wgt_status wgt_kv_cache_append(wgt_tensor *cache, wgt_tensor *x, int64_t pos);
+
+/* ---- GGUF files (docs/quant.md) --------------------------------------------------------- */
+/* The file format of ggml and llama.cpp (versions 2 and 3, little-endian): metadata key-value
+ * pairs, then tensor descriptions, then the tensors' bytes. Malformed files (truncated, bad
+ * magic or version, absurd counts or lengths, offsets past the end, misaligned data) give
+ * WGT_ERR_INVALID_ARGUMENT naming what is wrong and where; a file that cannot be opened, read
+ * or written gives WGT_ERR_UNAVAILABLE with the system's reason. */
+typedef enum wgt_gguf_type {
+    WGT_GGUF_UINT8 = 0, WGT_GGUF_INT8 = 1, WGT_GGUF_UINT16 = 2, WGT_GGUF_INT16 = 3,
+    WGT_GGUF_UINT32 = 4, WGT_GGUF_INT32 = 5, WGT_GGUF_FLOAT32 = 6, WGT_GGUF_BOOL = 7,
+    WGT_GGUF_STRING = 8, WGT_GGUF_ARRAY = 9, WGT_GGUF_UINT64 = 10, WGT_GGUF_INT64 = 11,
+    WGT_GGUF_FLOAT64 = 12
+} wgt_gguf_type;
+typedef struct wgt_gguf_string {
+    uint64_t len;
+    const char *data; /* len bytes, followed by a NUL the file does not hold */
+} wgt_gguf_string;
+/* One metadata entry. data holds count values of elem_type in host layout: uint8_t ...
+ * double, one byte per bool, wgt_gguf_string per string. A scalar has type == elem_type and
+ * count 1; an array has type WGT_GGUF_ARRAY (arrays of arrays are not supported). */
+typedef struct wgt_gguf_kv {
+    const char *key;
+    wgt_gguf_type type;
+    wgt_gguf_type elem_type;
+    uint64_t count;
+    const void *data;
+} wgt_gguf_kv;
+typedef struct wgt_gguf_tensor_info {
+    const char *name;
+    int ndim;
+    int64_t shape[WGT_MAX_DIMS]; /* row-major, outermost first (GGUF lists them innermost first) */
+    uint32_t ggml_type;          /* the file's type number */
+    wgt_dtype dtype;             /* f32, f16, i32, q8_0, q4_0; 0 for a type wgtensor cannot load */
+    uint64_t offset;             /* in the file */
+    uint64_t nbytes;
+} wgt_gguf_tensor_info;
+typedef struct wgt_gguf wgt_gguf;
+/* Reads and checks the header, the metadata and the tensor descriptions; tensor bytes stay in
+ * the file until loaded. NULL on error. */
+wgt_gguf *wgt_gguf_open(const char *path);
+void wgt_gguf_close(wgt_gguf *g);
+uint32_t wgt_gguf_version(const wgt_gguf *g);
+int64_t wgt_gguf_kv_count(const wgt_gguf *g);
+const wgt_gguf_kv *wgt_gguf_kv_at(const wgt_gguf *g, int64_t i); /* NULL when out of range */
+const wgt_gguf_kv *wgt_gguf_find_kv(const wgt_gguf *g, const char *key); /* NULL when absent */
+int64_t wgt_gguf_tensor_count(const wgt_gguf *g);
+const wgt_gguf_tensor_info *wgt_gguf_tensor_at(const wgt_gguf *g, int64_t i);
+int64_t wgt_gguf_find_tensor(const wgt_gguf *g, const char *name); /* -1 when absent */
+/* A new tensor holding the named tensor's bytes, streamed from the file into its storage in
+ * chunks (the tensor is never held twice in host memory). */
+wgt_tensor *wgt_gguf_load(wgt_gguf *g, wgt_context *ctx, const char *name, unsigned usage);
+/* Writing: metadata and tensors are collected, then saved in one pass (one tensor's bytes in
+ * host memory at a time). Keys and names must be unique; the writer copies metadata and holds
+ * a reference to each tensor (f32, f16, i32, q8_0, q4_0; any view) until released. */
+typedef struct wgt_gguf_writer wgt_gguf_writer;
+wgt_gguf_writer *wgt_gguf_writer_create(void);
+wgt_status wgt_gguf_writer_set(wgt_gguf_writer *w, const wgt_gguf_kv *kv);
+wgt_status wgt_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_tensor *t);
+/* alignment of the tensor data: a power of two, 0 for GGUF's default 32 (written as
+ * general.alignment when not 32). */
+wgt_status wgt_gguf_writer_save(wgt_gguf_writer *w, const char *path, uint32_t alignment);
+void wgt_gguf_writer_release(wgt_gguf_writer *w);
+
 /* ---- transformer pieces ------------------------------------------------------------- */
 /* Rotary position embedding, "rotate half" layout (pairs (i, i + d/2) of the last dim d):
  * x [..., seq, d] with d even; positions i32 [seq] or NULL for 0..seq-1; frequencies
@@ -553,6 +652,80 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base);
  * (dv up to 256, even for f16) where the problem has enough blocks of queries to fill the GPU,
  * else composed from matmul, where and softmax (wgt_context_options.attention decides). */
 wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
+
+/* ---- automatic differentiation (src/autograd/; docs/autograd.md) ----------------------- */
+/* Reverse mode over the lazy graph. A floating tensor marked with wgt_requires_grad is a leaf:
+ * every op whose argument needs a gradient records how to differentiate its result, and
+ * wgt_backward runs that record backwards as ordinary lazy ops (fused and batched like the
+ * forward, and recorded into a compiled graph when the loss comes from graph inputs).
+ * Gradients accumulate into the leaves until wgt_zero_grad. The record is held by the tensors
+ * computed from the leaves and goes when they are released. Writing a tensor in place after an
+ * op read it (wgt_tensor_write, wgt_set_rows, an optimizer step) leaves gradients computed
+ * later from that op wrong: run the backward pass first. */
+
+/* on: t (f32 or f16, not computed by a tracked op) becomes a leaf that gets a gradient;
+ * off: it stops getting one (its gradient so far stays). */
+wgt_status wgt_requires_grad(wgt_tensor *t, int on);
+/* 1 when gradients flow into t (a leaf marked, or computed from one outside a no-grad scope). */
+int wgt_tensor_requires_grad(const wgt_tensor *t);
+/* Accumulates d loss / d leaf into every leaf loss depends on. grad is d(result) / d loss of
+ * loss's shape, or NULL for a loss of one element (then 1). Fails naming the op where an op
+ * without a gradient (comparisons, argmax, isnan, ...) lies on the way to a leaf. */
+wgt_status wgt_backward(wgt_tensor *loss, wgt_tensor *grad);
+/* The accumulated gradient of a leaf (a new reference), or NULL when it has none. */
+wgt_tensor *wgt_grad(wgt_tensor *t);
+/* Forgets t's accumulated gradient. */
+wgt_status wgt_zero_grad(wgt_tensor *t);
+/* Ops between begin and end on this thread record no gradients; scopes nest. */
+void wgt_no_grad_begin(void);
+wgt_status wgt_no_grad_end(void);
+/* A view of t's elements that no gradient flows through (a new reference). */
+wgt_tensor *wgt_detach(wgt_tensor *t);
+
+/* mean over rows of -log softmax(logits)[target]: logits [..., C] (f32, f16), targets i32 or
+ * u32 of logits' shape without its last dimension, each in 0..C-1 (else WGT_ERR_INVALID_ARGUMENT
+ * naming it). A rank-0 result of logits' type; its gradient is (softmax - one_hot) / rows,
+ * one fused elementwise kernel. */
+wgt_tensor *wgt_cross_entropy(wgt_tensor *logits, wgt_tensor *targets);
+
+/* Optimizers update their parameters in place from the parameters' accumulated gradients
+ * (parameters without a gradient are left alone); each keeps a reference to its parameters
+ * and its own state (momentum, moments). Parameters are f32 or f16 tensors marked with
+ * wgt_requires_grad; the update is recorded as lazy elementwise ops, fused. */
+typedef struct wgt_optimizer wgt_optimizer;
+/* v = momentum v + (g + weight_decay p); p -= lr v (PyTorch's SGD; momentum 0: plain SGD). */
+wgt_optimizer *wgt_sgd(int n, wgt_tensor *const *params, double lr, double momentum, double weight_decay);
+/* AdamW (Loshchilov and Hutter, as torch.optim.AdamW): p -= lr (m^ / (sqrt(v^) + eps) + weight_decay p). */
+wgt_optimizer *wgt_adamw(int n, wgt_tensor *const *params, double lr, double beta1, double beta2, double eps,
+                         double weight_decay);
+wgt_status wgt_optimizer_step(wgt_optimizer *opt);
+/* Forgets the gradients of every parameter (wgt_zero_grad). */
+wgt_status wgt_optimizer_zero_grad(wgt_optimizer *opt);
+wgt_status wgt_optimizer_set_lr(wgt_optimizer *opt, double lr);
+double wgt_optimizer_lr(const wgt_optimizer *opt);
+void wgt_optimizer_release(wgt_optimizer *opt);
+/* Learning rate at step (from 0): linear warmup from 0 to peak over warmup steps, then a
+ * cosine from peak down to min_lr at total steps, min_lr after. */
+double wgt_lr_warmup_cosine(int64_t step, int64_t warmup, int64_t total, double peak, double min_lr);
+/* Scales the gradients of the n parameters so that their global L2 norm is at most max_norm;
+ * *norm_out (may be NULL) receives the norm before scaling (this reads it: a wait). */
+wgt_status wgt_clip_grad_norm(int n, wgt_tensor *const *params, double max_norm, double *norm_out);
+
+/* ---- saving and loading tensors (src/autograd/; docs/autograd.md) --------------------- */
+/* Real formats, little-endian, row-major: what NumPy's np.save / np.load and the safetensors
+ * libraries write and read. Types f32, f16, i32, u32. A malformed file (truncated, a bad
+ * header, sizes that do not add up or are absurd, an unsupported type) is WGT_ERR_INVALID_ARGUMENT
+ * naming the file and what is wrong; it never crashes. */
+/* NumPy .npy (format 1.0, or 2.0 for a header past 64 KiB). */
+wgt_status wgt_save_npy(wgt_tensor *t, const char *path);
+/* Reads .npy versions 1.0 to 3.0; Fortran order is read into row-major. */
+wgt_tensor *wgt_load_npy(wgt_context *ctx, const char *path, unsigned usage);
+/* A safetensors file of n named tensors (names unique, non-empty). */
+wgt_status wgt_save_safetensors(const char *path, int n, const char *const *names, wgt_tensor *const *tensors);
+/* The tensor called name in a safetensors file. */
+wgt_tensor *wgt_load_safetensors(wgt_context *ctx, const char *path, const char *name, unsigned usage);
+/* The names in a safetensors file, one per line in the file's order; caller frees(). */
+char *wgt_safetensors_names(const char *path);
 
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop

@@ -79,6 +79,7 @@ static void store(wgt_dtype dt, unsigned char *dst, double v) {
     case WGT_F16: h = wgt_f32_to_f16(f), memcpy(dst, &h, 2); break;
     case WGT_I32: i = (int32_t)v, memcpy(dst, &i, 4); break;
     case WGT_U32: u = (uint32_t)v, memcpy(dst, &u, 4); break;
+    default: break;
     }
 }
 

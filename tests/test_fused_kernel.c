@@ -67,6 +67,7 @@ static wgt_tensor *values(wgt_context *ctx, wgt_dtype d, int ndim, const int64_t
         }
         case WGT_I32: memcpy(data + i * 4, &iv, 4); break;
         case WGT_U32: memcpy(data + i * 4, &uv, 4); break;
+        default: break;
         }
     }
     wgt_tensor *t = wgt_tensor_from_data(ctx, d, ndim, shape, data, (size_t)n * size, WGT_USAGE_DEFAULT);
@@ -200,7 +201,7 @@ static void chain_output(chain *c, int value) { c->k.output_steps[c->k.noutputs+
 
 /* Makes the operands and the outputs and runs the kernel; the status of the fused call. */
 static wgt_status chain_launch(chain *c) {
-    wgt_backend *be = c->ctx->backend;
+    wgt_backend *be = wgt_context_record(c->ctx)->backend;
     for (int i = 0; i < c->k.ninputs; i++) {
         wgt_tensor *t = c->input[i];
         int nd = wgt_tensor_ndim(t), off = c->ndim - nd;
@@ -661,7 +662,7 @@ TEST(fused_multiple_outputs) {
 TEST(fused_max_inputs) {
     wgt_context *gpu = unfused_context();
     if (!gpu) return;
-    int max = gpu->backend->max_fused_buffers;
+    int max = wgt_context_record(gpu)->backend->max_fused_buffers;
     CHECK(max >= 4 && max <= WGT_FUSED_MAX_INPUTS + WGT_FUSED_MAX_OUTPUTS, "max_fused_buffers %d", max);
     static const int64_t shape[2] = {6, 10}, row[1] = {10};
     int nin = max - 1 < WGT_FUSED_MAX_INPUTS ? max - 1 : WGT_FUSED_MAX_INPUTS;
@@ -717,7 +718,7 @@ TEST(fused_kernels_are_told_apart) {
 
 static void expect_internal(wgt_context *gpu, const wgt_fused_kernel *k, const char *what) {
     wgt_clear_error();
-    wgt_status st = gpu->backend->fused(gpu->backend, k);
+    wgt_status st = wgt_context_record(gpu)->backend->fused(wgt_context_record(gpu)->backend, k);
     CHECK(st == WGT_ERR_INTERNAL && wgt_last_status() == WGT_ERR_INTERNAL && test_contains(wgt_last_error(), "fused"),
           "%s: %s (%s)", what, wgt_status_name(st), wgt_last_error());
     wgt_clear_error();

@@ -6,6 +6,7 @@
  */
 #include "backend/webgpu/webgpu_internal.h"
 #include "core/gpu_timing.h"
+#include "core/handles.h"
 #include "core/tensor.h"
 #include "test.h"
 
@@ -40,7 +41,7 @@ TEST(gpu_timing_is_unavailable_on_the_cpu_backend) {
 TEST(gpu_timing_counts_the_passes_run_while_on) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_webgpu *w = (wgt_webgpu *)gpu->backend;
+    wgt_webgpu *w = (wgt_webgpu *)wgt_context_record(gpu)->backend;
     wgt_gpu_time t;
     if (!w->has_timestamp) { /* then the switch says so, and nothing else changes */
         CHECK_ERROR(wgt_context_gpu_timing(gpu, 1) != WGT_OK, WGT_ERR_UNAVAILABLE, "timestamp-query");

@@ -162,10 +162,19 @@ TEST(handles_threads_share_the_table) {
 #endif
 
 extern const char *const wgt_handle_functions[]; /* src/core/api.c */
+extern const char *const wgt_context_functions[]; /* src/core/api.c */
+extern const char *const test_context_calls[];    /* tests/test_context_handles.c */
 
-/* Every function of the header that takes or returns a tensor has an entry point over handles
- * (scripts/gen_api.py was run after the header changed): one without would hand the library's
- * code a handle where it expects a record. */
+static int listed(const char *const *list, const char *name) {
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(list[i], name)) return 1;
+    return 0;
+}
+
+/* Every function of the header that takes or returns a tensor or a context has an entry
+ * point over handles (scripts/gen_api.py was run after the header changed): one without
+ * would hand the library's code a handle where it expects a record. One that takes a context
+ * checks it, and test_context_handles calls it with a released one. */
 TEST(handles_every_entry_point_is_wrapped) {
     char path[4096];
     snprintf(path, sizeof path, "%s/include/wgtensor.h", WGT_SOURCE_DIR);
@@ -173,23 +182,33 @@ TEST(handles_every_entry_point_is_wrapped) {
     CHECK(f, "cannot read %s", path);
     if (!f) return;
     char line[1024], proto[4096] = "";
-    int checked = 0;
+    int checked = 0, with_context = 0;
     while (fgets(line, sizeof line, f)) {
         int starts = !proto[0] && !strchr(" \t/*#}\n", line[0]) && strstr(line, "wgt_") && strchr(line, '(');
         if (!starts && !proto[0]) continue;
         strncat(proto, line, sizeof proto - strlen(proto) - 1);
         if (!strchr(proto, ';')) continue;
-        if (strstr(proto, "wgt_tensor") || strstr(proto, "wgt_binding")) {
-            char *paren = strchr(proto, '('), *end = paren, *begin = paren;
+        if (strstr(proto, "wgt_tensor") || strstr(proto, "wgt_binding") || strstr(proto, "wgt_context *")) {
+            char *paren = strchr(proto, '('), *begin = paren;
+            int takes_context = strstr(paren, "wgt_context *") != NULL;
             while (begin > proto && (begin[-1] == '_' || isalnum((unsigned char)begin[-1]))) begin--;
-            *end = '\0';
-            int found = 0;
-            for (int i = 0; wgt_handle_functions[i] && !found; i++) found = !strcmp(wgt_handle_functions[i], begin);
-            CHECK(found, "%s takes or returns a tensor but has no entry point over handles: run scripts/gen_api.py", begin);
+            *paren = '\0';
+            CHECK(listed(wgt_handle_functions, begin),
+                  "%s takes or returns a tensor or a context but has no entry point over handles: run scripts/gen_api.py",
+                  begin);
+            if (takes_context) {
+                CHECK(listed(wgt_context_functions, begin), "%s takes a context but checks no handle: run scripts/gen_api.py",
+                      begin);
+                CHECK(listed(test_context_calls, begin), "%s takes a context: give it a row in CONTEXT_CALLS", begin);
+                with_context++;
+            }
             checked++;
         }
         proto[0] = '\0';
     }
     fclose(f);
     CHECK(checked > 100, "only %d functions with tensors found in the header", checked);
+    CHECK(with_context >= 20, "only %d functions with a context found in the header", with_context);
+    for (int i = 0; test_context_calls[i]; i++)
+        CHECK(listed(wgt_context_functions, test_context_calls[i]), "%s is not generated", test_context_calls[i]);
 }

@@ -214,12 +214,9 @@ TEST_BACKENDS(index_checks_graph_intermediate_recovers) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
 }
 
-/* The check record is the context's own buffer, kept for its life once a check ran: it is not
- * memory that tensors or pending work hold, so it is not counted as in use (the API fuzzer
- * found 8192 bytes "in use" after everything was released). */
-TEST_BACKENDS(index_checks_record_is_not_memory_in_use) {
-    wgt_context *own = test_new_context(wgt_context_backend(ctx));
-    if (!own) return;
+/* A gather by indices computed on the device (so checked there), its result checked, and
+ * every tensor released. */
+static void checked_gather(wgt_context *own) {
     int64_t shape[2] = {5, 3};
     wgt_tensor *table = wgt_arange(own, WGT_F32, 0, 15, 1), *t2 = table ? wgt_reshape(table, 2, shape) : NULL;
     wgt_tensor *idx = argmax_indices(own, 3, (const int[]){4, 0, 2}, 8);
@@ -228,6 +225,15 @@ TEST_BACKENDS(index_checks_record_is_not_memory_in_use) {
     CHECK(g && wgt_tensor_read(g, v, sizeof v) == WGT_OK && v[0] == 12 && v[3] == 0 && v[8] == 8, "%s",
           wgt_last_error());
     wgt_release(g), wgt_release(idx), wgt_release(t2), wgt_release(table);
+}
+
+/* The check record is the context's own buffer, kept for its life once a check ran: it is not
+ * memory that tensors or pending work hold, so it is not counted as in use (the API fuzzer
+ * found 8192 bytes "in use" after everything was released). */
+TEST_BACKENDS(index_checks_record_is_not_memory_in_use) {
+    wgt_context *own = test_new_context(wgt_context_backend(ctx));
+    if (!own) return;
+    checked_gather(own);
     wgt_stats st;
     CHECK(wgt_context_sync(own) == WGT_OK && wgt_context_stats(own, &st) == WGT_OK, "%s", wgt_last_error());
     CHECK(st.device_bytes_in_use == 0, "%llu device bytes in use after every tensor was released",
@@ -235,5 +241,31 @@ TEST_BACKENDS(index_checks_record_is_not_memory_in_use) {
     CHECK(wgt_context_trim(own) == WGT_OK && wgt_context_stats(own, &st) == WGT_OK, "%s", wgt_last_error());
     CHECK(st.device_bytes_peak == 0, "the peak after a trim is %llu bytes with nothing in use",
           (unsigned long long)st.device_bytes_peak);
+    wgt_context_release(own);
+}
+
+/* The record is made outside the storage pool: it never takes a buffer a tensor gave back,
+ * and the peak never drops without a trim. (When the record came from the pool, it took the
+ * 8192-byte buffer a released tensor left, and the stats subtracted that buffer from a peak
+ * the record had no part in: the peak fell below what tensors had held before.) */
+TEST_BACKENDS(index_checks_record_is_outside_the_pool) {
+    wgt_context *own = test_new_context(wgt_context_backend(ctx));
+    if (!own) return;
+    wgt_tensor *base = wgt_arange(own, WGT_F32, 0, 2048, 1);
+    wgt_tensor *big = base ? wgt_add_scalar(base, 1.0) : NULL; /* a kernel's output: 8192 bytes, the record's size */
+    CHECK(big && wgt_eval(1, &big) == WGT_OK, "%s", wgt_last_error());
+    wgt_release(base);
+    wgt_stats with_big, st;
+    CHECK(wgt_context_sync(own) == WGT_OK && wgt_context_stats(own, &with_big) == WGT_OK, "%s", wgt_last_error());
+    wgt_release(big);
+    checked_gather(own);
+    CHECK(wgt_context_sync(own) == WGT_OK && wgt_context_stats(own, &st) == WGT_OK, "%s", wgt_last_error());
+    CHECK(st.device_bytes_in_use == 0, "%llu bytes in use", (unsigned long long)st.device_bytes_in_use);
+    CHECK(st.device_bytes_peak >= with_big.device_bytes_peak, "peak %llu bytes, below the earlier peak of %llu",
+          (unsigned long long)st.device_bytes_peak, (unsigned long long)with_big.device_bytes_peak);
+    /* What tensors gave back stays pooled for tensors: the record took none of it. */
+    CHECK(st.device_bytes_pooled >= with_big.device_bytes_pooled + with_big.device_bytes_in_use,
+          "%llu bytes pooled; tensors gave back %llu", (unsigned long long)st.device_bytes_pooled,
+          (unsigned long long)(with_big.device_bytes_pooled + with_big.device_bytes_in_use));
     wgt_context_release(own);
 }

@@ -18,6 +18,7 @@
 #include <sys/sysinfo.h>
 
 #include "backend/webgpu/webgpu_internal.h"
+#include "core/handles.h"
 #include "core/tensor.h"
 #include "test.h"
 
@@ -116,7 +117,7 @@ TEST_BACKENDS(limits_failures_leave_the_context_working_and_leak_nothing) {
         }
         n = (int64_t)(bytes / 4);
     } else {
-        n = (int64_t)(ctx->backend->max_buffer_bytes / 4) + 1; /* one f32 past the limit */
+        n = (int64_t)(wgt_context_record(ctx)->backend->max_buffer_bytes / 4) + 1; /* one f32 past the limit */
     }
     CHECK(still_computes(ctx), "before: %s", wgt_last_error());
     wgt_clear_error();
@@ -152,7 +153,7 @@ TEST_BACKENDS(limits_failures_leave_the_context_working_and_leak_nothing) {
  * many were made (held in kept[]) or -1 after a failed check. */
 static int fill_device(wgt_context *ctx, wgt_tensor **kept, int cap) {
     int64_t n = (int64_t)(1ll << 28);
-    if ((uint64_t)n * 4 > ctx->backend->max_buffer_bytes) n = (int64_t)(ctx->backend->max_buffer_bytes / 4);
+    if ((uint64_t)n * 4 > wgt_context_record(ctx)->backend->max_buffer_bytes) n = (int64_t)(wgt_context_record(ctx)->backend->max_buffer_bytes / 4);
     for (int i = 0; i < cap; i++) {
         wgt_clear_error();
         /* Computed on the device from a broadcast scalar: wgt_full would make the values on

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu_internal.h"
+#include "core/handles.h"
 #include "core/tensor.h"
 #include "test.h"
 
@@ -925,7 +926,7 @@ TEST(matmul_webgpu_matches_cpu) {
 TEST(matmul_within_the_default_workgroup_limits) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    WGPULimits *l = &((wgt_webgpu *)gpu->backend)->limits.limits;
+    WGPULimits *l = &((wgt_webgpu *)wgt_context_record(gpu)->backend)->limits.limits;
     l->maxComputeWorkgroupStorageSize = 16384;
     l->maxComputeInvocationsPerWorkgroup = 256;
     l->maxComputeWorkgroupSizeX = 256;

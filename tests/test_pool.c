@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "backend/webgpu/webgpu_internal.h"
+#include "core/handles.h"
 #include "core/tensor.h"
 #include "test.h"
 
@@ -83,7 +84,7 @@ static int poll_until_done(wgt_backend *be, wgt_pending_read *r, wgt_status *st)
 TEST(pool_serves_released_buffers_again) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_backend *be = gpu->backend;
+    wgt_backend *be = wgt_context_record(gpu)->backend;
     const int n = 1000;
     wgt_stats warm = {0};
     for (int round = 0; round < 50 && !test_current_failed(); round++) {
@@ -111,7 +112,7 @@ TEST(pool_serves_released_buffers_again) {
 TEST(pool_size_classes_bound_the_waste) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_backend *be = gpu->backend;
+    wgt_backend *be = wgt_context_record(gpu)->backend;
     static const size_t sizes[] = {1, 4, 255, 256, 257, 320, 321, 1000, 4096, 4097, 100000, 1 << 20, (1 << 20) + 4};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         wgt_buffer *b = NULL;
@@ -131,7 +132,7 @@ TEST(pool_size_classes_bound_the_waste) {
 TEST(pool_zero_request_clears_a_reused_buffer_after_its_last_use) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_backend *be = gpu->backend;
+    wgt_backend *be = wgt_context_record(gpu)->backend;
     const int n = 4096;
     wgt_buffer *a = filled(be, n, 1), *old = NULL, *z = NULL, *sum = NULL;
     CHECK(a && be->buffer_create(be, n * 4, 0, &old) == WGT_OK, "%s", wgt_last_error());
@@ -177,7 +178,7 @@ TEST(pool_zeros_after_a_released_tensor_are_zeros) {
         CHECK(ok, "round %d: zeros + 1 is not 1 everywhere", round);
         wgt_release(z), wgt_release(one), wgt_release(z1);
     }
-    wgt_stats s = stats_of(gpu->backend);
+    wgt_stats s = stats_of(wgt_context_record(gpu)->backend);
     CHECK(s.buffers_reused > 0, "nothing was reused");
     wgt_context_release(gpu);
 }
@@ -185,7 +186,7 @@ TEST(pool_zeros_after_a_released_tensor_are_zeros) {
 TEST(pool_trim_gives_pooled_buffers_back) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_backend *be = gpu->backend;
+    wgt_backend *be = wgt_context_record(gpu)->backend;
     long long live0 = wgt_wgpu_live_buffers();
     wgt_buffer *b[6] = {0};
     for (int i = 0; i < 6; i++)
@@ -215,7 +216,7 @@ TEST(pool_trim_gives_pooled_buffers_back) {
 TEST(pool_keeps_at_most_its_limit) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_backend *be = gpu->backend;
+    wgt_backend *be = wgt_context_record(gpu)->backend;
     /* The limit is 256 MiB where tensors are at most 128 MiB (lavapipe); elsewhere up to 4 GiB,
      * too much to fill in a test. Buffers are only touched by the driver when used, so
      * creating them costs address space, not memory. */
@@ -245,7 +246,7 @@ TEST_BACKENDS(stats_count_buffers_only_on_devices) {
     wgt_stats s;
     memset(&s, 0xff, sizeof s);
     CHECK(wgt_context_stats(ctx, &s) == WGT_OK, "%s", wgt_last_error());
-    if (ctx->backend->host_resident)
+    if (wgt_context_record(ctx)->backend->host_resident)
         CHECK(s.device_bytes_in_use == 0 && s.device_bytes_pooled == 0 && s.buffers_created == 0 && s.submits == 0,
               "the CPU backend reports device memory");
     else CHECK(s.device_bytes_peak >= s.device_bytes_in_use + s.device_bytes_pooled, "peak below what is held");
@@ -256,7 +257,7 @@ TEST_BACKENDS(stats_count_buffers_only_on_devices) {
 TEST(bind_groups_repeated_and_evicted_give_right_results) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_backend *be = gpu->backend;
+    wgt_backend *be = wgt_context_record(gpu)->backend;
     enum { T = 40, N = 64 };
     wgt_buffer *t[T] = {0}, *out[T][T];
     memset(out, 0, sizeof out);
@@ -288,7 +289,7 @@ TEST(bind_groups_repeated_and_evicted_give_right_results) {
 TEST(bind_groups_never_outlive_their_buffers) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_backend *be = gpu->backend;
+    wgt_backend *be = wgt_context_record(gpu)->backend;
     const int n = 256;
     for (int round = 0; round < 30 && !test_current_failed(); round++) {
         wgt_buffer *a = filled(be, n, (float)round), *b = filled(be, n, 0), *c = NULL;
@@ -317,7 +318,7 @@ TEST(bind_groups_never_outlive_their_buffers) {
 TEST(read_requests_share_one_submit_and_finish_by_polling) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_backend *be = gpu->backend;
+    wgt_backend *be = wgt_context_record(gpu)->backend;
     const int n = 1000;
     wgt_buffer *a = filled(be, n, 1), *c = NULL, *d = NULL;
     CHECK(a && be->buffer_create(be, n * 4, 0, &c) == WGT_OK && be->buffer_create(be, n * 4, 0, &d) == WGT_OK, "%s",
@@ -365,7 +366,7 @@ TEST(read_requests_share_one_submit_and_finish_by_polling) {
 TEST(read_requests_released_unfinished_are_safe) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_backend *be = gpu->backend;
+    wgt_backend *be = wgt_context_record(gpu)->backend;
     const int n = 1 << 16;
     wgt_buffer *a = filled(be, n, 1), *c = NULL;
     CHECK(a && be->buffer_create(be, n * 4, 0, &c) == WGT_OK, "%s", wgt_last_error());
@@ -405,7 +406,7 @@ TEST(read_requests_released_unfinished_are_safe) {
 TEST(read_requests_report_device_loss) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_backend *be = gpu->backend;
+    wgt_backend *be = wgt_context_record(gpu)->backend;
     const int n = 1000;
     wgt_buffer *a = filled(be, n, 1), *c = NULL;
     CHECK(a && be->buffer_create(be, n * 4, 0, &c) == WGT_OK && add(be, c, a, a, n) == WGT_OK, "%s", wgt_last_error());

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu_internal.h"
+#include "core/handles.h"
 #include "core/tensor.h"
 #include "test.h"
 
@@ -76,6 +77,7 @@ static wgt_tensor *host_tensor(wgt_context *ctx, wgt_dtype dt, int ndim, const i
         case WGT_F16: ((uint16_t *)raw)[i] = wgt_f32_to_f16((float)v); break;
         case WGT_I32: ((int32_t *)raw)[i] = (int32_t)v; break;
         case WGT_U32: ((uint32_t *)raw)[i] = (uint32_t)v; break;
+        default: break;
         }
     }
     wgt_tensor *t = raw ? wgt_tensor_from_data(ctx, dt, ndim, shape, raw, (size_t)n * es, WGT_USAGE_DEFAULT) : NULL;
@@ -93,6 +95,7 @@ static wgt_tensor *from_doubles(wgt_context *ctx, wgt_dtype dt, int64_t n, const
         case WGT_F16: ((uint16_t *)raw)[i] = wgt_f32_to_f16((float)v[i]); break;
         case WGT_I32: ((int32_t *)raw)[i] = (int32_t)v[i]; break;
         case WGT_U32: ((uint32_t *)raw)[i] = (uint32_t)v[i]; break;
+        default: break;
         }
     }
     return wgt_tensor_from_data(ctx, dt, 1, &n, raw, (size_t)n * es, WGT_USAGE_DEFAULT);
@@ -652,7 +655,7 @@ TEST_BACKENDS(reduce_long_rows_split_every_op) {
 TEST(reduce_long_rows_without_subgroups) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    ((wgt_webgpu *)gpu->backend)->has_subgroups = 0;
+    ((wgt_webgpu *)wgt_context_record(gpu)->backend)->has_subgroups = 0;
     static const test_op ops[] = {OP_SUM, OP_PROD, OP_VAR0, OP_ARGMAX};
     check_long_rows(gpu, 4, ops, 2, dtypes, 1, "no subgroups");
     /* Rows of 1031: a workgroup each, unsplit. */

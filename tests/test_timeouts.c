@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "backend/webgpu/webgpu_internal.h"
+#include "core/handles.h"
 #include "core/tensor.h"
 #include "test.h"
 
@@ -212,7 +213,7 @@ static char *busy_text(wgt_webgpu *w, const void *arg) {
 
 /* Runs the busy kernel once over n steps and waits; the time the sync took in *took. */
 static wgt_status run_busy(wgt_context *ctx, wgt_pipeline *pl, wgt_buffer *buf, uint32_t n, double *took) {
-    wgt_webgpu *w = (wgt_webgpu *)ctx->backend;
+    wgt_webgpu *w = (wgt_webgpu *)wgt_context_record(ctx)->backend;
     uint32_t params[4] = {n, 0, 0, 0};
     wgt_status st = wgt_wgpu_dispatch(w, pl, &buf, params, sizeof params, 1);
     double t0 = seconds();
@@ -229,11 +230,11 @@ TEST(first_run_of_a_kernel_is_not_held_to_the_deadline) {
     wgt_context *tc = webgpu_with_timeout(20);
     CHECK(tc, "%s", wgt_last_error());
     if (!tc) return;
-    wgt_webgpu *w = (wgt_webgpu *)tc->backend;
+    wgt_webgpu *w = (wgt_webgpu *)wgt_context_record(tc)->backend;
     wgt_pipeline *pl = NULL;
     wgt_buffer *buf = NULL;
     CHECK(wgt_wgpu_pipeline(w, "test:busy", 1, busy_text, NULL, &pl) == WGT_OK, "%s", wgt_last_error());
-    CHECK(wgt_wgpu_buffer_create(tc->backend, 256, 1, &buf) == WGT_OK, "%s", wgt_last_error());
+    CHECK(wgt_wgpu_buffer_create(wgt_context_record(tc)->backend, 256, 1, &buf) == WGT_OK, "%s", wgt_last_error());
     if (!pl || !buf) {
         wgt_context_release(tc);
         return;
@@ -260,7 +261,7 @@ TEST(first_run_of_a_kernel_is_not_held_to_the_deadline) {
     CHECK(second < 0.2, "the timed run returned after %.1f ms", second * 1e3);
     wgt_clear_error();
     CHECK(recovers(tc, 300), "%s", wgt_last_error());
-    wgt_wgpu_buffer_destroy(tc->backend, buf);
+    wgt_wgpu_buffer_destroy(wgt_context_record(tc)->backend, buf);
     wgt_context_release(tc);
 }
 

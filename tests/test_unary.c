@@ -271,6 +271,7 @@ static wgt_tensor *vector(wgt_context *ctx, wgt_dtype dt, int n, const double *v
         case WGT_F16: { uint16_t h = wgt_f32_to_f16((float)v[i]); memcpy(buf + 2 * i, &h, 2); break; }
         case WGT_I32: { int32_t k = (int32_t)v[i]; memcpy(buf + 4 * i, &k, 4); break; }
         case WGT_U32: { uint32_t k = (uint32_t)v[i]; memcpy(buf + 4 * i, &k, 4); break; }
+        default: break;
         }
     }
     return wgt_tensor_from_data(ctx, dt, 1, (int64_t[]){n}, buf, (size_t)n * wgt_dtype_size(dt), WGT_USAGE_DEFAULT);
@@ -402,6 +403,7 @@ static double cast_reference(wgt_dtype from, wgt_dtype to, double x) {
     case WGT_U32:
         if (from_float) return isnan(x) || x <= 0 ? 0 : x >= 4294967295.0 ? 4294967295.0 : trunc(x);
         return wrap32(to, (int64_t)x);
+    default: break;
     }
     return NAN;
 }

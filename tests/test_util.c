@@ -22,6 +22,7 @@ double *test_read_f64(wgt_tensor *t) {
         case WGT_F16: out[i] = wgt_f16_to_f32(((uint16_t *)raw)[i]); break;
         case WGT_I32: out[i] = ((int32_t *)raw)[i]; break;
         case WGT_U32: out[i] = ((uint32_t *)raw)[i]; break;
+        default: break;
         }
     }
     free(raw);

@@ -29,7 +29,7 @@ static wgt_status compile(wgt_webgpu *w, const char *key, const char *wgsl) {
 TEST(webgpu_feature_values_match_the_library) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_webgpu *w = (wgt_webgpu *)gpu->backend;
+    wgt_webgpu *w = (wgt_webgpu *)wgt_context_record(gpu)->backend;
     CHECK(w->adapter.backend_type != WGPU_BACKEND_NULL, "the Null adapter was chosen");
     int listed_f16 = 0, listed_subgroups = 0;
     for (size_t i = 0; i < w->feature_count; i++) {
@@ -81,7 +81,7 @@ TEST(webgpu_feature_values_match_the_library) {
 TEST(webgpu_shader_errors_are_statuses_with_the_compiler_message) {
     wgt_context *gpu = test_webgpu_context();
     if (!gpu) return;
-    wgt_webgpu *w = (wgt_webgpu *)gpu->backend;
+    wgt_webgpu *w = (wgt_webgpu *)wgt_context_record(gpu)->backend;
     CHECK_ERROR(compile(w, "test:broken", "@compute @workgroup_size(1) fn main() { let x: f32 = undefined_name; }") != WGT_OK,
                 WGT_ERR_BACKEND, "undefined_name");
     CHECK_ERROR(compile(w, "test:unknown-enable", "enable no_such_extension;\n@compute @workgroup_size(1) fn main() {}") != WGT_OK,

@@ -13,6 +13,11 @@
  *             as soon as the next op is recorded: device_bytes_peak after a wgt_context_trim,
  *             against the largest live set (input, output and one intermediate: 3 x 4 MB);
  *             one run, so its time is information only.
+ *   scale     chains of N = 10k, 100k, 1M x+1 ops: graph build, eager flush, context release.
+ *   names     a graph of N = 10k, 50k named inputs x<i> of [1] f32 and as many outputs
+ *             y<i> = x<i> + x<i+1 mod N>: the wgt_graph_input calls and the recording, the build,
+ *             and one dispatch binding all 2N names; one run, reported as microseconds per input
+ *             (the costs that grow with the number of names must stay flat).
  *
  * Everything runs twice, in a context with fusion on (the default) and one with no_fusion=1;
  * launches and submits per iteration come from wgt_context_stats, so fusion is visible.
@@ -56,6 +61,7 @@ typedef struct {
     double gbyte;                                     /* fusion rows: bytes that must move */
     double ratio;           /* fusion: time / add time; memory: peak / live set */
     uint64_t peak_bytes, live_bytes, base_bytes; /* memory rows */
+    double us_record, us_build;                  /* names rows: us_per_iter is the dispatch */
     double max_err;
     int ok;
     char note[200];
@@ -431,6 +437,75 @@ static engine_row bench_scale(const engine_env *env, const char *mode, int n) {
     return r;
 }
 
+/* The names workload (see the top): timings in r, results checked. */
+static void run_names(engine_row *r, wgt_context *ctx, int n, wgt_tensor **t, char (*names)[16], wgt_binding *b) {
+    static const int64_t shape[1] = {1};
+    wgt_tensor **x = t, **y = t + n, **in = t + 2 * n, **out = t + 3 * n;
+    double t0 = now_us();
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "x%d", i);
+        snprintf(names[n + i], sizeof names[i], "y%d", i);
+        if (!(x[i] = wgt_graph_input(ctx, names[i], WGT_F32, 1, shape))) {
+            note_error(r, "wgt_graph_input");
+            return;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (!(y[i] = wgt_add(x[i], x[(i + 1) % n]))) {
+            note_error(r, "recording");
+            return;
+        }
+        b[n + i] = (wgt_binding){names[n + i], y[i]};
+    }
+    double t1 = now_us();
+    wgt_graph *g = wgt_graph_build(ctx, n, b + n);
+    r->us_record = t1 - t0;
+    r->us_build = now_us() - t1;
+    if (!g) {
+        note_error(r, "wgt_graph_build");
+        return;
+    }
+    r->graph_launches = wgt_graph_launches(g);
+    for (int i = 0; i < n; i++) {
+        float v = (float)i;
+        in[i] = wgt_tensor_from_data(ctx, WGT_F32, 1, shape, &v, sizeof v, WGT_USAGE_DEFAULT);
+        out[i] = wgt_tensor_create(ctx, WGT_F32, 1, shape, WGT_USAGE_DEFAULT);
+        b[i] = (wgt_binding){names[i], in[i]};
+        b[n + i] = (wgt_binding){names[n + i], out[i]};
+    }
+    if (wgt_context_sync(ctx) != WGT_OK) note_error(r, "creating the bound tensors");
+    t0 = now_us();
+    wgt_status st = wgt_graph_dispatch(g, n, b, n, b + n);
+    if (st == WGT_OK) st = wgt_context_sync(ctx);
+    r->us_per_iter = now_us() - t0;
+    wgt_graph_release(g);
+    if (st != WGT_OK) {
+        note_error(r, "wgt_graph_dispatch");
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        float v = -1;
+        double err = wgt_tensor_read(out[i], &v, sizeof v) == WGT_OK ? fabs(v - (double)(i + (i + 1) % n)) : INFINITY;
+        if (!(err <= r->max_err)) r->max_err = err;
+    }
+    r->ok = r->max_err == 0;
+}
+
+static engine_row bench_names(const engine_env *env, int n) {
+    engine_row r = {.kind = "names", .mode = "graph", .fusion = 1, .n_ops = n, .numel = 1, .iters = 1, .ok = 1};
+    snprintf(r.name, sizeof r.name, "names_graph_n%d", n);
+    wgt_context *ctx = wgt_context_create(&env->opt);
+    wgt_tensor **t = calloc((size_t)n * 4, sizeof *t);
+    char(*names)[16] = calloc((size_t)n * 2, sizeof *names);
+    wgt_binding *b = calloc((size_t)n * 2, sizeof *b);
+    if (!ctx || !t || !names || !b) note_error(&r, ctx ? "out of host memory" : "context");
+    else run_names(&r, ctx, n, t, names, b);
+    for (int i = 0; t && i < n * 4; i++) wgt_release(t[i]);
+    free(t), free(names), free(b);
+    wgt_context_release(ctx);
+    return r;
+}
+
 /* ---- report ---- */
 
 static void json_string(FILE *f, const char *s) {
@@ -459,6 +534,9 @@ static void write_json(FILE *f, const char *device, const char *backend, int lav
                 r->us_per_iter * 1e-3, r->launches, r->submits, r->ops_fused);
         if (!strcmp(r->mode, "graph") || !strcmp(r->mode, "build"))
             fprintf(f, ", \"graph_launches\": %d", r->graph_launches);
+        if (!strcmp(r->kind, "names"))
+            fprintf(f, ", \"us_record\": %.3f, \"us_build\": %.3f, \"us_per_input\": %.4f", r->us_record, r->us_build,
+                    (r->us_record + r->us_build + r->us_per_iter) / r->n_ops);
         if (!strcmp(r->kind, "fusion")) fprintf(f, ", \"gbyte\": %.6f, \"ratio_vs_add\": %.4f", r->gbyte, r->ratio);
         if (!strcmp(r->kind, "memory"))
             fprintf(f, ", \"peak_bytes\": %llu, \"live_bytes\": %llu, \"base_bytes\": %llu, \"peak_over_live\": %.4f",
@@ -480,6 +558,11 @@ static void print_header(const char *kind, int64_t fusion_numel) {
         printf("\n== fusion: 8-op chain vs one add over %lld f32, wall clock around wgt_eval + sync\n"
                "%-22s %10s %9s %9s %8s %9s",
                (long long)fusion_numel, "workload", "ms", "GB/s", "launches", "submits", "vs add");
+    else if (!strcmp(kind, "names"))
+        printf("\n== names: N graph inputs x<i> of [1] f32 and N outputs y<i> = x<i> + x<i+1>; record: the inputs and\n"
+               "   ops, build: wgt_graph_build, dispatch: one wgt_graph_dispatch of 2N bindings + sync; one run\n"
+               "%-8s %10s %10s %11s %11s %9s",
+               "N", "record ms", "build ms", "dispatch ms", "us/input", "launches");
     else if (!strcmp(kind, "scale"))
         printf("\n== scale: chains of N x+1 on [4] f32; build: wgt_graph_build alone; flush: record + read the end;\n"
                "   release: wgt_context_release with the chain recorded and its end held\n%-8s %8s %11s %11s %9s",
@@ -499,6 +582,9 @@ static void print_row(const engine_row *r) {
     else if (!strcmp(r->kind, "fusion"))
         printf("%-22s %10.3f %9.1f %9.1f %8.1f %9.2f", r->name, r->us_per_iter * 1e-3,
                r->us_per_iter > 0 ? r->gbyte / (r->us_per_iter * 1e-6) : 0, r->launches, r->submits, r->ratio);
+    else if (!strcmp(r->kind, "names"))
+        printf("%-8d %10.1f %10.1f %11.1f %11.3f %9d", r->n_ops, r->us_record * 1e-3, r->us_build * 1e-3,
+               r->us_per_iter * 1e-3, (r->us_record + r->us_build + r->us_per_iter) / r->n_ops, r->graph_launches);
     else if (!strcmp(r->kind, "scale"))
         printf("%-8s %8d %11.1f %11.3f %9d", r->mode, r->n_ops, r->us_per_iter * 1e-3, r->us_per_iter / r->n_ops,
                r->graph_launches);
@@ -508,10 +594,10 @@ static void print_row(const engine_row *r) {
     printf(" %9.2g %s %s\n", r->max_err, r->ok ? "ok" : "FAIL", r->note);
 }
 
-/* One table per kind, in the order overhead, fusion, memory. */
+/* One table per kind, in the order overhead, fusion, memory, scale, names. */
 static void print_tables(const engine_row *rows, int n, int64_t fusion_numel) {
-    static const char *const kinds[] = {"overhead", "fusion", "memory", "scale"};
-    for (int k = 0; k < 4; k++) {
+    static const char *const kinds[] = {"overhead", "fusion", "memory", "scale", "names"};
+    for (int k = 0; k < 5; k++) {
         int header = 0;
         for (int i = 0; i < n; i++)
             if (!strcmp(rows[i].kind, kinds[k])) {
@@ -536,7 +622,7 @@ int wgt_bench_engine_main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--numel") && i + 1 < argc) env.fusion_numel = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--budget-ms") && i + 1 < argc) env.budget_us = atof(argv[++i]) * 1e3;
         else {
-            fprintf(stderr, "usage: wgtensor bench-engine [--json FILE] [--filter overhead|fusion|memory|scale|NAME]\n"
+            fprintf(stderr, "usage: wgtensor bench-engine [--json FILE] [--filter overhead|fusion|memory|scale|names|NAME]\n"
                             "                             [--device auto|webgpu|cpu] [--quick] [--numel N] [--budget-ms MS]\n"
                             "  --numel: elements of the fusion workload (default 64M; 4M on lavapipe, CPU or --quick)\n"
                             "  --budget-ms: time spent per timed configuration after warm-up (default 300, --quick 100)\n");
@@ -603,6 +689,14 @@ int wgt_bench_engine_main(int argc, char **argv) {
             rows[n++] = bench_scale(&env, scale_modes[m], scale_sizes[k]);
             fprintf(stderr, "  %s done\n", name);
         }
+    static const int name_counts[] = {10000, 50000};
+    for (size_t k = 0; k < sizeof name_counts / sizeof *name_counts; k++) {
+        char name[48];
+        snprintf(name, sizeof name, "names_graph_n%d", name_counts[k]);
+        if (!wanted(&env, name)) continue;
+        rows[n++] = bench_names(&env, name_counts[k]);
+        fprintf(stderr, "  %s done\n", name);
+    }
     /* Each fusion row against the add of the same run. */
     double add_us = 0;
     for (int i = 0; i < n; i++)

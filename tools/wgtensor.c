@@ -2,7 +2,9 @@
  * The `wgtensor` command: `info` describes every adapter and the device a context gets;
  * `demo` runs the library's main job (tools/mlp_demo.c) on the best device and beside it on the CPU;
  * `poly` is a quick end-to-end check of the elementwise path; `bench` (tools/bench.c) measures
- * the workloads and `bench-engine` (tools/bench_engine.c) the execution engine.
+ * the workloads and `bench-engine` (tools/bench_engine.c) the execution engine; `generate`
+ * (tools/generate.c) runs a Llama-shaped model and `bench-quant` (tools/bench_quant.c) measures
+ * the quantized paths.
  */
 #include <math.h>
 #include <stdio.h>
@@ -78,6 +80,8 @@ static wgt_tensor *horner_exp(wgt_context *ctx, int64_t rows, int64_t cols, uint
 
 int wgt_demo_mlp(void);                     /* mlp_demo.c */
 int wgt_bench_main(int argc, char **argv); /* bench.c */
+int wgt_generate_main(int argc, char **argv);   /* generate.c */
+int wgt_bench_quant_main(int argc, char **argv); /* bench_quant.c */
 int wgt_bench_engine_main(int argc, char **argv); /* bench_engine.c */
 
 /* A smaller check that needs only elementwise ops: `wgtensor poly`. */
@@ -147,14 +151,20 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "poly")) return cmd_poly();
     if (!strcmp(cmd, "bench")) return wgt_bench_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench-engine")) return wgt_bench_engine_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "generate")) return wgt_generate_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench-quant")) return wgt_bench_quant_main(argc - 2, argv + 2);
     fprintf(stderr,
-            "usage: wgtensor info | demo | poly | bench [options] | bench-engine [options]\n"
+            "usage: wgtensor info | demo | poly | bench [options] | bench-engine [options] | generate [options] |\n"
+            "       bench-quant [options]\n"
             "  info  list every adapter and describe the device a context gets\n"
             "  demo  the main job: train a perceptron on the digits data on the best device and on the CPU\n"
             "  poly  exp(x) by a polynomial in broadcast elementwise ops, checked against the CPU\n"
             "  bench the benchmark workloads with times, rates and fraction of the floor (--help)\n"
             "  bench-engine  the execution engine: per-op overhead eager and as a graph, fusion, peak memory (--help)\n"
+            "  generate  text from a Llama-shaped model (GGUF or random weights, optionally q8_0/q4_0) (--help)\n"
+            "  bench-quant  quantized matrix-vector GB/s and decode tokens/s against the floor (--help)\n"
             "environment: WGT_BACKEND=auto|webgpu|cpu, WGT_ADAPTER=<index or name>, WGT_WEBGPU_LIBRARY=<path>,\n"
             "             WGT_TIMEOUT_MS=<ms>\n");
     return 2;
 }
+

@@ -35,9 +35,10 @@ $(WASM_BUILD)/obj/gen/wgsl_sources.o: $(BUILD)/gen/wgsl_sources.c
 $(WASM_BUILD)/obj/src/backend/webgpu/device.o: $(BUILD)/gen/install_dirs.h
 
 $(WASM_BUILD)/wgt_tests.wasm: $(TEST_SRC) tests/test.h web/c/include/wasi_process.h web/c/heap_in_use.c web/c/test_wasm.c $(WASM_LIB_OBJ)
-	$(WASM_CC) $(WASM_FLAGS) $(WASM_CPPFLAGS) -Itests -include web/c/include/wasi_process.h \
+	$(WASM_CC) $(WASM_FLAGS) $(WASM_CPPFLAGS) -Itests -include web/c/include/wasi_process.h -D_WASI_EMULATED_GETPID \
 		-DWGT_SOURCE_DIR='"$(CURDIR)"' $(WARN) -o $@ \
-		$(TEST_SRC) web/c/heap_in_use.c web/c/test_wasm.c $(WASM_LIB_OBJ) $(WASM_WRAP) $(WASM_LDFLAGS)
+		$(TEST_SRC) web/c/heap_in_use.c web/c/test_wasm.c $(WASM_LIB_OBJ) $(WASM_WRAP) $(WASM_LDFLAGS) \
+		-lwasi-emulated-getpid
 
 # The ES module package in web/ (docs/web.md): the library as a wasm reactor exporting the
 # header's functions (the header marks them visible; everything else is hidden), loaded from

@@ -202,6 +202,13 @@ struct wgt_backend {
     wgt_status (*buffer_write)(wgt_backend *be, wgt_buffer *buf, size_t offset, const void *src, size_t n);
     wgt_status (*buffer_read)(wgt_backend *be, wgt_buffer *buf, size_t offset, void *dst, size_t n);
     void *(*buffer_export)(wgt_backend *be, wgt_buffer *buf);
+    /* Memory the context keeps for its own bookkeeping, for its whole life (the index-check
+     * record): made outside the storage pool, so wgt_stats never counts it (in use, pooled or
+     * peak), the memory budget leaves it out, and no tensor ever gets it. Host-resident
+     * backends return host memory in *host, device backends a buffer in *buffer that kernels,
+     * reads and read_begin take as a tensor's; the other is set to NULL. Contents unspecified. */
+    wgt_status (*context_memory_create)(wgt_backend *be, size_t nbytes, wgt_buffer **buffer, void **host);
+    void (*context_memory_destroy)(wgt_backend *be, wgt_buffer *buffer, void *host);
     /* Device memory and queue counters: fills the device_* and buffers_* fields and submits. */
     void (*stats)(wgt_backend *be, wgt_stats *out);
     /* Gives pooled memory back to the driver and restarts the peak at what is in use. */
@@ -283,6 +290,24 @@ struct wgt_backend {
                             const wgt_operand *v, int causal, double scale);
     int (*attention_fits)(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
     int (*attention_pays)(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal);
+
+    /* Block (quantized) types, ggml's q8_0 and q4_0 (docs/quant.md). A block-type operand
+     * [R, K] has K a multiple of 32, strides[1] 1, and strides[0] and offset multiples of 32
+     * (in elements: block b of the storage starts at byte b * block bytes).
+     * quantize: out (block type, contiguous [R, K]) = in (f32 or f16 [R, K], any strides),
+     * each block rounded as ggml's reference quantizer rounds. */
+    wgt_status (*quantize)(wgt_backend *be, const wgt_operand *out, const wgt_operand *in);
+    /* out [n, K] (f32, contiguous) = rows of table [R, K] (block type) as floats:
+     * row indices[i] (1-D i32 or u32; an index outside [0, R) gives a row of zeros), or row i
+     * when indices is NULL (n = R). */
+    wgt_status (*dequantize)(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
+                             const wgt_operand *indices);
+    /* out [M, N] (f32, contiguous) = x [M, K] (f32, any strides) @ w^T for w [N, K] of a block
+     * type, accumulated in f32 (the core casts f16 operands). int8: each block of x is first
+     * quantized as q8_0 is (d_x = max|x| / 127, q = x / d_x rounded half away from zero) and
+     * a block contributes d_w * d_x * (the integer dot product of the values). */
+    wgt_status (*matmul_quantized)(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
+                                   const wgt_operand *w, int int8);
 
     /* User kernels (NULL: the backend runs no WGSL). user_kernel_create compiles source's
      * entry point with the given layout (WGT_ERR_BACKEND with the compiler's message, lines

@@ -7,7 +7,17 @@
 
 #include "wgtensor.h"
 
+wgt_context *wgt_impl_context_create(const wgt_context_options *options);
+void wgt_impl_context_release(wgt_context *ctx);
+wgt_backend_kind wgt_impl_context_backend(const wgt_context *ctx);
+const char *wgt_impl_context_device_name(const wgt_context *ctx);
+wgt_status wgt_impl_context_status(wgt_context *ctx);
+wgt_status wgt_impl_context_sync(wgt_context *ctx);
+char *wgt_impl_context_describe(wgt_context *ctx);
+wgt_status wgt_impl_context_simulate_device_loss(wgt_context *ctx);
 wgt_status wgt_impl_eval(int n, wgt_tensor *const *tensors);
+wgt_status wgt_impl_context_stats(wgt_context *ctx, wgt_stats *out);
+wgt_status wgt_impl_context_trim(wgt_context *ctx);
 wgt_read *wgt_impl_read_begin(wgt_tensor *t, void *dst, size_t nbytes);
 wgt_tensor *wgt_impl_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape);
 wgt_graph *wgt_impl_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs);
@@ -39,6 +49,8 @@ const void *wgt_impl_tensor_data(wgt_tensor *t);
 void *wgt_impl_tensor_data_mut(wgt_tensor *t);
 void *wgt_impl_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes);
 wgt_tensor *wgt_impl_tensor_from_buffer(wgt_context *ctx, void *wgpu_buffer, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage);
+void *wgt_impl_context_webgpu_device(wgt_context *ctx);
+wgt_kernel *wgt_impl_kernel_create(wgt_context *ctx, const char *wgsl, const char *entry_point);
 wgt_status wgt_impl_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *args, const void *params, size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z, wgt_tensor **outputs);
 wgt_tensor *wgt_impl_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
 wgt_tensor *wgt_impl_transpose(wgt_tensor *t, int axis0, int axis1);
@@ -134,11 +146,41 @@ wgt_status wgt_impl_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *r
 wgt_tensor *wgt_impl_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
 wgt_tensor *wgt_impl_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_impl_tril(wgt_tensor *a, int64_t diagonal);
+wgt_tensor *wgt_impl_quantize(wgt_tensor *a, wgt_dtype dtype);
+wgt_tensor *wgt_impl_dequantize(wgt_tensor *q, wgt_dtype dtype);
+wgt_tensor *wgt_impl_matmul_quantized(wgt_tensor *x, wgt_tensor *w);
+wgt_status wgt_impl_kv_cache_append(wgt_tensor *cache, wgt_tensor *x, int64_t pos);
+wgt_tensor *wgt_impl_gguf_load(wgt_gguf *g, wgt_context *ctx, const char *name, unsigned usage);
+wgt_status wgt_impl_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_tensor *t);
 wgt_tensor *wgt_impl_rope(wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
+wgt_status wgt_impl_requires_grad(wgt_tensor *t, int on);
+int wgt_impl_tensor_requires_grad(const wgt_tensor *t);
+wgt_status wgt_impl_backward(wgt_tensor *loss, wgt_tensor *grad);
+wgt_tensor *wgt_impl_grad(wgt_tensor *t);
+wgt_status wgt_impl_zero_grad(wgt_tensor *t);
+wgt_tensor *wgt_impl_detach(wgt_tensor *t);
+wgt_tensor *wgt_impl_cross_entropy(wgt_tensor *logits, wgt_tensor *targets);
+wgt_optimizer *wgt_impl_sgd(int n, wgt_tensor *const *params, double lr, double momentum, double weight_decay);
+wgt_optimizer *wgt_impl_adamw(int n, wgt_tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay);
+wgt_status wgt_impl_clip_grad_norm(int n, wgt_tensor *const *params, double max_norm, double *norm_out);
+wgt_status wgt_impl_save_npy(wgt_tensor *t, const char *path);
+wgt_tensor *wgt_impl_load_npy(wgt_context *ctx, const char *path, unsigned usage);
+wgt_status wgt_impl_save_safetensors(const char *path, int n, const char *const *names, wgt_tensor *const *tensors);
+wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const char *name, unsigned usage);
 
 #ifndef WGT_API_PROTOTYPES_ONLY
+#define wgt_context_create wgt_impl_context_create
+#define wgt_context_release wgt_impl_context_release
+#define wgt_context_backend wgt_impl_context_backend
+#define wgt_context_device_name wgt_impl_context_device_name
+#define wgt_context_status wgt_impl_context_status
+#define wgt_context_sync wgt_impl_context_sync
+#define wgt_context_describe wgt_impl_context_describe
+#define wgt_context_simulate_device_loss wgt_impl_context_simulate_device_loss
 #define wgt_eval wgt_impl_eval
+#define wgt_context_stats wgt_impl_context_stats
+#define wgt_context_trim wgt_impl_context_trim
 #define wgt_read_begin wgt_impl_read_begin
 #define wgt_graph_input wgt_impl_graph_input
 #define wgt_graph_build wgt_impl_graph_build
@@ -170,6 +212,8 @@ wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int 
 #define wgt_tensor_data_mut wgt_impl_tensor_data_mut
 #define wgt_tensor_export_buffer wgt_impl_tensor_export_buffer
 #define wgt_tensor_from_buffer wgt_impl_tensor_from_buffer
+#define wgt_context_webgpu_device wgt_impl_context_webgpu_device
+#define wgt_kernel_create wgt_impl_kernel_create
 #define wgt_kernel_dispatch wgt_impl_kernel_dispatch
 #define wgt_as_strided wgt_impl_as_strided
 #define wgt_transpose wgt_impl_transpose
@@ -265,8 +309,28 @@ wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int 
 #define wgt_one_hot wgt_impl_one_hot
 #define wgt_triu wgt_impl_triu
 #define wgt_tril wgt_impl_tril
+#define wgt_quantize wgt_impl_quantize
+#define wgt_dequantize wgt_impl_dequantize
+#define wgt_matmul_quantized wgt_impl_matmul_quantized
+#define wgt_kv_cache_append wgt_impl_kv_cache_append
+#define wgt_gguf_load wgt_impl_gguf_load
+#define wgt_gguf_writer_add_tensor wgt_impl_gguf_writer_add_tensor
 #define wgt_rope wgt_impl_rope
 #define wgt_attention wgt_impl_attention
+#define wgt_requires_grad wgt_impl_requires_grad
+#define wgt_tensor_requires_grad wgt_impl_tensor_requires_grad
+#define wgt_backward wgt_impl_backward
+#define wgt_grad wgt_impl_grad
+#define wgt_zero_grad wgt_impl_zero_grad
+#define wgt_detach wgt_impl_detach
+#define wgt_cross_entropy wgt_impl_cross_entropy
+#define wgt_sgd wgt_impl_sgd
+#define wgt_adamw wgt_impl_adamw
+#define wgt_clip_grad_norm wgt_impl_clip_grad_norm
+#define wgt_save_npy wgt_impl_save_npy
+#define wgt_load_npy wgt_impl_load_npy
+#define wgt_save_safetensors wgt_impl_save_safetensors
+#define wgt_load_safetensors wgt_impl_load_safetensors
 #endif
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * The public entry points over tensor handles that api.c cannot generate: those taking
  * several tensors at once (arrays, bindings), handing several back (wgt_split), or ending a
- * handle (wgt_release). Each turns the handles into records in a copy of the caller's array
+ * handle (wgt_release, wgt_context_release). Each turns the handles into records in a copy of the caller's array
  * and leaves the checks, and their messages, to the function it calls.
  */
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include "api_names.h"
 #include "handles.h"
 #include "tensor.h"
+#include "autograd/rules.h"
 
 enum { ON_STACK = 16 };
 
@@ -47,6 +48,8 @@ void wgt_release(wgt_tensor *t) {
     if (t) wgt_handle_release("wgt_release", t);
 }
 
+void wgt_context_release(wgt_context *ctx) { wgt_context_handle_release("wgt_context_release", ctx); }
+
 wgt_status wgt_eval(int n, wgt_tensor *const *tensors) {
     wgt_tensor *buf[ON_STACK], **heap;
     wgt_tensor *const *r = records_of("wgt_eval", n, tensors, buf, &heap);
@@ -56,20 +59,21 @@ wgt_status wgt_eval(int n, wgt_tensor *const *tensors) {
 }
 
 static wgt_tensor *join(const char *fn, wgt_tensor *(*impl)(wgt_tensor *const *, int, int), wgt_tensor *const *tensors,
-                        int count, int axis) {
+                        int count, int axis, int stacking) {
     wgt_tensor *buf[ON_STACK], **heap;
     wgt_tensor *const *r = records_of(fn, count, tensors, buf, &heap);
-    wgt_tensor *out = r || !tensors ? wgt_handle_out(fn, impl(r, count, axis)) : NULL;
+    wgt_tensor *out = r || !tensors ? wgt_handle_out(fn, wgt_ag_join_rule(fn, impl(r, count, axis), r, count, axis, stacking))
+                                    : NULL;
     free(heap);
     return out;
 }
 
 wgt_tensor *wgt_concat(wgt_tensor *const *tensors, int count, int axis) {
-    return join("wgt_concat", wgt_impl_concat, tensors, count, axis);
+    return join("wgt_concat", wgt_impl_concat, tensors, count, axis, 0);
 }
 
 wgt_tensor *wgt_stack(wgt_tensor *const *tensors, int count, int axis) {
-    return join("wgt_stack", wgt_impl_stack, tensors, count, axis);
+    return join("wgt_stack", wgt_impl_stack, tensors, count, axis, 1);
 }
 
 /* Turns the records in out[0..n-1] (NULL entries stay NULL) into handles; when the table is
@@ -88,14 +92,28 @@ static wgt_status hand_out(const char *fn, int n, wgt_tensor **out) {
 }
 
 wgt_status wgt_split(wgt_tensor *a, int axis, int count, const int64_t *sizes, wgt_tensor **out) {
-    wgt_status st = wgt_impl_split(wgt_handle_arg(a), axis, count, sizes, out);
-    return st != WGT_OK ? st : hand_out("wgt_split", count, out);
+    wgt_tensor *ra = wgt_handle_arg(a);
+    wgt_status st = wgt_impl_split(ra, axis, count, sizes, out);
+    if (st != WGT_OK) return st;
+    int64_t start = 0;
+    for (int i = 0; i < count; start += sizes[i], i++)
+        if (!(out[i] = wgt_ag_split_piece(out[i], ra, axis, start))) { /* out of host memory: hand back nothing */
+            st = wgt_last_status();
+            for (int j = 0; j < count; j++) {
+                if (j != i) wgt_impl_release(out[j]);
+                out[j] = NULL;
+            }
+            return st;
+        }
+    return hand_out("wgt_split", count, out);
 }
 
 wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs) {
+    wgt_context *record;
+    if (!wgt_context_arg("wgt_graph_build", ctx, &record)) return NULL;
     wgt_binding buf[ON_STACK], *heap;
     const wgt_binding *r = bindings_of("wgt_graph_build", n_outputs, outputs, buf, &heap);
-    wgt_graph *g = r || !outputs ? wgt_impl_graph_build(ctx, n_outputs, r) : NULL;
+    wgt_graph *g = r || !outputs ? wgt_impl_graph_build(record, n_outputs, r) : NULL;
     free(heap);
     return g;
 }
@@ -130,4 +148,37 @@ wgt_status wgt_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *a
                                              groups_z, outputs);
     if (r != buf) free(r);
     return st != WGT_OK || !outputs ? st : hand_out(fn, nargs, outputs);
+}
+
+wgt_optimizer *wgt_sgd(int n, wgt_tensor *const *params, double lr, double momentum, double weight_decay) {
+    wgt_tensor *buf[ON_STACK], **heap;
+    wgt_tensor *const *r = records_of("wgt_sgd", n, params, buf, &heap);
+    wgt_optimizer *o = r || !params ? wgt_impl_sgd(n, r, lr, momentum, weight_decay) : NULL;
+    free(heap);
+    return o;
+}
+
+wgt_optimizer *wgt_adamw(int n, wgt_tensor *const *params, double lr, double beta1, double beta2, double eps,
+                         double weight_decay) {
+    wgt_tensor *buf[ON_STACK], **heap;
+    wgt_tensor *const *r = records_of("wgt_adamw", n, params, buf, &heap);
+    wgt_optimizer *o = r || !params ? wgt_impl_adamw(n, r, lr, beta1, beta2, eps, weight_decay) : NULL;
+    free(heap);
+    return o;
+}
+
+wgt_status wgt_clip_grad_norm(int n, wgt_tensor *const *params, double max_norm, double *norm_out) {
+    wgt_tensor *buf[ON_STACK], **heap;
+    wgt_tensor *const *r = records_of("wgt_clip_grad_norm", n, params, buf, &heap);
+    wgt_status st = r || !params ? wgt_impl_clip_grad_norm(n, r, max_norm, norm_out) : wgt_last_status();
+    free(heap);
+    return st;
+}
+
+wgt_status wgt_save_safetensors(const char *path, int n, const char *const *names, wgt_tensor *const *tensors) {
+    wgt_tensor *buf[ON_STACK], **heap;
+    wgt_tensor *const *r = records_of("wgt_save_safetensors", n, tensors, buf, &heap);
+    wgt_status st = r || !tensors ? wgt_impl_save_safetensors(path, n, names, r) : wgt_last_status();
+    free(heap);
+    return st;
 }

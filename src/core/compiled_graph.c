@@ -37,6 +37,7 @@ struct wgt_graph {
     wgt_context *ctx;
     graph_value *inputs, *outputs;
     int ninputs, noutputs;
+    wgt_name_index input_names, output_names; /* the values by name, for the bindings */
     wgt_node **nodes;
     int nnodes;
     wgt_storage **storages; /* every storage the nodes name, each held once */
@@ -81,16 +82,17 @@ wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype,
         wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: name is %s", fn, name ? "empty" : "NULL");
         return NULL;
     }
-    for (wgt_storage *s = ctx->graph_inputs; s; s = s->next_input)
-        if (!strcmp(s->input_name, name)) {
-            wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: an input named '%s' already exists in this context", fn, name);
-            return NULL;
-        }
+    if (wgt_name_index_get(&ctx->input_names, name)) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: an input named '%s' already exists in this context", fn, name);
+        return NULL;
+    }
     wgt_tensor *t = wgt_tensor_new(ctx, fn, dtype, ndim, shape, WGT_USAGE_DEFAULT); /* it never holds data */
     if (!t) return NULL;
     wgt_storage *s = t->storage;
     s->input_name = strdup(name);
-    if (!s->input_name) {
+    if (!s->input_name || !wgt_name_index_put(&ctx->input_names, s->input_name, s)) {
+        free(s->input_name);
+        s->input_name = NULL; /* not in the index: its release must not remove another's */
         wgt_release(t);
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
         return NULL;
@@ -99,8 +101,6 @@ wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype,
     s->input_ndim = ndim;
     memcpy(s->input_shape, t->shape, sizeof s->input_shape);
     s->symbolic = 1;
-    s->next_input = ctx->graph_inputs;
-    ctx->graph_inputs = s;
     return t;
 }
 
@@ -188,10 +188,68 @@ static void graph_free(wgt_graph *g) {
     free(g->nodes);
     free(g->storages);
     free(g->slots);
+    wgt_name_index_free(&g->input_names);
+    wgt_name_index_free(&g->output_names);
     wgt_context *ctx = g->ctx;
     g->magic = 0;
     free(g);
     if (ctx) wgt_context_unref(ctx);
+}
+
+/* A value's storage and where the value is, for finding storages named twice by sorting. */
+typedef struct storage_use {
+    const wgt_storage *storage;
+    int is_output;
+    int index;
+} storage_use;
+
+static int by_storage(const void *a, const void *b) {
+    const storage_use *x = a, *y = b;
+    if (x->storage != y->storage) return (uintptr_t)x->storage < (uintptr_t)y->storage ? -1 : 1;
+    if (x->is_output != y->is_output) return x->is_output - y->is_output; /* inputs first */
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Sorts n uses by storage and finds, among storages that an output shares, the clash a scan
+ * of the outputs in order meets first: the lowest output index that shares its storage with
+ * an input (the lowest such input) or with an earlier output (the lowest such output). 0
+ * when none, else 1 with *out and *other the two uses. */
+static int first_clash(storage_use *u, size_t n, storage_use *out, storage_use *other) {
+    qsort(u, n, sizeof *u, by_storage);
+    int found = 0;
+    for (size_t i = 0; i < n;) {
+        size_t end = i + 1, first_out = SIZE_MAX;
+        while (end < n && u[end].storage == u[i].storage) end++;
+        for (size_t k = i; k < end && first_out == SIZE_MAX; k++)
+            if (u[k].is_output) first_out = k;
+        /* Inputs sort first: with an input, the first output clashes with the first input;
+         * with none, the second output with the first. */
+        size_t clash = first_out;
+        if (first_out == i) clash = first_out + 1 < end ? first_out + 1 : SIZE_MAX;
+        if (clash != SIZE_MAX && (!found || u[clash].index < out->index)) {
+            *out = u[clash];
+            *other = u[i];
+            found = 1;
+        }
+        i = end;
+    }
+    return found;
+}
+
+/* No two outputs are one tensor; 0 with the error naming the first pair. */
+static int outputs_distinct(const char *fn, const wgt_graph *g) {
+    storage_use *u = malloc(sizeof *u * (size_t)g->noutputs), clash, first;
+    if (!u) {
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+        return 0;
+    }
+    for (int i = 0; i < g->noutputs; i++) u[i] = (storage_use){g->outputs[i].storage, 1, i};
+    int found = first_clash(u, (size_t)g->noutputs, &clash, &first);
+    free(u);
+    if (found)
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: outputs '%s' and '%s' are the same tensor", fn,
+                  g->outputs[first.index].name, g->outputs[clash.index].name);
+    return !found;
 }
 
 static void set_value(graph_value *v, wgt_storage *s, const wgt_tensor *t) {
@@ -231,11 +289,10 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
             wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: outputs[%d].name is %s", fn, i, name ? "empty" : "NULL");
             goto fail;
         }
-        for (int j = 0; j < i; j++)
-            if (!strcmp(outputs[j].name, name)) {
-                wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: two outputs are named '%s'", fn, name);
-                goto fail;
-            }
+        if (wgt_name_index_get(&g->output_names, name)) {
+            wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: two outputs are named '%s'", fn, name);
+            goto fail;
+        }
         if (wgt_check_tensor(fn, what, t) != WGT_OK) goto fail;
         if (t->storage->ctx != ctx) {
             wgt_error(WGT_ERR_CONTEXT_MISMATCH, "%s: output '%s' belongs to another context", fn, name);
@@ -256,13 +313,9 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
             }
             if (!(t = made[nmade++] = wgt_contiguous(t))) goto fail;
         }
-        for (int j = 0; j < i; j++)
-            if (g->outputs[j].storage == t->storage) {
-                wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: outputs '%s' and '%s' are the same tensor", fn,
-                          g->outputs[j].name, name);
-                goto fail;
-            }
-        if (!(g->outputs[i].name = strdup(name))) goto oom;
+        if (!(g->outputs[i].name = strdup(name)) ||
+            !wgt_name_index_put(&g->output_names, g->outputs[i].name, &g->outputs[i]))
+            goto oom;
         set_value(&g->outputs[i], t->storage, t);
         wgt_node *first = t->storage->producer;
         while (first && first->prior) first = first->prior;
@@ -272,6 +325,7 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
         if (!add_storage(&c, t->storage) || (t->storage->producer && !collect_node(&c, t->storage->producer)))
             goto oom;
     }
+    if (!outputs_distinct(fn, g)) goto fail;
     free(c.todo);
     c.todo = NULL;
     if (c.n) qsort(c.nodes, (size_t)c.n, sizeof *c.nodes, by_seq); /* none when every output is empty */
@@ -283,21 +337,20 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
     g->nstorages = c.ns;
     c.nodes = NULL;
     c.storages = NULL;
+    int placeholders = 0;
+    for (int i = 0; i < g->nstorages; i++) placeholders += g->storages[i]->input_name != NULL;
+    if (placeholders && !(g->inputs = calloc((size_t)placeholders, sizeof *g->inputs))) goto oom;
     for (int i = 0; i < g->nstorages; i++) {
         wgt_storage *s = g->storages[i];
         s->refs++;
         if (!s->symbolic && wgt_flush_for(s, 0) != WGT_OK) goto fail; /* constants get their values now */
         if (!s->input_name) continue;
-        graph_value *grown = realloc(g->inputs, sizeof *grown * ((size_t)g->ninputs + 1));
-        if (!grown) goto oom;
-        g->inputs = grown;
         graph_value *v = &g->inputs[g->ninputs++];
-        memset(v, 0, sizeof *v);
         v->storage = s;
         v->dtype = s->input_dtype;
         v->ndim = s->input_ndim;
         memcpy(v->shape, s->input_shape, sizeof v->shape);
-        if (!(v->name = strdup(s->input_name))) goto oom;
+        if (!(v->name = strdup(s->input_name)) || !wgt_name_index_put(&g->input_names, v->name, v)) goto oom;
     }
     if (!index_values(g)) goto oom;
     /* Constants only the graph holds cannot change between dispatches: they may be baked in. */
@@ -349,8 +402,8 @@ static const char *names_of(const graph_value *v, int n, char *buf, size_t size)
 }
 
 /* Matches the bindings to the graph's values by name and checks each tensor. */
-static wgt_status bind(const char *fn, wgt_graph *g, const char *kind, graph_value *vals, int nvals, int n,
-                       const wgt_binding *b, int is_output) {
+static wgt_status bind(const char *fn, wgt_graph *g, const char *kind, graph_value *vals, int nvals,
+                       const wgt_name_index *by_name, int n, const wgt_binding *b, int is_output) {
     char list[512];
     if (n < 0 || (n > 0 && !b))
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s count %d with %s bindings", fn, kind, n, b ? "given" : "NULL");
@@ -358,9 +411,7 @@ static wgt_status bind(const char *fn, wgt_graph *g, const char *kind, graph_val
     for (int i = 0; i < n; i++) {
         const char *name = b[i].name;
         if (!name) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s binding %d has a NULL name", fn, kind, i);
-        graph_value *v = NULL;
-        for (int k = 0; k < nvals && !v; k++)
-            if (!strcmp(vals[k].name, name)) v = &vals[k];
+        graph_value *v = wgt_name_index_get(by_name, name);
         if (!v)
             return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: the graph has no %s named '%s' (its %ss: %s)", fn, kind, name,
                              kind, names_of(vals, nvals, list, sizeof list));
@@ -404,6 +455,23 @@ static wgt_status bind(const char *fn, wgt_graph *g, const char *kind, graph_val
     return WGT_OK;
 }
 
+/* Outputs bound to storages no input and no other output is bound to. */
+static wgt_status bound_apart(const char *fn, const wgt_graph *g) {
+    size_t n = (size_t)g->ninputs + (size_t)g->noutputs;
+    storage_use buf[32], *u = n <= 32 ? buf : malloc(sizeof *u * n), clash, first;
+    if (!u) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    for (int i = 0; i < g->ninputs; i++) u[i] = (storage_use){g->inputs[i].bound, 0, i};
+    for (int o = 0; o < g->noutputs; o++) u[g->ninputs + o] = (storage_use){g->outputs[o].bound, 1, o};
+    int found = first_clash(u, n, &clash, &first);
+    if (u != buf) free(u);
+    if (!found) return WGT_OK;
+    if (!first.is_output)
+        return wgt_error(WGT_ERR_USAGE, "%s: output '%s' shares its storage with input '%s'", fn,
+                         g->outputs[clash.index].name, g->inputs[first.index].name);
+    return wgt_error(WGT_ERR_USAGE, "%s: outputs '%s' and '%s' share one storage", fn, g->outputs[first.index].name,
+                     g->outputs[clash.index].name);
+}
+
 /* An intermediate's memory goes back to the pool (or the host heap); a later step or replay
  * that writes it first in parts gets it zeroed again, as a fresh tensor would be. */
 static void release_intermediate(wgt_graph *g, wgt_storage *x) {
@@ -439,19 +507,11 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
     if (g->magic != WGT_GRAPH_MAGIC) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: graph is not a live graph", fn);
     wgt_context *ctx = g->ctx;
     wgt_status st = wgt_check_context(fn, ctx);
-    if (st != WGT_OK || (st = bind(fn, g, "input", g->inputs, g->ninputs, n_inputs, inputs, 0)) != WGT_OK ||
-        (st = bind(fn, g, "output", g->outputs, g->noutputs, n_outputs, outputs, 1)) != WGT_OK)
+    if (st != WGT_OK ||
+        (st = bind(fn, g, "input", g->inputs, g->ninputs, &g->input_names, n_inputs, inputs, 0)) != WGT_OK ||
+        (st = bind(fn, g, "output", g->outputs, g->noutputs, &g->output_names, n_outputs, outputs, 1)) != WGT_OK ||
+        (st = bound_apart(fn, g)) != WGT_OK)
         return st;
-    for (int o = 0; o < g->noutputs; o++) {
-        for (int i = 0; i < g->ninputs; i++)
-            if (g->outputs[o].bound == g->inputs[i].bound)
-                return wgt_error(WGT_ERR_USAGE, "%s: output '%s' shares its storage with input '%s'", fn,
-                                 g->outputs[o].name, g->inputs[i].name);
-        for (int k = 0; k < o; k++)
-            if (g->outputs[o].bound == g->outputs[k].bound)
-                return wgt_error(WGT_ERR_USAGE, "%s: outputs '%s' and '%s' share one storage", fn, g->outputs[k].name,
-                                 g->outputs[o].name);
-    }
     /* Strided inputs are copied to contiguous ones first: the graph reads placeholders whole. */
     wgt_tensor *copies[64] = {0}, *staged[64] = {0};
     int ncopies = 0, nstaged = 0;

@@ -15,6 +15,7 @@
 static void context_free(wgt_context *ctx) {
     if (ctx->backend) wgt_index_checks_free(ctx);
     if (ctx->backend) ctx->backend->destroy(ctx->backend);
+    wgt_name_index_free(&ctx->input_names); /* empty: every placeholder held the context */
     free(ctx);
 }
 
@@ -57,12 +58,13 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
     opt.attention = (wgt_attention_path)attention;
     static const char fn[] = "wgt_context_create";
     uint64_t units = 0, timeout = 0, threads = 0;
-    int poison = 0, fusion = 1;
+    int poison = 0, fusion = 1, quant_int8 = 0;
     /* Every variable is checked even where an option overrides it: a typo never hides. */
     if (wgt_env_count(fn, "WGT_COMPUTE_UNITS", 1, 65536, &units) < 0 ||
         wgt_env_count(fn, "WGT_TIMEOUT_MS", 1, UINT32_MAX, &timeout) < 0 ||
         wgt_env_count(fn, "WGT_CPU_THREADS", 1, WGT_CPU_MAX_THREADS, &threads) < 0 ||
-        wgt_env_switch(fn, "WGT_POISON", &poison) < 0 || wgt_env_switch(fn, "WGT_FUSION", &fusion) < 0)
+        wgt_env_switch(fn, "WGT_POISON", &poison) < 0 || wgt_env_switch(fn, "WGT_FUSION", &fusion) < 0 ||
+        wgt_env_switch(fn, "WGT_QUANT_INT8", &quant_int8) < 0)
         return NULL;
     if (opt.compute_units == 0) opt.compute_units = (uint32_t)units;
     if (opt.compute_units > 65536) {
@@ -78,6 +80,7 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
     ctx->refs = 1;
     ctx->wait_timeout_ms = opt.wait_timeout_ms;
     ctx->poison = poison;
+    ctx->quant_int8 = quant_int8;
     ctx->fusion = !opt.no_fusion && fusion;
     ctx->attention = opt.attention;
     if (opt.backend != WGT_BACKEND_CPU) {
@@ -153,12 +156,8 @@ wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out) {
     if (!ctx) return wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "wgt_context_stats: context is NULL");
     if (!out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_stats: out is NULL");
     memset(out, 0, sizeof *out);
+    /* The context's own memory (the index-check record) is outside the backend's counts. */
     if (ctx->backend->stats) ctx->backend->stats(ctx->backend, out);
-    /* The index-check record is the context's own, like its parameter ring: not memory that
-     * tensors or pending work hold, so neither in use nor in the peak. */
-    uint64_t record = wgt_index_checks_device_bytes(ctx);
-    out->device_bytes_in_use -= record < out->device_bytes_in_use ? record : out->device_bytes_in_use;
-    out->device_bytes_peak -= record < out->device_bytes_peak ? record : out->device_bytes_peak;
     out->ops_run = ctx->counters.ops_run;
     out->ops_skipped = ctx->counters.ops_skipped;
     out->ops_fused = ctx->counters.ops_fused;

@@ -29,7 +29,8 @@ wgt_tensor *wgt_tensor_from_data(wgt_context *ctx, wgt_dtype dtype, int ndim, co
     if (wgt_check_context(fn, ctx) != WGT_OK || wgt_check_dtype(fn, dtype) != WGT_OK ||
         wgt_check_shape(fn, ndim, shape, &numel) != WGT_OK)
         return NULL;
-    size_t want = (size_t)numel * wgt_dtype_size(dtype);
+    if (wgt_check_block_view(fn, dtype, ndim, shape, NULL, 0) != WGT_OK) return NULL;
+    size_t want = wgt_dtype_bytes(dtype, numel);
     if (nbytes != want) {
         wgt_error(WGT_ERR_USAGE, "%s: byte count %zu does not match %lld %s elements (%zu bytes)", fn, nbytes,
                   (long long)numel, wgt_dtype_name(dtype), want);
@@ -63,6 +64,7 @@ void wgt_store_value(wgt_dtype dtype, void *dst, double v) {
     case WGT_U32:
         *(uint32_t *)dst = isnan(v) || v <= 0 ? 0 : v >= 4294967295.0 ? UINT32_MAX : (uint32_t)v;
         break;
+    case WGT_Q8_0: case WGT_Q4_0: break; /* block types hold no lone elements: callers refuse them */
     }
 }
 

@@ -11,8 +11,11 @@
 #include "core/node.h"
 
 /* Copies between a strided view of storage memory and a dense row-major buffer. */
-static void host_transfer(const wgt_tensor *t, char *storage, char *dense, int to_dense) {
-    size_t es = wgt_dtype_size(t->dtype);
+static void host_transfer(const wgt_tensor *view, char *storage, char *dense, int to_dense) {
+    wgt_tensor units; /* block types move whole blocks */
+    wgt_block_units(view, &units);
+    const wgt_tensor *t = &units;
+    size_t es = wgt_dtype_block_bytes(t->dtype);
     const int64_t *strides[1] = {t->strides};
     int64_t offsets[1] = {t->offset};
     int64_t inner, istride[1];
@@ -41,6 +44,8 @@ static void host_transfer(const wgt_tensor *t, char *storage, char *dense, int t
  * later reads for nothing. Returns 0 when the view is not read this way; else *st is the
  * read's status. */
 static int read_span(const wgt_tensor *t, void *dst, wgt_status *st) {
+    /* Blocks (34 or 18 bytes) do not split into the words read here: block types sync whole. */
+    if (wgt_dtype_is_block(t->dtype)) return 0;
     wgt_storage *s = t->storage;
     size_t es = wgt_dtype_size(t->dtype);
     int64_t lo = t->offset, hi = t->offset;
@@ -156,7 +161,7 @@ static void *host_pointer(wgt_tensor *t, const char *fn, unsigned need, const ch
         return NULL;
     }
     if (wgt_storage_sync_host(t->storage) != WGT_OK) return NULL;
-    return (char *)t->storage->host + (size_t)t->offset * wgt_dtype_size(t->dtype);
+    return (char *)t->storage->host + wgt_dtype_bytes(t->dtype, t->offset);
 }
 
 const void *wgt_tensor_data(wgt_tensor *t) {
@@ -187,6 +192,6 @@ void *wgt_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes) {
     if (wgt_storage_sync_device(t->storage) != WGT_OK) return NULL;
     /* The caller's WebGPU work may write the buffer: the host copy can no longer be trusted. */
     t->storage->host_valid = 0;
-    if (offset_bytes) *offset_bytes = (uint64_t)t->offset * wgt_dtype_size(t->dtype);
+    if (offset_bytes) *offset_bytes = (uint64_t)wgt_dtype_bytes(t->dtype, t->offset);
     return be->buffer_export(be, t->storage->buffer);
 }

@@ -1,6 +1,8 @@
 /*
  * Data types and host-side f16 conversion. f16 is stored as IEEE binary16 bits in a
  * uint16_t on the host and packed two to a u32 on the GPU; arithmetic happens in f32.
+ * The block types (q8_0, q4_0) have no per-element size: their storage is counted in
+ * blocks of 32 elements (docs/quant.md).
  */
 #include "wgtensor.h"
 
@@ -10,6 +12,24 @@ size_t wgt_dtype_size(wgt_dtype dtype) {
     switch (dtype) {
     case WGT_F32: case WGT_I32: case WGT_U32: return 4;
     case WGT_F16: return 2;
+    case WGT_Q8_0: case WGT_Q4_0: return 0;
+    }
+    return 0;
+}
+
+int64_t wgt_dtype_block_elements(wgt_dtype dtype) {
+    switch (dtype) {
+    case WGT_Q8_0: case WGT_Q4_0: return 32;
+    case WGT_F32: case WGT_F16: case WGT_I32: case WGT_U32: return 1;
+    }
+    return 0;
+}
+
+size_t wgt_dtype_block_bytes(wgt_dtype dtype) {
+    switch (dtype) {
+    case WGT_Q8_0: return 34;
+    case WGT_Q4_0: return 18;
+    case WGT_F32: case WGT_F16: case WGT_I32: case WGT_U32: return wgt_dtype_size(dtype);
     }
     return 0;
 }
@@ -20,6 +40,8 @@ const char *wgt_dtype_name(wgt_dtype dtype) {
     case WGT_F16: return "f16";
     case WGT_I32: return "i32";
     case WGT_U32: return "u32";
+    case WGT_Q8_0: return "q8_0";
+    case WGT_Q4_0: return "q4_0";
     }
     return "unknown";
 }

@@ -4,9 +4,13 @@
 #include <string.h>
 
 #include "core/gpu_timing.h"
+#include "handles.h"
 #include "node.h"
 
-wgt_status wgt_context_gpu_timing(wgt_context *ctx, int on) {
+/* Callers (tools/bench.c, tests) hold context handles. */
+wgt_status wgt_context_gpu_timing(wgt_context *handle, int on) {
+    wgt_context *ctx;
+    if (!wgt_context_arg("wgt_context_gpu_timing", handle, &ctx)) return wgt_last_status();
     wgt_status st = wgt_check_context("wgt_context_gpu_timing", ctx);
     if (st != WGT_OK) return st;
     if (!ctx->backend->gpu_timing)
@@ -17,7 +21,9 @@ wgt_status wgt_context_gpu_timing(wgt_context *ctx, int on) {
     return ctx->backend->gpu_timing(ctx->backend, on);
 }
 
-wgt_status wgt_context_gpu_time(wgt_context *ctx, wgt_gpu_time *out) {
+wgt_status wgt_context_gpu_time(wgt_context *handle, wgt_gpu_time *out) {
+    wgt_context *ctx;
+    if (!wgt_context_arg("wgt_context_gpu_time", handle, &ctx)) return wgt_last_status();
     if (!out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_gpu_time: out is NULL");
     memset(out, 0, sizeof *out);
     wgt_status st = wgt_context_sync(ctx);

@@ -13,6 +13,7 @@
 /* WGT_ERR_UNAVAILABLE, with the reason, where the backend or device offers no GPU
  * timestamps (the CPU backend; WebGPU devices without the timestamp-query feature). Turning
  * it on again restarts the count. */
+/* Both take the caller's context handle. */
 wgt_status wgt_context_gpu_timing(wgt_context *ctx, int on);
 /* Runs the pending work, waits for the device, then fills *out with the time of the passes
  * run since timing was turned on or last read, and starts counting again. */

@@ -1,6 +1,6 @@
 /*
- * Tensor handles. A caller never holds a pointer to a tensor record: it holds a handle that
- * names a slot of one process-wide table and the slot's generation. Releasing a handle's
+ * Tensor and context handles. A caller never holds a pointer to a tensor record: it holds a
+ * handle that names a slot of one process-wide table and the slot's generation. Releasing a handle's
  * last reference bumps the generation, so a stale handle (a double release, a use after
  * release, a release after the slot went to a new tensor) is recognised from the table
  * alone, without reading freed memory, and never acts on the slot's next tensor.
@@ -29,5 +29,23 @@ int wgt_handle_release(const char *fn, wgt_tensor *handle);
 wgt_tensor *wgt_handle_record(const wgt_tensor *handle);
 /* Live handles at most (default 1 << 24); for tests of the limit. Returns the old limit. */
 uint32_t wgt_handles_set_limit(uint32_t limit);
+
+/* Context handles, in a table of their own: a released context's handle is stale, so a
+ * second release or any call with it is an error naming the function, never a read of the
+ * freed context. */
+
+/* Into *record the context a handle names (NULL for NULL, which the function called reports
+ * as it always did); 0 with WGT_ERR_INVALID_ARGUMENT naming fn for a stale or foreign one. */
+int wgt_context_arg(const char *fn, const wgt_context *handle, wgt_context **record);
+/* The caller's handle of a context record: a new one for a new context (NULL, the context
+ * released and WGT_ERR_LIMIT naming fn when the table is full), else the one it has, stale
+ * once the context was released. NULL stays NULL. */
+wgt_context *wgt_context_out(const char *fn, wgt_context *record);
+/* wgt_context_release over a handle: a stale one is an error naming fn. */
+void wgt_context_handle_release(const char *fn, wgt_context *handle);
+/* For tests that look inside a context: the record, or NULL for a stale handle. */
+wgt_context *wgt_context_record(const wgt_context *handle);
+/* Live contexts at most (default 1 << 24); for tests of the limit. Returns the old limit. */
+uint32_t wgt_context_handles_set_limit(uint32_t limit);
 
 #endif

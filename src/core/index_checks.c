@@ -36,8 +36,10 @@ typedef struct {
 } slot_info;
 
 struct wgt_index_checks {
-    wgt_buffer *buffer; /* device backends: the record */
-    uint32_t *host;     /* host-resident backends: the record */
+    /* The record, the context's own memory (backend context_memory_create): a device buffer,
+     * or host memory on host-resident backends. Outside the pool, so never in the stats. */
+    wgt_buffer *buffer;
+    uint32_t *host;
     uint32_t used;      /* slots taken since the record was last read */
     wgt_pending_read *reading; /* begun, not finished */
     uint32_t reading_slots;
@@ -46,10 +48,6 @@ struct wgt_index_checks {
 };
 
 int wgt_index_checks_unread(const wgt_context *ctx) { return ctx->index_checks && ctx->index_checks->used > 0; }
-
-size_t wgt_index_checks_device_bytes(const wgt_context *ctx) {
-    return ctx->index_checks && ctx->index_checks->buffer ? SLOTS * 8 : 0;
-}
 
 static const char *unit_of(const char *fn) {
     if (!strcmp(fn, "wgt_one_hot")) return "classes";
@@ -90,13 +88,9 @@ static void slot_message(char *buf, size_t size, const slot_info *info, uint32_t
 static wgt_status checks_create(wgt_context *ctx) {
     struct wgt_index_checks *c = calloc(1, sizeof *c);
     if (!c) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the index check record");
-    wgt_backend *be = ctx->backend;
-    wgt_status st = WGT_OK;
-    if (be->host_resident) {
-        if (!(c->host = malloc(SLOTS * 8))) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the index check record");
-    } else {
-        st = be->buffer_create(be, SLOTS * 8, 1, &c->buffer);
-    }
+    void *host;
+    wgt_status st = ctx->backend->context_memory_create(ctx->backend, SLOTS * 8, &c->buffer, &host);
+    c->host = host;
     if (st != WGT_OK) {
         free(c);
         return st;
@@ -165,7 +159,7 @@ wgt_status wgt_index_checks_begin(wgt_context *ctx) {
     struct wgt_index_checks *c = ctx->index_checks;
     if (!c || !c->used || c->reading) return WGT_OK;
     wgt_backend *be = ctx->backend;
-    if (!be->host_resident) {
+    if (c->buffer) {
         wgt_status st = be->read_begin(be, c->buffer, 0, (size_t)c->used * 8, &c->reading);
         if (st != WGT_OK) return st;
     }
@@ -242,8 +236,7 @@ void wgt_index_checks_free(wgt_context *ctx) {
     if (!c) return;
     wgt_backend *be = ctx->backend;
     if (c->reading) be->read_release(be, c->reading);
-    if (c->buffer) be->buffer_destroy(be, c->buffer);
-    free(c->host);
+    be->context_memory_destroy(be, c->buffer, c->host);
     free(c);
     ctx->index_checks = NULL;
 }

@@ -108,7 +108,8 @@ static wgt_tensor *gather(const char *fn, const char *unit, wgt_tensor *table, w
     memcpy(oshape, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
     for (int d = 1; d < table->ndim; d++) oshape[indices->ndim + d - 1] = table->shape[d];
     wgt_context *ctx = table->storage->ctx;
-    wgt_tensor *out = wgt_tensor_new(ctx, fn, table->dtype, ondim, oshape, WGT_USAGE_DEFAULT);
+    int block = wgt_dtype_is_block(table->dtype); /* a quantized table gives f32 rows (docs/quant.md) */
+    wgt_tensor *out = wgt_tensor_new(ctx, fn, block ? WGT_F32 : table->dtype, ondim, oshape, WGT_USAGE_DEFAULT);
     if (!out || wgt_tensor_numel(out) == 0) return out;
     wgt_tensor *flat = NULL;
     if (wgt_check_kernel_size(fn, out) != WGT_OK || !(flat = flat_indices(indices))) goto fail;
@@ -118,6 +119,13 @@ static wgt_tensor *gather(const char *fn, const char *unit, wgt_tensor *table, w
     memcpy(ts, table->strides, sizeof ts);
     wgt_contiguous_strides(table->ndim, table->shape, os);
     int rndim = merge_row_dims(table->ndim, shape, ts, os);
+    if (block && rndim != 2) {
+        char s1[256];
+        wgt_format_shape(s1, sizeof s1, table->ndim, table->shape);
+        wgt_error(WGT_ERR_SHAPE, "%s: the rows of the %s table %s must be whole runs of blocks (a contiguous row)",
+                  fn, wgt_dtype_name(table->dtype), s1);
+        goto fail;
+    }
     wgt_operand ot, oi, oo;
     if (wgt_view_operand(table, rndim, shape, ts, &ot) != WGT_OK ||
         wgt_view_operand(flat, 1, flat->shape, flat->strides, &oi) != WGT_OK ||
@@ -127,7 +135,9 @@ static wgt_tensor *gather(const char *fn, const char *unit, wgt_tensor *table, w
     shape[0] = flat->shape[0];
     wgt_contiguous_strides(rndim, shape, oo.strides);
     memcpy(oo.shape, shape, sizeof oo.shape);
-    if (wgt_record_gather_rows(ctx, fn, &oo, &ot, &oi, deferred, indices->ndim, indices->shape) != WGT_OK) goto fail;
+    if ((block ? wgt_record_dequantize(ctx, fn, &oo, &ot, &oi, deferred, indices->ndim, indices->shape)
+               : wgt_record_gather_rows(ctx, fn, &oo, &ot, &oi, deferred, indices->ndim, indices->shape)) != WGT_OK)
+        goto fail;
     wgt_release(flat);
     return out;
 fail:

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "node.h"
+#include "quant/quant.h"
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 
@@ -112,6 +113,22 @@ wgt_tensor *wgt_matmul(wgt_tensor *a, wgt_tensor *b) { return matmul_impl("wgt_m
 
 /* x @ w^T is a matmul with a transposed view of w (no copy: the backends read either
  * layout), and the bias is a broadcast add. A fused epilogue can replace the add later. */
+wgt_status wgt_check_linear_shapes(const char *fn, const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *bias) {
+    char sx[256], sw[256], sbias[256] = "";
+    wgt_format_shape(sx, sizeof sx, x->ndim, x->shape);
+    wgt_format_shape(sw, sizeof sw, w->ndim, w->shape);
+    if (bias) wgt_format_shape(sbias, sizeof sbias, bias->ndim, bias->shape);
+    if (w->ndim != 2)
+        return wgt_error(WGT_ERR_SHAPE, "%s: w must be 2-D [out, in], but its shape is %s (x is %s)", fn, sw, sx);
+    if (x->ndim == 0 || x->shape[x->ndim - 1] != w->shape[1])
+        return wgt_error(WGT_ERR_SHAPE, "%s: x %s must end in the %lld input features of w %s ([out, in])", fn, sx,
+                         (long long)w->shape[1], sw);
+    if (bias && (bias->ndim != 1 || bias->shape[0] != w->shape[0]))
+        return wgt_error(WGT_ERR_SHAPE, "%s: bias %s must be [%lld], the output features of w %s", fn, sbias,
+                         (long long)w->shape[0], sw);
+    return WGT_OK;
+}
+
 wgt_tensor *wgt_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias) {
     static const char fn[] = "wgt_linear";
     if (wgt_check_tensor(fn, "x", x) != WGT_OK || wgt_check_tensor(fn, "w", w) != WGT_OK ||
@@ -119,30 +136,22 @@ wgt_tensor *wgt_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias) {
         return NULL;
     if (bias && (wgt_check_tensor(fn, "bias", bias) != WGT_OK || wgt_check_same_context(fn, x, bias) != WGT_OK))
         return NULL;
-    /* Checked here, before the matmul, so the messages speak of x, w and bias. */
-    char sx[256], sw[256], sbias[256] = "";
-    wgt_format_shape(sx, sizeof sx, x->ndim, x->shape);
-    wgt_format_shape(sw, sizeof sw, w->ndim, w->shape);
-    if (bias) wgt_format_shape(sbias, sizeof sbias, bias->ndim, bias->shape);
-    if (x->dtype != w->dtype || (bias && bias->dtype != x->dtype)) {
+    /* Checked here, before the matmul, so the messages speak of x, w and bias. A quantized w
+     * takes x of its own type (docs/quant.md); the bias has x's type either way. */
+    int quantized = wgt_dtype_is_block(w->dtype);
+    if ((!quantized && x->dtype != w->dtype) || (bias && bias->dtype != x->dtype)) {
         wgt_error(WGT_ERR_DTYPE, "%s: operand types differ (x is %s, w is %s%s%s); cast first", fn,
                   wgt_dtype_name(x->dtype), wgt_dtype_name(w->dtype), bias ? ", bias is " : "",
                   bias ? wgt_dtype_name(bias->dtype) : "");
         return NULL;
     }
-    if (w->ndim != 2) {
-        wgt_error(WGT_ERR_SHAPE, "%s: w must be 2-D [out, in], but its shape is %s (x is %s)", fn, sw, sx);
-        return NULL;
-    }
-    if (x->ndim == 0 || x->shape[x->ndim - 1] != w->shape[1]) {
-        wgt_error(WGT_ERR_SHAPE, "%s: x %s must end in the %lld input features of w %s ([out, in])", fn, sx,
-                  (long long)w->shape[1], sw);
-        return NULL;
-    }
-    if (bias && (bias->ndim != 1 || bias->shape[0] != w->shape[0])) {
-        wgt_error(WGT_ERR_SHAPE, "%s: bias %s must be [%lld], the output features of w %s", fn, sbias,
-                  (long long)w->shape[0], sw);
-        return NULL;
+    if (wgt_check_linear_shapes(fn, x, w, bias) != WGT_OK) return NULL;
+    if (quantized) {
+        wgt_tensor *yq = wgt_quant_matmul(fn, x, w);
+        if (!yq || !bias) return yq;
+        wgt_tensor *rq = wgt_add(yq, bias);
+        wgt_release(yq);
+        return rq;
     }
     wgt_tensor *wt = wgt_transpose(w, 0, 1);
     if (!wt) return NULL;

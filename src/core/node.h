@@ -30,6 +30,9 @@ typedef enum wgt_node_kind {
     WGT_NODE_GATHER_ROWS,
     WGT_NODE_SET_ROWS,
     WGT_NODE_ATTENTION,
+    WGT_NODE_QUANTIZE,
+    WGT_NODE_DEQUANTIZE,
+    WGT_NODE_MATMUL_QUANTIZED,
     WGT_NODE_USER_KERNEL, /* a caller's WGSL kernel (user_kernel.c): several bindings, several written */
     WGT_NODE_KIND_COUNT
 } wgt_node_kind;
@@ -123,6 +126,13 @@ wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_opera
                                const wgt_operand *rows, int deferred);
 wgt_status wgt_record_attention(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *q,
                                 const wgt_operand *k, const wgt_operand *v, int causal, double scale);
+/* Block types (src/quant/): indices may be NULL (every row in order); deferred and the
+ * index shape as for gather_rows. */
+wgt_status wgt_record_quantize(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in);
+wgt_status wgt_record_dequantize(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *table,
+                                 const wgt_operand *indices, int deferred, int ndim, const int64_t *shape);
+wgt_status wgt_record_matmul_quantized(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *x,
+                                       const wgt_operand *w, int int8);
 
 /* A user kernel's dispatch goes with its node (user_kernel.c). */
 void wgt_user_call_free(struct wgt_user_call *call);
@@ -133,8 +143,6 @@ wgt_status wgt_user_call_run(wgt_backend *be, const struct wgt_user_call *call, 
  * writes, and the slot's taint bit. When every slot is taken the record is read first (a
  * wait): storages it finds failed fail their later readers. */
 wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, wgt_operand *record, uint64_t *bit);
-/* Device bytes of the context's check record (a buffer it keeps for its life once used). */
-size_t wgt_index_checks_device_bytes(const wgt_context *ctx);
 /* s was just written by a step whose value depends on the checks in mask (the taint of what
  * it read, and its own slot's bit); a whole write forgets what s held before. */
 void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole);

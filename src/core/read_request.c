@@ -78,7 +78,7 @@ wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) {
     /* Values that depend on unread index checks come back only with the checks' verdict. */
     if (s->check_mask && wgt_index_checks_begin(r->ctx) != WGT_OK) goto fail;
     r->checks = s->check_mask != 0;
-    size_t first = (size_t)r->src->offset * wgt_dtype_size(r->src->dtype);
+    size_t first = wgt_dtype_bytes(r->src->dtype, r->src->offset);
     size_t lo = first & ~(size_t)3, hi = (first + nbytes + 3) & ~(size_t)3;
     r->skip = first - lo;
     if (be->read_begin(be, s->buffer, lo, hi - lo, &r->pending) != WGT_OK) goto fail;

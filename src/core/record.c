@@ -155,3 +155,21 @@ wgt_status wgt_record_attention(wgt_context *ctx, const char *fn, const wgt_oper
     n->params[0] = scale;
     return wgt_record(ctx, n);
 }
+
+wgt_status wgt_record_quantize(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in) {
+    RECORD(WGT_NODE_QUANTIZE, 0, 2, out, in)
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_dequantize(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *table,
+                                 const wgt_operand *indices, int deferred, int ndim, const int64_t *shape) {
+    RECORD(WGT_NODE_DEQUANTIZE, 0, 3, out, table, indices)
+    if (indices) check_later(n, 2, table->shape[0], deferred, ndim, shape);
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_matmul_quantized(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *x,
+                                       const wgt_operand *w, int int8) {
+    RECORD(WGT_NODE_MATMUL_QUANTIZED, int8, 3, out, x, w)
+    return wgt_record(ctx, n);
+}

@@ -79,6 +79,7 @@ wgt_tensor *wgt_squeeze(wgt_tensor *a, int axis) {
         shape[j] = a->shape[i];
         strides[j++] = a->strides[i];
     }
+    if (wgt_check_block_view(fn, a->dtype, a->ndim - 1, shape, strides, a->offset) != WGT_OK) return NULL;
     return wgt_tensor_new_view(a, a->ndim - 1, shape, strides, a->offset);
 }
 
@@ -123,6 +124,7 @@ wgt_tensor *wgt_unsqueeze(wgt_tensor *a, int axis) {
     if (wgt_check_tensor(fn, "a", a) != WGT_OK || !insert_axis(fn, axis, a->ndim, &ax)) return NULL;
     int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
     insert_unit_dim(a, ax, shape, strides);
+    if (wgt_check_block_view(fn, a->dtype, a->ndim + 1, shape, strides, a->offset) != WGT_OK) return NULL;
     return wgt_tensor_new_view(a, a->ndim + 1, shape, strides, a->offset);
 }
 
@@ -230,7 +232,9 @@ wgt_status wgt_split(wgt_tensor *a, int axis, int count, const int64_t *sizes, w
         shape[ax] = sizes[k];
         /* An empty piece addresses nothing: its offset stays (its strides may be arbitrary). */
         int64_t offset = a->offset + (wgt_numel(a->ndim, shape) > 0 ? pos * a->strides[ax] : 0);
-        pieces[k] = wgt_tensor_new_view(a, a->ndim, shape, a->strides, offset);
+        pieces[k] = wgt_check_block_view(fn, a->dtype, a->ndim, shape, a->strides, offset) == WGT_OK
+                        ? wgt_tensor_new_view(a, a->ndim, shape, a->strides, offset)
+                        : NULL;
         if (!pieces[k]) {
             for (int j = 0; j < k; j++) wgt_release(pieces[j]);
             free(pieces);

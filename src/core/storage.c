@@ -48,11 +48,7 @@ void wgt_storage_release(wgt_storage *s) {
     wgt_context *ctx = s->ctx;
     wgt_storage_destroy_data(s);
     if (s->input_name) { /* a placeholder: its name becomes free again */
-        for (wgt_storage **p = &ctx->graph_inputs; *p; p = &(*p)->next_input)
-            if (*p == s) {
-                *p = s->next_input;
-                break;
-            }
+        wgt_name_index_remove(&ctx->input_names, s->input_name);
         free(s->input_name);
     }
     if (s->producer) wgt_node_release(s->producer);

@@ -10,10 +10,60 @@
 /* Records come from handles (handles.h): a stale handle arrives as a record without references. */
 static int live(const wgt_tensor *t) { return t && t->refs > 0; }
 
+/* The public functions that take block types: storage, data movement and the views that
+ * keep blocks whole, and the quantized ops. Everything else refuses them at its argument
+ * check, so no kernel ever sees a block type it does not know. */
+static const char *const block_functions[] = {
+    "wgt_tensor_create", "wgt_tensor_from_data", "wgt_zeros", "wgt_tensor_read", "wgt_tensor_write",
+    "wgt_tensor_data", "wgt_tensor_data_mut", "wgt_tensor_export_buffer", "wgt_read_begin", "wgt_read",
+    "wgt_eval", "wgt_as_strided", "wgt_slice", "wgt_reshape", "wgt_squeeze", "wgt_unsqueeze", "wgt_split",
+    "wgt_quantize", "wgt_dequantize", "wgt_cast", "wgt_matmul_quantized", "wgt_linear", "wgt_gather_rows",
+    "wgt_gguf_load", "wgt_gguf_writer_add_tensor", "wgt_gguf_writer_save",
+};
+
+int wgt_takes_blocks(const char *fn) {
+    for (size_t i = 0; i < sizeof block_functions / sizeof block_functions[0]; i++)
+        if (strcmp(fn, block_functions[i]) == 0) return 1;
+    return 0;
+}
+
 wgt_status wgt_check_dtype(const char *fn, wgt_dtype dtype) {
-    if (wgt_dtype_size(dtype) == 0)
+    if (wgt_dtype_block_elements(dtype) == 0)
         return wgt_error(WGT_ERR_DTYPE, "%s: unknown data type %d", fn, (int)dtype);
+    if (wgt_dtype_is_block(dtype) && !wgt_takes_blocks(fn))
+        return wgt_error(WGT_ERR_DTYPE, "%s: %s is a quantized block type, which only the functions of "
+                         "docs/quant.md take", fn, wgt_dtype_name(dtype));
     return WGT_OK;
+}
+
+wgt_status wgt_check_block_view(const char *fn, wgt_dtype dtype, int ndim, const int64_t *shape,
+                                const int64_t *strides, int64_t offset) {
+    if (!wgt_dtype_is_block(dtype)) return WGT_OK;
+    int64_t b = wgt_dtype_block_elements(dtype);
+    /* strides NULL: a new contiguous tensor, whose only constraint is the last dimension. */
+    int bad = ndim == 0 || shape[ndim - 1] % b != 0 || offset % b != 0 ||
+              (strides && shape[ndim - 1] > 1 && strides[ndim - 1] != 1);
+    for (int d = 0; strides && d + 1 < ndim && !bad; d++) bad = shape[d] > 1 && strides[d] % b != 0;
+    if (!bad) return WGT_OK;
+    char s[256], st[256] = "contiguous";
+    wgt_format_shape(s, sizeof s, ndim, shape);
+    if (strides) wgt_format_shape(st, sizeof st, ndim, strides);
+    return wgt_error(WGT_ERR_SHAPE, "%s: a view of shape %s, strides %s at offset %lld cuts the %lld-element blocks "
+                     "of a %s tensor (the last dimension needs stride 1 and a multiple of %lld elements, the offset "
+                     "and the other strides multiples of %lld)", fn, s, st, (long long)offset, (long long)b,
+                     wgt_dtype_name(dtype), (long long)b, (long long)b);
+}
+
+void wgt_block_units(const wgt_tensor *t, wgt_tensor *out) {
+    *out = *t;
+    int64_t b = wgt_dtype_block_elements(t->dtype);
+    if (b <= 1) return;
+    for (int d = 0; d < t->ndim; d++) out->strides[d] /= b;
+    if (t->ndim > 0) {
+        out->shape[t->ndim - 1] /= b;
+        out->strides[t->ndim - 1] = 1;
+    }
+    out->offset /= b;
 }
 
 wgt_status wgt_check_tensor(const char *fn, const char *name, const wgt_tensor *t) {
@@ -25,6 +75,9 @@ wgt_status wgt_check_tensor(const char *fn, const char *name, const wgt_tensor *
     if (t->storage->failed)
         return wgt_error(t->storage->failed, "%s: the work computing %s failed: %s", fn, name,
                          t->storage->failed_message ? t->storage->failed_message : wgt_status_name(t->storage->failed));
+    if (wgt_dtype_is_block(t->dtype) && !wgt_takes_blocks(fn))
+        return wgt_error(WGT_ERR_DTYPE, "%s: %s is %s, a quantized block type, which only the functions of "
+                         "docs/quant.md take (wgt_dequantize it first)", fn, name, wgt_dtype_name(t->dtype));
     return wgt_check_context(fn, t->storage->ctx);
 }
 
@@ -71,17 +124,19 @@ wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, in
                   ctx->backend->name);
         return NULL;
     }
-    size_t esize = wgt_dtype_size(dtype);
+    if (wgt_check_block_view(fn, dtype, ndim, shape, NULL, 0) != WGT_OK) return NULL;
+    size_t esize = wgt_dtype_block_bytes(dtype);
+    int64_t units = numel / wgt_dtype_block_elements(dtype);
     uint64_t max = ctx->backend->max_buffer_bytes;
-    if ((uint64_t)numel > (max & ~3ull) / esize) { /* storage is allocated in whole words */
+    if ((uint64_t)units > (max & ~3ull) / esize) { /* storage is allocated in whole words */
         char s[256];
         wgt_format_shape(s, sizeof s, ndim, shape);
         wgt_error(WGT_ERR_LIMIT, "%s: a %s tensor of shape %s needs %llu bytes; the %s device allows %llu per tensor",
-                  fn, wgt_dtype_name(dtype), s, (unsigned long long)numel * esize, ctx->backend->name,
+                  fn, wgt_dtype_name(dtype), s, (unsigned long long)units * esize, ctx->backend->name,
                   (unsigned long long)max);
         return NULL;
     }
-    wgt_storage *s = wgt_storage_create(ctx, (size_t)numel * esize);
+    wgt_storage *s = wgt_storage_create(ctx, (size_t)units * esize);
     if (!s) return NULL;
     /* Memory is taken when the work that writes it runs (or the caller writes it), on every
      * backend: pending work holds no output memory, and intermediates that die before their
@@ -115,6 +170,7 @@ wgt_tensor *wgt_retain(wgt_tensor *t) {
 void wgt_release(wgt_tensor *t) {
     if (!live(t)) return;
     if (--t->refs > 0) return;
+    if (t->ag) wgt_ag_meta_release(t->ag);
     wgt_storage_release(t->storage);
     free(t);
 }
@@ -142,7 +198,7 @@ const int64_t *wgt_tensor_strides(const wgt_tensor *t) { return live(t) ? t->str
 int64_t wgt_tensor_offset(const wgt_tensor *t) { return live(t) ? t->offset : -1; }
 int64_t wgt_tensor_numel(const wgt_tensor *t) { return live(t) ? wgt_numel(t->ndim, t->shape) : -1; }
 size_t wgt_tensor_nbytes(const wgt_tensor *t) {
-    return live(t) ? (size_t)wgt_numel(t->ndim, t->shape) * wgt_dtype_size(t->dtype) : 0;
+    return live(t) ? wgt_dtype_bytes(t->dtype, wgt_numel(t->ndim, t->shape)) : 0;
 }
 unsigned wgt_tensor_usage(const wgt_tensor *t) { return live(t) ? t->usage : 0; }
 int wgt_tensor_is_contiguous(const wgt_tensor *t) {

@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "error.h"
+#include "name_index.h"
 
 struct wgt_node;
 
@@ -22,11 +23,13 @@ struct wgt_node;
 struct wgt_context {
     int refs; /* the caller's handle plus one per live storage */
     int released;
+    wgt_context *handle; /* the caller's (handles.h): stale once released */
     wgt_backend *backend;
     uint32_t wait_timeout_ms;
     int poison; /* WGT_POISON=1: kernel outputs start as 0xff bytes, so unwritten elements show */
     int fusion; /* elementwise chains run as fused kernels */
     wgt_attention_path attention; /* how wgt_attention runs where the backend has a kernel */
+    int quant_int8; /* WGT_QUANT_INT8=1: quantized products take x quantized to q8 (docs/quant.md) */
 
     /* Work recorded and not yet run, in record order (lazy.c). */
     struct wgt_node *pending_head, *pending_tail;
@@ -35,7 +38,7 @@ struct wgt_context {
     int flushing;
     uint64_t seq;
     uint64_t walks; /* graph walks so far: each marks what it reached with its number */
-    struct wgt_storage *graph_inputs; /* live placeholders, for unique names */
+    wgt_name_index input_names;       /* live placeholders by name, for unique names */
     wgt_stats counters;               /* the core's counters: ops_*, launches */
     struct wgt_index_checks *index_checks; /* device-side index checks (index_checks.c), or NULL */
 };
@@ -61,7 +64,6 @@ typedef struct wgt_storage {
     wgt_dtype input_dtype;
     int input_ndim;
     int64_t input_shape[WGT_MAX_DIMS];
-    struct wgt_storage *next_input;
     struct wgt_node *producer; /* symbolic: the node that writes it last (a reference) */
     wgt_status failed;   /* the work that was to write it failed: reads report this */
     char *failed_message;
@@ -95,7 +97,13 @@ struct wgt_tensor {
     int64_t strides[WGT_MAX_DIMS];
     int64_t offset;
     unsigned usage;
+    /* Autograd's record of this tensor (src/autograd/): whether it needs a gradient, its
+     * gradient, and how it was computed. NULL for tensors no gradient flows through. */
+    struct wgt_ag_meta *ag;
 };
+
+/* Drops a tensor record's autograd record (src/autograd/tape.c). */
+void wgt_ag_meta_release(struct wgt_ag_meta *m);
 
 /* ---- shapes (shape.c) ---- */
 wgt_status wgt_check_shape(const char *fn, int ndim, const int64_t *shape, int64_t *numel_out);
@@ -129,6 +137,24 @@ void wgt_storage_destroy_data(wgt_storage *s);
 wgt_status wgt_storage_sync_device_now(wgt_storage *s);
 /* Allocation for a storage a kernel is about to write whole (poisoned with WGT_POISON=1). */
 wgt_status wgt_storage_prepare_output(wgt_storage *s);
+
+/* ---- block (quantized) types (tensor.c) ---- */
+static inline int wgt_dtype_is_block(wgt_dtype dtype) { return dtype == WGT_Q8_0 || dtype == WGT_Q4_0; }
+/* Bytes of n elements of dtype (n a multiple of the block for block types). */
+static inline size_t wgt_dtype_bytes(wgt_dtype dtype, int64_t n) {
+    return (size_t)(n / wgt_dtype_block_elements(dtype)) * wgt_dtype_block_bytes(dtype);
+}
+/* Whether the public function fn takes block-type tensors (docs/quant.md lists them). */
+int wgt_takes_blocks(const char *fn);
+/* WGT_OK unless dtype is a block type and the view cuts a block (see wgt_dtype_block_elements). */
+wgt_status wgt_check_block_view(const char *fn, wgt_dtype dtype, int ndim, const int64_t *shape,
+                                const int64_t *strides, int64_t offset);
+/* t in whole blocks: the last dimension, the strides and the offset divided by the block's
+ * elements, so byte arithmetic uses wgt_dtype_block_bytes per unit (identity for other types). */
+void wgt_block_units(const wgt_tensor *t, wgt_tensor *out);
+
+/* x [..., in], w [out, in] and bias [out] (or NULL) of a linear map (linalg.c). */
+wgt_status wgt_check_linear_shapes(const char *fn, const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *bias);
 
 /* ---- tensors (tensor.c) ---- */
 /* A new contiguous tensor with fresh storage; contents unspecified until written. */

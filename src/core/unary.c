@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "node.h"
+#include "quant/quant.h"
 
 enum {
     ANY_TYPE = 1, /* integers accepted too; the rest take f32 and f16 only */
@@ -143,6 +144,8 @@ wgt_tensor *wgt_clamp(wgt_tensor *a, double lo, double hi) { return run_unary(WG
 wgt_tensor *wgt_cast(wgt_tensor *a, wgt_dtype dtype) {
     static const char fn[] = "wgt_cast";
     if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_dtype(fn, dtype) != WGT_OK) return NULL;
+    if (wgt_dtype_is_block(dtype)) return wgt_quant_quantize(fn, a, dtype);
+    if (wgt_dtype_is_block(a->dtype)) return wgt_quant_dequantize(fn, a, dtype);
     wgt_context *ctx = a->storage->ctx;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, dtype, a->ndim, a->shape, WGT_USAGE_DEFAULT);
     if (!out) return NULL;

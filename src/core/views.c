@@ -14,7 +14,8 @@ wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const 
         wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: strides is NULL for rank %d", fn, ndim);
         return NULL;
     }
-    int64_t lo, hi, limit = (int64_t)(t->storage->nbytes / wgt_dtype_size(t->dtype));
+    int64_t lo, hi, limit = (int64_t)(t->storage->nbytes / wgt_dtype_block_bytes(t->dtype)) *
+                            wgt_dtype_block_elements(t->dtype);
     for (int i = 0; i < ndim; i++) {
         /* Bound each term so the extent arithmetic below cannot overflow. |stride| is taken
          * unsigned: INT64_MIN has no positive int64_t counterpart. */
@@ -39,6 +40,7 @@ wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const 
                   fn, s, (long long)offset, (long long)limit);
         return NULL;
     }
+    if (wgt_check_block_view(fn, t->dtype, ndim, shape, strides, offset) != WGT_OK) return NULL;
     return wgt_tensor_new_view(t, ndim, shape, strides, offset);
 }
 
@@ -92,6 +94,7 @@ wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int6
     int empty = wgt_numel(t->ndim, shape) == 0;
     strides[ax] = count > 1 && !empty ? t->strides[ax] * step : t->strides[ax];
     int64_t offset = t->offset + (count > 0 && !empty ? start * t->strides[ax] : 0);
+    if (wgt_check_block_view(fn, t->dtype, t->ndim, shape, strides, offset) != WGT_OK) return NULL;
     return wgt_tensor_new_view(t, t->ndim, shape, strides, offset);
 }
 
@@ -176,7 +179,10 @@ wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape_in) {
     }
     int64_t strides[WGT_MAX_DIMS];
     if (numel == 0) wgt_contiguous_strides(ndim, shape, strides);
-    if (numel == 0 || reshape_strides(t, ndim, shape, strides)) return wgt_tensor_new_view(t, ndim, shape, strides, t->offset);
+    if (numel == 0 || reshape_strides(t, ndim, shape, strides)) {
+        if (wgt_check_block_view(fn, t->dtype, ndim, shape, strides, t->offset) != WGT_OK) return NULL;
+        return wgt_tensor_new_view(t, ndim, shape, strides, t->offset);
+    }
     wgt_tensor *c = wgt_contiguous(t);
     if (!c) return NULL;
     wgt_contiguous_strides(ndim, shape, strides);

@@ -7,8 +7,8 @@
  * With one thread a mutex is never contended, a once-routine runs on the first call, and a
  * condition nobody else can signal is a wait that can only time out (a wait without a
  * deadline could never end: EDEADLK, which no caller reaches, since none waits on work of a
- * thread that never started). dlsym finds nothing (no shared objects); sysinfo, popen
- * and pclose are unsupported (no processes). The tests that need threads or process limits are skipped by name in the wasm
+ * thread that never started). dlsym finds nothing (no shared objects); sysinfo, popen,
+ * pclose and system are unsupported (no processes). The tests that need threads or process limits are skipped by name in the wasm
  * runs (web/tests/wasm_skips.txt).
  */
 #include <dlfcn.h>
@@ -135,6 +135,12 @@ FILE *popen(const char *command, const char *mode) {
 
 int pclose(FILE *stream) {
     (void)stream;
+    errno = ENOSYS;
+    return -1;
+}
+
+int system(const char *command) {
+    (void)command;
     errno = ENOSYS;
     return -1;
 }

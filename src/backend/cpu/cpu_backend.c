@@ -40,6 +40,14 @@ static char *cpu_describe(wgt_backend *be) {
     return s;
 }
 
+static wgt_status cpu_context_memory_create(wgt_backend *be, size_t nbytes, wgt_buffer **buffer, void **host) {
+    *buffer = NULL;
+    *host = malloc(nbytes ? nbytes : 1);
+    return *host ? WGT_OK : wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for %zu bytes the context keeps", nbytes);
+}
+
+static void cpu_context_memory_destroy(wgt_backend *be, wgt_buffer *buffer, void *host) { free(host); }
+
 wgt_backend *wgt_cpu_backend_create(int threads) {
     cpu_backend *cpu = calloc(1, sizeof *cpu);
     wgt_cpu_pool *pool = cpu ? wgt_cpu_pool_create(threads > 0 ? threads : wgt_cpu_available_threads()) : NULL;
@@ -61,6 +69,8 @@ wgt_backend *wgt_cpu_backend_create(int threads) {
     be->simulate_loss = cpu_simulate_loss;
     be->max_buffer_bytes = (uint64_t)PTRDIFF_MAX;
     be->max_kernel_elements = (uint64_t)INT64_MAX;
+    be->context_memory_create = cpu_context_memory_create;
+    be->context_memory_destroy = cpu_context_memory_destroy;
     be->copy = wgt_cpu_copy;
     be->binary = wgt_cpu_binary;
     be->gather_rows = wgt_cpu_gather_rows;
@@ -75,5 +85,8 @@ wgt_backend *wgt_cpu_backend_create(int threads) {
     be->rows = wgt_cpu_rows;
     be->write_box = wgt_cpu_write_box;
     be->pad = wgt_cpu_pad;
+    be->quantize = wgt_cpu_quantize;
+    be->dequantize = wgt_cpu_dequantize;
+    be->matmul_quantized = wgt_cpu_matmul_quantized;
     return be;
 }

@@ -99,6 +99,7 @@ static inline double load_f64(const wgt_operand *t, int64_t i) {
     case WGT_F16: return wgt_cpu_f16_to_f32(((const uint16_t *)t->host)[i]);
     case WGT_I32: return ((const int32_t *)t->host)[i];
     case WGT_U32: return ((const uint32_t *)t->host)[i];
+    default: break; /* block types never reach a kernel: the core refuses them */
     }
     return 0;
 }
@@ -229,6 +230,7 @@ static void general_binary_run(const binary_job *j, const int64_t *base, const i
         for (int64_t i = 0; i < len; i++) po[o + i * is[0]] = u32_op(op, pa[x + i * is[1]], pb[y + i * is[2]]);
         break;
     }
+    default: break; /* block types never reach a kernel: the core refuses them */
     }
 }
 

@@ -50,4 +50,11 @@ wgt_status wgt_cpu_write_box(wgt_backend *be, const wgt_operand *dst, const int6
 wgt_status wgt_cpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
                        uint32_t value_bits);
 
+/* cpu_quant.c: the block types (backend.h) */
+wgt_status wgt_cpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *in);
+wgt_status wgt_cpu_dequantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
+                              const wgt_operand *indices);
+wgt_status wgt_cpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
+                                    const wgt_operand *w, int int8);
+
 #endif

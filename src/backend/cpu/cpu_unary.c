@@ -247,6 +247,7 @@ static void general_unary_run(const unary_job *j, const int64_t *base, const int
             store_bits(out, o,
                        predicate ? integer_predicate(op, load_bits(a, s)) : u32_op(op, load_bits(a, s), j->lo, j->hi));
             break;
+        default: break; /* block types never reach a kernel: the core refuses them */
         }
     }
 }
@@ -336,6 +337,7 @@ static void general_cast_run(const cast_job *j, const int64_t *base, const int64
             else store_bits(out, o, u);
             break;
         }
+        default: break; /* block types never reach a kernel: the core refuses them */
         }
     }
 }

@@ -1,7 +1,8 @@
 /*
  * Device buffers for tensor storage: taken from and given back to the storage pool (pool.c),
  * cleared on request when reused, uploads through the queue, and blocking reads made of read
- * requests (read_requests.c) waited on at once.
+ * requests (read_requests.c) waited on at once. The context's own buffers come from a pool
+ * of their own that keeps none and that wgt_wgpu_stats does not read.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,8 @@ wgt_status wgt_wgpu_buffers_init(wgt_webgpu *w) {
     w->storage_pool = wgt_wgpu_pool_create(BUFFER_USAGE, "wgtensor storage", storage_pool_limit(w), 1);
     w->read_pool = wgt_wgpu_pool_create(WGPU_BUFFER_USAGE_MAP_READ | WGPU_BUFFER_USAGE_COPY_DST, "wgtensor read staging",
                                         READ_POOL_LIMIT, 0);
-    return w->storage_pool && w->read_pool ? WGT_OK : WGT_ERR_OUT_OF_MEMORY;
+    w->context_pool = wgt_wgpu_pool_create(BUFFER_USAGE, "wgtensor context's own", 0, 1);
+    return w->storage_pool && w->read_pool && w->context_pool ? WGT_OK : WGT_ERR_OUT_OF_MEMORY;
 }
 
 wgt_status wgt_wgpu_buffer_create(wgt_backend *be, size_t nbytes, int zero, wgt_buffer **out) {
@@ -102,13 +104,28 @@ void *wgt_wgpu_buffer_export(wgt_backend *be, wgt_buffer *buf) {
     return buf->handle;
 }
 
+wgt_status wgt_wgpu_context_memory_create(wgt_backend *be, size_t nbytes, wgt_buffer **buffer, void **host) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    *host = NULL;
+    wgt_status st = wgt_wgpu_status(w);
+    int reused;
+    return st != WGT_OK ? st : wgt_wgpu_pool_get(w, w->context_pool, nbytes, &reused, buffer);
+}
+
+void wgt_wgpu_context_memory_destroy(wgt_backend *be, wgt_buffer *buffer, void *host) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    if (buffer) wgt_wgpu_pool_put(w, w->context_pool, buffer); /* the pool keeps none: to the driver */
+}
+
 void wgt_wgpu_buffers_detach(wgt_webgpu *w) {
     wgt_wgpu_pool_detach(w, w->storage_pool);
     wgt_wgpu_pool_detach(w, w->read_pool);
+    wgt_wgpu_pool_detach(w, w->context_pool);
 }
 
 void wgt_wgpu_buffers_shutdown(wgt_webgpu *w) {
     wgt_wgpu_pool_destroy(w, w->storage_pool);
     wgt_wgpu_pool_destroy(w, w->read_pool);
-    w->storage_pool = w->read_pool = NULL;
+    wgt_wgpu_pool_destroy(w, w->context_pool);
+    w->storage_pool = w->read_pool = w->context_pool = NULL;
 }

@@ -494,6 +494,8 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->buffer_write = wgt_wgpu_buffer_write;
     be->buffer_read = wgt_wgpu_buffer_read;
     be->buffer_export = wgt_wgpu_buffer_export;
+    be->context_memory_create = wgt_wgpu_context_memory_create;
+    be->context_memory_destroy = wgt_wgpu_context_memory_destroy;
     be->stats = wgt_wgpu_stats;
     be->trim = wgt_wgpu_trim;
     be->read_begin = wgt_wgpu_read_begin;
@@ -513,6 +515,9 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->attention_pays = wgt_wgpu_attention_pays;
     be->write_box = wgt_wgpu_write_box;
     be->pad = wgt_wgpu_pad;
+    be->quantize = wgt_wgpu_quantize;
+    be->dequantize = wgt_wgpu_dequantize;
+    be->matmul_quantized = wgt_wgpu_matmul_quantized;
     be->reduce = wgt_wgpu_reduce;
     be->cumsum = wgt_wgpu_cumsum;
     be->unary = wgt_wgpu_unary;

@@ -259,6 +259,7 @@ static const char *base_expr(wgt_unary_op op, wgt_dtype d) {
     case WGT_F32: case WGT_F16: return float_ops[op].expr;
     case WGT_I32: return i32_ops[op];
     case WGT_U32: return u32_ops[op];
+    default: break; /* block types never reach a kernel: the core refuses them */
     }
     return NULL;
 }

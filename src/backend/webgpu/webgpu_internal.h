@@ -164,6 +164,7 @@ typedef struct wgt_webgpu {
      * its own work (staging for queue writes, say) into a lost device. */
     uint64_t memory_budget;
     struct wgt_wgpu_pool *read_pool;    /* MAP_READ staging buffers of read requests */
+    struct wgt_wgpu_pool *context_pool; /* the context's own buffers: kept nothing, not in stats */
     struct wgt_wgpu_bind_cache *bind_cache; /* bind_groups.c */
     wgt_pipeline **pipeline_slots; /* open-addressed by key hash (encoder.c) */
     uint32_t pipeline_capacity, pipeline_count;
@@ -230,6 +231,8 @@ void wgt_wgpu_buffer_destroy(wgt_backend *be, wgt_buffer *buf);
 wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset, const void *src, size_t n);
 wgt_status wgt_wgpu_buffer_read(wgt_backend *be, wgt_buffer *buf, size_t offset, void *dst, size_t n);
 void *wgt_wgpu_buffer_export(wgt_backend *be, wgt_buffer *buf);
+wgt_status wgt_wgpu_context_memory_create(wgt_backend *be, size_t nbytes, wgt_buffer **buffer, void **host);
+void wgt_wgpu_context_memory_destroy(wgt_backend *be, wgt_buffer *buffer, void *host);
 wgt_status wgt_wgpu_buffers_init(wgt_webgpu *w);
 /* Releases the pools: before the device goes. */
 void wgt_wgpu_buffers_shutdown(wgt_webgpu *w);
@@ -407,6 +410,12 @@ wgt_status wgt_wgpu_index_check(wgt_backend *be, const wgt_operand *indices, int
 /* shape.c: write_box (wgsl/write_box.wgsl; concat, stack) and pad (wgsl/pad.wgsl) */
 wgt_status wgt_wgpu_write_box(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
                               const wgt_operand *src);
+/* quant.c: the block types (wgsl/quant_*.wgsl) */
+wgt_status wgt_wgpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *in);
+wgt_status wgt_wgpu_dequantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
+                               const wgt_operand *indices);
+wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
+                                     const wgt_operand *w, int int8);
 wgt_status wgt_wgpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
                         uint32_t value_bits);
 

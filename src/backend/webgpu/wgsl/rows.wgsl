@@ -25,6 +25,17 @@
 // correcting the variance, rms_norm the mean square; a NaN or infinite max makes a softmax
 // row NaN.
 //
+// The norms compute each row at a scale s = 2^-k, k the exponent of its largest element,
+// where that is outside 2^-40..2^41: squares of 1e20 would overflow f32 and those of 1e-30
+// underflow it, while at that scale the largest element is about 1. Scaling by a power of
+// two is exact, and the result is the unscaled formula's: the deviations d s and
+// 1 / sqrt(v s^2 + eps s^2) multiply to d / sqrt(v + eps). Rows in range take s = 1 and
+// compute exactly what they did without scaling. The row's largest exponent rides the first
+// sum's reduction, so it costs no reduction of its own: each invocation finds the largest
+// exponent field among its elements (integer compares, no float ones that a GPU flushing
+// subnormals would get wrong), sums at that exponent's scale, and the reduction brings
+// partial sums to the larger scale as it combines them (exact: powers of two).
+//
 // f16 is stored packed two to a u32 and computed in f32, rounded once when stored. Every
 // invocation writes whole words: a dense unit holds whole words of one row, and the strided
 // write passes produce whole words, the host making each workgroup's (or lone invocation's)
@@ -86,6 +97,102 @@ fn rstd(v: f32) -> f32 {
     return inverseSqrt(v);
 }
 
+// ---- the norms' scale -----------------------------------------------------------------
+
+const FLT_MIN: f32 = 1.17549435e-38;
+
+// 2^e for -126 <= e <= 127, from its bits.
+fn pow2(e: i32) -> f32 { return bitcast<f32>(u32(e + 127) << 23u); }
+
+// The exponent field of x (0 for zeros and subnormals, 255 for infinities and NaN).
+fn exp_field(x: f32) -> u32 { return (bitcast<u32>(x) >> 23u) & 0xffu; }
+
+// log2 of the scale of a row whose largest exponent field is e: 0 when its largest
+// magnitude is within 2^-40..2^41 (squares and their sums then stay normal and finite for
+// any row length), else -k with k the largest exponent, clamped so that the scale is a
+// normal number (subnormal rows take 2^126; rows holding an infinity or NaN 2^-126: their
+// sums are then infinite or NaN at any scale, and so is the result, or 0 beside NaN for
+// rms_norm, as unscaled). It never grows with e.
+fn scale_exp(e: f32) -> i32 {
+    let k = i32(e) - 127;
+    if (abs(k) <= 40) { return 0; }
+    return -clamp(k, -126, 126);
+}
+
+// The modes of the reductions: plain sums of both components, the max of .x, and sums of
+// values (VALUES) or of squares (SQUARES) in .x taken at scale 2^.y (see combine).
+const SUM: u32 = 0u;
+const MAX: u32 = 1u;
+const VALUES: u32 = 2u;
+const SQUARES: u32 = 3u;
+
+// a and b combined in one of those modes. Sums at two scales meet at the smaller: the other
+// is multiplied by 2^-f (squares: 2^-2f) in two normal steps, exact as powers of two are, so
+// the result is what summing at the smaller scale gives. Past 2^-252 the factor stays
+// 2^-252: a sum taken that far down is negligible beside the row's largest element (about 1
+// at the row's scale).
+fn combine(a: vec2<f32>, b: vec2<f32>, mode: u32) -> vec2<f32> {
+    if (mode == MAX) { return vec2<f32>(max_nan(a.x, b.x), 0.0); }
+    if (mode == SUM) { return a + b; }
+    if (a.y == b.y) { return vec2<f32>(a.x + b.x, a.y); }
+    var hi = a;
+    var lo = b;
+    if (b.y > a.y) {
+        hi = b;
+        lo = a;
+    }
+    let f = i32(hi.y - lo.y) * (i32(mode) - 1);
+    return vec2<f32>(hi.x * pow2(-min(f / 2, 126)) * pow2(-min(f - f / 2, 126)) + lo.x, lo.y);
+}
+
+// max that propagates NaN (WGSL's max may drop it).
+fn max_nan(a: f32, b: f32) -> f32 {
+    if (is_nan(a)) { return a; }
+    if (is_nan(b) || b > a) { return b; }
+    return a;
+}
+
+// x * s, s a power of two: exact unless the result is below FLT_MIN. Rows scaled up by 2^23
+// or more may hold only subnormal elements, which a GPU that flushes subnormals would take
+// for 0: there they are read from their bits (significand * 2^-149, the factor built from s
+// in two normal steps).
+fn scaled(x: f32, s: f32) -> f32 {
+    let bits = bitcast<u32>(x);
+    if (s < 8388608.0 || (bits & 0x7f800000u) != 0u) { return x * s; }
+    let v = f32(bits & 0x7fffffu) * ((s * FLT_MIN) * 1.1920929e-7);
+    return select(v, -v, bits >= 0x80000000u);
+}
+
+fn scaled4(x: vec4<f32>, s: f32) -> vec4<f32> {
+    if (s < 8388608.0) { return x * s; }
+    let bits = bitcast<vec4<u32>>(x);
+    let v = vec4<f32>(bits & vec4<u32>(0x7fffffu)) * ((s * FLT_MIN) * 1.1920929e-7);
+    let sub = (bits & vec4<u32>(0x7f800000u)) == vec4<u32>(0u);
+    return select(x * s, select(v, -v, bits >= vec4<u32>(0x80000000u)), sub);
+}
+
+// The factor c of a norm's output d_s c, d_s the scaled deviations (or scaled values), from
+// their scaled mean square v: 1 / sqrt(v + eps s^2), which is s times smaller than
+// 1 / sqrt(v / s^2 + eps). Where eps s^2 overflows (tiny rows, s >= 2^64 or so) v is
+// negligible beside it and c is 1 / (s sqrt(eps)); a row with no spread (v = 0: d is 0
+// everywhere) and eps > 0 gives 0 whatever eps s^2 rounded to.
+fn scaled_rstd(v: f32, s: f32) -> f32 {
+    if (params.eps > 0.0 && v == 0.0) { return 0.0; }
+    let eps_s = (params.eps * s) * s;
+    if (!is_finite(eps_s)) { return rstd(params.eps) * bitcast<f32>((254u << 23u) - bitcast<u32>(s)); }
+    return rstd(v + eps_s);
+}
+
+// rms_norm's statistics (a, -, -, c) from the scaled mean square v at scale s: y = scaled(x,
+// a) * c. Rows scaled down (s < 1, magnitudes past 2^41) take a = 2^-63 and c = 1 / rms
+// times 2^63, both normal where 1 / rms itself may be subnormal: x 2^-63 is exact for every
+// element whose result is above FLT_MIN, and the product rounds once.
+fn rms_stats(v: f32, s: f32) -> vec4<f32> {
+    let c = scaled_rstd(v, s);
+    if (s < 1.0) { return vec4<f32>(1.08420217e-19, 0.0, 0.0, c * (s * 9.22337204e18)); }
+    return vec4<f32>(s, 0.0, 0.0, c);
+}
+
 // layer_norm's variance from the sums over the row of d^2 and d, d = x - shift - mean: d's
 // sum is 0 in exact arithmetic, so subtracting its share removes the rounding of the mean. A
 // NaN (from an inf or NaN in the row) is kept by a bit test: NVIDIA's compiler turns a
@@ -129,20 +236,13 @@ fn f16_pair(a: f32, b: f32) -> u32 {
 // ==== kernel: strided ====
 
 var<workgroup> scratch: array<vec2<f32>, 256>;
-// Per row: softmax (max, 1 / sum, -), log_softmax (max, log sum, -), layer_norm (shift,
-// mean - shift, rstd), rms_norm (-, -, rstd).
-var<workgroup> stats: array<vec3<f32>, 256>;
+// Per row: softmax (max, 1 / sum, -, -), log_softmax (max, log sum, -, -), layer_norm
+// (scale, scaled shift, scaled mean - shift, c), rms_norm (a, -, -, c): see value().
+var<workgroup> stats: array<vec4<f32>, 256>;
 var<workgroup> bases: array<i32, 256>;        // per row: storage index of its first element
 
 fn load(i: u32) -> f32 {
     {{LOAD}}
-}
-
-// max that propagates NaN (WGSL's max may drop it).
-fn max_nan(a: f32, b: f32) -> f32 {
-    if (is_nan(a)) { return a; }
-    if (is_nan(b) || b > a) { return b; }
-    return a;
 }
 
 fn element(base: i32, j: u32) -> f32 { return load(u32(base + i32(j) * params.stride)); }
@@ -152,6 +252,13 @@ fn lane_max(base: i32, lane: u32) -> f32 {
     var m = -inf();
     for (var j = lane; j < params.len; j = j + params.threads) { m = max_nan(m, element(base, j)); }
     return m;
+}
+
+// Largest exponent field of this lane's elements (0 when it has none).
+fn lane_exp(base: i32, lane: u32) -> f32 {
+    var e = 0u;
+    for (var j = lane; j < params.len; j = j + params.threads) { e = max(e, exp_field(element(base, j))); }
+    return f32(e);
 }
 
 // What one element adds to a sum: exp(x - max) for softmax (shift.x is the max); for
@@ -170,12 +277,15 @@ fn term(x: f32, shift: vec2<f32>, second_pass: bool) -> vec2<f32> {
 // This lane's share of a sum. Elements are added in blocks of BLOCK and the blocks then
 // added up, so the rounding error grows with BLOCK plus the block count rather than with the
 // element count (no compensated arithmetic for a compiler to simplify away).
-fn lane_sum(base: i32, lane: u32, shift: vec2<f32>, second_pass: bool) -> vec2<f32> {
+// The norms sum the elements times their row's scale s.
+fn lane_sum(base: i32, lane: u32, shift: vec2<f32>, second_pass: bool, s: f32) -> vec2<f32> {
     var total = vec2<f32>(0.0);
     var block = vec2<f32>(0.0);
     var n = 0u;
     for (var j = lane; j < params.len; j = j + params.threads) {
-        block = block + term(element(base, j), shift, second_pass);
+        var x = element(base, j);
+        if (OP == LAYER_NORM || OP == RMS_NORM) { x = scaled(x, s); }
+        block = block + term(x, shift, second_pass);
         n = n + 1u;
         if (n == BLOCK) {
             total = total + block;
@@ -186,9 +296,9 @@ fn lane_sum(base: i32, lane: u32, shift: vec2<f32>, second_pass: bool) -> vec2<f
     return total + block;
 }
 
-// Combines the partials of each segment (max of .x or sum of both components); every
-// invocation gets its segment's result. Called in uniform control flow only.
-fn tree(v: vec2<f32>, tid: u32, lane: u32, take_max: bool) -> vec2<f32> {
+// Combines the partials of each segment (see combine's modes); every invocation gets its
+// segment's result. Called in uniform control flow only.
+fn tree(v: vec2<f32>, tid: u32, lane: u32, mode: u32) -> vec2<f32> {
     if (params.threads == 1u) { return v; }
     scratch[tid] = v;
     workgroupBarrier();
@@ -196,7 +306,7 @@ fn tree(v: vec2<f32>, tid: u32, lane: u32, take_max: bool) -> vec2<f32> {
         if (lane < s) {
             let a = scratch[tid];
             let b = scratch[tid + s];
-            if (take_max) { scratch[tid] = vec2<f32>(max_nan(a.x, b.x), 0.0); } else { scratch[tid] = a + b; }
+            scratch[tid] = combine(a, b, mode);
         }
         workgroupBarrier();
     }
@@ -206,40 +316,51 @@ fn tree(v: vec2<f32>, tid: u32, lane: u32, take_max: bool) -> vec2<f32> {
 }
 
 // The statistics of the row starting at base (valid: the segment has a row this round).
-fn row_stats(base: i32, valid: bool, tid: u32, lane: u32) -> vec3<f32> {
+fn row_stats(base: i32, valid: bool, tid: u32, lane: u32) -> vec4<f32> {
     var part = vec2<f32>(0.0);
     if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
         var m = -inf();
         if (valid) { m = lane_max(base, lane); }
-        m = tree(vec2<f32>(m, 0.0), tid, lane, true).x;
+        m = tree(vec2<f32>(m, 0.0), tid, lane, MAX).x;
         // A non-finite max makes the row NaN in the write pass; the sum is not needed.
-        if (valid && is_finite(m)) { part = lane_sum(base, lane, vec2<f32>(m, 0.0), false); }
-        let s = tree(part, tid, lane, false).x;  // >= 1: the max contributes exp(0)
-        if (OP == SOFTMAX) { return vec3<f32>(m, 1.0 / s, 0.0); }
-        return vec3<f32>(m, log(s), 0.0);
-    }
-    if (OP == RMS_NORM) {
-        if (valid) { part = lane_sum(base, lane, vec2<f32>(0.0), false); }
-        let sum = tree(part, tid, lane, false).x;
-        return vec3<f32>(0.0, 0.0, rstd(sum / params.len_f + params.eps));
+        if (valid && is_finite(m)) { part = lane_sum(base, lane, vec2<f32>(m, 0.0), false, 1.0); }
+        let s = tree(part, tid, lane, SUM).x;  // >= 1: the max contributes exp(0)
+        if (OP == SOFTMAX) { return vec4<f32>(m, 1.0 / s, 0.0, 0.0); }
+        return vec4<f32>(m, log(s), 0.0, 0.0);
     }
     // layer_norm works on the row shifted by its first element, so the mean's rounding error
     // scales with the row's spread, not its magnitude (a mean of 1e4 with a spread of 1
-    // would otherwise lose three digits in f32). Every lane reads the same element.
-    var shift = 0.0;
+    // would otherwise lose three digits in f32). Every lane reads the same element, and
+    // counts its exponent, so that the shift is in range at the lane's own scale.
+    var first = 0.0;
+    var e = 0.0;
     if (valid) {
-        shift = element(base, 0u);
-        part = lane_sum(base, lane, vec2<f32>(shift, 0.0), false);
+        first = element(base, 0u);
+        e = lane_exp(base, lane);
+        if (OP == LAYER_NORM) { e = max(e, f32(exp_field(first))); }
     }
-    let mean = tree(part, tid, lane, false).x / params.len_f;
+    let own = scale_exp(e);
+    let own_scale = pow2(own);
+    if (OP == RMS_NORM) {
+        if (valid) { part = vec2<f32>(lane_sum(base, lane, vec2<f32>(0.0), false, own_scale).x, f32(own)); }
+        let r = tree(part, tid, lane, SQUARES);
+        return rms_stats(r.x / params.len_f, pow2(i32(r.y)));
+    }
+    if (valid) {
+        part = vec2<f32>(lane_sum(base, lane, vec2<f32>(scaled(first, own_scale), 0.0), false, own_scale).x, f32(own));
+    }
+    let r = tree(part, tid, lane, VALUES);
+    let scale = pow2(i32(r.y));
+    let shift = scaled(first, scale);
+    let mean = r.x / params.len_f;
     part = vec2<f32>(0.0);
-    if (valid) { part = lane_sum(base, lane, vec2<f32>(shift, mean), true); }
-    let t = tree(part, tid, lane, false);
-    return vec3<f32>(shift, mean, rstd(variance(t) + params.eps));
+    if (valid) { part = lane_sum(base, lane, vec2<f32>(shift, mean), true, scale); }
+    let t = tree(part, tid, lane, SUM);
+    return vec4<f32>(scale, shift, mean, scaled_rstd(variance(t), scale));
 }
 
 // Output element j of the row starting at base, whose statistics are st.
-fn value(st: vec3<f32>, base: i32, j: u32) -> f32 {
+fn value(st: vec4<f32>, base: i32, j: u32) -> f32 {
     let x = element(base, j);
     var y: f32;
     if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
@@ -247,9 +368,9 @@ fn value(st: vec3<f32>, base: i32, j: u32) -> f32 {
         if (OP == SOFTMAX) { return exp(max(x - st.x, EXP_FLOOR)) * st.y; }
         return (x - st.x) - st.y;  // x = -inf stays -inf
     } else if (OP == LAYER_NORM) {
-        y = ((x - st.x) - st.y) * st.z;
+        y = ((scaled(x, st.x) - st.y) - st.z) * st.w;
     } else {
-        y = x * st.z;
+        y = scaled(x, st.x) * st.w;
     }
     {{AFFINE}}
     return y;
@@ -277,7 +398,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
         // of odd length, so its words hold its own elements only) and writes them itself:
         // no workgroup memory, no barrier.
         let row0 = (group * WG + tid) * params.rounds;
-        var st: array<vec3<f32>, 2>;
+        var st: array<vec4<f32>, 2>;
         var base: array<i32, 2>;
         for (var round = 0u; round < params.rounds; round = round + 1u) {
             let valid = row0 + round < params.rows;
@@ -339,19 +460,14 @@ fn store_unit(i: u32, y: vec4<f32>) {
     {{STORE_UNIT}}
 }
 
-fn combine(a: vec2<f32>, b: vec2<f32>, take_max: bool) -> vec2<f32> {
-    if (take_max) { return vec2<f32>(select(a.x, b.x, b.x > a.x), 0.0); }
-    return a + b;
-}
-
 // v[0] op v[1] op ... op v[15] as a balanced tree (error growth log2 of the count, as the
 // strided kernel's tree).
-fn fold16(v: array<vec2<f32>, 16>, take_max: bool) -> vec2<f32> {
+fn fold16(v: array<vec2<f32>, 16>, mode: u32) -> vec2<f32> {
     var a = v;
-    for (var i = 0u; i < 8u; i = i + 1u) { a[i] = combine(a[i], a[i + 8u], take_max); }
-    for (var i = 0u; i < 4u; i = i + 1u) { a[i] = combine(a[i], a[i + 4u], take_max); }
-    for (var i = 0u; i < 2u; i = i + 1u) { a[i] = combine(a[i], a[i + 2u], take_max); }
-    return combine(a[0], a[1], take_max);
+    for (var i = 0u; i < 8u; i = i + 1u) { a[i] = combine(a[i], a[i + 8u], mode); }
+    for (var i = 0u; i < 4u; i = i + 1u) { a[i] = combine(a[i], a[i + 4u], mode); }
+    for (var i = 0u; i < 2u; i = i + 1u) { a[i] = combine(a[i], a[i + 2u], mode); }
+    return combine(a[0], a[1], mode);
 }
 
 // Combines v over the invocations of each segment, max of .x (NaN already counted as +inf)
@@ -359,33 +475,34 @@ fn fold16(v: array<vec2<f32>, 16>, take_max: bool) -> vec2<f32> {
 // once; longer ones first fold 16 at a time (in `threads` / 16 invocations), then those.
 // Every invocation gets its segment's result. Calls alternate `which`, so that a call's
 // writes never meet the previous call's reads. Called in uniform control flow only.
-fn seg_reduce(v: vec2<f32>, tid: u32, lane: u32, which: u32, take_max: bool) -> vec2<f32> {
+fn seg_reduce(v: vec2<f32>, tid: u32, lane: u32, which: u32, mode: u32) -> vec2<f32> {
     let t = params.threads;
     if (t == 1u) { return v; }
     partials[which][tid] = v;
     workgroupBarrier();
     let start = tid - lane;
     var none = vec2<f32>(0.0);
-    if (take_max) { none = vec2<f32>(-inf(), 0.0); }
+    if (mode == MAX) { none = vec2<f32>(-inf(), 0.0); }
+    if (mode == VALUES || mode == SQUARES) { none = vec2<f32>(0.0, 126.0); }  // 0 at the largest scale
     var parts: array<vec2<f32>, 16>;
     if (t <= 16u) {
         for (var i = 0u; i < 16u; i = i + 1u) {
             parts[i] = none;
             if (i < t) { parts[i] = partials[which][start + i]; }
         }
-        return fold16(parts, take_max);
+        return fold16(parts, mode);
     }
     let groups = t / 16u;
     if (lane < groups) {
         for (var i = 0u; i < 16u; i = i + 1u) { parts[i] = partials[which][start + lane + i * groups]; }
-        partials2[start / 16u + lane] = fold16(parts, take_max);
+        partials2[start / 16u + lane] = fold16(parts, mode);
     }
     workgroupBarrier();
     for (var i = 0u; i < 16u; i = i + 1u) {
         parts[i] = none;
         if (i < groups) { parts[i] = partials2[start / 16u + i]; }
     }
-    return fold16(parts, take_max);
+    return fold16(parts, mode);
 }
 
 // A unit's elements for the max: NaN counts as +inf (either makes the row NaN), unused
@@ -425,16 +542,22 @@ fn terms(v: vec4<f32>, s: vec2<f32>, step: u32) -> Terms {
     return Terms(v * v, zero);
 }
 
+// A unit as the norms sum it: times the row's scale.
+fn norm_unit(v: vec4<f32>, scale: f32) -> vec4<f32> {
+    if (OP == LAYER_NORM || OP == RMS_NORM) { return scaled4(v, scale); }
+    return v;
+}
+
 // This invocation's share of its row's sums: its units in registers, then those past them,
 // read again and added in blocks of BLOCK units (see the strided kernel's lane_sum).
 fn share(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32, valid: bool, s: vec2<f32>,
-         step: u32) -> vec2<f32> {
+         step: u32, scale: f32) -> vec2<f32> {
     let t = params.threads;
     var a = vec4<f32>(0.0);
     var b = vec4<f32>(0.0);
     for (var k = 0u; k < CACHE; k = k + 1u) {
         if (lane + k * t < n) {
-            let q = terms((*x)[k], s, step);
+            let q = terms(norm_unit((*x)[k], scale), s, step);
             a = a + q.a;
             b = b + q.b;
         }
@@ -442,7 +565,7 @@ fn share(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32
     var block = Terms(vec4<f32>(0.0), vec4<f32>(0.0));
     var count = 0u;
     for (var u = lane + CACHE * t; valid && u < n; u = u + t) {
-        let q = terms(load_unit(base + u), s, step);
+        let q = terms(norm_unit(load_unit(base + u), scale), s, step);
         block.a = block.a + q.a;
         block.b = block.b + q.b;
         count = count + 1u;
@@ -469,6 +592,19 @@ fn share_max(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base:
     return m;
 }
 
+// Largest exponent field of this invocation's elements (unused components are 0).
+fn share_exp(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32, valid: bool) -> f32 {
+    let t = params.threads;
+    var e = vec4<u32>(0u);
+    for (var k = 0u; k < CACHE; k = k + 1u) {
+        if (lane + k * t < n) { e = max(e, bitcast<vec4<u32>>((*x)[k]) & vec4<u32>(0x7f800000u)); }
+    }
+    for (var u = lane + CACHE * t; valid && u < n; u = u + t) {
+        e = max(e, bitcast<vec4<u32>>(load_unit(base + u)) & vec4<u32>(0x7f800000u));
+    }
+    return f32(max(max(e.x, e.y), max(e.z, e.w)) >> 23u);
+}
+
 // weight and bias for the elements of unit u.
 fn affine(v: vec4<f32>, u: u32) -> vec4<f32> {
     var y = v;
@@ -478,16 +614,16 @@ fn affine(v: vec4<f32>, u: u32) -> vec4<f32> {
 
 // Output unit u of a row from its input unit v and the row's statistics st (as the strided
 // kernel's stats).
-fn out_unit(v: vec4<f32>, st: vec3<f32>, u: u32) -> vec4<f32> {
+fn out_unit(v: vec4<f32>, st: vec4<f32>, u: u32) -> vec4<f32> {
     var y: vec4<f32>;
     if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
         if (!is_finite(st.x)) { return vec4<f32>(nan()); }
         if (OP == SOFTMAX) { return exp(max(v - st.x, vec4<f32>(EXP_FLOOR))) * st.y; }
         return (v - st.x) - st.y;  // x = -inf stays -inf
     } else if (OP == LAYER_NORM) {
-        y = ((v - st.x) - st.y) * st.z;
+        y = ((scaled4(v, st.x) - st.y) - st.z) * st.w;
     } else {
-        y = v * st.z;
+        y = scaled4(v, st.x) * st.w;
     }
     return affine(y, u);
 }
@@ -511,25 +647,37 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
         x[k] = vec4<f32>(0.0);
         if (valid && u < n) { x[k] = load_unit(base + u); }
     }
-    var st = vec3<f32>(0.0);
+    var st = vec4<f32>(0.0);
     if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
-        let m = seg_reduce(vec2<f32>(share_max(&x, lane, n, base, valid), 0.0), tid, lane, 0u, true).x;
+        let m = seg_reduce(vec2<f32>(share_max(&x, lane, n, base, valid), 0.0), tid, lane, 0u, MAX).x;
         // A non-finite max makes the row NaN; the sum is not needed.
         var part = 0.0;
-        if (is_finite(m)) { part = share(&x, lane, n, base, valid, vec2<f32>(m, 0.0), 0u).x; }
-        let s = seg_reduce(vec2<f32>(part, 0.0), tid, lane, 1u, false).x;  // >= 1: the max gives exp(0)
-        if (OP == SOFTMAX) { st = vec3<f32>(m, 1.0 / s, 0.0); } else { st = vec3<f32>(m, log(s), 0.0); }
-    } else if (OP == RMS_NORM) {
-        let sum = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(0.0), 0u), tid, lane, 0u, false).x;
-        st = vec3<f32>(0.0, 0.0, rstd(sum / params.len_f + params.eps));
+        if (is_finite(m)) { part = share(&x, lane, n, base, valid, vec2<f32>(m, 0.0), 0u, 1.0).x; }
+        let s = seg_reduce(vec2<f32>(part, 0.0), tid, lane, 1u, SUM).x;  // >= 1: the max gives exp(0)
+        if (OP == SOFTMAX) { st = vec4<f32>(m, 1.0 / s, 0.0, 0.0); } else { st = vec4<f32>(m, log(s), 0.0, 0.0); }
     } else {
-        // Shifted by the row's first element (see the strided kernel's row_stats).
-        var shift = 0.0;
-        if (valid) { shift = load_unit(base).x; }
-        let sum = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(shift, 0.0), 0u), tid, lane, 0u, false);
-        let mean = sum.x / params.len_f;
-        let t2 = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u), tid, lane, 1u, false);
-        st = vec3<f32>(shift, mean, rstd(variance(t2) + params.eps));
+        // Each invocation sums at the scale of its own largest exponent (layer_norm's
+        // counting the shift, the row's first element, as in the strided kernel's row_stats);
+        // the reduction brings the sums to the row's scale.
+        var first = 0.0;
+        if (valid) { first = load_unit(base).x; }
+        var e = share_exp(&x, lane, n, base, valid);
+        if (OP == LAYER_NORM) { e = max(e, f32(exp_field(first))); }
+        let own = scale_exp(e);
+        let own_scale = pow2(own);
+        if (OP == RMS_NORM) {
+            let q = share(&x, lane, n, base, valid, vec2<f32>(0.0), 0u, own_scale).x;
+            let r = seg_reduce(vec2<f32>(q, f32(own)), tid, lane, 0u, SQUARES);
+            st = rms_stats(r.x / params.len_f, pow2(i32(r.y)));
+        } else {
+            let q = share(&x, lane, n, base, valid, vec2<f32>(scaled(first, own_scale), 0.0), 0u, own_scale).x;
+            let r = seg_reduce(vec2<f32>(q, f32(own)), tid, lane, 0u, VALUES);
+            let scale = pow2(i32(r.y));
+            let shift = scaled(first, scale);
+            let mean = r.x / params.len_f;
+            let t2 = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u, scale), tid, lane, 1u, SUM);
+            st = vec4<f32>(scale, shift, mean, scaled_rstd(variance(t2), scale));
+        }
     }
     if (!valid) { return; }
     let out_first = row * n;

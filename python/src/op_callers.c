@@ -1,0 +1,539 @@
+/*
+ * The generic callers of the op table: one per signature kind, each turning Python arguments
+ * (positional or keyword, names as NumPy's where NumPy has the op) into one C call. Tensor
+ * arguments may be anything asarray takes; later operands take the first one's context, and
+ * Python scalars its type (operators.c). Indexing ops report a bad index as IndexError.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ops.h"
+
+#define MAXARGS 6
+
+/* Positional and keyword arguments into vals[0..n-1]; the first nreq are required, later ones
+ * keep their default (NULL where the caller tests for "not given"). */
+static int parse(const char *fn, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *const *names,
+                 int n, int nreq, PyObject **vals) {
+    if (nargs > n) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fn, n, nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) vals[i] = args[i];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int i = 0;
+        while (i < n && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) i++;
+        if (i == n) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", fn, key);
+            return -1;
+        }
+        if (i < nargs) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fn, names[i]);
+            return -1;
+        }
+        vals[i] = args[nargs + k];
+    }
+    for (int i = 0; i < nreq; i++)
+        if (!vals[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fn, names[i]);
+            return -1;
+        }
+    return 0;
+}
+
+/* The first tensor argument: a tensor as is, anything else through asarray (default context). */
+static TensorObject *first_tensor(PyObject *o, const char *fn) {
+    if (WGTPY_IS_TENSOR(o)) return (TensorObject *)Py_NewRef(o);
+    PyObject *t = wgtpy_asarray_fn ? PyObject_CallOneArg(wgtpy_asarray_fn, o) : NULL;
+    if (t && !WGTPY_IS_TENSOR(t)) Py_CLEAR(t);
+    if (!t && !PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "%s: cannot make a tensor of %R", fn, o);
+    return (TensorObject *)t;
+}
+
+/* A later tensor argument on a's context (None allowed where optional). */
+static int other_tensor(PyObject *o, TensorObject *a, TensorObject **out, int optional, const char *fn) {
+    *out = NULL;
+    if (optional && o == Py_None) return 0;
+    *out = wgtpy_operand(o, a);
+    if (!*out) return -1;
+    if ((*out)->ctx != a->ctx) {
+        PyErr_Format(PyExc_ValueError, "%s: tensors of two contexts; move one with t.to(ctx)", fn);
+        Py_CLEAR(*out);
+        return -1;
+    }
+    return 0;
+}
+
+static int double_arg(PyObject *o, double *out, const char *fn, const char *what) {
+    if (!PyFloat_Check(o) && !PyLong_Check(o) && !PyIndex_Check(o) && !PyNumber_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a number, not %.100s", fn, what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *out = PyFloat_AsDouble(o);
+    return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
+static int int_arg(PyObject *o, long long *out, long long lo, long long hi, const char *fn, const char *what) {
+    if (PyFloat_Check(o) || !PyIndex_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be an integer, not %.100s", fn, what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    PyObject *i = PyNumber_Index(o);
+    if (!i) return -1;
+    *out = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (*out == -1 && PyErr_Occurred()) return -1;
+    if (overflow || *out < lo || *out > hi) {
+        PyErr_Format(PyExc_ValueError, "%s: %s %R is out of range [%lld, %lld]", fn, what, o, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
+#define AXIS_ARG(o, out) int_arg((o), &(out), -(WGT_MAX_DIMS + 1), WGT_MAX_DIMS, e->name, "axis")
+
+/* a reshaped to one dimension (for NumPy's axis=None of argmax and cumsum). */
+static wgt_tensor *flat(wgt_tensor *t) {
+    int64_t n = -1;
+    return wgt_reshape(t, 1, &n);
+}
+
+typedef wgt_tensor *(*unary_fn)(wgt_tensor *);
+typedef wgt_tensor *(*unary_d_fn)(wgt_tensor *, double);
+typedef wgt_tensor *(*unary_dd_fn)(wgt_tensor *, double, double);
+typedef wgt_tensor *(*reduce_fn)(wgt_tensor *, int, const int *, int);
+typedef wgt_tensor *(*reduce_c_fn)(wgt_tensor *, int, const int *, int, int);
+typedef wgt_tensor *(*arg_fn)(wgt_tensor *, int, int);
+typedef wgt_tensor *(*axis_fn)(wgt_tensor *, int);
+typedef wgt_tensor *(*shape_fn)(wgt_tensor *, int, const int64_t *);
+typedef wgt_tensor *(*join_fn)(wgt_tensor *const *, int, int);
+typedef wgt_tensor *(*diag_fn)(wgt_tensor *, int64_t);
+
+/* Calls with a's context locked; the result is wrapped on that context. */
+#define RUN(expr)                                                                               \
+    do {                                                                                        \
+        WGTPY_LOCK(a->ctx);                                                                     \
+        r = (expr);                                                                             \
+        WGTPY_UNLOCK(a->ctx);                                                                   \
+    } while (0)
+
+static const char *const *names_of(sig_kind sig) {
+    static const char *const unary[] = {"a"}, *const binary[] = {"a", "b"}, *const scalar[] = {"a", "s"};
+    static const char *const clip[] = {"a", "a_min", "a_max"}, *const reduce[] = {"a", "axis", "keepdims"};
+    static const char *const ddof[] = {"a", "axis", "ddof", "keepdims"}, *const axis[] = {"a", "axis"};
+    static const char *const cast[] = {"a", "dtype"}, *const swap[] = {"a", "axis1", "axis2"};
+    static const char *const diag[] = {"a", "k"}, *const shape[] = {"a", "shape"}, *const axes[] = {"a", "axes"};
+    static const char *const slice[] = {"a", "axis", "start", "stop", "step"};
+    static const char *const strided[] = {"a", "shape", "strides", "offset"}, *const join[] = {"tensors", "axis"};
+    static const char *const split[] = {"a", "sizes", "axis"}, *const pad[] = {"a", "before", "after", "value"};
+    static const char *const where[] = {"condition", "x", "y"}, *const linear[] = {"x", "weight", "bias"};
+    static const char *const lnorm[] = {"a", "weight", "bias", "eps"}, *const rnorm[] = {"a", "weight", "eps"};
+    static const char *const gather[] = {"table", "indices"}, *const take[] = {"a", "indices", "axis"};
+    static const char *const set_rows[] = {"dst", "indices", "rows"};
+    static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
+    static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
+    switch (sig) {
+    case SIG_UNARY: return unary;
+    case SIG_BINARY: case SIG_TRUE_DIVIDE: return binary;
+    case SIG_SCALAR: return scalar;
+    case SIG_UNARY_F: return NULL; /* built per entry below */
+    case SIG_CLIP: return clip;
+    case SIG_REDUCE: case SIG_ARG: return reduce;
+    case SIG_REDUCE_DDOF: return ddof;
+    case SIG_AXIS: case SIG_AXIS_FLAT: case SIG_FLIP: return axis;
+    case SIG_CAST: return cast;
+    case SIG_SWAP: return swap;
+    case SIG_DIAG: return diag;
+    case SIG_SHAPE: return shape;
+    case SIG_PERMUTE: return axes;
+    case SIG_SLICE: return slice;
+    case SIG_AS_STRIDED: return strided;
+    case SIG_JOIN: return join;
+    case SIG_SPLIT: return split;
+    case SIG_PAD: return pad;
+    case SIG_WHERE: return where;
+    case SIG_LINEAR: return linear;
+    case SIG_LAYER_NORM: return lnorm;
+    case SIG_RMS_NORM: return rnorm;
+    case SIG_GATHER: return gather;
+    case SIG_TAKE: return take;
+    case SIG_SET_ROWS: return set_rows;
+    case SIG_ONE_HOT: return one_hot;
+    case SIG_ROPE: return rope;
+    case SIG_ATTENTION: return attention;
+    }
+    return unary;
+}
+
+static int n_names(sig_kind sig) {
+    switch (sig) {
+    case SIG_UNARY: return 1;
+    case SIG_BINARY: case SIG_TRUE_DIVIDE: case SIG_SCALAR: case SIG_UNARY_F: case SIG_AXIS: case SIG_AXIS_FLAT:
+    case SIG_FLIP: case SIG_CAST: case SIG_DIAG: case SIG_SHAPE: case SIG_PERMUTE: case SIG_JOIN: case SIG_GATHER:
+        return 2;
+    case SIG_CLIP: case SIG_REDUCE: case SIG_ARG: case SIG_SWAP: case SIG_SPLIT: case SIG_WHERE: case SIG_LINEAR:
+    case SIG_RMS_NORM: case SIG_TAKE: case SIG_SET_ROWS: case SIG_ONE_HOT: case SIG_ROPE:
+        return 3;
+    case SIG_REDUCE_DDOF: case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: return 4;
+    case SIG_SLICE: case SIG_ATTENTION: return 5;
+    }
+    return 1;
+}
+
+static int n_required(sig_kind sig) {
+    switch (sig) {
+    case SIG_BINARY: case SIG_TRUE_DIVIDE: case SIG_SCALAR: case SIG_CAST: case SIG_SHAPE: case SIG_SPLIT:
+    case SIG_LINEAR: case SIG_GATHER: case SIG_TAKE: case SIG_ONE_HOT:
+        return 2;
+    case SIG_SWAP: case SIG_AS_STRIDED: case SIG_PAD: case SIG_WHERE: case SIG_SET_ROWS: case SIG_ATTENTION: return 3;
+    case SIG_SLICE: return 4;
+    default: return 1;
+    }
+}
+
+/* Defaults of optional arguments (NULL: required). */
+static void defaults(sig_kind sig, PyObject **v) {
+    switch (sig) {
+    case SIG_CLIP: v[1] = v[2] = Py_None; break;
+    case SIG_REDUCE: case SIG_ARG: v[1] = Py_None, v[2] = Py_False; break;
+    case SIG_REDUCE_DDOF: v[1] = Py_None, v[3] = Py_False; break;
+    case SIG_AXIS_FLAT: case SIG_FLIP: case SIG_PERMUTE: v[1] = Py_None; break;
+    case SIG_LINEAR: v[2] = Py_None; break;
+    case SIG_LAYER_NORM: v[1] = v[2] = Py_None; break;
+    case SIG_RMS_NORM: case SIG_ROPE: v[1] = Py_None; break;
+    case SIG_ATTENTION: v[3] = Py_False; break;
+    default: break;
+    }
+}
+
+static PyObject *run_op(const op_entry *e, PyObject **v);
+
+PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *v[MAXARGS] = {0};
+    const char *unary_f[2] = {"a", e->param};
+    const char *const *names = e->sig == SIG_UNARY_F ? unary_f : names_of(e->sig);
+    int n = n_names(e->sig);
+    defaults(e->sig, v);
+    PyObject *packed = NULL;
+    /* t.reshape(2, 3) as NumPy allows: positional dimensions become the shape. */
+    if (e->sig == SIG_SHAPE && nargs > 2 && !kwnames) {
+        packed = PyTuple_New(nargs - 1);
+        if (!packed) return NULL;
+        for (Py_ssize_t i = 1; i < nargs; i++) PyTuple_SET_ITEM(packed, i - 1, Py_NewRef(args[i]));
+        v[0] = args[0], v[1] = packed;
+    } else if (parse(e->name, args, nargs, kwnames, names, n, n_required(e->sig), v) < 0) {
+        return NULL;
+    }
+    PyObject *r = run_op(e, v);
+    Py_XDECREF(packed);
+    return r;
+}
+
+static PyObject *join(const op_entry *e, PyObject **v) {
+    long long axis = 0;
+    if (v[1] && AXIS_ARG(v[1], axis) < 0) return NULL;
+    PyObject *seq = PySequence_Fast(v[0], "concat/stack take a sequence of tensors");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n < 1 || n > INT32_MAX) {
+        Py_DECREF(seq);
+        return PyErr_Format(PyExc_ValueError, "%s: needs at least one tensor", e->name);
+    }
+    TensorObject **ts = PyMem_Calloc((size_t)n, sizeof *ts);
+    wgt_tensor **hs = PyMem_Calloc((size_t)n, sizeof *hs);
+    PyObject *out = NULL;
+    if (!ts || !hs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!(ts[0] = first_tensor(PySequence_Fast_GET_ITEM(seq, 0), e->name))) goto done;
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (other_tensor(PySequence_Fast_GET_ITEM(seq, i), ts[0], &ts[i], 0, e->name) < 0) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) hs[i] = ts[i]->t;
+    TensorObject *a = ts[0];
+    wgt_tensor *r;
+    RUN(((join_fn)e->fn)(hs, (int)n, (int)axis));
+    out = wgtpy_wrap(r, a->ctx, e->name, 0);
+done:
+    for (Py_ssize_t i = 0; ts && i < n; i++) Py_XDECREF(ts[i]);
+    PyMem_Free(ts);
+    PyMem_Free(hs);
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyObject *split(const op_entry *e, TensorObject *a, PyObject **v) {
+    long long axis = 0;
+    if (v[2] && AXIS_ARG(v[2], axis) < 0) return NULL;
+    PyObject *seq = PySequence_Fast(v[1], "split: sizes must be a sequence of ints");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int64_t *sizes = PyMem_Calloc((size_t)(n ? n : 1), sizeof *sizes);
+    wgt_tensor **parts = PyMem_Calloc((size_t)(n ? n : 1), sizeof *parts);
+    PyObject *out = NULL;
+    if (!sizes || !parts) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long s;
+        if (int_arg(PySequence_Fast_GET_ITEM(seq, i), &s, INT64_MIN, INT64_MAX, e->name, "size") < 0) goto done;
+        sizes[i] = s;
+    }
+    wgt_status st;
+    WGTPY_LOCK(a->ctx);
+    st = wgt_split(a->t, (int)axis, (int)n, sizes, parts);
+    WGTPY_UNLOCK(a->ctx);
+    if (st != WGT_OK) {
+        wgtpy_raise(e->name, 0);
+        goto done;
+    }
+    out = PyList_New(n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *p = wgtpy_wrap(parts[i], a->ctx, e->name, 0);
+        parts[i] = NULL;
+        if (out && p) PyList_SET_ITEM(out, i, p);
+        else Py_XDECREF(p);
+        if (!p) Py_CLEAR(out);
+    }
+done:
+    PyMem_Free(sizes);
+    PyMem_Free(parts);
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyObject *run_op(const op_entry *e, PyObject **v) {
+    if (e->sig == SIG_JOIN) return join(e, v);
+    if (e->sig == SIG_BINARY || e->sig == SIG_TRUE_DIVIDE)
+        return wgtpy_binary((wgtpy_binary_fn)e->fn, v[0], v[1], e->name, e->sig == SIG_TRUE_DIVIDE ? BIN_TRUE_DIVIDE : 0);
+    TensorObject *a = first_tensor(v[0], e->name), *b = NULL, *c = NULL;
+    if (!a) return NULL;
+    wgt_tensor *r = NULL;
+    PyObject *out = NULL;
+    int index_errors = 0, axes[WGT_MAX_DIMS], naxes;
+    int64_t shape[WGT_MAX_DIMS], shape2[WGT_MAX_DIMS];
+    long long i0 = 0, i1 = 0;
+    double d0 = e->def, d1 = 0;
+    wgt_dtype dtype;
+    switch (e->sig) {
+    case SIG_UNARY: RUN(((unary_fn)e->fn)(a->t)); break;
+    case SIG_SCALAR:
+        if (double_arg(v[1], &d0, e->name, "s") < 0) goto fail;
+        RUN(((unary_d_fn)e->fn)(a->t, d0));
+        break;
+    case SIG_UNARY_F:
+        if (v[1] && double_arg(v[1], &d0, e->name, e->param) < 0) goto fail;
+        RUN(((unary_d_fn)e->fn)(a->t, d0));
+        break;
+    case SIG_CLIP: {
+        int is_int = wgt_tensor_dtype(a->t) == WGT_I32 || wgt_tensor_dtype(a->t) == WGT_U32;
+        double lo = is_int ? (wgt_tensor_dtype(a->t) == WGT_I32 ? (double)INT32_MIN : 0) : -INFINITY;
+        double hi = is_int ? (wgt_tensor_dtype(a->t) == WGT_I32 ? (double)INT32_MAX : (double)UINT32_MAX) : INFINITY;
+        if ((v[1] != Py_None && double_arg(v[1], &lo, e->name, "a_min") < 0) ||
+            (v[2] != Py_None && double_arg(v[2], &hi, e->name, "a_max") < 0))
+            goto fail;
+        RUN(((unary_dd_fn)e->fn)(a->t, lo, hi));
+        break;
+    }
+    case SIG_REDUCE:
+    case SIG_REDUCE_DDOF: {
+        PyObject *keep = e->sig == SIG_REDUCE ? v[2] : v[3];
+        int k = PyObject_IsTrue(keep);
+        if (k < 0 || (naxes = wgtpy_axes_arg(v[1], axes, e->name)) < 0) goto fail;
+        if (e->sig == SIG_REDUCE_DDOF) {
+            if (v[2] && int_arg(v[2], &i0, 0, INT32_MAX, e->name, "ddof") < 0) goto fail;
+            RUN(((reduce_c_fn)e->fn)(a->t, naxes, axes, k, (int)i0));
+        } else {
+            RUN(((reduce_fn)e->fn)(a->t, naxes, axes, k));
+        }
+        break;
+    }
+    case SIG_ARG: {
+        int k = PyObject_IsTrue(v[2]);
+        if (k < 0) goto fail;
+        if (v[1] != Py_None) {
+            if (AXIS_ARG(v[1], i0) < 0) goto fail;
+            RUN(((arg_fn)e->fn)(a->t, (int)i0, k));
+            break;
+        }
+        /* Over the flattened tensor; keepdims keeps every axis with length 1, as NumPy. */
+        int nd = wgt_tensor_ndim(a->t);
+        for (int i = 0; i < nd; i++) shape[i] = 1;
+        WGTPY_LOCK(a->ctx);
+        wgt_tensor *f = flat(a->t), *m = ((arg_fn)e->fn)(f, 0, 0);
+        r = k && m ? wgt_reshape(m, nd, shape) : (m ? wgt_retain(m) : NULL);
+        wgt_release(f);
+        wgt_release(m);
+        WGTPY_UNLOCK(a->ctx);
+        break;
+    }
+    case SIG_AXIS:
+        if (v[1] && AXIS_ARG(v[1], i0) < 0) goto fail;
+        if (!v[1]) i0 = (long long)e->def;
+        RUN(((axis_fn)e->fn)(a->t, (int)i0));
+        break;
+    case SIG_AXIS_FLAT:
+        if (v[1] != Py_None) {
+            if (AXIS_ARG(v[1], i0) < 0) goto fail;
+            RUN(((axis_fn)e->fn)(a->t, (int)i0));
+        } else {
+            WGTPY_LOCK(a->ctx);
+            wgt_tensor *f = flat(a->t);
+            r = f ? ((axis_fn)e->fn)(f, 0) : NULL;
+            wgt_release(f);
+            WGTPY_UNLOCK(a->ctx);
+        }
+        break;
+    case SIG_CAST:
+        if (wgtpy_dtype_from_obj(v[1], &dtype) < 0) goto fail;
+        RUN(wgt_cast(a->t, dtype));
+        break;
+    case SIG_SWAP:
+        if (AXIS_ARG(v[1], i0) < 0 || AXIS_ARG(v[2], i1) < 0) goto fail;
+        RUN(wgt_transpose(a->t, (int)i0, (int)i1));
+        break;
+    case SIG_DIAG:
+        if (v[1] && int_arg(v[1], &i0, INT64_MIN, INT64_MAX, e->name, "k") < 0) goto fail;
+        RUN(((diag_fn)e->fn)(a->t, (int64_t)i0));
+        break;
+    case SIG_SHAPE:
+        if ((naxes = wgtpy_shape_arg(v[1], shape, e->name)) < 0) goto fail;
+        RUN(((shape_fn)e->fn)(a->t, naxes, shape));
+        break;
+    case SIG_PERMUTE: {
+        int nd = wgt_tensor_ndim(a->t);
+        if (v[1] == Py_None) {
+            for (int i = 0; i < nd; i++) axes[i] = nd - 1 - i;
+        } else {
+            if ((naxes = wgtpy_axes_arg(v[1], axes, e->name)) < 0) goto fail;
+            if (naxes != nd) {
+                PyErr_Format(PyExc_ValueError, "%s: axes %R do not match a tensor of %d dimensions", e->name, v[1], nd);
+                goto fail;
+            }
+        }
+        RUN(wgt_permute(a->t, axes));
+        break;
+    }
+    case SIG_FLIP:
+        if ((naxes = wgtpy_axes_arg(v[1], axes, e->name)) < 0) goto fail;
+        RUN(wgt_flip(a->t, naxes, axes));
+        break;
+    case SIG_SLICE: {
+        long long start, stop, step = 1;
+        if (AXIS_ARG(v[1], i0) < 0 || int_arg(v[2], &start, INT64_MIN, INT64_MAX, e->name, "start") < 0 ||
+            int_arg(v[3], &stop, INT64_MIN, INT64_MAX, e->name, "stop") < 0 ||
+            (v[4] && int_arg(v[4], &step, INT64_MIN, INT64_MAX, e->name, "step") < 0))
+            goto fail;
+        RUN(wgt_slice(a->t, (int)i0, start, stop, step));
+        break;
+    }
+    case SIG_AS_STRIDED: {
+        int ns;
+        if ((naxes = wgtpy_shape_arg(v[1], shape, e->name)) < 0 || (ns = wgtpy_shape_arg(v[2], shape2, e->name)) < 0 ||
+            (v[3] && int_arg(v[3], &i0, INT64_MIN, INT64_MAX, e->name, "offset") < 0))
+            goto fail;
+        if (ns != naxes) {
+            PyErr_Format(PyExc_ValueError, "%s: %d strides for %d dimensions", e->name, ns, naxes);
+            goto fail;
+        }
+        RUN(wgt_as_strided(a->t, naxes, shape, shape2, (int64_t)i0));
+        break;
+    }
+    case SIG_SPLIT: out = split(e, a, v); goto done;
+    case SIG_PAD: {
+        int nb, na, nd = wgt_tensor_ndim(a->t);
+        if ((nb = wgtpy_shape_arg(v[1], shape, e->name)) < 0 || (na = wgtpy_shape_arg(v[2], shape2, e->name)) < 0 ||
+            (v[3] && double_arg(v[3], &d1, e->name, "value") < 0))
+            goto fail;
+        if (nb != nd || na != nd) {
+            PyErr_Format(PyExc_ValueError, "%s: before and after need %d values each (got %d and %d)", e->name, nd, nb, na);
+            goto fail;
+        }
+        RUN(wgt_pad(a->t, shape, shape2, d1));
+        break;
+    }
+    case SIG_WHERE: {
+        /* The condition keeps its own type; x and y meet on a common one. */
+        TensorObject *x, *y;
+        if (wgtpy_operands(v[1], v[2], &x, &y, e->name) < 0) goto fail;
+        if (x->ctx != a->ctx) {
+            Py_DECREF(x), Py_DECREF(y);
+            PyErr_Format(PyExc_ValueError, "%s: tensors of two contexts; move one with t.to(ctx)", e->name);
+            goto fail;
+        }
+        RUN(wgt_where(a->t, x->t, y->t));
+        Py_DECREF(x), Py_DECREF(y);
+        break;
+    }
+    case SIG_LINEAR:
+        if (other_tensor(v[1], a, &b, 0, e->name) < 0 || other_tensor(v[2], a, &c, 1, e->name) < 0) goto fail;
+        RUN(wgt_linear(a->t, b->t, c ? c->t : NULL));
+        break;
+    case SIG_LAYER_NORM:
+        if (other_tensor(v[1], a, &b, 1, e->name) < 0 || other_tensor(v[2], a, &c, 1, e->name) < 0 ||
+            (v[3] && double_arg(v[3], &d0, e->name, "eps") < 0))
+            goto fail;
+        RUN(wgt_layer_norm(a->t, b ? b->t : NULL, c ? c->t : NULL, d0));
+        break;
+    case SIG_RMS_NORM:
+        if (other_tensor(v[1], a, &b, 1, e->name) < 0 || (v[2] && double_arg(v[2], &d0, e->name, "eps") < 0)) goto fail;
+        RUN(wgt_rms_norm(a->t, b ? b->t : NULL, d0));
+        break;
+    case SIG_GATHER:
+        index_errors = 1;
+        if (other_tensor(v[1], a, &b, 0, e->name) < 0) goto fail;
+        RUN(wgt_gather_rows(a->t, b->t));
+        break;
+    case SIG_TAKE:
+        index_errors = 1;
+        if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (v[2] && AXIS_ARG(v[2], i0) < 0)) goto fail;
+        RUN(wgt_index_select(a->t, (int)i0, b->t));
+        break;
+    case SIG_SET_ROWS: {
+        wgt_status st;
+        if (other_tensor(v[1], a, &b, 0, e->name) < 0 || other_tensor(v[2], a, &c, 0, e->name) < 0) goto fail;
+        WGTPY_LOCK(a->ctx);
+        st = wgt_set_rows(a->t, b->t, c->t);
+        WGTPY_UNLOCK(a->ctx);
+        out = st == WGT_OK ? Py_NewRef(Py_None) : wgtpy_raise(e->name, 1);
+        goto done;
+    }
+    case SIG_ONE_HOT:
+        index_errors = 1;
+        dtype = WGT_F32;
+        if (int_arg(v[1], &i0, INT64_MIN, INT64_MAX, e->name, "classes") < 0 ||
+            (v[2] && v[2] != Py_None && wgtpy_dtype_from_obj(v[2], &dtype) < 0))
+            goto fail;
+        RUN(wgt_one_hot(a->t, (int64_t)i0, dtype));
+        break;
+    case SIG_ROPE:
+        if (other_tensor(v[1], a, &b, 1, e->name) < 0 || (v[2] && double_arg(v[2], &d0, e->name, "base") < 0)) goto fail;
+        RUN(wgt_rope(a->t, b ? b->t : NULL, d0));
+        break;
+    case SIG_ATTENTION: {
+        int causal = PyObject_IsTrue(v[3]);
+        if (causal < 0 || other_tensor(v[1], a, &b, 0, e->name) < 0 || other_tensor(v[2], a, &c, 0, e->name) < 0 ||
+            (v[4] && double_arg(v[4], &d1, e->name, "scale") < 0))
+            goto fail;
+        RUN(wgt_attention(a->t, b->t, c->t, causal, d1));
+        break;
+    }
+    default:
+        PyErr_Format(PyExc_RuntimeError, "%s: signature kind %d has no caller", e->name, (int)e->sig);
+        goto fail;
+    }
+    out = wgtpy_wrap(r, a->ctx, e->name, index_errors);
+    if (out) ((TensorObject *)out)->is_mask = wgtpy_gives_mask(e->fn);
+    goto done;
+fail:
+    out = NULL;
+done:
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    Py_XDECREF(c);
+    return out;
+}

@@ -1,0 +1,67 @@
+/* Shared by the op table (ops.c), its callers (op_callers.c) and the operators (operators.c). */
+#ifndef WGTPY_OPS_H
+#define WGTPY_OPS_H
+
+#include "wgtpy.h"
+
+typedef wgt_tensor *(*wgtpy_binary_fn)(wgt_tensor *, wgt_tensor *);
+
+enum { BIN_TRUE_DIVIDE = 1 }; /* integer operands become float32 first (NumPy's true division) */
+
+/* Both operands as tensors of one context and one type (see operators.c for the rules). */
+int wgtpy_operands(PyObject *x, PyObject *y, TensorObject **a, TensorObject **b, const char *fn);
+int wgtpy_promote(TensorObject **a, TensorObject **b, const char *fn);
+PyObject *wgtpy_binary(wgtpy_binary_fn fn, PyObject *x, PyObject *y, const char *name, int flags);
+wgt_tensor *wgtpy_floor_divide(wgt_tensor *a, wgt_tensor *b);
+/* Whether fn gives a 0/1 mask (comparisons, logic, isnan, isinf). */
+int wgtpy_gives_mask(void (*fn)(void));
+
+/* How an op's Python arguments map onto its C function. */
+typedef enum {
+    SIG_UNARY,       /* f(a) */
+    SIG_BINARY,      /* f(a, b) with NumPy's operand rules */
+    SIG_TRUE_DIVIDE, /* f(a, b), integers made float32 first */
+    SIG_SCALAR,      /* f(a, s: float) */
+    SIG_UNARY_F,     /* f(a, param=def) */
+    SIG_CLIP,        /* f(a, a_min, a_max), None for no bound */
+    SIG_REDUCE,      /* f(a, axis=None, keepdims=False) */
+    SIG_REDUCE_DDOF, /* f(a, axis=None, ddof=0, keepdims=False) */
+    SIG_ARG,         /* f(a, axis=None, keepdims=False), None: over the flattened tensor */
+    SIG_AXIS,        /* f(a, axis=def) */
+    SIG_AXIS_FLAT,   /* f(a, axis=None), None: over the flattened tensor */
+    SIG_CAST,        /* f(a, dtype) */
+    SIG_SWAP,        /* f(a, axis1, axis2) */
+    SIG_DIAG,        /* f(a, k=0) */
+    SIG_SHAPE,       /* f(a, shape) or a.f(*shape) */
+    SIG_PERMUTE,     /* f(a, axes=None), None reverses */
+    SIG_FLIP,        /* f(a, axis=None), None: every axis */
+    SIG_SLICE,       /* f(a, axis, start, stop, step=1) */
+    SIG_AS_STRIDED,  /* f(a, shape, strides, offset=0), strides in elements */
+    SIG_JOIN,        /* f(tensors, axis=0): concat, stack */
+    SIG_SPLIT,       /* f(a, sizes, axis=0) */
+    SIG_PAD,         /* f(a, before, after, value=0) */
+    SIG_WHERE,       /* f(cond, a, b) */
+    SIG_LINEAR,      /* f(x, w, bias=None) */
+    SIG_LAYER_NORM,  /* f(a, weight=None, bias=None, eps=def) */
+    SIG_RMS_NORM,    /* f(a, weight=None, eps=def) */
+    SIG_GATHER,      /* f(table, indices) */
+    SIG_TAKE,        /* f(a, indices, axis=0) */
+    SIG_SET_ROWS,    /* f(dst, indices, rows) -> None, dst written in place */
+    SIG_ONE_HOT,     /* f(indices, classes, dtype=float32) */
+    SIG_ROPE,        /* f(x, positions=None, base=def) */
+    SIG_ATTENTION,   /* f(q, k, v, causal=False, scale=0) */
+} sig_kind;
+
+typedef struct op_entry {
+    const char *name;   /* the module function */
+    const char *method; /* the Tensor method, or NULL */
+    const char *c_name; /* the C function it calls: the binding test checks the header against these */
+    void (*fn)(void);
+    sig_kind sig;
+    double def;         /* the default of a SIG_UNARY_F, SIG_AXIS or norm parameter */
+    const char *param;  /* the name of a SIG_UNARY_F parameter */
+} op_entry;
+
+PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * Helpers the gradient rules share: the arena of a backward function's tensors, reducing a
+ * broadcast gradient back to an input's shape, putting reduced axes back, masks as numbers,
+ * and the scatter-add behind gather's gradient.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd.h"
+
+wgt_tensor *wgt_ag_k(wgt_ag_arena *ar, wgt_tensor *t) {
+    if (!t) return NULL;
+    if (ar->n == ar->cap) {
+        int cap = ar->cap ? ar->cap * 2 : 32;
+        wgt_tensor **g = realloc(ar->t, (size_t)cap * sizeof *g);
+        if (!g) {
+            wgt_release(t);
+            ar->failed = 1;
+            wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_backward: out of host memory");
+            return NULL;
+        }
+        ar->t = g, ar->cap = cap;
+    }
+    ar->t[ar->n++] = t;
+    return t;
+}
+
+void wgt_ag_arena_free(wgt_ag_arena *ar) {
+    for (int i = ar->n; i-- > 0;) wgt_release(ar->t[i]);
+    free(ar->t);
+    memset(ar, 0, sizeof *ar);
+}
+
+wgt_status wgt_ag_done(const wgt_ag_node *n, wgt_tensor *const *gin, const wgt_ag_arena *ar) {
+    for (int i = 0; i < n->nin; i++)
+        if (n->in[i].meta && !gin[i]) {
+            wgt_status st = wgt_last_status();
+            return st != WGT_OK ? st : wgt_error(WGT_ERR_INTERNAL, "wgt_backward: the rule of %s gave input %d no "
+                                                 "gradient", n->fn, i);
+        }
+    return WGT_OK;
+}
+
+wgt_tensor *wgt_ag_sum_to(wgt_ag_arena *ar, wgt_tensor *g, const wgt_ag_edge *e) {
+    if (!g) return NULL;
+    int lead = g->ndim - e->ndim, axes[WGT_MAX_DIMS], n = 0;
+    for (int d = 0; d < g->ndim; d++)
+        if (d < lead || (e->shape[d - lead] == 1 && g->shape[d] != 1)) axes[n++] = d;
+    if (n) g = K(wgt_reshape(K(wgt_sum(g, n, axes, 1)), e->ndim, e->shape));
+    if (g && g->dtype != e->dtype) g = K(wgt_cast(g, e->dtype));
+    return g;
+}
+
+wgt_tensor *wgt_ag_scalar_like(wgt_ag_arena *ar, wgt_tensor *t, double v) {
+    return t ? K(wgt_scalar(t->storage->ctx, t->dtype, v)) : NULL;
+}
+
+wgt_tensor *wgt_ag_mask(wgt_ag_arena *ar, wgt_tensor *mask, wgt_dtype dtype) { return K(wgt_cast(mask, dtype)); }
+
+void wgt_ag_reduced_axes(int ndim, int naxes, const int *axes, int *reduced) {
+    for (int d = 0; d < ndim; d++) reduced[d] = naxes == 0;
+    for (int i = 0; i < naxes; i++) reduced[axes[i] < 0 ? axes[i] + ndim : axes[i]] = 1;
+}
+
+wgt_tensor *wgt_ag_unreduce(wgt_ag_arena *ar, wgt_tensor *g, int in_ndim, const int64_t *in_shape, const int *reduced,
+                            int keepdims) {
+    int64_t kept[WGT_MAX_DIMS];
+    for (int d = 0; d < in_ndim; d++) kept[d] = reduced[d] ? 1 : in_shape[d];
+    if (!keepdims) g = K(wgt_reshape(g, in_ndim, kept));
+    return K(wgt_broadcast_to(g, in_ndim, in_shape));
+}
+
+wgt_tensor *wgt_ag_scatter_rows(wgt_ag_arena *ar, wgt_tensor *g, wgt_tensor *idx, int64_t n, int table_ndim,
+                                const int64_t *table_shape) {
+    if (!g || !idx) return NULL;
+    int64_t m = wgt_tensor_numel(idx), row = 1;
+    for (int d = 1; d < table_ndim; d++) row *= table_shape[d];
+    int64_t flat[1] = {m}, g2[2] = {m, row};
+    wgt_tensor *i1 = K(wgt_reshape(idx, 1, flat)), *gm = K(wgt_reshape(g, 2, g2)), *r = NULL;
+    /* The one-hot matrix of a chunk of rows is [chunk, n]: chunks bound it to SCATTER_ELEMENTS
+     * (a vocabulary of 50k and 8k tokens would otherwise take 1.6 GB); each chunk's product
+     * adds into the sum, and the scheduler frees each one-hot matrix after its product. */
+    enum { SCATTER_ELEMENTS = 1 << 24 };
+    int64_t chunk = n >= SCATTER_ELEMENTS ? 1 : SCATTER_ELEMENTS / n;
+    for (int64_t at = 0; at < m && (at == 0 || r); at += chunk) {
+        int64_t end = at + chunk < m ? at + chunk : m;
+        wgt_tensor *ic = end - at == m ? i1 : K(wgt_slice(i1, 0, at, end, 1));
+        wgt_tensor *gc = end - at == m ? gm : K(wgt_slice(gm, 0, at, end, 1));
+        wgt_tensor *oh = K(wgt_one_hot(ic, n, g->dtype));                      /* [chunk, n] */
+        wgt_tensor *part = K(wgt_matmul(K(wgt_transpose(oh, 0, 1)), gc));       /* [n, row] */
+        r = r ? K(wgt_add(r, part)) : part;
+    }
+    if (m == 0) r = K(wgt_zeros(g->storage->ctx, g->dtype, 2, (int64_t[2]){n, row}));
+    return K(wgt_reshape(r, table_ndim, table_shape));
+}

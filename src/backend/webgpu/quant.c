@@ -1,0 +1,132 @@
+/*
+ * Quantized block types on WebGPU (wgsl/quant_*.wgsl): quantize, dequantize (of picked rows
+ * for embedding lookups) and x @ w^T with w in q8_0 / q4_0 blocks. Storage keeps ggml's byte
+ * layout exactly (34- and 18-byte blocks back to back, no padding), so reads, writes and
+ * GGUF files move bytes unchanged; the kernels read whole words and shift (quant_blocks.wgsl).
+ * Pipelines are keyed by block type and the variant's constants.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webgpu_internal.h"
+
+#define QK 32
+
+typedef struct {
+    const char *name; /* quant_quantize, quant_dequantize or quant_matmul */
+    int q8, half, pick, tm, int8;
+} quant_kernel;
+
+static char *build_quant(wgt_webgpu *w, const void *arg) {
+    (void)w;
+    const quant_kernel *k = arg;
+    const char *text = wgt_wgsl_source(k->name), *blocks_text = wgt_wgsl_source("quant_blocks");
+    if (!text || !blocks_text) return NULL;
+    const char *q8 = k->q8 ? "true" : "false";
+    const char *block_pairs[] = {"Q8", q8, NULL};
+    char *blocks = wgt_wgsl_expand(blocks_text, block_pairs);
+    if (!blocks) return NULL;
+    char tm[16];
+    snprintf(tm, sizeof tm, "%d", k->tm);
+    const char *pairs[] = {"Q8", q8, "HALF", k->half ? "true" : "false", "PICK", k->pick ? "true" : "false",
+                           "TM", tm, "INT8", k->int8 ? "true" : "false", "BLOCKS", blocks, NULL};
+    char *out = wgt_wgsl_expand(text, pairs);
+    free(blocks);
+    return out;
+}
+
+static wgt_status quant_pipeline(wgt_webgpu *w, const quant_kernel *k, int storage, wgt_pipeline **out) {
+    char key[96];
+    snprintf(key, sizeof key, "%s:%s:h%d:p%d:t%d:i%d", k->name, k->q8 ? "q8_0" : "q4_0", k->half, k->pick, k->tm,
+             k->int8);
+    return wgt_wgpu_pipeline(w, key, storage, build_quant, k, out);
+}
+
+static wgt_status check_u32(const char *what, uint64_t v) {
+    if (v > 0x7fffffffu)
+        return wgt_error(WGT_ERR_LIMIT, "%s of %llu is beyond 32-bit indexing", what, (unsigned long long)v);
+    return WGT_OK;
+}
+
+typedef struct {
+    uint32_t blocks, row_blocks, in_offset;
+    int32_t in_stride0, in_stride1;
+    uint32_t zero, pad[2];
+} quantize_params;
+
+wgt_status wgt_wgpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *in) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    if (out->offset != 0) return wgt_error(WGT_ERR_INTERNAL, "quantize output at offset %lld", (long long)out->offset);
+    uint64_t blocks = (uint64_t)out->shape[0] * (uint64_t)(out->shape[1] / QK);
+    if (blocks == 0) return WGT_OK;
+    wgt_status st = check_u32("quantize", (uint64_t)out->shape[0] * (uint64_t)out->shape[1]);
+    if (st != WGT_OK) return st;
+    quantize_params p = {(uint32_t)blocks, (uint32_t)(out->shape[1] / QK), (uint32_t)in->offset,
+                         (int32_t)in->strides[0], (int32_t)in->strides[1], 0, {0, 0}};
+    quant_kernel k = {"quant_quantize", out->dtype == WGT_Q8_0, in->dtype == WGT_F16, 0, 1, 0};
+    wgt_pipeline *pl;
+    if ((st = quant_pipeline(w, &k, 2, &pl)) != WGT_OK) return st;
+    wgt_buffer *buffers[2] = {in->buffer, out->buffer};
+    uint64_t pairs = (blocks + 1) / 2;
+    return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, (pairs + 63) / 64);
+}
+
+typedef struct {
+    uint32_t blocks, row_blocks, first_block, stride_blocks, rows, index_offset;
+    int32_t index_stride;
+    uint32_t pad;
+} dequantize_params;
+
+wgt_status wgt_wgpu_dequantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
+                               const wgt_operand *indices) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    if (out->offset != 0 || out->dtype != WGT_F32)
+        return wgt_error(WGT_ERR_INTERNAL, "dequantize output of %s at offset %lld", wgt_dtype_name(out->dtype),
+                         (long long)out->offset);
+    uint64_t blocks = (uint64_t)out->shape[0] * (uint64_t)(out->shape[1] / QK);
+    if (blocks == 0) return WGT_OK;
+    wgt_status st = check_u32("dequantize", (uint64_t)out->shape[0] * (uint64_t)out->shape[1]);
+    if (st != WGT_OK) return st;
+    dequantize_params p = {(uint32_t)blocks, (uint32_t)(out->shape[1] / QK), (uint32_t)(table->offset / QK),
+                           (uint32_t)(table->strides[0] / QK), (uint32_t)table->shape[0],
+                           indices ? (uint32_t)indices->offset : 0, indices ? (int32_t)indices->strides[0] : 0, 0};
+    quant_kernel k = {"quant_dequantize", table->dtype == WGT_Q8_0, 0, indices != NULL, 1, 0};
+    wgt_pipeline *pl;
+    if ((st = quant_pipeline(w, &k, 3, &pl)) != WGT_OK) return st;
+    /* Without indices the table stands in for the unused index binding. */
+    wgt_buffer *buffers[3] = {table->buffer, indices ? indices->buffer : table->buffer, out->buffer};
+    return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, (blocks + 63) / 64);
+}
+
+typedef struct {
+    uint32_t M, N, row_blocks, w_first, w_stride, x_offset;
+    int32_t x_stride0, x_stride1;
+} matmul_params;
+
+/* Rows of x per workgroup: one for decoding, more where several rows share each weight block. */
+static int rows_per_group(int64_t M) { return M >= 8 ? 8 : M >= 4 ? 4 : 1; }
+
+wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
+                                     const wgt_operand *wt, int int8) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    if (out->offset != 0 || out->dtype != WGT_F32 || x->dtype != WGT_F32)
+        return wgt_error(WGT_ERR_INTERNAL, "matmul_quantized of %s into %s at offset %lld", wgt_dtype_name(x->dtype),
+                         wgt_dtype_name(out->dtype), (long long)out->offset);
+    int64_t M = out->shape[0], N = out->shape[1];
+    if (M == 0 || N == 0) return WGT_OK;
+    wgt_status st;
+    if ((st = check_u32("matmul_quantized output", (uint64_t)M * (uint64_t)N)) != WGT_OK ||
+        (st = check_u32("matmul_quantized x", (uint64_t)x->shape[0] * (uint64_t)x->shape[1])) != WGT_OK)
+        return st;
+    int tm = rows_per_group(M);
+    matmul_params p = {(uint32_t)M, (uint32_t)N, (uint32_t)(wt->shape[1] / QK), (uint32_t)(wt->offset / QK),
+                       (uint32_t)(wt->strides[0] / QK), (uint32_t)x->offset, (int32_t)x->strides[0],
+                       (int32_t)x->strides[1]};
+    quant_kernel k = {"quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm, int8};
+    wgt_pipeline *pl;
+    if ((st = quant_pipeline(w, &k, 3, &pl)) != WGT_OK) return st;
+    wgt_buffer *buffers[3] = {x->buffer, wt->buffer, out->buffer};
+    uint64_t groups = (uint64_t)N * (uint64_t)((M + tm - 1) / tm);
+    return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, groups);
+}

@@ -1,0 +1,392 @@
+/*
+ * Quantized block types q8_0 and q4_0: quantization bit for bit against ggml's reference
+ * rounding (written out here), dequantization, the quantized matrix product against a
+ * float64 product of the dequantized weights, embedding lookups, views and byte I/O.
+ * The errors (block-cutting views, other ops given block types) are in test_quant_errors.c.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+
+#define QK 32
+
+static size_t block_bytes(wgt_dtype t) { return t == WGT_Q8_0 ? 34 : 18; }
+
+/* ggml's quantize_row_q8_0_ref / quantize_row_q4_0_ref for one block. */
+static void ref_quantize_block(wgt_dtype t, const float *x, unsigned char *out) {
+    float amax = 0.0f, max = 0.0f;
+    for (int i = 0; i < QK; i++)
+        if (amax < fabsf(x[i])) {
+            amax = fabsf(x[i]);
+            max = x[i];
+        }
+    float d = t == WGT_Q8_0 ? amax / 127.0f : max / -8.0f;
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    uint16_t h = wgt_f32_to_f16(d);
+    out[0] = (unsigned char)(h & 0xff);
+    out[1] = (unsigned char)(h >> 8);
+    if (t == WGT_Q8_0) {
+        for (int i = 0; i < QK; i++) out[2 + i] = (unsigned char)(int8_t)roundf(x[i] * id);
+        return;
+    }
+    for (int i = 0; i < QK / 2; i++) {
+        int8_t a = (int8_t)(x[i] * id + 8.5f), b = (int8_t)(x[i + QK / 2] * id + 8.5f);
+        out[2 + i] = (unsigned char)((a < 15 ? a : 15) | (b < 15 ? b : 15) << 4);
+    }
+}
+
+static float ref_value(wgt_dtype t, const unsigned char *block, int i) {
+    float d = wgt_f16_to_f32((uint16_t)(block[0] | block[1] << 8));
+    int q = t == WGT_Q8_0 ? (int8_t)block[2 + i]
+                          : (i < QK / 2 ? block[2 + i] & 0xf : block[2 + i - QK / 2] >> 4) - 8;
+    return (float)q * d;
+}
+
+/* Deterministic values with blocks of every kind that matters to the rounding: random
+ * magnitudes, all zeros, a lone negative extreme, exact ties, tiny values. */
+static void fill_values(float *x, int64_t n, uint32_t seed) {
+    uint32_t s = seed * 2654435761u + 1;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        float u = (float)(s >> 8) / 16777216.0f - 0.5f;
+        int64_t block = i / QK, j = i % QK;
+        switch (block % 7) {
+        case 0: x[i] = u * 8.0f; break;
+        case 1: x[i] = 0.0f; break;
+        case 2: x[i] = j == 5 ? -3.0f : u; break;
+        case 3: x[i] = j == 0 ? 127.0f : (float)(j - 16) + 0.5f; break; /* q8_0: d = 1, every value a tie */
+        case 4: x[i] = u * 1e-3f; break;
+        case 5: x[i] = j == 0 ? -8.0f : (float)(j % 16 - 8) + 0.5f; break; /* q4_0: d = 1, x / d + 8.5 whole */
+        default: x[i] = u * 300.0f; break;
+        }
+    }
+}
+
+static void ref_quantize(wgt_dtype t, const float *x, int64_t n, unsigned char *out) {
+    for (int64_t b = 0; b < n / QK; b++) ref_quantize_block(t, x + b * QK, out + b * block_bytes(t));
+}
+
+static const wgt_dtype block_types[2] = {WGT_Q8_0, WGT_Q4_0};
+
+TEST_BACKENDS(quant_quantize_matches_ggml_bit_for_bit) {
+    const int64_t shapes[][2] = {{1, 32}, {3, 64}, {33, 96}, {7, 4096}};
+    for (int ti = 0; ti < 2; ti++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            wgt_dtype t = block_types[ti];
+            int64_t R = shapes[si][0], K = shapes[si][1], n = R * K;
+            float *x = malloc(sizeof(float) * (size_t)n);
+            size_t nb = (size_t)(n / QK) * block_bytes(t);
+            unsigned char *want = malloc(nb), *got = malloc(nb);
+            fill_values(x, n, (uint32_t)(si * 7 + ti));
+            ref_quantize(t, x, n, want);
+            wgt_tensor *a = wgt_tensor_from_data(ctx, WGT_F32, 2, shapes[si], x, sizeof(float) * (size_t)n,
+                                                 WGT_USAGE_DEFAULT);
+            wgt_tensor *q = wgt_quantize(a, t);
+            CHECK(q && wgt_tensor_dtype(q) == t && wgt_tensor_nbytes(q) == nb, "%s", wgt_last_error());
+            CHECK(wgt_tensor_read(q, got, nb) == WGT_OK, "%s", wgt_last_error());
+            size_t bad = 0;
+            while (bad < nb && got[bad] == want[bad]) bad++;
+            CHECK(bad == nb, "%s [%lld, %lld]: byte %zu (block %zu) is %u, ggml gives %u", wgt_dtype_name(t),
+                  (long long)R, (long long)K, bad, bad / block_bytes(t), bad < nb ? got[bad] : 0,
+                  bad < nb ? want[bad] : 0);
+            /* Dequantization is one multiply: bit for bit too. */
+            wgt_tensor *d = wgt_dequantize(q, WGT_F32);
+            float *back = malloc(sizeof(float) * (size_t)n);
+            CHECK(wgt_tensor_read(d, back, sizeof(float) * (size_t)n) == WGT_OK, "%s", wgt_last_error());
+            int64_t wrong = -1;
+            for (int64_t i = 0; i < n && wrong < 0; i++) {
+                float r = ref_value(t, want + (size_t)(i / QK) * block_bytes(t), (int)(i % QK));
+                if (memcmp(&r, &back[i], 4) != 0) wrong = i;
+            }
+            CHECK(wrong < 0, "%s dequantized element %lld differs", wgt_dtype_name(t), (long long)wrong);
+            free(x), free(want), free(got), free(back);
+            wgt_release(a), wgt_release(q), wgt_release(d);
+        }
+}
+
+/* f16 input, a transposed (strided) input and wgt_cast both ways. */
+TEST_BACKENDS(quant_quantize_f16_strided_and_cast) {
+    int64_t K = 64, R = 5, n = K * R;
+    float x[320], xt[320];
+    fill_values(x, n, 11);
+    for (int ti = 0; ti < 2; ti++) {
+        wgt_dtype t = block_types[ti];
+        size_t nb = (size_t)(n / QK) * block_bytes(t);
+        unsigned char want[340], got[340];
+        /* f16: ggml quantizes the f32 value of each f16. */
+        uint16_t h[320];
+        float hf[320];
+        for (int i = 0; i < n; i++) h[i] = wgt_f32_to_f16(x[i]), hf[i] = wgt_f16_to_f32(h[i]);
+        ref_quantize(t, hf, n, want);
+        int64_t shape[2] = {R, K};
+        wgt_tensor *a16 = wgt_tensor_from_data(ctx, WGT_F16, 2, shape, h, sizeof h, WGT_USAGE_DEFAULT);
+        wgt_tensor *q16 = wgt_cast(a16, t);
+        CHECK(q16 && wgt_tensor_read(q16, got, nb) == WGT_OK && memcmp(got, want, nb) == 0, "%s from f16: %s",
+              wgt_dtype_name(t), wgt_last_error());
+        /* A [K, R] tensor transposed: rows with stride 1 and elements R apart. */
+        for (int r = 0; r < R; r++)
+            for (int k = 0; k < K; k++) xt[k * R + r] = x[r * K + k];
+        ref_quantize(t, x, n, want);
+        int64_t tshape[2] = {K, R};
+        wgt_tensor *b = wgt_tensor_from_data(ctx, WGT_F32, 2, tshape, xt, sizeof xt, WGT_USAGE_DEFAULT);
+        wgt_tensor *bt = wgt_transpose(b, 0, 1);
+        wgt_tensor *qt = wgt_quantize(bt, t);
+        CHECK(qt && wgt_tensor_read(qt, got, nb) == WGT_OK && memcmp(got, want, nb) == 0, "%s of a transposed view: %s",
+              wgt_dtype_name(t), wgt_last_error());
+        /* Back to f16 through wgt_cast: the f32 value rounded once. */
+        wgt_tensor *d16 = wgt_cast(qt, WGT_F16);
+        uint16_t back[320];
+        CHECK(d16 && wgt_tensor_dtype(d16) == WGT_F16 && wgt_tensor_read(d16, back, sizeof back) == WGT_OK, "%s",
+              wgt_last_error());
+        int wrong = -1;
+        for (int i = 0; i < n && wrong < 0; i++)
+            if (back[i] != wgt_f32_to_f16(ref_value(t, want + (size_t)(i / QK) * block_bytes(t), i % QK))) wrong = i;
+        CHECK(wrong < 0, "%s to f16: element %d", wgt_dtype_name(t), wrong);
+        wgt_release(a16), wgt_release(q16), wgt_release(b), wgt_release(bt), wgt_release(qt), wgt_release(d16);
+    }
+}
+
+/* x @ w^T against a float64 product with the dequantized weights. The kernels add in f32:
+ * within a block 32 products, then the block sums, so the error is bounded by
+ * (32 + K / 32) f32 roundings of the sum of magnitudes. */
+static void check_matmul(wgt_context *ctx, wgt_dtype t, int64_t M, int64_t N, int64_t K, int strided, uint32_t seed) {
+    float *w = malloc(sizeof(float) * (size_t)(N * K)), *x = malloc(sizeof(float) * (size_t)(M * K * 2));
+    fill_values(w, N * K, seed);
+    for (int64_t i = 0; i < M * K * 2; i++) x[i] = sinf((float)i * 0.7f + (float)seed) * 2.0f;
+    size_t nb = (size_t)(N * K / QK) * block_bytes(t);
+    unsigned char *qb = malloc(nb);
+    ref_quantize(t, w, N * K, qb);
+    int64_t wshape[2] = {N, K};
+    wgt_tensor *wq = wgt_tensor_from_data(ctx, t, 2, wshape, qb, nb, WGT_USAGE_DEFAULT);
+    wgt_tensor *xt, *xbase;
+    if (strided) { /* x is every other row of a [2M, K] tensor */
+        int64_t xshape[2] = {2 * M, K};
+        xbase = wgt_tensor_from_data(ctx, WGT_F32, 2, xshape, x, sizeof(float) * (size_t)(2 * M * K), WGT_USAGE_DEFAULT);
+        xt = wgt_slice(xbase, 0, 1, 2 * M, 2);
+    } else {
+        int64_t xshape[2] = {M, K};
+        xbase = wgt_tensor_from_data(ctx, WGT_F32, 2, xshape, x, sizeof(float) * (size_t)(M * K), WGT_USAGE_DEFAULT);
+        xt = wgt_retain(xbase);
+    }
+    wgt_tensor *y = wgt_matmul_quantized(xt, wq);
+    float *got = malloc(sizeof(float) * (size_t)(M * N));
+    CHECK(y && wgt_tensor_read(y, got, sizeof(float) * (size_t)(M * N)) == WGT_OK, "%s: %s", wgt_dtype_name(t),
+          wgt_last_error());
+    int bad = 0;
+    for (int64_t m = 0; m < M && !bad; m++)
+        for (int64_t n = 0; n < N && !bad; n++) {
+            double sum = 0, mag = 0;
+            const float *xr = x + (strided ? (2 * m + 1) : m) * K;
+            for (int64_t k = 0; k < K; k++) {
+                double p = (double)xr[k] * ref_value(t, qb + (size_t)((n * K + k) / QK) * block_bytes(t), (int)(k % QK));
+                sum += p;
+                mag += fabs(p);
+            }
+            double tol = ldexp(1, -23) * (double)(QK + K / QK) * mag + 1e-30;
+            if (fabs(got[m * N + n] - sum) > tol) {
+                bad = 1;
+                CHECK(0, "%s M=%lld N=%lld K=%lld strided=%d: out[%lld, %lld] = %.9g, float64 %.9g (tolerance %.3g)",
+                      wgt_dtype_name(t), (long long)M, (long long)N, (long long)K, strided, (long long)m, (long long)n,
+                      got[m * N + n], sum, tol);
+            }
+        }
+    free(w), free(x), free(qb), free(got);
+    wgt_release(wq), wgt_release(xbase), wgt_release(xt), wgt_release(y);
+}
+
+TEST_BACKENDS(quant_matmul_against_float64) {
+    const int64_t cases[][3] = {{1, 1, 32}, {1, 67, 4096}, {3, 5, 96}, {33, 17, 64}, {8, 9, 128}, {5, 130, 256}};
+    for (int ti = 0; ti < 2; ti++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (int strided = 0; strided < 2; strided++)
+                check_matmul(ctx, block_types[ti], cases[c][0], cases[c][1], cases[c][2], strided, (uint32_t)(c + 3 * ti));
+}
+
+/* wgt_linear with a quantized weight and a bias, batched x and f16 x. */
+TEST_BACKENDS(quant_linear_bias_and_f16) {
+    int64_t N = 6, K = 64;
+    int64_t wshape[2] = {N, K}, xshape[3] = {2, 3, K}, bshape[1] = {N};
+    wgt_tensor *w = wgt_rand_normal(ctx, WGT_F32, 2, wshape, 0, 1, 5);
+    wgt_tensor *x = wgt_rand_normal(ctx, WGT_F32, 3, xshape, 0, 1, 6);
+    wgt_tensor *bias = wgt_rand_normal(ctx, WGT_F32, 1, bshape, 0, 1, 7);
+    wgt_tensor *wq = wgt_quantize(w, WGT_Q4_0);
+    wgt_tensor *wd = wgt_dequantize(wq, WGT_F32);
+    wgt_tensor *y = wgt_linear(x, wq, bias), *ref = wgt_linear(x, wd, bias);
+    CHECK(y && wgt_tensor_ndim(y) == 3 && wgt_tensor_shape(y)[2] == N, "%s", wgt_last_error());
+    float a[36], b[36];
+    CHECK(wgt_tensor_read(y, a, sizeof a) == WGT_OK && wgt_tensor_read(ref, b, sizeof b) == WGT_OK, "%s",
+          wgt_last_error());
+    for (int i = 0; i < 36; i++) CHECK(fabsf(a[i] - b[i]) <= 1e-5f * (1 + fabsf(b[i])), "[%d] %g vs %g", i, a[i], b[i]);
+    wgt_tensor *x16 = wgt_cast(x, WGT_F16), *b16 = wgt_cast(bias, WGT_F16);
+    wgt_tensor *y16 = wgt_linear(x16, wq, b16);
+    uint16_t h[36];
+    CHECK(y16 && wgt_tensor_dtype(y16) == WGT_F16 && wgt_tensor_read(y16, h, sizeof h) == WGT_OK, "%s",
+          wgt_last_error());
+    for (int i = 0; i < 36; i++)
+        CHECK(fabsf(wgt_f16_to_f32(h[i]) - b[i]) <= 4e-3f * (1 + fabsf(b[i])), "f16 [%d] %g vs %g", i,
+              wgt_f16_to_f32(h[i]), b[i]);
+    wgt_release(w), wgt_release(x), wgt_release(bias), wgt_release(wq), wgt_release(wd), wgt_release(y);
+    wgt_release(ref), wgt_release(x16), wgt_release(b16), wgt_release(y16);
+}
+
+/* Embedding lookup in a quantized table gives f32 rows, the dequantized rows exactly. */
+TEST_BACKENDS(quant_gather_rows) {
+    int64_t V = 9, K = 96;
+    int64_t shape[2] = {V, K};
+    wgt_tensor *table = wgt_rand_normal(ctx, WGT_F32, 2, shape, 0, 1, 9);
+    int32_t idx[4] = {8, 0, 3, 3};
+    int64_t ishape[2] = {2, 2};
+    wgt_tensor *ids = wgt_tensor_from_data(ctx, WGT_I32, 2, ishape, idx, sizeof idx, WGT_USAGE_DEFAULT);
+    for (int ti = 0; ti < 2; ti++) {
+        wgt_tensor *q = wgt_quantize(table, block_types[ti]);
+        wgt_tensor *d = wgt_dequantize(q, WGT_F32);
+        wgt_tensor *g = wgt_gather_rows(q, ids);
+        CHECK(g && wgt_tensor_dtype(g) == WGT_F32 && wgt_tensor_ndim(g) == 3, "%s", wgt_last_error());
+        float all[9 * 96], rows[4 * 96];
+        CHECK(wgt_tensor_read(d, all, sizeof all) == WGT_OK && wgt_tensor_read(g, rows, sizeof rows) == WGT_OK, "%s",
+              wgt_last_error());
+        for (int i = 0; i < 4; i++)
+            CHECK(memcmp(rows + i * K, all + idx[i] * K, sizeof(float) * (size_t)K) == 0, "%s row %d",
+                  wgt_dtype_name(block_types[ti]), i);
+        /* Out of range: an error naming the index, as for other tables. */
+        int32_t badv[1] = {9};
+        int64_t one = 1;
+        wgt_tensor *bad = wgt_tensor_from_data(ctx, WGT_I32, 1, &one, badv, sizeof badv, WGT_USAGE_DEFAULT);
+        CHECK_ERROR(!wgt_gather_rows(q, bad), WGT_ERR_INVALID_ARGUMENT, "9");
+        /* Indices computed on the device are checked there: the read reports them. */
+        wgt_tensor *dev = wgt_add_scalar(bad, 0);
+        wgt_tensor *gd = wgt_gather_rows(q, dev);
+        float tmp[96];
+        CHECK_ERROR(wgt_tensor_read(gd, tmp, sizeof tmp) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "9");
+        wgt_release(q), wgt_release(d), wgt_release(g), wgt_release(bad), wgt_release(dev), wgt_release(gd);
+    }
+    wgt_release(table), wgt_release(ids);
+}
+
+/* Bytes in and out unchanged; a row slice is a view whose bytes are its rows' blocks, and a
+ * product through it reads those rows. */
+TEST_BACKENDS(quant_bytes_and_row_views) {
+    int64_t shape[2] = {4, 64};
+    unsigned char bytes[4 * 2 * 34];
+    for (size_t i = 0; i < sizeof bytes; i++) bytes[i] = (unsigned char)(i * 37 + 11);
+    for (int b = 0; b < 8; b++) bytes[b * 34 + 1] = 0x3c; /* scales near 1, finite */
+    wgt_tensor *q = wgt_tensor_from_data(ctx, WGT_Q8_0, 2, shape, bytes, sizeof bytes, WGT_USAGE_DEFAULT);
+    unsigned char back[sizeof bytes];
+    CHECK(q && wgt_tensor_read(q, back, sizeof back) == WGT_OK && memcmp(back, bytes, sizeof back) == 0, "%s",
+          wgt_last_error());
+    wgt_tensor *rows = wgt_slice(q, 0, 1, 3, 1);
+    unsigned char part[2 * 2 * 34];
+    CHECK(rows && wgt_tensor_nbytes(rows) == sizeof part && wgt_tensor_read(rows, part, sizeof part) == WGT_OK &&
+              memcmp(part, bytes + 68, sizeof part) == 0,
+          "%s", wgt_last_error());
+    /* The view's dequantized values are those of rows 1 and 2 of the whole. */
+    wgt_tensor *dall = wgt_dequantize(q, WGT_F32), *dpart = wgt_dequantize(rows, WGT_F32);
+    float fa[256], fp[128];
+    CHECK(wgt_tensor_read(dall, fa, sizeof fa) == WGT_OK && wgt_tensor_read(dpart, fp, sizeof fp) == WGT_OK &&
+              memcmp(fp, fa + 64, sizeof fp) == 0,
+          "%s", wgt_last_error());
+    /* Writing the view changes only its blocks. */
+    unsigned char zero[2 * 2 * 34] = {0};
+    CHECK(wgt_tensor_write(rows, zero, sizeof zero) == WGT_OK, "%s", wgt_last_error());
+    CHECK(wgt_tensor_read(q, back, sizeof back) == WGT_OK && memcmp(back, bytes, 68) == 0 &&
+              memcmp(back + 68, zero, sizeof zero) == 0 && memcmp(back + 204, bytes + 204, 68) == 0,
+          "view write");
+    /* Reshape of whole rows and a block-aligned column slice are views too. */
+    int64_t flat[1] = {256};
+    wgt_tensor *r1 = wgt_reshape(q, 1, flat);
+    wgt_tensor *cols = wgt_slice(q, 1, 32, 64, 1);
+    CHECK(r1 && cols && wgt_tensor_nbytes(cols) == 4 * 34, "%s", wgt_last_error());
+    wgt_release(q), wgt_release(rows), wgt_release(dall), wgt_release(dpart), wgt_release(r1), wgt_release(cols);
+}
+
+/* Both backends give the same bytes, values and products for the same input: the GPU's
+ * quantizer rounds exactly as the CPU's. */
+TEST(quant_backends_agree) {
+    wgt_context *cpu, *gpu;
+    if (!test_backend_pair(&cpu, &gpu)) return;
+    int64_t shape[2] = {19, 160}, xshape[2] = {4, 160};
+    for (int ti = 0; ti < 2; ti++) {
+        wgt_dtype t = block_types[ti];
+        unsigned char b[2][19 * 5 * 34];
+        float y[2][4 * 19];
+        wgt_context *cs[2] = {cpu, gpu};
+        for (int k = 0; k < 2; k++) {
+            wgt_tensor *a = wgt_rand_normal(cs[k], WGT_F32, 2, shape, 0, 3, 21);
+            wgt_tensor *x = wgt_rand_normal(cs[k], WGT_F32, 2, xshape, 0, 1, 22);
+            wgt_tensor *q = wgt_quantize(a, t);
+            wgt_tensor *m = wgt_matmul_quantized(x, q);
+            CHECK(wgt_tensor_read(q, b[k], wgt_tensor_nbytes(q)) == WGT_OK && wgt_tensor_read(m, y[k], sizeof y[k]) == WGT_OK,
+                  "%s", wgt_last_error());
+            wgt_release(a), wgt_release(x), wgt_release(q), wgt_release(m);
+        }
+        CHECK(memcmp(b[0], b[1], (size_t)(19 * 5) * block_bytes(t)) == 0, "%s bytes differ", wgt_dtype_name(t));
+        for (int i = 0; i < 4 * 19; i++)
+            CHECK(fabsf(y[0][i] - y[1][i]) <= 1e-5f * (1 + fabsf(y[0][i])), "%s product %d: %g vs %g", wgt_dtype_name(t),
+                  i, y[0][i], y[1][i]);
+    }
+    wgt_context_release(cpu);
+    wgt_context_release(gpu);
+}
+
+/* WGT_QUANT_INT8=1: x is quantized to q8 per block and the integer dot products scaled. The
+ * result differs from the float64 product of the dequantized weights by at most what
+ * rounding x costs: half a step d_x of each block times the block's weight magnitudes, plus
+ * f32 roundings. The same input on the f32 path is checked above. */
+TEST_BACKENDS(quant_matmul_int8_activations) {
+    test_saved_env saved = test_env_set("WGT_QUANT_INT8", "1");
+    wgt_context_options o = {0};
+    o.backend = wgt_context_backend(ctx);
+    o.quiet = 1;
+    wgt_context *c = wgt_context_create(&o);
+    test_env_restore(&saved);
+    CHECK(c != NULL, "%s", wgt_last_error());
+    if (!c) return;
+    const int64_t cases[][3] = {{1, 67, 4096}, {3, 5, 96}, {9, 17, 64}};
+    for (int ti = 0; ti < 2; ti++)
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+            wgt_dtype t = block_types[ti];
+            int64_t M = cases[ci][0], N = cases[ci][1], K = cases[ci][2];
+            float *w = malloc(sizeof(float) * (size_t)(N * K)), *x = malloc(sizeof(float) * (size_t)(M * K));
+            fill_values(w, N * K, (uint32_t)ci);
+            for (int64_t i = 0; i < M * K; i++) x[i] = sinf((float)i * 0.37f) * (float)(1 + i % 5);
+            size_t nb = (size_t)(N * K / QK) * block_bytes(t);
+            unsigned char *qb = malloc(nb);
+            ref_quantize(t, w, N * K, qb);
+            int64_t ws[2] = {N, K}, xs[2] = {M, K};
+            wgt_tensor *wq = wgt_tensor_from_data(c, t, 2, ws, qb, nb, WGT_USAGE_DEFAULT);
+            wgt_tensor *xt = wgt_tensor_from_data(c, WGT_F32, 2, xs, x, sizeof(float) * (size_t)(M * K), WGT_USAGE_DEFAULT);
+            wgt_tensor *y = wgt_matmul_quantized(xt, wq);
+            float *got = malloc(sizeof(float) * (size_t)(M * N));
+            CHECK(y && wgt_tensor_read(y, got, sizeof(float) * (size_t)(M * N)) == WGT_OK, "%s", wgt_last_error());
+            int bad = 0, exact_everywhere = 1;
+            for (int64_t m = 0; m < M && !bad; m++)
+                for (int64_t n = 0; n < N && !bad; n++) {
+                    double sum = 0, mag = 0, bound = 0;
+                    for (int64_t b = 0; b < K / QK; b++) {
+                        double amax = 0, wmag = 0;
+                        for (int i = 0; i < QK; i++) amax = fmax(amax, fabs(x[m * K + b * QK + i]));
+                        for (int i = 0; i < QK; i++) {
+                            double wv = ref_value(t, qb + (size_t)((n * K + b * QK + i) / QK) * block_bytes(t), i);
+                            double p = wv * x[m * K + b * QK + i];
+                            sum += p, mag += fabs(p), wmag += fabs(wv);
+                        }
+                        bound += (amax / 127.0) * 0.5 * wmag * (1 + 1e-6);
+                    }
+                    double err = fabs(got[m * N + n] - sum), tol = bound + ldexp(1, -22) * (double)(QK + K / QK) * mag;
+                    if (err > ldexp(1, -20) * mag) exact_everywhere = 0;
+                    if (err > tol) {
+                        bad = 1;
+                        CHECK(0, "%s M=%lld N=%lld K=%lld: out[%lld, %lld] = %.9g, float64 %.9g (bound %.3g)",
+                              wgt_dtype_name(t), (long long)M, (long long)N, (long long)K, (long long)m, (long long)n,
+                              got[m * N + n], sum, tol);
+                    }
+                }
+            /* The path ran: rounding x shows somewhere. */
+            CHECK(!exact_everywhere, "%s: the int8 path gave f32 results", wgt_dtype_name(t));
+            free(w), free(x), free(qb), free(got);
+            wgt_release(wq), wgt_release(xt), wgt_release(y);
+        }
+    wgt_context_release(c);
+}

@@ -1,0 +1,228 @@
+/*
+ * `wgtensor bench-quant`: what quantized weights buy in decoding, on one device.
+ *   copy     the bandwidth floor: an elementwise copy of a large f32 tensor (bytes read + written)
+ *   matvec   x @ W^T for a square W in f16, q8_0 and q4_0: weight bytes read per second, and as a
+ *            fraction of the copy bandwidth
+ *   decode   a random Llama-shaped model (tools/llama.c) in f16, q8_0 and q4_0: tokens per second
+ *            one token at a time with the KV cache, against the floor (copy bandwidth over the
+ *            weight bytes a token reads)
+ *   prefill  the q4_0 model over a prompt of --prefill tokens: tokens per second
+ * then the q8_0 and q4_0 rows again in a context with WGT_QUANT_INT8=1 (x quantized to q8 on
+ * the fly, integer dot products): which path pays on the device.
+ * Times are the wall clock over batches that end in a sync; a table on stdout, JSON with --json.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gen_options.h"
+#include "llama.h"
+
+static double bq_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef wgt_tensor *(*op_fn)(void *arg);
+
+/* Seconds per run of op: a warm-up run, then batches of runs (each result released, the batch
+ * evaluated and synced) for at least 0.3 s; the best batch. */
+static double time_op(wgt_context *ctx, op_fn op, void *arg) {
+    wgt_tensor *t = op(arg);
+    if (!t || wgt_eval(1, &t) != WGT_OK || wgt_context_sync(ctx) != WGT_OK) {
+        wgt_release(t);
+        return -1;
+    }
+    wgt_release(t);
+    double best = 1e30, start = bq_seconds();
+    int runs = 4;
+    while (bq_seconds() - start < 0.3) {
+        double t0 = bq_seconds();
+        for (int i = 0; i < runs; i++) {
+            wgt_tensor *r = op(arg);
+            if (!r || wgt_eval(1, &r) != WGT_OK) {
+                wgt_release(r);
+                return -1;
+            }
+            wgt_release(r);
+        }
+        if (wgt_context_sync(ctx) != WGT_OK) return -1;
+        double per = (bq_seconds() - t0) / runs;
+        if (per < best) best = per;
+        if (per * runs < 0.05 && runs < 256) runs *= 2;
+    }
+    return best;
+}
+
+typedef struct {
+    wgt_tensor *x, *w;
+} pair;
+
+static wgt_tensor *copy_op(void *arg) { return wgt_add_scalar(((pair *)arg)->x, 0.0); }
+static wgt_tensor *linear_op(void *arg) { return wgt_linear(((pair *)arg)->x, ((pair *)arg)->w, NULL); }
+
+typedef struct {
+    const char *name;
+    double value;
+    const char *unit;
+    double fraction; /* of the floor, or < 0 */
+} result;
+
+static void report(result *r, int *n, const char *name, double value, const char *unit, double fraction) {
+    r[*n].name = name, r[*n].value = value, r[*n].unit = unit, r[*n].fraction = fraction;
+    printf("%-28s %12.2f %-9s", name, value, unit);
+    if (fraction >= 0) printf("  %5.1f%% of the floor", fraction * 100);
+    printf("\n");
+    fflush(stdout);
+    (*n)++;
+}
+
+/* Tokens per second decoding `steps` tokens after a one-token prompt; -1 on failure. */
+static double decode_rate(llama_model *m, int64_t steps) {
+    int32_t tok = 1;
+    float *logits = malloc(sizeof(float) * (size_t)m->c.vocab);
+    wgt_tensor *l = logits ? llama_forward(m, &tok, 1, 0) : NULL;
+    int ok = l && wgt_tensor_read(l, logits, sizeof(float) * (size_t)m->c.vocab) == WGT_OK;
+    wgt_release(l);
+    int64_t pos = 1;
+    if (steps > m->c.context - 2) steps = m->c.context - 2;
+    double t0 = bq_seconds();
+    for (int64_t i = 0; i < steps && ok; i++) {
+        tok = (int32_t)((tok * 7 + 3) % m->c.vocab); /* no sampling cost: the device's time only */
+        l = llama_forward(m, &tok, 1, pos++);
+        ok = l && wgt_tensor_read(l, logits, sizeof(float) * (size_t)m->c.vocab) == WGT_OK;
+        wgt_release(l);
+    }
+    double dt = bq_seconds() - t0;
+    free(logits);
+    return ok ? (double)steps / dt : -1;
+}
+
+static double prefill_rate(llama_model *m, int64_t n) {
+    if (n > m->c.context) n = m->c.context;
+    int32_t *ids = malloc(sizeof(int32_t) * (size_t)n);
+    float *logits = malloc(sizeof(float) * (size_t)m->c.vocab);
+    int ok = ids && logits;
+    for (int64_t i = 0; ok && i < n; i++) ids[i] = (int32_t)(i % m->c.vocab);
+    double best = 1e30;
+    for (int rep = 0; rep < 3 && ok; rep++) { /* the first run compiles the kernels */
+        double t0 = bq_seconds();
+        wgt_tensor *l = llama_forward(m, ids, n, 0);
+        ok = l && wgt_tensor_read(l, logits, sizeof(float) * (size_t)m->c.vocab) == WGT_OK;
+        wgt_release(l);
+        if (rep > 0 && bq_seconds() - t0 < best) best = bq_seconds() - t0;
+    }
+    free(ids);
+    free(logits);
+    return ok ? (double)n / best : -1;
+}
+
+/* Weight GB/s of x @ w^T for w16 as it is (k 0), or quantized to q8_0 (1) or q4_0 (2). */
+static int matvec_row(wgt_context *ctx, wgt_tensor *w16, int k, const int64_t *xs, double bw, const char *name,
+                      result *r, int *nr) {
+    pair p = {wgt_rand_normal(ctx, k ? WGT_F32 : WGT_F16, 2, xs, 0, 1, 3),
+              k == 0 ? wgt_retain(w16) : wgt_quantize(w16, k == 1 ? WGT_Q8_0 : WGT_Q4_0)};
+    double s = p.x && p.w ? time_op(ctx, linear_op, &p) : -1;
+    double gbs = s > 0 ? (double)wgt_tensor_nbytes(p.w) / s / 1e9 : -1;
+    wgt_release(p.x), wgt_release(p.w);
+    if (gbs <= 0) return -1;
+    report(r, nr, name, gbs, "GB/s", gbs / bw);
+    return 0;
+}
+
+/* Decode tokens/s of the random model in f16 (k 0), q8_0 (1) or q4_0 (2); with prefill, the
+ * prompt's tokens/s too. */
+static int decode_row(wgt_context *ctx, const gen_options *o, int k, double bw, const char *name, int prefill,
+                      result *r, int *nr) {
+    static const wgt_dtype types[3] = {(wgt_dtype)0, WGT_Q8_0, WGT_Q4_0};
+    llama_model m;
+    int rc = -1;
+    if (!llama_random(&m, ctx, &o->config, WGT_F16, o->seed) && (!types[k] || !llama_quantize(&m, types[k]))) {
+        double floor_rate = bw * 1e9 / llama_weight_bytes(&m), rate = decode_rate(&m, o->tokens);
+        if (rate > 0) {
+            report(r, nr, name, rate, "tokens/s", rate / floor_rate);
+            double pre = prefill ? prefill_rate(&m, o->prefill) : 0;
+            if (pre > 0) report(r, nr, "prefill q4_0", pre, "tokens/s", -1);
+            rc = 0;
+        }
+    }
+    llama_free(&m);
+    return rc;
+}
+
+int wgt_bench_quant_main(int argc, char **argv) {
+    gen_options o;
+    if (gen_parse(argc, argv, &o, 0)) return 2;
+    wgt_context_options co = {0};
+    co.backend = o.backend;
+    wgt_context *ctx = wgt_context_create(&co);
+    if (!ctx) {
+        fprintf(stderr, "bench-quant: %s\n", wgt_last_error());
+        return 1;
+    }
+    printf("device: %s\n", wgt_context_device_name(ctx));
+    result r[24];
+    int nr = 0, rc = 0;
+    wgt_context *int8_ctx = NULL;
+    int64_t N = o.matvec, ws[2] = {N, N}, xs[2] = {1, N};
+    wgt_tensor *w16 = NULL;
+    /* Copy bandwidth: 64 Mi f32 (16 Mi with --quick), read and written. */
+    int64_t big = o.quick ? (int64_t)1 << 22 : (int64_t)1 << 26;
+    pair cp = {wgt_rand_uniform(ctx, WGT_F32, 1, &big, 0, 1, 1), NULL};
+    double s = cp.x ? time_op(ctx, copy_op, &cp) : -1;
+    double bw = s > 0 ? 2.0 * 4.0 * (double)big / s / 1e9 : -1;
+    wgt_release(cp.x);
+    if (bw <= 0) goto fail;
+    report(r, &nr, "copy", bw, "GB/s", -1);
+    w16 = wgt_rand_normal(ctx, WGT_F16, 2, ws, 0, 0.02, 2);
+    static const char *const mv_names[3] = {"matvec f16", "matvec q8_0", "matvec q4_0"};
+    for (int k = 0; k < 3 && w16; k++)
+        if (matvec_row(ctx, w16, k, xs, bw, mv_names[k], r, &nr)) goto fail;
+    static const char *const dec_names[3] = {"decode f16", "decode q8_0", "decode q4_0"};
+    for (int k = 0; k < 3; k++)
+        if (decode_row(ctx, &o, k, bw, dec_names[k], k == 2, r, &nr)) goto fail;
+    /* The same with x quantized to q8 on the fly and integer dot products (WGT_QUANT_INT8). */
+    const char *was = getenv("WGT_QUANT_INT8");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("WGT_QUANT_INT8", "1", 1);
+    int8_ctx = wgt_context_create(&co);
+    if (saved) setenv("WGT_QUANT_INT8", saved, 1);
+    else unsetenv("WGT_QUANT_INT8");
+    free(saved);
+    wgt_release(w16);
+    w16 = int8_ctx ? wgt_rand_normal(int8_ctx, WGT_F16, 2, ws, 0, 0.02, 2) : NULL;
+    static const char *const i8_names[3] = {"", "matvec q8_0 int8", "matvec q4_0 int8"};
+    static const char *const i8_dec[3] = {"", "decode q8_0 int8", "decode q4_0 int8"};
+    for (int k = 1; k < 3 && w16; k++)
+        if (matvec_row(int8_ctx, w16, k, xs, bw, i8_names[k], r, &nr)) goto fail;
+    for (int k = 1; k < 3 && int8_ctx; k++)
+        if (decode_row(int8_ctx, &o, k, bw, i8_dec[k], 0, r, &nr)) goto fail;
+    if (!w16) goto fail;
+    goto done;
+fail:
+    fprintf(stderr, "bench-quant: %s\n", wgt_last_error());
+    rc = 1;
+done:
+    wgt_release(w16);
+    if (o.json) {
+        FILE *f = fopen(o.json, "w");
+        if (f) {
+            fprintf(f, "{\"device\": \"%s\", \"matvec\": %lld, \"model\": {\"dim\": %lld, \"layers\": %lld, \"heads\": %lld, "
+                       "\"kv_heads\": %lld, \"hidden\": %lld, \"vocab\": %lld, \"context\": %lld}, \"tokens\": %lld, "
+                       "\"prefill\": %lld, \"rows\": [",
+                    wgt_context_device_name(ctx), (long long)N, (long long)o.config.dim, (long long)o.config.layers,
+                    (long long)o.config.heads, (long long)o.config.kv_heads, (long long)o.config.hidden,
+                    (long long)o.config.vocab, (long long)o.config.context, (long long)o.tokens, (long long)o.prefill);
+            for (int i = 0; i < nr; i++)
+                fprintf(f, "%s{\"name\": \"%s\", \"value\": %.4f, \"unit\": \"%s\", \"fraction_of_floor\": %.4f}",
+                        i ? ", " : "", r[i].name, r[i].value, r[i].unit, r[i].fraction);
+            fprintf(f, "]}\n");
+            fclose(f);
+        }
+    }
+    wgt_context_release(int8_ctx);
+    wgt_context_release(ctx);
+    return rc;
+}

@@ -1,0 +1,349 @@
+/*
+ * The Llama-shaped decoder of tools/llama.h. The forward pass is ordinary lazy ops: each
+ * layer's keys and values go into its caches with wgt_kv_cache_append and attention reads
+ * slice views of the filled prefix, the query heads of a group viewed beside a broadcast of
+ * their key head. Rotary embeddings use wgtensor's rotate-half layout: files written by
+ * llama_save use it; llama.cpp's converted files permute q and k for ggml's interleaved
+ * rotation, and load here with that permutation left in (their text comes out wrong).
+ */
+#include "llama.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const layer_names[9] = {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+                                           "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"};
+
+static wgt_tensor **layer_slot(llama_layer *l, int i) {
+    wgt_tensor **slots[9] = {&l->attn_norm, &l->wq, &l->wk, &l->wv, &l->wo, &l->ffn_norm, &l->gate, &l->up, &l->down};
+    return slots[i];
+}
+
+static int make_caches(llama_model *m) {
+    int64_t hd = m->c.dim / m->c.heads, shape[3] = {m->c.kv_heads, m->c.context, hd};
+    for (int64_t i = 0; i < m->c.layers; i++) {
+        llama_layer *l = &m->layer[i];
+        if (!(l->k_cache = wgt_zeros(m->ctx, m->act, 3, shape)) || !(l->v_cache = wgt_zeros(m->ctx, m->act, 3, shape)))
+            return -1;
+    }
+    return 0;
+}
+
+static int check_config(const llama_config *c) {
+    if (c->dim <= 0 || c->layers <= 0 || c->heads <= 0 || c->kv_heads <= 0 || c->hidden <= 0 || c->vocab <= 0 ||
+        c->context <= 0 || c->dim % c->heads || c->heads % c->kv_heads || (c->dim / c->heads) % 2) {
+        fprintf(stderr, "llama: bad sizes: dim %lld, heads %lld, kv heads %lld (dim / heads must be even, heads a "
+                        "multiple of kv heads)\n", (long long)c->dim, (long long)c->heads, (long long)c->kv_heads);
+        return -1;
+    }
+    return 0;
+}
+
+int llama_random(llama_model *m, wgt_context *ctx, const llama_config *c, wgt_dtype weights, uint64_t seed) {
+    memset(m, 0, sizeof *m);
+    if (check_config(c)) return -1;
+    m->c = *c;
+    m->ctx = ctx;
+    m->act = weights == WGT_F16 ? WGT_F16 : WGT_F32;
+    if (!(m->layer = calloc((size_t)c->layers, sizeof *m->layer))) return -1;
+    int64_t hd = c->dim / c->heads, kvd = c->kv_heads * hd, d1[1] = {c->dim};
+    int64_t emb[2] = {c->vocab, c->dim}, sq[2] = {c->dim, c->dim}, skv[2] = {kvd, c->dim};
+    int64_t sg[2] = {c->hidden, c->dim}, sd[2] = {c->dim, c->hidden};
+    double std = 0.02;
+    if (!(m->embed = wgt_rand_normal(ctx, m->act, 2, emb, 0, 1, seed)) ||
+        !(m->output = wgt_rand_normal(ctx, m->act, 2, emb, 0, std, seed + 1)) ||
+        !(m->out_norm = wgt_ones(ctx, m->act, 1, d1)))
+        return -1;
+    for (int64_t i = 0; i < c->layers; i++) {
+        const int64_t *shapes[9] = {d1, sq, skv, skv, sq, d1, sg, sg, sd};
+        for (int k = 0; k < 9; k++) {
+            uint64_t s = seed + 16 + (uint64_t)i * 9 + (uint64_t)k;
+            wgt_tensor *t = k == 0 || k == 5 ? wgt_ones(ctx, m->act, 1, d1)
+                                             : wgt_rand_normal(ctx, m->act, 2, shapes[k], 0, std, s);
+            if (!(*layer_slot(&m->layer[i], k) = t)) return -1;
+        }
+    }
+    return make_caches(m);
+}
+
+/* An integer or float metadata value by key; 0 when absent or of another kind. */
+static int kv_number(const wgt_gguf *g, const char *key, double *out) {
+    const wgt_gguf_kv *kv = wgt_gguf_find_kv(g, key);
+    if (!kv || kv->type == WGT_GGUF_ARRAY || kv->type == WGT_GGUF_STRING) return 0;
+    switch (kv->type) {
+    case WGT_GGUF_UINT8: *out = *(const uint8_t *)kv->data; break;
+    case WGT_GGUF_INT8: *out = *(const int8_t *)kv->data; break;
+    case WGT_GGUF_UINT16: *out = *(const uint16_t *)kv->data; break;
+    case WGT_GGUF_INT16: *out = *(const int16_t *)kv->data; break;
+    case WGT_GGUF_UINT32: *out = *(const uint32_t *)kv->data; break;
+    case WGT_GGUF_INT32: *out = *(const int32_t *)kv->data; break;
+    case WGT_GGUF_UINT64: *out = (double)*(const uint64_t *)kv->data; break;
+    case WGT_GGUF_INT64: *out = (double)*(const int64_t *)kv->data; break;
+    case WGT_GGUF_FLOAT32: *out = *(const float *)kv->data; break;
+    case WGT_GGUF_FLOAT64: *out = *(const double *)kv->data; break;
+    default: return 0;
+    }
+    return 1;
+}
+
+static wgt_tensor *load_named(wgt_gguf *g, wgt_context *ctx, const char *name, int required) {
+    if (wgt_gguf_find_tensor(g, name) < 0) {
+        if (required) fprintf(stderr, "llama: the file has no tensor %s\n", name);
+        return NULL;
+    }
+    wgt_tensor *t = wgt_gguf_load(g, ctx, name, WGT_USAGE_DEFAULT);
+    if (!t) fprintf(stderr, "llama: %s: %s\n", name, wgt_last_error());
+    return t;
+}
+
+/* Norm weights and f16/f32 matrices take the activations' type; block types stay. */
+static wgt_tensor *as_act(wgt_tensor *t, wgt_dtype act) {
+    wgt_dtype d = wgt_tensor_dtype(t);
+    if (!t || d == act || d == WGT_Q8_0 || d == WGT_Q4_0) return t;
+    wgt_tensor *c = wgt_cast(t, act);
+    wgt_release(t);
+    return c;
+}
+
+int llama_load(llama_model *m, wgt_context *ctx, const char *path) {
+    memset(m, 0, sizeof *m);
+    wgt_gguf *g = wgt_gguf_open(path);
+    if (!g) return -1;
+    const wgt_gguf_kv *arch = wgt_gguf_find_kv(g, "general.architecture");
+    if (!arch || arch->type != WGT_GGUF_STRING || strcmp(((const wgt_gguf_string *)arch->data)->data, "llama")) {
+        fprintf(stderr, "llama: %s is not a llama model (general.architecture)\n", path);
+        wgt_gguf_close(g);
+        return -1;
+    }
+    double v[9] = {0, 0, 0, 0, 0, 2048, 10000, 1e-5, 0};
+    const char *keys[8] = {"llama.embedding_length", "llama.block_count", "llama.attention.head_count",
+                           "llama.attention.head_count_kv", "llama.feed_forward_length", "llama.context_length",
+                           "llama.rope.freq_base", "llama.attention.layer_norm_rms_epsilon"};
+    for (int i = 0; i < 8; i++)
+        if (!kv_number(g, keys[i], &v[i]) && i != 3 && i < 5) {
+            fprintf(stderr, "llama: %s lacks %s\n", path, keys[i]);
+            wgt_gguf_close(g);
+            return -1;
+        }
+    const wgt_gguf_tensor_info *te = wgt_gguf_tensor_at(g, wgt_gguf_find_tensor(g, "token_embd.weight"));
+    llama_config c = {(int64_t)v[0], (int64_t)v[1], (int64_t)v[2], v[3] > 0 ? (int64_t)v[3] : (int64_t)v[2],
+                      (int64_t)v[4], te ? te->shape[0] : 0, (int64_t)v[5], v[6], v[7]};
+    int rc = -1;
+    if (check_config(&c) || !(m->layer = calloc((size_t)c.layers, sizeof *m->layer))) goto done;
+    m->c = c;
+    m->ctx = ctx;
+    m->act = te && te->dtype == WGT_F16 ? WGT_F16 : WGT_F32;
+    if (!(m->embed = as_act(load_named(g, ctx, "token_embd.weight", 1), m->act)) ||
+        !(m->out_norm = as_act(load_named(g, ctx, "output_norm.weight", 1), m->act)))
+        goto done;
+    m->output = as_act(load_named(g, ctx, "output.weight", 0), m->act);
+    if (!m->output) m->output = wgt_retain(m->embed); /* tied embeddings */
+    for (int64_t i = 0; i < c.layers; i++)
+        for (int k = 0; k < 9; k++) {
+            char name[96];
+            snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)i, layer_names[k]);
+            if (!(*layer_slot(&m->layer[i], k) = as_act(load_named(g, ctx, name, 1), m->act))) goto done;
+        }
+    const wgt_gguf_kv *tok = wgt_gguf_find_kv(g, "tokenizer.ggml.tokens");
+    if (tok && tok->type == WGT_GGUF_ARRAY && tok->elem_type == WGT_GGUF_STRING && (int64_t)tok->count == c.vocab &&
+        (m->tokens = calloc((size_t)c.vocab, sizeof *m->tokens)))
+        for (int64_t i = 0; i < c.vocab; i++) m->tokens[i] = strdup(((const wgt_gguf_string *)tok->data)[i].data);
+    rc = make_caches(m);
+done:
+    wgt_gguf_close(g);
+    return rc;
+}
+
+int llama_quantize(llama_model *m, wgt_dtype type) {
+    wgt_tensor **mats[3] = {&m->embed, &m->output, NULL};
+    for (int k = 0; k < 2; k++) {
+        wgt_tensor *q = wgt_quantize(*mats[k], type);
+        if (!q) return -1;
+        wgt_release(*mats[k]);
+        *mats[k] = q;
+    }
+    for (int64_t i = 0; i < m->c.layers; i++)
+        for (int k = 0; k < 9; k++) {
+            wgt_tensor **slot = layer_slot(&m->layer[i], k);
+            if (wgt_tensor_ndim(*slot) != 2) continue;
+            wgt_tensor *q = wgt_quantize(*slot, type);
+            if (!q) return -1;
+            wgt_release(*slot);
+            *slot = q;
+        }
+    /* The quantized kernels take f32 activations. */
+    if (m->act != WGT_F32) {
+        m->act = WGT_F32;
+        m->out_norm = as_act(m->out_norm, WGT_F32);
+        for (int64_t i = 0; i < m->c.layers; i++) {
+            llama_layer *l = &m->layer[i];
+            l->attn_norm = as_act(l->attn_norm, WGT_F32);
+            l->ffn_norm = as_act(l->ffn_norm, WGT_F32);
+            wgt_release(l->k_cache), wgt_release(l->v_cache);
+            l->k_cache = l->v_cache = NULL;
+        }
+        return make_caches(m);
+    }
+    return 0;
+}
+
+static int set_u32(wgt_gguf_writer *w, const char *key, int64_t v) {
+    uint32_t x = (uint32_t)v;
+    wgt_gguf_kv kv = {key, WGT_GGUF_UINT32, WGT_GGUF_UINT32, 1, &x};
+    return wgt_gguf_writer_set(w, &kv) == WGT_OK ? 0 : -1;
+}
+
+static int set_f32(wgt_gguf_writer *w, const char *key, double v) {
+    float x = (float)v;
+    wgt_gguf_kv kv = {key, WGT_GGUF_FLOAT32, WGT_GGUF_FLOAT32, 1, &x};
+    return wgt_gguf_writer_set(w, &kv) == WGT_OK ? 0 : -1;
+}
+
+int llama_save(const llama_model *m, const char *path) {
+    wgt_gguf_writer *w = wgt_gguf_writer_create();
+    wgt_gguf_string arch = {5, "llama"};
+    wgt_gguf_kv a = {"general.architecture", WGT_GGUF_STRING, WGT_GGUF_STRING, 1, &arch};
+    const llama_config *c = &m->c;
+    int rc = !w || wgt_gguf_writer_set(w, &a) != WGT_OK || set_u32(w, "llama.embedding_length", c->dim) ||
+             set_u32(w, "llama.block_count", c->layers) || set_u32(w, "llama.attention.head_count", c->heads) ||
+             set_u32(w, "llama.attention.head_count_kv", c->kv_heads) ||
+             set_u32(w, "llama.feed_forward_length", c->hidden) || set_u32(w, "llama.context_length", c->context) ||
+             set_f32(w, "llama.rope.freq_base", c->rope_base) ||
+             set_f32(w, "llama.attention.layer_norm_rms_epsilon", c->eps) ||
+             wgt_gguf_writer_add_tensor(w, "token_embd.weight", m->embed) != WGT_OK ||
+             wgt_gguf_writer_add_tensor(w, "output_norm.weight", m->out_norm) != WGT_OK ||
+             wgt_gguf_writer_add_tensor(w, "output.weight", m->output) != WGT_OK;
+    for (int64_t i = 0; i < c->layers && !rc; i++)
+        for (int k = 0; k < 9 && !rc; k++) {
+            char name[96];
+            snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)i, layer_names[k]);
+            rc = wgt_gguf_writer_add_tensor(w, name, *layer_slot(&m->layer[i], k)) != WGT_OK;
+        }
+    if (!rc) rc = wgt_gguf_writer_save(w, path, 0) != WGT_OK;
+    wgt_gguf_writer_release(w);
+    return rc ? -1 : 0;
+}
+
+/* Releases the second tensor and returns the first: chains of ops below read as assignments. */
+static wgt_tensor *then(wgt_tensor *result, wgt_tensor *done) {
+    wgt_release(done);
+    return result;
+}
+
+/* One layer's attention for x [n, dim] at positions pos..: [n, dim]. */
+static wgt_tensor *attention(llama_model *m, llama_layer *l, wgt_tensor *h, wgt_tensor *positions, int64_t n,
+                             int64_t pos) {
+    const llama_config *c = &m->c;
+    int64_t hd = c->dim / c->heads, group = c->heads / c->kv_heads, total = pos + n;
+    int64_t sq[3] = {n, c->heads, hd}, skv[3] = {n, c->kv_heads, hd};
+    wgt_tensor *q = wgt_linear(h, l->wq, NULL), *k = wgt_linear(h, l->wk, NULL), *v = wgt_linear(h, l->wv, NULL);
+    wgt_tensor *q3 = then(wgt_reshape(q, 3, sq), q);
+    q = then(wgt_transpose(q3, 0, 1), q3);
+    wgt_tensor *k3 = then(wgt_reshape(k, 3, skv), k), *v3 = then(wgt_reshape(v, 3, skv), v);
+    wgt_tensor *kt = then(wgt_transpose(k3, 0, 1), k3), *vt = then(wgt_transpose(v3, 0, 1), v3);
+    wgt_tensor *qr = wgt_rope(q, positions, c->rope_base), *kr = wgt_rope(kt, positions, c->rope_base);
+    wgt_release(q), wgt_release(kt);
+    wgt_status st = kr && vt ? wgt_kv_cache_append(l->k_cache, kr, pos) : WGT_ERR_INVALID_ARGUMENT;
+    if (st == WGT_OK) st = wgt_kv_cache_append(l->v_cache, vt, pos);
+    wgt_release(kr), wgt_release(vt);
+    if (st != WGT_OK) {
+        wgt_release(qr);
+        return NULL;
+    }
+    /* Query heads [kv_heads, group, n, hd] beside each key head broadcast over its group. */
+    int64_t q4[4] = {c->kv_heads, group, n, hd}, e4[4] = {c->kv_heads, group, total, hd};
+    wgt_tensor *q4v = then(wgt_reshape(qr, 4, q4), qr);
+    wgt_tensor *ks = wgt_slice(l->k_cache, 1, 0, total, 1), *vs = wgt_slice(l->v_cache, 1, 0, total, 1);
+    wgt_tensor *kp = then(wgt_unsqueeze(ks, 1), ks), *vp = then(wgt_unsqueeze(vs, 1), vs);
+    wgt_tensor *ke = then(wgt_expand(kp, 4, e4), kp), *ve = then(wgt_expand(vp, 4, e4), vp);
+    wgt_tensor *o = wgt_attention(q4v, ke, ve, 1, 0);
+    wgt_release(q4v), wgt_release(ke), wgt_release(ve);
+    int64_t s3[3] = {c->heads, n, hd}, s2[2] = {n, c->dim};
+    wgt_tensor *o3 = then(wgt_reshape(o, 3, s3), o);
+    wgt_tensor *ot = then(wgt_transpose(o3, 0, 1), o3);
+    wgt_tensor *o2 = then(wgt_reshape(ot, 2, s2), ot);
+    return then(wgt_linear(o2, l->wo, NULL), o2);
+}
+
+/* The logits of the last token [vocab], or of every token [n, vocab] (all). */
+static wgt_tensor *forward(llama_model *m, const int32_t *tokens, int64_t n, int64_t pos, int all) {
+    const llama_config *c = &m->c;
+    if (pos + n > c->context) {
+        fprintf(stderr, "llama: position %lld is past the context of %lld\n", (long long)(pos + n), (long long)c->context);
+        return NULL;
+    }
+    int32_t *at = malloc(sizeof(int32_t) * (size_t)n);
+    if (!at) return NULL;
+    for (int64_t i = 0; i < n; i++) at[i] = (int32_t)(pos + i);
+    wgt_tensor *ids = wgt_tensor_from_data(m->ctx, WGT_I32, 1, &n, tokens, sizeof(int32_t) * (size_t)n, WGT_USAGE_DEFAULT);
+    wgt_tensor *positions = wgt_tensor_from_data(m->ctx, WGT_I32, 1, &n, at, sizeof(int32_t) * (size_t)n,
+                                                 WGT_USAGE_DEFAULT);
+    free(at);
+    wgt_tensor *x = wgt_gather_rows(m->embed, ids);
+    if (x && wgt_tensor_dtype(x) != m->act) x = then(wgt_cast(x, m->act), x);
+    for (int64_t i = 0; i < c->layers && x; i++) {
+        llama_layer *l = &m->layer[i];
+        wgt_tensor *h = wgt_rms_norm(x, l->attn_norm, c->eps);
+        wgt_tensor *a = h ? attention(m, l, h, positions, n, pos) : NULL;
+        wgt_release(h);
+        x = then(wgt_add(x, a), x);
+        wgt_release(a);
+        h = wgt_rms_norm(x, l->ffn_norm, c->eps);
+        wgt_tensor *g = wgt_linear(h, l->gate, NULL), *u = wgt_linear(h, l->up, NULL);
+        wgt_release(h);
+        wgt_tensor *act = wgt_mul(then(wgt_silu(g), g), u);
+        wgt_release(u);
+        wgt_tensor *d = then(wgt_linear(act, l->down, NULL), act);
+        x = then(wgt_add(x, d), x);
+        wgt_release(d);
+    }
+    wgt_tensor *last = x ? wgt_slice(x, 0, all ? 0 : n - 1, n, 1) : NULL;
+    wgt_release(x);
+    wgt_tensor *h = then(wgt_rms_norm(last, m->out_norm, c->eps), last);
+    wgt_tensor *logits = then(wgt_linear(h, m->output, NULL), h);
+    if (logits && wgt_tensor_dtype(logits) != WGT_F32) logits = then(wgt_cast(logits, WGT_F32), logits);
+    int64_t v1[1] = {c->vocab};
+    wgt_tensor *flat = logits && !all ? then(wgt_reshape(logits, 1, v1), logits) : logits;
+    wgt_release(ids), wgt_release(positions);
+    return flat;
+}
+
+wgt_tensor *llama_forward(llama_model *m, const int32_t *tokens, int64_t n, int64_t pos) {
+    return forward(m, tokens, n, pos, 0);
+}
+
+double llama_loss(llama_model *m, const int32_t *tokens, int64_t n) {
+    wgt_tensor *logits = n >= 2 ? forward(m, tokens, n, 0, 1) : NULL;
+    wgt_tensor *lp = logits ? wgt_log_softmax(logits, -1) : NULL;
+    float *v = lp ? malloc(sizeof(float) * (size_t)(n * m->c.vocab)) : NULL;
+    double loss = -1;
+    if (v && wgt_tensor_read(lp, v, sizeof(float) * (size_t)(n * m->c.vocab)) == WGT_OK) {
+        loss = 0;
+        for (int64_t i = 0; i + 1 < n; i++) loss -= v[i * m->c.vocab + tokens[i + 1]];
+        loss /= (double)(n - 1);
+    }
+    free(v);
+    wgt_release(logits), wgt_release(lp);
+    return loss;
+}
+
+double llama_weight_bytes(const llama_model *m) {
+    /* A step reads every matrix once, the embedding only for its token's row. */
+    double bytes = (double)wgt_tensor_nbytes(m->output) + (double)wgt_tensor_nbytes(m->out_norm);
+    for (int64_t i = 0; i < m->c.layers; i++)
+        for (int k = 0; k < 9; k++) bytes += (double)wgt_tensor_nbytes(*layer_slot(&m->layer[i], k));
+    return bytes;
+}
+
+void llama_free(llama_model *m) {
+    wgt_release(m->embed), wgt_release(m->out_norm), wgt_release(m->output);
+    for (int64_t i = 0; m->layer && i < m->c.layers; i++) {
+        for (int k = 0; k < 9; k++) wgt_release(*layer_slot(&m->layer[i], k));
+        wgt_release(m->layer[i].k_cache), wgt_release(m->layer[i].v_cache);
+    }
+    for (int64_t i = 0; m->tokens && i < m->c.vocab; i++) free(m->tokens[i]);
+    free(m->tokens);
+    free(m->layer);
+    memset(m, 0, sizeof *m);
+}

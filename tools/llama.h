@@ -1,0 +1,45 @@
+/* A Llama-shaped decoder over the public API, for `wgtensor generate` and `bench-quant`:
+ * token embedding, layers of RMSNorm, rotary attention with a KV cache (grouped heads) and a
+ * SwiGLU MLP, a final norm and an output projection. Weights come from a GGUF file (llama.*
+ * metadata, llama.cpp's tensor names) or are drawn at random with a seed. */
+#ifndef WGT_TOOLS_LLAMA_H
+#define WGT_TOOLS_LLAMA_H
+
+#include "wgtensor.h"
+
+typedef struct {
+    int64_t dim, layers, heads, kv_heads, hidden, vocab, context;
+    double rope_base, eps;
+} llama_config;
+
+typedef struct {
+    wgt_tensor *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *gate, *up, *down;
+    wgt_tensor *k_cache, *v_cache; /* [kv_heads, context, head_dim] */
+} llama_layer;
+
+typedef struct {
+    llama_config c;
+    wgt_context *ctx;
+    wgt_dtype act; /* activations: f16 for an f16 model, else f32 */
+    wgt_tensor *embed, *out_norm, *output;
+    llama_layer *layer;
+    char **tokens; /* the file's vocabulary, or NULL: tokens are bytes */
+} llama_model;
+
+/* 0 on success; else the library's error is set (or a message printed for a bad file). */
+int llama_random(llama_model *m, wgt_context *ctx, const llama_config *c, wgt_dtype weights, uint64_t seed);
+int llama_load(llama_model *m, wgt_context *ctx, const char *path);
+/* Replaces every matrix (embedding and output included) by its q8_0 / q4_0 quantization. */
+int llama_quantize(llama_model *m, wgt_dtype type);
+int llama_save(const llama_model *m, const char *path);
+/* Runs n tokens at positions pos.. through the model, filling the caches; returns the last
+ * token's logits [vocab] (f32), or NULL. */
+wgt_tensor *llama_forward(llama_model *m, const int32_t *tokens, int64_t n, int64_t pos);
+/* Mean next-token cross-entropy (nats) of tokens[1..n-1] given the ones before, from
+ * position 0 (n at most the context; it fills the caches); -1 on failure. */
+double llama_loss(llama_model *m, const int32_t *tokens, int64_t n);
+/* Bytes of the weights a decoding step reads. */
+double llama_weight_bytes(const llama_model *m);
+void llama_free(llama_model *m);
+
+#endif
