@@ -2,9 +2,10 @@
  * The language model of `wgtensor train-lm` (tools/lm_model.c): from the same seed the CPU
  * and WebGPU backends give the same first training losses, and training lowers the loss.
  *
- * Tolerance: 1e-4 on each of the first steps' losses (f32 rounding differs between the
- * backends' reductions by about 1e-6; a wrong gradient or a mask off by one moves the
- * loss by far more after the first update). The loss falls from ln(vocab) to below 60% of
+ * Tolerance: 1e-5 on each of the first steps' losses (on lavapipe the losses agree with the
+ * CPU backend's to the last bit; a real GPU's reductions may round differently, by about
+ * 1e-6, while an op whose gradient differs between the backends moves the loss after the
+ * first update by far more). The loss falls from ln(vocab) to below 60% of
  * it in 60 steps on a text whose next character is mostly predictable from the previous.
  */
 #include <math.h>
@@ -54,7 +55,7 @@ TEST(train_lm_same_first_losses_on_both_backends) {
     double a[FIRST], b[FIRST];
     if (train(cpu, FIRST, a) && train(gpu, FIRST, b)) {
         for (int i = 0; i < FIRST; i++)
-            CHECK(fabs(a[i] - b[i]) <= 1e-4, "step %d: cpu %.6f, webgpu %.6f (seed 7)", i, a[i], b[i]);
+            CHECK(fabs(a[i] - b[i]) <= 1e-5, "step %d: cpu %.7f, webgpu %.7f (seed 7)", i, a[i], b[i]);
         CHECK(a[FIRST - 1] < a[0], "the loss did not move: %.6f then %.6f", a[0], a[FIRST - 1]);
     }
     wgt_context_release(cpu);
