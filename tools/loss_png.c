@@ -82,11 +82,12 @@ int loss_png_write(const char *path, const double *train, int steps, const int *
     for (int x = MARGIN; x < W - MARGIN; x++) dot(img, x, H - MARGIN, 0, black);   /* x axis: steps */
     for (int y = MARGIN; y <= H - MARGIN; y++) dot(img, MARGIN, y, 0, black);      /* y axis: 0..top */
     for (int x = MARGIN; x < W - MARGIN; x += 6) dot(img, x, to_y(unigram, top), 0, gray); /* dashed */
-    double ema = train[0];
+    double ema = 0, weight = 0;
     for (int i = 0; i < steps; i++) dot(img, to_x(i, steps), to_y(train[i], top), 0, light);
     for (int i = 0; i < steps; i++) { /* the smoothed training loss over the raw points */
         ema = 0.95 * ema + 0.05 * train[i];
-        dot(img, to_x(i, steps), to_y(i < 20 ? train[i] : ema, top), 1, blue);
+        weight = 0.95 * weight + 0.05; /* divides out the zero start, as Adam's bias correction */
+        dot(img, to_x(i, steps), to_y(ema / weight, top), 1, blue);
     }
     for (int i = 0; i < nval; i++) dot(img, to_x(val_step[i], steps), to_y(val[i], top), 3, red);
     uint8_t *z = zlib_stored(img, raw_n, &z_n);
