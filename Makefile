@@ -44,9 +44,11 @@ all: blas-check $(BUILD)/libwgtensor.a $(BUILD)/libwgtensor.so $(BUILD)/wgtensor
 setup:
 	@./scripts/setup.sh
 
+# The main job (docs/autograd.md, "train-lm"): a character-level transformer trained for three
+# minutes on Debian's fortunes; `wgtensor demo` is the earlier digits classifier.
 demo: setup
 	@$(MAKE) --no-print-directory all
-	$(BUILD)/wgtensor demo
+	$(BUILD)/wgtensor train-lm --seconds 180 --out $(BUILD)/demo
 
 info: setup
 	@$(MAKE) --no-print-directory all
@@ -150,7 +152,7 @@ TOOLS_HEADERS = $(wildcard tools/*.h)
 $(BUILD)/wgtensor: $(TOOLS_SRC) $(TOOLS_HEADERS) $(BUILD)/libwgtensor.a
 	$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) -o $@ $(TOOLS_SRC) $(BUILD)/libwgtensor.a $(LDLIBS)
 
-$(BUILD)/wgt_tests: $(TEST_SRC) tests/test.h $(BUILD)/libwgtensor.a
+$(BUILD)/wgt_tests: $(TEST_SRC) tests/test.h $(TOOLS_SRC) $(TOOLS_HEADERS) $(BUILD)/libwgtensor.a
 	$(CC) $(CPPFLAGS_ALL) -DWGT_SOURCE_DIR='"$(CURDIR)"' $(WARN) $(CFLAGS) -o $@ $(TEST_SRC) $(BUILD)/libwgtensor.a $(LDLIBS)
 
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libwgtensor.a
