@@ -569,14 +569,18 @@ fn max_exp_bits(e: vec4<u32>, v: vec4<f32>) -> vec4<u32> { return max(e, bitcast
 
 // This invocation's share of its row's sums: its units in registers, then those past them,
 // read again and added in blocks of BLOCK units (see the strided kernel's lane_sum, also for
-// scale and *e, here the largest exponent field of the invocation's elements).
+// scale and *e, here the largest exponent field of the invocation's elements). With cached
+// false (a literal) all units are read from storage instead: the norms' passes for rows out
+// of range do that, in a loop, because lavapipe runs both sides of a branch, masked; a loop
+// whose invocations all skip it costs one masked iteration there, where the registers'
+// unrolled pass would cost a whole one in every row.
 fn share(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32, valid: bool, s: vec2<f32>,
-         step: u32, scale: f32, e: ptr<function, u32>) -> vec2<f32> {
+         step: u32, scale: f32, e: ptr<function, u32>, cached: bool) -> vec2<f32> {
     let t = params.threads;
     var a = vec4<f32>(0.0);
     var b = vec4<f32>(0.0);
     var ev = vec4<u32>(0u);
-    for (var k = 0u; k < CACHE; k = k + 1u) {
+    for (var k = 0u; cached && k < CACHE; k = k + 1u) {
         if (lane + k * t < n) {
             ev = max_exp_bits(ev, (*x)[k]);
             let q = terms(norm_unit((*x)[k], scale), s, step);
@@ -586,7 +590,7 @@ fn share(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32
     }
     var block = Terms(vec4<f32>(0.0), vec4<f32>(0.0));
     var count = 0u;
-    for (var u = lane + CACHE * t; valid && u < n; u = u + t) {
+    for (var u = lane + select(0u, CACHE * t, cached); valid && u < n; u = u + t) {
         let v = load_unit(base + u);
         ev = max_exp_bits(ev, v);
         let q = terms(norm_unit(v, scale), s, step);
@@ -625,20 +629,17 @@ fn affine(v: vec4<f32>, u: u32) -> vec4<f32> {
 }
 
 // Output unit u of a row from its input unit v and the row's statistics st (as the strided
-// kernel's stats).
-fn out_unit(v: vec4<f32>, st: vec4<f32>, u: u32) -> vec4<f32> {
-    var y: vec4<f32>;
+// kernel's stats); scaled_row (a literal): a norm's row out of range, scaled by st.x.
+fn out_unit(v: vec4<f32>, st: vec4<f32>, u: u32, scaled_row: bool) -> vec4<f32> {
     if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
         if (!is_finite(st.x)) { return vec4<f32>(nan()); }
         if (OP == SOFTMAX) { return exp(max(v - st.x, vec4<f32>(EXP_FLOOR))) * st.y; }
         return (v - st.x) - st.y;  // x = -inf stays -inf
-    } else if (st.x == 1.0) {  // a norm's row in range: unscaled
-        if (OP == LAYER_NORM) { y = ((v - st.y) - st.z) * st.w; } else { y = v * st.w; }
-    } else if (OP == LAYER_NORM) {
-        y = ((scaled4(v, st.x) - st.y) - st.z) * st.w;
-    } else {
-        y = scaled4(v, st.x) * st.w;
     }
+    var x = v;
+    if (scaled_row) { x = scaled4(v, st.x); }
+    var y: vec4<f32>;
+    if (OP == LAYER_NORM) { y = ((x - st.y) - st.z) * st.w; } else { y = x * st.w; }
     return affine(y, u);
 }
 
@@ -667,7 +668,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
         // A non-finite max makes the row NaN; the sum is not needed.
         var part = 0.0;
         var unused = 0u;
-        if (is_finite(m)) { part = share(&x, lane, n, base, valid, vec2<f32>(m, 0.0), 0u, 1.0, &unused).x; }
+        if (is_finite(m)) { part = share(&x, lane, n, base, valid, vec2<f32>(m, 0.0), 0u, 1.0, &unused, true).x; }
         let s = seg_reduce(vec2<f32>(part, 0.0), tid, lane, 1u, SUM).x;  // >= 1: the max gives exp(0)
         if (OP == SOFTMAX) { st = vec4<f32>(m, 1.0 / s, 0.0, 0.0); } else { st = vec4<f32>(m, log(s), 0.0, 0.0); }
     } else {
@@ -679,12 +680,12 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
         if (valid && OP == LAYER_NORM) { first = load_unit(base).x; }
         var e = 0u;
         var unused = 0u;
-        var q = share(&x, lane, n, base, valid, vec2<f32>(first, 0.0), 0u, 1.0, &e).x;
+        var q = share(&x, lane, n, base, valid, vec2<f32>(first, 0.0), 0u, 1.0, &e, true).x;
         if (OP == LAYER_NORM) { e = max(e, exp_field(first)); }
         let own = scale_exp(f32(e));
         if (own != 0) {
             let own_scale = pow2(own);
-            q = share(&x, lane, n, base, valid, vec2<f32>(scaled(first, own_scale), 0.0), 0u, own_scale, &unused).x;
+            q = share(&x, lane, n, base, valid, vec2<f32>(scaled(first, own_scale), 0.0), 0u, own_scale, &unused, false).x;
         }
         if (OP == RMS_NORM) {
             let r = seg_reduce(vec2<f32>(q, f32(own)), tid, lane, 0u, SQUARES);
@@ -696,18 +697,23 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
             let mean = r.x / params.len_f;
             var t2: vec2<f32>;
             if (scale == 1.0) {  // rows in range (all invocations of the row alike): unscaled
-                t2 = share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u, 1.0, &unused);
+                t2 = share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u, 1.0, &unused, true);
             } else {
-                t2 = share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u, scale, &unused);
+                t2 = share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u, scale, &unused, false);
             }
             st = vec4<f32>(scale, shift, mean, scaled_rstd(variance(seg_reduce(t2, tid, lane, 1u, SUM)), scale));
         }
     }
     if (!valid) { return; }
     let out_first = row * n;
+    if ((OP == LAYER_NORM || OP == RMS_NORM) && st.x != 1.0) {
+        // A norm's row out of range: from storage, in a loop (see share).
+        for (var u = lane; u < n; u = u + t) { store_unit(out_first + u, out_unit(load_unit(base + u), st, u, true)); }
+        return;
+    }
     for (var k = 0u; k < CACHE; k = k + 1u) {
         let u = lane + k * t;
-        if (u < n) { store_unit(out_first + u, out_unit(x[k], st, u)); }
+        if (u < n) { store_unit(out_first + u, out_unit(x[k], st, u, false)); }
     }
-    for (var u = lane + CACHE * t; u < n; u = u + t) { store_unit(out_first + u, out_unit(load_unit(base + u), st, u)); }
+    for (var u = lane + CACHE * t; u < n; u = u + t) { store_unit(out_first + u, out_unit(load_unit(base + u), st, u, false)); }
 }
