@@ -164,6 +164,8 @@ TEST(handles_threads_share_the_table) {
 extern const char *const wgt_handle_functions[]; /* src/core/api.c */
 extern const char *const wgt_context_functions[]; /* src/core/api.c */
 extern const char *const test_context_calls[];    /* tests/test_context_handles.c */
+extern const char *const wgt_kernel_functions[];  /* src/core/api.c */
+extern const char *const test_kernel_calls[];     /* tests/test_kernel_handles.c */
 
 static int listed(const char *const *list, const char *name) {
     for (int i = 0; list[i]; i++)
@@ -182,15 +184,16 @@ TEST(handles_every_entry_point_is_wrapped) {
     CHECK(f, "cannot read %s", path);
     if (!f) return;
     char line[1024], proto[4096] = "";
-    int checked = 0, with_context = 0;
+    int checked = 0, with_context = 0, with_kernel = 0;
     while (fgets(line, sizeof line, f)) {
         int starts = !proto[0] && !strchr(" \t/*#}\n", line[0]) && strstr(line, "wgt_") && strchr(line, '(');
         if (!starts && !proto[0]) continue;
         strncat(proto, line, sizeof proto - strlen(proto) - 1);
         if (!strchr(proto, ';')) continue;
-        if (strstr(proto, "wgt_tensor") || strstr(proto, "wgt_binding") || strstr(proto, "wgt_context *")) {
+        if (strstr(proto, "wgt_tensor") || strstr(proto, "wgt_binding") || strstr(proto, "wgt_context *") ||
+            strstr(proto, "wgt_kernel *")) {
             char *paren = strchr(proto, '('), *begin = paren;
-            int takes_context = strstr(paren, "wgt_context *") != NULL;
+            int takes_context = strstr(paren, "wgt_context *") != NULL, takes_kernel = strstr(paren, "wgt_kernel *") != NULL;
             while (begin > proto && (begin[-1] == '_' || isalnum((unsigned char)begin[-1]))) begin--;
             *paren = '\0';
             CHECK(listed(wgt_handle_functions, begin),
@@ -202,6 +205,12 @@ TEST(handles_every_entry_point_is_wrapped) {
                 CHECK(listed(test_context_calls, begin), "%s takes a context: give it a row in CONTEXT_CALLS", begin);
                 with_context++;
             }
+            if (takes_kernel) {
+                CHECK(listed(wgt_kernel_functions, begin), "%s takes a kernel but checks no handle: run scripts/gen_api.py",
+                      begin);
+                CHECK(listed(test_kernel_calls, begin), "%s takes a kernel: give it a row in KERNEL_CALLS", begin);
+                with_kernel++;
+            }
             checked++;
         }
         proto[0] = '\0';
@@ -209,6 +218,9 @@ TEST(handles_every_entry_point_is_wrapped) {
     fclose(f);
     CHECK(checked > 100, "only %d functions with tensors found in the header", checked);
     CHECK(with_context >= 20, "only %d functions with a context found in the header", with_context);
+    CHECK(with_kernel >= 6, "only %d functions with a kernel found in the header", with_kernel);
     for (int i = 0; test_context_calls[i]; i++)
         CHECK(listed(wgt_context_functions, test_context_calls[i]), "%s is not generated", test_context_calls[i]);
+    for (int i = 0; test_kernel_calls[i]; i++)
+        CHECK(listed(wgt_kernel_functions, test_kernel_calls[i]), "%s is not generated", test_kernel_calls[i]);
 }

@@ -45,7 +45,11 @@ void *wgt_tensor_data_mut(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); 
 void *wgt_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_export_buffer(r_t, offset_bytes); }
 wgt_tensor *wgt_tensor_from_buffer(wgt_context *ctx, void *wgpu_buffer, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_tensor_from_buffer", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_tensor_from_buffer", wgt_impl_tensor_from_buffer(ctx_, wgpu_buffer, dtype, ndim, shape, usage)); }
 void *wgt_context_webgpu_device(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_webgpu_device", ctx, &ctx_)) return NULL; return wgt_impl_context_webgpu_device(ctx_); }
-wgt_kernel *wgt_kernel_create(wgt_context *ctx, const char *wgsl, const char *entry_point) { wgt_context *ctx_; if (!wgt_context_arg("wgt_kernel_create", ctx, &ctx_)) return NULL; return wgt_impl_kernel_create(ctx_, wgsl, entry_point); }
+wgt_kernel *wgt_kernel_create(wgt_context *ctx, const char *wgsl, const char *entry_point) { wgt_context *ctx_; if (!wgt_context_arg("wgt_kernel_create", ctx, &ctx_)) return NULL; return wgt_kernel_out("wgt_kernel_create", wgt_impl_kernel_create(ctx_, wgsl, entry_point)); }
+int wgt_kernel_binding_count(const wgt_kernel *k) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_binding_count", k, &k_)) return 0; return wgt_impl_kernel_binding_count(k_); }
+wgt_status wgt_kernel_binding(const wgt_kernel *k, int i, wgt_kernel_binding_info *out) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_binding", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_binding(k_, i, out); }
+wgt_status wgt_kernel_workgroup_size(const wgt_kernel *k, uint32_t size[3]) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_workgroup_size", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_workgroup_size(k_, size); }
+wgt_status wgt_kernel_groups_for(const wgt_kernel *k, int64_t n, uint32_t groups[3]) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_groups_for", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_groups_for(k_, n, groups); }
 wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_as_strided", wgt_ag_rule_as_strided(wgt_impl_as_strided(r_t, ndim, shape, strides, offset), r_t, ndim, shape, strides, offset)); }
 wgt_tensor *wgt_transpose(wgt_tensor *t, int axis0, int axis1) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_transpose", wgt_ag_rule_transpose(wgt_impl_transpose(r_t, axis0, axis1), r_t, axis0, axis1)); }
 wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_slice", wgt_ag_rule_slice(wgt_impl_slice(r_t, axis, start, stop, step), r_t, axis, start, stop, step)); }
@@ -203,6 +207,11 @@ const char *const wgt_handle_functions[] = {
     "wgt_tensor_from_buffer",
     "wgt_context_webgpu_device",
     "wgt_kernel_create",
+    "wgt_kernel_release",
+    "wgt_kernel_binding_count",
+    "wgt_kernel_binding",
+    "wgt_kernel_workgroup_size",
+    "wgt_kernel_groups_for",
     "wgt_kernel_dispatch",
     "wgt_as_strided",
     "wgt_transpose",
@@ -352,5 +361,17 @@ const char *const wgt_context_functions[] = {
     "wgt_gguf_load",
     "wgt_load_npy",
     "wgt_load_safetensors",
+    NULL,
+};
+
+/* Every public function that takes a kernel: each turns it into a record or fails
+ * (tests/test_kernel_handles.c calls each with a released one). */
+const char *const wgt_kernel_functions[] = {
+    "wgt_kernel_release",
+    "wgt_kernel_binding_count",
+    "wgt_kernel_binding",
+    "wgt_kernel_workgroup_size",
+    "wgt_kernel_groups_for",
+    "wgt_kernel_dispatch",
     NULL,
 };

@@ -51,6 +51,11 @@ void *wgt_impl_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes);
 wgt_tensor *wgt_impl_tensor_from_buffer(wgt_context *ctx, void *wgpu_buffer, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage);
 void *wgt_impl_context_webgpu_device(wgt_context *ctx);
 wgt_kernel *wgt_impl_kernel_create(wgt_context *ctx, const char *wgsl, const char *entry_point);
+void wgt_impl_kernel_release(wgt_kernel *k);
+int wgt_impl_kernel_binding_count(const wgt_kernel *k);
+wgt_status wgt_impl_kernel_binding(const wgt_kernel *k, int i, wgt_kernel_binding_info *out);
+wgt_status wgt_impl_kernel_workgroup_size(const wgt_kernel *k, uint32_t size[3]);
+wgt_status wgt_impl_kernel_groups_for(const wgt_kernel *k, int64_t n, uint32_t groups[3]);
 wgt_status wgt_impl_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *args, const void *params, size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z, wgt_tensor **outputs);
 wgt_tensor *wgt_impl_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
 wgt_tensor *wgt_impl_transpose(wgt_tensor *t, int axis0, int axis1);
@@ -214,6 +219,11 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_tensor_from_buffer wgt_impl_tensor_from_buffer
 #define wgt_context_webgpu_device wgt_impl_context_webgpu_device
 #define wgt_kernel_create wgt_impl_kernel_create
+#define wgt_kernel_release wgt_impl_kernel_release
+#define wgt_kernel_binding_count wgt_impl_kernel_binding_count
+#define wgt_kernel_binding wgt_impl_kernel_binding
+#define wgt_kernel_workgroup_size wgt_impl_kernel_workgroup_size
+#define wgt_kernel_groups_for wgt_impl_kernel_groups_for
 #define wgt_kernel_dispatch wgt_impl_kernel_dispatch
 #define wgt_as_strided wgt_impl_as_strided
 #define wgt_transpose wgt_impl_transpose

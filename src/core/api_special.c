@@ -1,7 +1,7 @@
 /*
  * The public entry points over tensor handles that api.c cannot generate: those taking
  * several tensors at once (arrays, bindings), handing several back (wgt_split), or ending a
- * handle (wgt_release, wgt_context_release). Each turns the handles into records in a copy of the caller's array
+ * handle (wgt_release, wgt_context_release, wgt_kernel_release). Each turns the handles into records in a copy of the caller's array
  * and leaves the checks, and their messages, to the function it calls.
  */
 #include <stdlib.h>
@@ -49,6 +49,8 @@ void wgt_release(wgt_tensor *t) {
 }
 
 void wgt_context_release(wgt_context *ctx) { wgt_context_handle_release("wgt_context_release", ctx); }
+
+void wgt_kernel_release(wgt_kernel *k) { wgt_kernel_handle_release("wgt_kernel_release", k); }
 
 wgt_status wgt_eval(int n, wgt_tensor *const *tensors) {
     wgt_tensor *buf[ON_STACK], **heap;
@@ -135,6 +137,8 @@ wgt_status wgt_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *a
                                size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
                                wgt_tensor **outputs) {
     static const char fn[] = "wgt_kernel_dispatch";
+    wgt_kernel *rk;
+    if (!wgt_kernel_handle_arg(fn, k, &rk)) return wgt_last_status();
     wgt_kernel_arg buf[ON_STACK], *r = NULL;
     if (nargs >= 1 && args) {
         r = nargs <= ON_STACK ? buf : malloc((size_t)nargs * sizeof *r);
@@ -144,7 +148,7 @@ wgt_status wgt_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *a
             r[i].tensor = wgt_handle_arg(args[i].tensor);
         }
     }
-    wgt_status st = wgt_impl_kernel_dispatch(k, nargs, r ? r : args, params, params_size, groups_x, groups_y,
+    wgt_status st = wgt_impl_kernel_dispatch(rk, nargs, r ? r : args, params, params_size, groups_x, groups_y,
                                              groups_z, outputs);
     if (r != buf) free(r);
     return st != WGT_OK || !outputs ? st : hand_out(fn, nargs, outputs);

@@ -1,5 +1,5 @@
 /*
- * The process-wide tables of tensor and context handles (see handles.h). Slots live in chunks
+ * The process-wide tables of tensor, context and kernel handles (see handles.h). Slots live in chunks
  * that are allocated on first use and never freed, so looking a handle up never touches freed
  * memory.
  * A handle is (generation << 25 | slot << 1 | 1): odd, so it is never a valid record pointer
@@ -31,7 +31,7 @@ typedef struct slot {
     uint32_t next_free;      /* free list link: index + 1, 0 at the end */
 } slot;
 
-/* One table per kind of handle (tensors, contexts): a handle of one never names a slot of
+/* One table per kind of handle (tensors, contexts, kernels): a handle of one never names a slot of
  * the other, and each kind has its own limit. */
 typedef struct table {
     _Atomic(slot *) chunks[NCHUNKS];
@@ -45,6 +45,7 @@ typedef struct table {
 
 static table tensors = {.lock = ATOMIC_FLAG_INIT, .limit = 1u << INDEX_BITS};
 static table contexts = {.lock = ATOMIC_FLAG_INIT, .limit = 1u << INDEX_BITS};
+static table kernels = {.lock = ATOMIC_FLAG_INIT, .limit = 1u << INDEX_BITS};
 
 static void table_lock(table *t) {
     while (atomic_flag_test_and_set_explicit(&t->lock, memory_order_acquire)) sched_yield();
@@ -192,16 +193,39 @@ wgt_context *wgt_context_out(const char *fn, wgt_context *record) {
     return record->handle;
 }
 
-static wgt_status not_live(const char *fn) {
-    return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: context is not a live context (released already, or not a context)", fn);
+/* Objects the caller holds one reference to (contexts, kernels: there is no retain), ended by
+ * the one release; what names the kind in messages. */
+static wgt_status not_live(const char *fn, const char *what) {
+    return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s is not a live %s (released already, or not a %s)", fn, what,
+                     what, what);
+}
+
+static int single_arg(table *t, const char *what, const char *fn, const void *handle, void **record) {
+    void *r = NULL;
+    if (handle && !lookup(t, handle, &r)) {
+        not_live(fn, what);
+        return 0;
+    }
+    *record = r;
+    return 1;
+}
+
+/* Ends the handle's slot and returns the record to release; NULL (error naming fn) when the
+ * handle was stale. The generation moves on under the table's lock: of two releases racing,
+ * one wins. */
+static void *single_end(table *t, const char *what, const char *fn, const void *handle) {
+    void *r;
+    uintptr_t h = (uintptr_t)handle;
+    if (!lookup(t, handle, &r) || !slot_give_back(t, index_of(h), gen_in(h))) {
+        not_live(fn, what);
+        return NULL;
+    }
+    return r;
 }
 
 int wgt_context_arg(const char *fn, const wgt_context *handle, wgt_context **record) {
-    void *r = NULL;
-    if (handle && !lookup(&contexts, handle, &r)) {
-        not_live(fn);
-        return 0;
-    }
+    void *r;
+    if (!single_arg(&contexts, "context", fn, handle, &r)) return 0;
     *record = r;
     return 1;
 }
@@ -212,16 +236,35 @@ wgt_context *wgt_context_record(const wgt_context *handle) {
 }
 
 void wgt_context_handle_release(const char *fn, wgt_context *handle) {
-    void *r;
-    uintptr_t h = (uintptr_t)handle;
-    if (!handle) return;
-    /* The generation moves on under the table's lock: of two releases racing, one wins. */
-    if (!lookup(&contexts, handle, &r) || !slot_give_back(&contexts, index_of(h), gen_in(h))) {
-        not_live(fn);
-        return;
-    }
-    wgt_impl_context_release(r);
+    wgt_context *r = handle ? single_end(&contexts, "context", fn, handle) : NULL;
+    if (r) wgt_impl_context_release(r);
 }
+
+/* Kernels: each wgt_kernel_create makes a new record, so each gets a new handle. */
+wgt_kernel *wgt_kernel_out(const char *fn, wgt_kernel *record) {
+    if (!record) return NULL;
+    uint32_t index = slot_take(&kernels, record);
+    if (index == UINT32_MAX) {
+        wgt_impl_kernel_release(record);
+        wgt_error(WGT_ERR_LIMIT, "%s: %u kernels are alive, the most one process may hold at once", fn, kernels.limit);
+        return NULL;
+    }
+    return (wgt_kernel *)encode(index, gen_of(&kernels, index));
+}
+
+int wgt_kernel_handle_arg(const char *fn, const wgt_kernel *handle, wgt_kernel **record) {
+    void *r;
+    if (!single_arg(&kernels, "kernel", fn, handle, &r)) return 0;
+    *record = r;
+    return 1;
+}
+
+void wgt_kernel_handle_release(const char *fn, wgt_kernel *handle) {
+    wgt_kernel *r = handle ? single_end(&kernels, "kernel", fn, handle) : NULL;
+    if (r) wgt_impl_kernel_release(r);
+}
+
+uint32_t wgt_kernel_handles_set_limit(uint32_t new_limit) { return set_limit(&kernels, new_limit); }
 
 uint32_t wgt_context_handles_set_limit(uint32_t new_limit) { return set_limit(&contexts, new_limit); }
 
