@@ -5,7 +5,7 @@
 The library's code works on tensor and context records (struct wgt_tensor, struct
 wgt_context); callers hold handles, which name a slot and its generation
 (src/core/handles.c). For every function of include/wgtensor.h that takes or returns a
-tensor, a context or a kernel (struct wgt_kernel, checked as contexts are) this writes:
+tensor, a context, a kernel or a graph (the last two checked as contexts are) this writes:
 
   src/core/api_names.h  #define wgt_add wgt_impl_add ..., included by the library's sources
                         only, so their definitions and calls use the record-level names;
@@ -33,16 +33,19 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = {"wgt_release", "wgt_eval", "wgt_concat", "wgt_stack", "wgt_split", "wgt_graph_build",
-           "wgt_graph_dispatch", "wgt_kernel_dispatch", "wgt_kernel_release", "wgt_context_release", "wgt_sgd", "wgt_adamw",
+           "wgt_graph_dispatch", "wgt_kernel_dispatch", "wgt_kernel_release", "wgt_graph_release", "wgt_context_release", "wgt_sgd", "wgt_adamw",
            "wgt_clip_grad_norm", "wgt_save_safetensors"}
 # What a call given a stale context returns: the neutral value its function returns for NULL.
 FAILED = {"wgt_status": "wgt_last_status()", "void": "", "wgt_backend_kind": "WGT_BACKEND_AUTO",
           "const char *": '""', "int": "0"}
-HANDLES = re.compile(r"\b(wgt_tensor|wgt_binding|wgt_context|wgt_kernel)\b")
+# The value a failed call of one function returns, where it is not its return type's.
+FAILED_OF = {"wgt_graph_launches": "-1"}
+HANDLES = re.compile(r"\b(wgt_tensor|wgt_binding|wgt_context|wgt_kernel|wgt_graph)\b")
 # Handles of objects the caller holds one reference to, and the function checking each
 # (wgt_kernel_arg is the type of a dispatch's argument).
-SINGLE = re.compile(r"(const )?wgt_(context|kernel) \*")
-CHECK = {"context": "wgt_context_arg", "kernel": "wgt_kernel_handle_arg"}
+KINDS = ("kernel", "graph")
+SINGLE = re.compile(r"(const )?wgt_(context|kernel|graph) \*")
+CHECK = dict({"context": "wgt_context_arg"}, **{k: "wgt_%s_handle_arg" % k for k in KINDS})
 
 
 def prototypes(text):
@@ -89,7 +92,8 @@ def main():
            " * (wgt_handle_out, wgt_context_out). */",
            "#define WGT_API_PROTOTYPES_ONLY /* the record-level names, without renaming ours */",
            '#include "api_names.h"', '#include "autograd/rules.h"', '#include "handles.h"', ""]
-    impls, wrappers, listed, defines, with_context, with_kernel = [], [], [], [], [], []
+    impls, wrappers, listed, defines, with_context = [], [], [], [], []
+    with_kind = {k: [] for k in KINDS}
     for ret, name, params in funcs:
         impl = name.replace("wgt_", "wgt_impl_", 1)
         defines.append("#define %s %s" % (name, impl))
@@ -97,8 +101,9 @@ def main():
         listed.append(name)
         if re.search(r"\bwgt_context \*", params):
             with_context.append(name)
-        if re.search(r"\bwgt_kernel \*", params):
-            with_kernel.append(name)
+        for k in KINDS:
+            if re.search(r"\bwgt_%s \*" % k, params):
+                with_kind[k].append(name)
         if name in SPECIAL:
             continue
         args, checks, tensor_args = [], [], []
@@ -109,7 +114,7 @@ def main():
                 tensor_args.append(pname)
             elif SINGLE.fullmatch(ptype):
                 kind = SINGLE.fullmatch(ptype).group(2)
-                failed = FAILED.get(ret, "NULL" if ret.endswith("*") else None)
+                failed = FAILED_OF.get(name, FAILED.get(ret, "NULL" if ret.endswith("*") else None))
                 if failed is None:
                     sys.exit("%s: no failure value for return type '%s' (add it to FAILED)" % (name, ret))
                 checks.append("wgt_%s *%s_; if (!%s(\"%s\", %s, &%s_)) return %s;"
@@ -131,7 +136,7 @@ def main():
                     name, call, len(tensor_args), ", ".join("r_" + t for t in tensor_args))
         if ret == "wgt_tensor *":
             body = 'return wgt_handle_out("%s", %s);' % (name, call)
-        elif ret in ("wgt_context *", "wgt_kernel *"):
+        elif ret in ["wgt_context *"] + ["wgt_%s *" % k for k in KINDS]:
             body = 'return %s_out("%s", %s);' % (ret[:-2], name, call)
         elif ret == "void":
             body = call + ";"
@@ -147,10 +152,11 @@ def main():
             " * (tests/test_context_handles.c calls each with a released one). */",
             "const char *const wgt_context_functions[] = {"]
     api += ['    "%s",' % n for n in with_context] + ["    NULL,", "};"]
-    api += ["", "/* Every public function that takes a kernel: each turns it into a record or fails",
-            " * (tests/test_kernel_handles.c calls each with a released one). */",
-            "const char *const wgt_kernel_functions[] = {"]
-    api += ['    "%s",' % n for n in with_kernel] + ["    NULL,", "};"]
+    for k in KINDS:
+        api += ["", "/* Every public function that takes a %s: each turns it into a record or fails" % k,
+                " * (tests/test_%s_handles.c calls each with a released one). */" % k,
+                "const char *const wgt_%s_functions[] = {" % k]
+        api += ['    "%s",' % n for n in with_kind[k]] + ["    NULL,", "};"]
     names += ["", "#endif"]
     open(os.path.join(ROOT, "src", "core", "api_names.h"), "w").write("\n".join(names) + "\n")
     open(os.path.join(ROOT, "src", "core", "api.c"), "w").write("\n".join(api) + "\n")

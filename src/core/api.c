@@ -18,6 +18,7 @@ wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out) { wgt_context *ct
 wgt_status wgt_context_trim(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_trim", ctx, &ctx_)) return wgt_last_status(); return wgt_impl_context_trim(ctx_); }
 wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_read_begin(r_t, dst, nbytes); }
 wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape) { wgt_context *ctx_; if (!wgt_context_arg("wgt_graph_input", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_graph_input", wgt_impl_graph_input(ctx_, name, dtype, ndim, shape)); }
+int wgt_graph_launches(const wgt_graph *g) { wgt_graph *g_; if (!wgt_graph_handle_arg("wgt_graph_launches", g, &g_)) return -1; return wgt_impl_graph_launches(g_); }
 wgt_tensor *wgt_tensor_create(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_tensor_create", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_tensor_create", wgt_impl_tensor_create(ctx_, dtype, ndim, shape, usage)); }
 wgt_tensor *wgt_tensor_from_data(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, const void *data, size_t nbytes, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_tensor_from_data", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_tensor_from_data", wgt_impl_tensor_from_data(ctx_, dtype, ndim, shape, data, nbytes, usage)); }
 wgt_tensor *wgt_zeros(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape) { wgt_context *ctx_; if (!wgt_context_arg("wgt_zeros", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_zeros", wgt_impl_zeros(ctx_, dtype, ndim, shape)); }
@@ -178,6 +179,8 @@ const char *const wgt_handle_functions[] = {
     "wgt_graph_input",
     "wgt_graph_build",
     "wgt_graph_dispatch",
+    "wgt_graph_launches",
+    "wgt_graph_release",
     "wgt_tensor_create",
     "wgt_tensor_from_data",
     "wgt_zeros",
@@ -373,5 +376,14 @@ const char *const wgt_kernel_functions[] = {
     "wgt_kernel_workgroup_size",
     "wgt_kernel_groups_for",
     "wgt_kernel_dispatch",
+    NULL,
+};
+
+/* Every public function that takes a graph: each turns it into a record or fails
+ * (tests/test_graph_handles.c calls each with a released one). */
+const char *const wgt_graph_functions[] = {
+    "wgt_graph_dispatch",
+    "wgt_graph_launches",
+    "wgt_graph_release",
     NULL,
 };

@@ -22,6 +22,8 @@ wgt_read *wgt_impl_read_begin(wgt_tensor *t, void *dst, size_t nbytes);
 wgt_tensor *wgt_impl_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape);
 wgt_graph *wgt_impl_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs);
 wgt_status wgt_impl_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inputs, int n_outputs, const wgt_binding *outputs);
+int wgt_impl_graph_launches(const wgt_graph *g);
+void wgt_impl_graph_release(wgt_graph *g);
 wgt_tensor *wgt_impl_tensor_create(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage);
 wgt_tensor *wgt_impl_tensor_from_data(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, const void *data, size_t nbytes, unsigned usage);
 wgt_tensor *wgt_impl_zeros(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape);
@@ -190,6 +192,8 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_graph_input wgt_impl_graph_input
 #define wgt_graph_build wgt_impl_graph_build
 #define wgt_graph_dispatch wgt_impl_graph_dispatch
+#define wgt_graph_launches wgt_impl_graph_launches
+#define wgt_graph_release wgt_impl_graph_release
 #define wgt_tensor_create wgt_impl_tensor_create
 #define wgt_tensor_from_data wgt_impl_tensor_from_data
 #define wgt_zeros wgt_impl_zeros

@@ -1,7 +1,7 @@
 /*
  * The public entry points over tensor handles that api.c cannot generate: those taking
  * several tensors at once (arrays, bindings), handing several back (wgt_split), or ending a
- * handle (wgt_release, wgt_context_release, wgt_kernel_release). Each turns the handles into records in a copy of the caller's array
+ * handle (wgt_release, wgt_context_release, wgt_kernel_release, wgt_graph_release). Each turns the handles into records in a copy of the caller's array
  * and leaves the checks, and their messages, to the function it calls.
  */
 #include <stdlib.h>
@@ -51,6 +51,8 @@ void wgt_release(wgt_tensor *t) {
 void wgt_context_release(wgt_context *ctx) { wgt_context_handle_release("wgt_context_release", ctx); }
 
 void wgt_kernel_release(wgt_kernel *k) { wgt_kernel_handle_release("wgt_kernel_release", k); }
+
+void wgt_graph_release(wgt_graph *g) { wgt_graph_handle_release("wgt_graph_release", g); }
 
 wgt_status wgt_eval(int n, wgt_tensor *const *tensors) {
     wgt_tensor *buf[ON_STACK], **heap;
@@ -115,7 +117,7 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
     if (!wgt_context_arg("wgt_graph_build", ctx, &record)) return NULL;
     wgt_binding buf[ON_STACK], *heap;
     const wgt_binding *r = bindings_of("wgt_graph_build", n_outputs, outputs, buf, &heap);
-    wgt_graph *g = r || !outputs ? wgt_impl_graph_build(record, n_outputs, r) : NULL;
+    wgt_graph *g = r || !outputs ? wgt_graph_out("wgt_graph_build", wgt_impl_graph_build(record, n_outputs, r)) : NULL;
     free(heap);
     return g;
 }
@@ -123,10 +125,12 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
 wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inputs, int n_outputs,
                               const wgt_binding *outputs) {
     static const char fn[] = "wgt_graph_dispatch";
+    wgt_graph *rg;
+    if (!wgt_graph_handle_arg(fn, g, &rg)) return wgt_last_status();
     wgt_binding ibuf[ON_STACK], obuf[ON_STACK], *iheap, *oheap = NULL;
     const wgt_binding *in = bindings_of(fn, n_inputs, inputs, ibuf, &iheap);
     const wgt_binding *out = in || !inputs ? bindings_of(fn, n_outputs, outputs, obuf, &oheap) : NULL;
-    wgt_status st = (in || !inputs) && (out || !outputs) ? wgt_impl_graph_dispatch(g, n_inputs, in, n_outputs, out)
+    wgt_status st = (in || !inputs) && (out || !outputs) ? wgt_impl_graph_dispatch(rg, n_inputs, in, n_outputs, out)
                                                          : wgt_last_status();
     free(iheap);
     free(oheap);

@@ -1,5 +1,5 @@
 /*
- * The process-wide tables of tensor, context and kernel handles (see handles.h). Slots live in chunks
+ * The process-wide tables of tensor, context, kernel and graph handles (see handles.h). Slots live in chunks
  * that are allocated on first use and never freed, so looking a handle up never touches freed
  * memory.
  * A handle is (generation << 25 | slot << 1 | 1): odd, so it is never a valid record pointer
@@ -31,7 +31,7 @@ typedef struct slot {
     uint32_t next_free;      /* free list link: index + 1, 0 at the end */
 } slot;
 
-/* One table per kind of handle (tensors, contexts, kernels): a handle of one never names a slot of
+/* One table per kind of handle (tensors, contexts, kernels, graphs): a handle of one never names a slot of
  * the other, and each kind has its own limit. */
 typedef struct table {
     _Atomic(slot *) chunks[NCHUNKS];
@@ -45,7 +45,6 @@ typedef struct table {
 
 static table tensors = {.lock = ATOMIC_FLAG_INIT, .limit = 1u << INDEX_BITS};
 static table contexts = {.lock = ATOMIC_FLAG_INIT, .limit = 1u << INDEX_BITS};
-static table kernels = {.lock = ATOMIC_FLAG_INIT, .limit = 1u << INDEX_BITS};
 
 static void table_lock(table *t) {
     while (atomic_flag_test_and_set_explicit(&t->lock, memory_order_acquire)) sched_yield();
@@ -240,31 +239,41 @@ void wgt_context_handle_release(const char *fn, wgt_context *handle) {
     if (r) wgt_impl_context_release(r);
 }
 
-/* Kernels: each wgt_kernel_create makes a new record, so each gets a new handle. */
-wgt_kernel *wgt_kernel_out(const char *fn, wgt_kernel *record) {
+/* A new handle for a new record of a kind made one record per handle; a full table releases
+ * the record and fails naming fn. NULL stays NULL. */
+static void *single_out(table *t, const char *what, const char *fn, void *record, void (*release)(void *)) {
     if (!record) return NULL;
-    uint32_t index = slot_take(&kernels, record);
+    uint32_t index = slot_take(t, record);
     if (index == UINT32_MAX) {
-        wgt_impl_kernel_release(record);
-        wgt_error(WGT_ERR_LIMIT, "%s: %u kernels are alive, the most one process may hold at once", fn, kernels.limit);
+        release(record);
+        wgt_error(WGT_ERR_LIMIT, "%s: %u %ss are alive, the most one process may hold at once", fn, t->limit, what);
         return NULL;
     }
-    return (wgt_kernel *)encode(index, gen_of(&kernels, index));
+    return (void *)encode(index, gen_of(t, index));
 }
 
-int wgt_kernel_handle_arg(const char *fn, const wgt_kernel *handle, wgt_kernel **record) {
-    void *r;
-    if (!single_arg(&kernels, "kernel", fn, handle, &r)) return 0;
-    *record = r;
-    return 1;
-}
+/* The entry points of such a kind (handles.h): T is the type's and functions' stem, WHAT
+ * names it in messages. */
+#define SINGLE_KIND(T, WHAT)                                                                   \
+    static table T##_table = {.lock = ATOMIC_FLAG_INIT, .limit = 1u << INDEX_BITS};            \
+    static void T##_record_release(void *r) { wgt_impl_##T##_release(r); }                    \
+    wgt_##T *wgt_##T##_out(const char *fn, wgt_##T *record) {                                 \
+        return single_out(&T##_table, WHAT, fn, record, T##_record_release);                  \
+    }                                                                                          \
+    int wgt_##T##_handle_arg(const char *fn, const wgt_##T *handle, wgt_##T **record) {        \
+        void *r;                                                                               \
+        if (!single_arg(&T##_table, WHAT, fn, handle, &r)) return 0;                           \
+        *record = r;                                                                           \
+        return 1;                                                                              \
+    }                                                                                          \
+    void wgt_##T##_handle_release(const char *fn, wgt_##T *handle) {                          \
+        void *r = handle ? single_end(&T##_table, WHAT, fn, handle) : NULL;                    \
+        if (r) wgt_impl_##T##_release(r);                                                      \
+    }                                                                                          \
+    uint32_t wgt_##T##_handles_set_limit(uint32_t limit) { return set_limit(&T##_table, limit); }
 
-void wgt_kernel_handle_release(const char *fn, wgt_kernel *handle) {
-    wgt_kernel *r = handle ? single_end(&kernels, "kernel", fn, handle) : NULL;
-    if (r) wgt_impl_kernel_release(r);
-}
-
-uint32_t wgt_kernel_handles_set_limit(uint32_t new_limit) { return set_limit(&kernels, new_limit); }
+SINGLE_KIND(kernel, "kernel")
+SINGLE_KIND(graph, "graph")
 
 uint32_t wgt_context_handles_set_limit(uint32_t new_limit) { return set_limit(&contexts, new_limit); }
 
