@@ -5,7 +5,8 @@
 The library's code works on tensor and context records (struct wgt_tensor, struct
 wgt_context); callers hold handles, which name a slot and its generation
 (src/core/handles.c). For every function of include/wgtensor.h that takes or returns a
-tensor, a context, a kernel or a graph (the last two checked as contexts are) this writes:
+tensor, a context, a kernel, a graph or a read request (the last three checked as contexts
+are) this writes:
 
   src/core/api_names.h  #define wgt_add wgt_impl_add ..., included by the library's sources
                         only, so their definitions and calls use the record-level names;
@@ -33,18 +34,18 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = {"wgt_release", "wgt_eval", "wgt_concat", "wgt_stack", "wgt_split", "wgt_graph_build",
-           "wgt_graph_dispatch", "wgt_kernel_dispatch", "wgt_kernel_release", "wgt_graph_release", "wgt_context_release", "wgt_sgd", "wgt_adamw",
+           "wgt_graph_dispatch", "wgt_kernel_dispatch", "wgt_kernel_release", "wgt_graph_release", "wgt_read_release", "wgt_context_release", "wgt_sgd", "wgt_adamw",
            "wgt_clip_grad_norm", "wgt_save_safetensors"}
 # What a call given a stale context returns: the neutral value its function returns for NULL.
 FAILED = {"wgt_status": "wgt_last_status()", "void": "", "wgt_backend_kind": "WGT_BACKEND_AUTO",
           "const char *": '""', "int": "0"}
 # The value a failed call of one function returns, where it is not its return type's.
 FAILED_OF = {"wgt_graph_launches": "-1"}
-HANDLES = re.compile(r"\b(wgt_tensor|wgt_binding|wgt_context|wgt_kernel|wgt_graph)\b")
+HANDLES = re.compile(r"\b(wgt_tensor|wgt_binding|wgt_context|wgt_kernel|wgt_graph|wgt_read)\b")
 # Handles of objects the caller holds one reference to, and the function checking each
 # (wgt_kernel_arg is the type of a dispatch's argument).
-KINDS = ("kernel", "graph")
-SINGLE = re.compile(r"(const )?wgt_(context|kernel|graph) \*")
+KINDS = ("kernel", "graph", "read")
+SINGLE = re.compile(r"(const )?wgt_(context|kernel|graph|read) \*")
 CHECK = dict({"context": "wgt_context_arg"}, **{k: "wgt_%s_handle_arg" % k for k in KINDS})
 
 

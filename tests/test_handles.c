@@ -168,6 +168,8 @@ extern const char *const wgt_kernel_functions[];  /* src/core/api.c */
 extern const char *const test_kernel_calls[];     /* tests/test_kernel_handles.c */
 extern const char *const wgt_graph_functions[];   /* src/core/api.c */
 extern const char *const test_graph_calls[];      /* tests/test_graph_handles.c */
+extern const char *const wgt_read_functions[];    /* src/core/api.c */
+extern const char *const test_read_calls[];       /* tests/test_read_handles.c */
 
 /* The kinds of handle checked as contexts are: what a parameter's type contains, the
  * functions api.c generated for it and the calls its test makes. */
@@ -176,7 +178,8 @@ static const struct {
     const char *const *generated, *const *tested;
     int at_least;
 } single_kinds[] = {{"wgt_kernel *", wgt_kernel_functions, test_kernel_calls, 6},
-                    {"wgt_graph *", wgt_graph_functions, test_graph_calls, 3}};
+                    {"wgt_graph *", wgt_graph_functions, test_graph_calls, 3},
+                    {"wgt_read *", wgt_read_functions, test_read_calls, 3}};
 enum { NKINDS = sizeof single_kinds / sizeof single_kinds[0] };
 
 static int listed(const char *const *list, const char *name) {

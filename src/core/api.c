@@ -16,7 +16,9 @@ char *wgt_context_describe(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_conte
 wgt_status wgt_context_simulate_device_loss(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_simulate_device_loss", ctx, &ctx_)) return wgt_last_status(); return wgt_impl_context_simulate_device_loss(ctx_); }
 wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_stats", ctx, &ctx_)) return wgt_last_status(); return wgt_impl_context_stats(ctx_, out); }
 wgt_status wgt_context_trim(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_trim", ctx, &ctx_)) return wgt_last_status(); return wgt_impl_context_trim(ctx_); }
-wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_read_begin(r_t, dst, nbytes); }
+wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_read_out("wgt_read_begin", wgt_impl_read_begin(r_t, dst, nbytes)); }
+wgt_status wgt_read_poll(wgt_read *r, int *done) { wgt_read *r_; if (!wgt_read_handle_arg("wgt_read_poll", r, &r_)) return wgt_last_status(); return wgt_impl_read_poll(r_, done); }
+wgt_status wgt_read_wait(wgt_read *r) { wgt_read *r_; if (!wgt_read_handle_arg("wgt_read_wait", r, &r_)) return wgt_last_status(); return wgt_impl_read_wait(r_); }
 wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape) { wgt_context *ctx_; if (!wgt_context_arg("wgt_graph_input", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_graph_input", wgt_impl_graph_input(ctx_, name, dtype, ndim, shape)); }
 int wgt_graph_launches(const wgt_graph *g) { wgt_graph *g_; if (!wgt_graph_handle_arg("wgt_graph_launches", g, &g_)) return -1; return wgt_impl_graph_launches(g_); }
 wgt_tensor *wgt_tensor_create(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_tensor_create", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_tensor_create", wgt_impl_tensor_create(ctx_, dtype, ndim, shape, usage)); }
@@ -176,6 +178,9 @@ const char *const wgt_handle_functions[] = {
     "wgt_context_stats",
     "wgt_context_trim",
     "wgt_read_begin",
+    "wgt_read_poll",
+    "wgt_read_wait",
+    "wgt_read_release",
     "wgt_graph_input",
     "wgt_graph_build",
     "wgt_graph_dispatch",
@@ -385,5 +390,14 @@ const char *const wgt_graph_functions[] = {
     "wgt_graph_dispatch",
     "wgt_graph_launches",
     "wgt_graph_release",
+    NULL,
+};
+
+/* Every public function that takes a read: each turns it into a record or fails
+ * (tests/test_read_handles.c calls each with a released one). */
+const char *const wgt_read_functions[] = {
+    "wgt_read_poll",
+    "wgt_read_wait",
+    "wgt_read_release",
     NULL,
 };

@@ -19,6 +19,9 @@ wgt_status wgt_impl_eval(int n, wgt_tensor *const *tensors);
 wgt_status wgt_impl_context_stats(wgt_context *ctx, wgt_stats *out);
 wgt_status wgt_impl_context_trim(wgt_context *ctx);
 wgt_read *wgt_impl_read_begin(wgt_tensor *t, void *dst, size_t nbytes);
+wgt_status wgt_impl_read_poll(wgt_read *r, int *done);
+wgt_status wgt_impl_read_wait(wgt_read *r);
+void wgt_impl_read_release(wgt_read *r);
 wgt_tensor *wgt_impl_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape);
 wgt_graph *wgt_impl_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs);
 wgt_status wgt_impl_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inputs, int n_outputs, const wgt_binding *outputs);
@@ -189,6 +192,9 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_context_stats wgt_impl_context_stats
 #define wgt_context_trim wgt_impl_context_trim
 #define wgt_read_begin wgt_impl_read_begin
+#define wgt_read_poll wgt_impl_read_poll
+#define wgt_read_wait wgt_impl_read_wait
+#define wgt_read_release wgt_impl_read_release
 #define wgt_graph_input wgt_impl_graph_input
 #define wgt_graph_build wgt_impl_graph_build
 #define wgt_graph_dispatch wgt_impl_graph_dispatch

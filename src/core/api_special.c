@@ -1,7 +1,7 @@
 /*
  * The public entry points over tensor handles that api.c cannot generate: those taking
  * several tensors at once (arrays, bindings), handing several back (wgt_split), or ending a
- * handle (wgt_release, wgt_context_release, wgt_kernel_release, wgt_graph_release). Each turns the handles into records in a copy of the caller's array
+ * handle (wgt_release and the releases of contexts, kernels, graphs and read requests). Each turns the handles into records in a copy of the caller's array
  * and leaves the checks, and their messages, to the function it calls.
  */
 #include <stdlib.h>
@@ -53,6 +53,8 @@ void wgt_context_release(wgt_context *ctx) { wgt_context_handle_release("wgt_con
 void wgt_kernel_release(wgt_kernel *k) { wgt_kernel_handle_release("wgt_kernel_release", k); }
 
 void wgt_graph_release(wgt_graph *g) { wgt_graph_handle_release("wgt_graph_release", g); }
+
+void wgt_read_release(wgt_read *r) { wgt_read_handle_release("wgt_read_release", r); }
 
 wgt_status wgt_eval(int n, wgt_tensor *const *tensors) {
     wgt_tensor *buf[ON_STACK], **heap;

@@ -1,5 +1,6 @@
 /*
- * The process-wide tables of tensor, context, kernel and graph handles (see handles.h). Slots live in chunks
+ * The process-wide tables of tensor, context, kernel, graph and read-request handles (see
+ * handles.h). Slots live in chunks
  * that are allocated on first use and never freed, so looking a handle up never touches freed
  * memory.
  * A handle is (generation << 25 | slot << 1 | 1): odd, so it is never a valid record pointer
@@ -31,7 +32,7 @@ typedef struct slot {
     uint32_t next_free;      /* free list link: index + 1, 0 at the end */
 } slot;
 
-/* One table per kind of handle (tensors, contexts, kernels, graphs): a handle of one never names a slot of
+/* One table per kind of handle (tensors, contexts, kernels, graphs, reads): a handle of one never names a slot of
  * the other, and each kind has its own limit. */
 typedef struct table {
     _Atomic(slot *) chunks[NCHUNKS];
@@ -274,6 +275,7 @@ static void *single_out(table *t, const char *what, const char *fn, void *record
 
 SINGLE_KIND(kernel, "kernel")
 SINGLE_KIND(graph, "graph")
+SINGLE_KIND(read, "request")
 
 uint32_t wgt_context_handles_set_limit(uint32_t new_limit) { return set_limit(&contexts, new_limit); }
 

@@ -1,5 +1,5 @@
 /*
- * Tensor, context, kernel and graph handles. A caller never holds a pointer to a tensor record: it holds a
+ * Tensor, context, kernel, graph and read-request handles. A caller never holds a pointer to a tensor record: it holds a
  * handle that names a slot of one process-wide table and the slot's generation. Releasing a handle's
  * last reference bumps the generation, so a stale handle (a double release, a use after
  * release, a release after the slot went to a new tensor) is recognised from the table
@@ -48,11 +48,12 @@ wgt_context *wgt_context_record(const wgt_context *handle);
 /* Live contexts at most (default 1 << 24); for tests of the limit. Returns the old limit. */
 uint32_t wgt_context_handles_set_limit(uint32_t limit);
 
-/* Kernel and graph handles, each kind in a table of its own, with the contexts' rules: the
- * caller holds the one reference the creating call gave (wgt_kernel_create, wgt_graph_build),
+/* Kernel, graph and read-request handles, each kind in a table of its own, with the contexts'
+ * rules: the caller holds the one reference the creating call gave (wgt_kernel_create,
+ * wgt_graph_build, wgt_read_begin),
  * so a released handle is stale, and a second release or any call with it is an error naming
  * the function, never a read of the freed object. What the library holds itself (a recorded
- * dispatch holds its kernel) holds the record, not the handle. For T of kernel and graph:
+ * dispatch holds its kernel) holds the record, not the handle. For T of kernel, graph, read:
  *
  *   int wgt_T_handle_arg(fn, handle, &record): the record a handle names (NULL for NULL,
  *       which the function called reports); 0 with WGT_ERR_INVALID_ARGUMENT naming fn for a
@@ -70,5 +71,6 @@ uint32_t wgt_context_handles_set_limit(uint32_t limit);
     uint32_t wgt_##T##_handles_set_limit(uint32_t limit);
 WGT_SINGLE_KIND_DECLS(kernel)
 WGT_SINGLE_KIND_DECLS(graph)
+WGT_SINGLE_KIND_DECLS(read)
 
 #endif
