@@ -145,8 +145,9 @@ install: blas-check $(BUILD)/libwgtensor.a $(BUILD)/libwgtensor.so $(BUILD)/wgte
 check-install: all
 	./scripts/check_install.sh $(BUILD)
 
-TOOLS_SRC = tools/wgtensor.c tools/mlp_demo.c tools/bench.c tools/bench_engine.c
-$(BUILD)/wgtensor: $(TOOLS_SRC) $(BUILD)/libwgtensor.a
+TOOLS_SRC = $(wildcard tools/*.c)
+TOOLS_HEADERS = $(wildcard tools/*.h)
+$(BUILD)/wgtensor: $(TOOLS_SRC) $(TOOLS_HEADERS) $(BUILD)/libwgtensor.a
 	$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) -o $@ $(TOOLS_SRC) $(BUILD)/libwgtensor.a $(LDLIBS)
 
 $(BUILD)/wgt_tests: $(TEST_SRC) tests/test.h $(BUILD)/libwgtensor.a

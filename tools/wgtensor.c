@@ -168,9 +168,3 @@ int main(int argc, char **argv) {
     return 2;
 }
 
-/* The Makefile's TOOLS_SRC names the command's files one by one and not yet these (text
- * generation and its benchmark): until it does, they are compiled as part of this file. */
-#include "gen_options.c"
-#include "llama.c"
-#include "generate.c"
-#include "bench_quant.c"
