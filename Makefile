@@ -276,3 +276,4 @@ $(ASAN_BUILD)/pin_lavapipe.o:
 
 clean:
 	rm -rf $(BUILD)
+include web/wasm.mk

@@ -26,7 +26,7 @@ have_all() {
   for p in $PACKAGES mesa-vulkan-drivers; do dpkg -s "$p" >/dev/null 2>&1 || return 1; done
   dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null | grep -q '~bpo12' || return 1
 }
-PACKAGES="gcc make libc6-dev pkg-config libvulkan1 libopenblas-dev python3-sklearn python3-numpy valgrind clang libclang-rt-14-dev python3-dev python3-pytest python3-setuptools python3-venv"
+PACKAGES="gcc make libc6-dev pkg-config libvulkan1 libopenblas-dev python3-sklearn python3-numpy valgrind clang libclang-rt-14-dev python3-dev python3-pytest python3-setuptools python3-venv fortunes"
 if have_all; then exit 0; fi
 
 export DEBIAN_FRONTEND=noninteractive

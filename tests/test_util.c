@@ -46,9 +46,17 @@ double test_round_to(wgt_dtype dtype, double v) {
     }
 }
 
+#ifdef __wasi__
+long long wgt_wasm_heap_in_use(void); /* web/c/heap_in_use.c: wasi-libc has no mallinfo2 */
+#endif
+
 long long test_heap_in_use(void) {
+#ifdef __wasi__
+    return wgt_wasm_heap_in_use();
+#else
     struct mallinfo2 m = mallinfo2();
     return (long long)(m.uordblks + m.hblkhd);
+#endif
 }
 
 test_saved_env test_env_set(const char *var, const char *value) {

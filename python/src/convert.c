@@ -213,6 +213,11 @@ PyObject *wgtpy_from_buffer(PyObject *self, PyObject *const *args, Py_ssize_t na
     }
     if (vals[1] == Py_None) d = default_dtype(s);
     else if (wgtpy_dtype_from_obj(vals[1], &d) < 0) goto done;
+    if (wgt_dtype_block_elements(d) > 1) {
+        PyErr_Format(PyExc_TypeError, "asarray: %s is a block type; make a float tensor and wgtensor.quantize it",
+                     wgt_dtype_name(d));
+        goto done;
+    }
     if (!(ctx = wgtpy_context_arg(vals[2]))) goto done;
     int64_t shape[WGT_MAX_DIMS];
     for (int i = 0; i < view.ndim; i++) shape[i] = view.shape[i];

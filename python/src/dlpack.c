@@ -68,6 +68,9 @@ static PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw) {
         return NULL;
     if (stream != Py_None) return PyErr_Format(PyExc_BufferError, "__dlpack__: the data is on the CPU; stream must be None");
     TensorObject *t = (TensorObject *)self;
+    if (wgt_dtype_block_elements(wgt_tensor_dtype(t->t)) > 1)
+        return PyErr_Format(PyExc_BufferError, "__dlpack__: a %s tensor has no DLPack type; use wgtensor.dequantize(t)",
+                            wgt_dtype_name(wgt_tensor_dtype(t->t)));
     PyObject *owner;
     if (wgt_tensor_is_contiguous(t->t)) {
         owner = Py_NewRef(self);

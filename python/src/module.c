@@ -5,13 +5,13 @@
  */
 #include "wgtpy.h"
 
-/* _register(dtypes, dtype_parser, asarray, default_context): dtypes is a 4-tuple of the
- * float32, float16, int32 and uint32 objects, in the order of wgt_dtype's values. */
+/* _register(dtypes, dtype_parser, asarray, default_context): dtypes is a 6-tuple of the
+ * float32, float16, int32, uint32, q8_0 and q4_0 objects, in the order of wgt_dtype's values. */
 static PyObject *py_register(PyObject *m, PyObject *args) {
     PyObject *dtypes, *parser, *asarray, *dflt;
     if (!PyArg_ParseTuple(args, "O!OOO:_register", &PyTuple_Type, &dtypes, &parser, &asarray, &dflt)) return NULL;
-    if (PyTuple_GET_SIZE(dtypes) != 4) return PyErr_Format(PyExc_ValueError, "_register: 4 dtypes expected");
-    for (int d = WGT_F32; d <= WGT_U32; d++) Py_XSETREF(wgtpy_dtypes[d], Py_NewRef(PyTuple_GET_ITEM(dtypes, d - 1)));
+    if (PyTuple_GET_SIZE(dtypes) != 6) return PyErr_Format(PyExc_ValueError, "_register: 6 dtypes expected");
+    for (int d = WGT_F32; d <= WGT_Q4_0; d++) Py_XSETREF(wgtpy_dtypes[d], Py_NewRef(PyTuple_GET_ITEM(dtypes, d - 1)));
     Py_XSETREF(wgtpy_dtype_parser, Py_NewRef(parser));
     Py_XSETREF(wgtpy_asarray_fn, Py_NewRef(asarray));
     Py_XSETREF(wgtpy_default_ctx_fn, Py_NewRef(dflt));
@@ -59,7 +59,7 @@ static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "wgtensor._core", "The C core of wgtensor: tensors, contexts and ops.", -1, module_methods,
 };
 
-static int add_functions(PyObject *m, PyMethodDef *defs) {
+int wgtpy_add_functions(PyObject *m, PyMethodDef *defs) {
     PyObject *name = PyModule_GetNameObject(m);
     if (!name) return -1;
     for (PyMethodDef *d = defs; d->ml_name; d++) {
@@ -78,10 +78,11 @@ PyMODINIT_FUNC PyInit__core(void) {
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     if (wgtpy_errors_init(m) < 0 || wgtpy_context_init(m) < 0 || wgtpy_tensor_init(m) < 0 ||
-        add_functions(m, wgtpy_creation_methods) < 0 || add_functions(m, wgtpy_context_methods) < 0 ||
-        add_functions(m, wgtpy_convert_methods) < 0 || add_functions(m, wgtpy_read_methods) < 0 ||
-        add_functions(m, wgtpy_graph_methods) < 0 || wgtpy_read_init(m) < 0 || wgtpy_graph_init(m) < 0 ||
-        wgtpy_dlpack_init(m) < 0 || wgtpy_kernel_init(m) < 0 || wgtpy_ops_init(m) < 0 ||
+        wgtpy_add_functions(m, wgtpy_creation_methods) < 0 || wgtpy_add_functions(m, wgtpy_context_methods) < 0 ||
+        wgtpy_add_functions(m, wgtpy_convert_methods) < 0 || wgtpy_add_functions(m, wgtpy_read_methods) < 0 ||
+        wgtpy_add_functions(m, wgtpy_graph_methods) < 0 || wgtpy_read_init(m) < 0 || wgtpy_graph_init(m) < 0 ||
+        wgtpy_dlpack_init(m) < 0 || wgtpy_kernel_init(m) < 0 ||
+        wgtpy_autograd_init(m) < 0 || wgtpy_quant_init(m) < 0 || wgtpy_ops_init(m) < 0 ||
         PyModule_AddIntConstant(m, "MAX_DIMS", WGT_MAX_DIMS) < 0) {
         Py_DECREF(m);
         return NULL;

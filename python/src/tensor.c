@@ -11,7 +11,7 @@
 #include "wgtpy.h"
 
 PyTypeObject *wgtpy_Tensor;
-PyObject *wgtpy_dtypes[5];
+PyObject *wgtpy_dtypes[7];
 PyObject *wgtpy_dtype_parser;
 
 PyObject *wgtpy_wrap(wgt_tensor *t, CtxObject *ctx, const char *fn, int index_errors) {
@@ -59,17 +59,23 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     return NULL;
 }
 
+TensorObject *wgtpy_tensor_arg(PyObject *o, const char *fn) {
+    if (WGTPY_IS_TENSOR(o)) return (TensorObject *)o;
+    PyErr_Format(PyExc_TypeError, "%s: %.100s is not a wgtensor.Tensor", fn, Py_TYPE(o)->tp_name);
+    return NULL;
+}
+
 /* ---- dtypes --------------------------------------------------------------------------- */
 
 PyObject *wgtpy_dtype_obj(wgt_dtype d) {
-    PyObject *o = (d >= WGT_F32 && d <= WGT_U32) ? wgtpy_dtypes[d] : NULL;
+    PyObject *o = (d >= WGT_F32 && d <= WGT_Q4_0) ? wgtpy_dtypes[d] : NULL;
     if (!o) return PyErr_Format(PyExc_RuntimeError, "wgtensor: dtype %d has no Python object", (int)d);
     Py_INCREF(o);
     return o;
 }
 
 int wgtpy_dtype_from_obj(PyObject *o, wgt_dtype *out) {
-    for (int d = WGT_F32; d <= WGT_U32; d++)
+    for (int d = WGT_F32; d <= WGT_Q4_0; d++)
         if (o == wgtpy_dtypes[d]) return *out = (wgt_dtype)d, 0;
     if (!wgtpy_dtype_parser) {
         PyErr_SetString(PyExc_RuntimeError, "wgtensor: the Python layer did not register its dtypes");
@@ -78,7 +84,7 @@ int wgtpy_dtype_from_obj(PyObject *o, wgt_dtype *out) {
     /* Strings, NumPy dtypes and scalar types go through the Python layer's parser. */
     PyObject *d = PyObject_CallOneArg(wgtpy_dtype_parser, o);
     if (!d) return -1;
-    for (int k = WGT_F32; k <= WGT_U32; k++)
+    for (int k = WGT_F32; k <= WGT_Q4_0; k++)
         if (d == wgtpy_dtypes[k]) {
             Py_DECREF(d);
             return *out = (wgt_dtype)k, 0;
@@ -157,6 +163,8 @@ static const char *format_of(wgt_dtype d) {
     case WGT_F16: return "e";
     case WGT_I32: return "i";
     case WGT_U32: return "I";
+    case WGT_Q8_0:
+    case WGT_Q4_0: break; /* blocks have no element format: tensor_getbuffer refuses them */
     }
     return "B";
 }
@@ -168,6 +176,13 @@ static int tensor_getbuffer(TensorObject *self, Py_buffer *view, int flags) {
         return -1;
     }
     wgt_tensor *t = self->t;
+    if (wgt_dtype_block_elements(wgt_tensor_dtype(t)) > 1) {
+        /* ggml's blocks are not elements NumPy could index: say how to get values. */
+        PyErr_Format(PyExc_TypeError, "wgtensor.Tensor: a %s tensor has no element buffer; use "
+                     "wgtensor.dequantize(t) for its values (or t.tobytes() for its blocks)",
+                     wgt_dtype_name(wgt_tensor_dtype(t)));
+        return -1;
+    }
     int ndim = wgt_tensor_ndim(t);
     size_t item = wgt_dtype_size(wgt_tensor_dtype(t)), nbytes = wgt_tensor_nbytes(t);
     buffer_info *info = PyMem_Calloc(1, sizeof *info);

@@ -41,7 +41,7 @@ extern PyTypeObject *wgtpy_Context;
 extern PyObject *wgtpy_DeviceLostError, *wgtpy_UnavailableError, *wgtpy_BackendError;
 /* Registered by the pure-Python layer (_core._register): the dtype objects indexed by
  * wgt_dtype, a dtype parser for anything else, asarray, and the default-context getter. */
-extern PyObject *wgtpy_dtypes[5];
+extern PyObject *wgtpy_dtypes[7]; /* indexed by wgt_dtype: f32 .. u32, q8_0, q4_0 */
 extern PyObject *wgtpy_dtype_parser, *wgtpy_asarray_fn, *wgtpy_default_ctx_fn;
 
 #define WGTPY_IS_TENSOR(o) PyObject_TypeCheck((o), wgtpy_Tensor)
@@ -66,6 +66,8 @@ CtxObject *wgtpy_context_arg(PyObject *o);
 /* tensor.c: wraps t (stolen) with ctx; t NULL raises the pending error named after fn. */
 PyObject *wgtpy_wrap(wgt_tensor *t, CtxObject *ctx, const char *fn, int index_errors);
 int wgtpy_tensor_init(PyObject *module);
+/* o itself (borrowed) when it is a Tensor, else NULL with a TypeError naming fn. */
+TensorObject *wgtpy_tensor_arg(PyObject *o, const char *fn);
 
 /* dtypes: object <-> wgt_dtype. A parse failure raises TypeError. */
 int wgtpy_dtype_from_obj(PyObject *o, wgt_dtype *out);
@@ -99,5 +101,10 @@ int wgtpy_read_init(PyObject *module);
 int wgtpy_graph_init(PyObject *module);
 int wgtpy_dlpack_init(PyObject *module);
 int wgtpy_kernel_init(PyObject *module);
+/* autograd.c (gradients, optimizers, tensor files) and quant.c (block types, GGUF). */
+int wgtpy_autograd_init(PyObject *module);
+int wgtpy_quant_init(PyObject *module);
+/* module.c: adds each function of a NULL-terminated list to the module. */
+int wgtpy_add_functions(PyObject *module, PyMethodDef *defs);
 
 #endif

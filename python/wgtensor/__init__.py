@@ -21,14 +21,17 @@ __version__ = library_version()
 # ---- dtypes -------------------------------------------------------------------------------------
 
 class dtype:
-    """One of wgtensor's element types; equal to the NumPy dtype and the names it stands for."""
+    """One of wgtensor's element types; equal to the NumPy dtype and the names it stands for.
+    The block types q8_0 and q4_0 (docs/quant.md) have no NumPy dtype (numpy is None, itemsize
+    0): block_size elements share block_bytes bytes."""
 
-    __slots__ = ("name", "short", "code", "numpy", "itemsize")
+    __slots__ = ("name", "short", "code", "numpy", "itemsize", "block_size", "block_bytes")
 
     def __init__(self, name, short, code, numpy_type):
         self.name, self.short, self.code = name, short, code
-        self.numpy = _np.dtype(numpy_type)
-        self.itemsize = self.numpy.itemsize
+        self.numpy = None if numpy_type is None else _np.dtype(numpy_type)
+        self.itemsize = 0 if numpy_type is None else self.numpy.itemsize
+        self.block_size, self.block_bytes = _core._dtype_block(code)
 
     def __repr__(self):
         return "wgtensor." + self.name
@@ -48,15 +51,19 @@ class dtype:
         return not self == other
 
     def __hash__(self):
-        return hash(self.numpy)
+        return hash(self.numpy) if self.numpy is not None else hash(self.name)
 
 
 float32 = dtype("float32", "f32", 1, _np.float32)
 float16 = dtype("float16", "f16", 2, _np.float16)
 int32 = dtype("int32", "i32", 3, _np.int32)
 uint32 = dtype("uint32", "u32", 4, _np.uint32)
-_DTYPES = (float32, float16, int32, uint32)
-_BY_NAME = {n: d for d in _DTYPES for n in (d.name, d.short, d.numpy.str, d.numpy.char)}
+q8_0 = dtype("q8_0", "q8_0", 5, None)
+q4_0 = dtype("q4_0", "q4_0", 6, None)
+_ELEMENT_DTYPES = (float32, float16, int32, uint32)
+_DTYPES = _ELEMENT_DTYPES + (q8_0, q4_0)
+_BY_NAME = {n: d for d in _ELEMENT_DTYPES for n in (d.name, d.short, d.numpy.str, d.numpy.char)}
+_BY_NAME.update({"q8_0": q8_0, "q4_0": q4_0})
 _BY_NAME.update({"half": float16, "float": float32, "int": int32})
 
 
@@ -76,7 +83,7 @@ def _parse_dtype(o):
         npd = _np.dtype(o)
     except (TypeError, ValueError):
         raise TypeError("%r is not a wgtensor dtype (float32, float16, int32 or uint32)" % (o,)) from None
-    for d in _DTYPES:
+    for d in _ELEMENT_DTYPES:
         if d.numpy == npd:
             return d
     raise TypeError("NumPy dtype %s has no wgtensor type (float32, float16, int32 or uint32)" % npd)
@@ -301,6 +308,9 @@ random = _Random()
 # ---- Tensor: the parts written in Python ---------------------------------------------------------
 
 def _repr(self):
+    if self.dtype.numpy is None:  # blocks, not elements: numpy() would refuse
+        return "tensor(<%d blocks>, shape=%s, dtype=%s)" % (self.size // self.dtype.block_size, self.shape,
+                                                            self.dtype.name)
     body = _np.array2string(self.numpy(), separator=", ", prefix="tensor(", threshold=1000)
     return "tensor(%s, dtype=%s)" % (body, self.dtype.name)
 
@@ -582,3 +592,7 @@ def pad(a, pad_width, constant_values=0):
 
 
 _core._register(_DTYPES, _parse_dtype, asarray, get_default_context)
+
+from . import gguf, optim  # noqa: E402  (they use the names above)
+from ._autograd import (clip_grad_norm, cross_entropy, load, lr_warmup_cosine, no_grad, save)  # noqa: E402
+from ._quant import dequantize, kv_cache_append, matmul_quantized, quantize  # noqa: E402

@@ -31,6 +31,27 @@ ELSEWHERE = {
     "wgt_kernel_binding": "kernel", "wgt_kernel_workgroup_size": "kernel",  # .bindings, .workgroup_size
     "wgt_kernel_groups_for": "kernel", "wgt_kernel_dispatch": "kernel",
     "wgt_squeeze": "squeeze", "wgt_unsqueeze": "expand_dims", "wgt_split": "split", "wgt_pad": "pad",
+    # autograd (_autograd.py, optim.py)
+    "wgt_requires_grad": "Tensor.requires_grad_", "wgt_tensor_requires_grad": "Tensor.requires_grad",
+    "wgt_backward": "Tensor.backward", "wgt_grad": "Tensor.grad", "wgt_zero_grad": "Tensor.zero_grad",
+    "wgt_no_grad_begin": "no_grad", "wgt_no_grad_end": "no_grad", "wgt_detach": "Tensor.detach",
+    "wgt_cross_entropy": "cross_entropy", "wgt_sgd": "optim.SGD", "wgt_adamw": "optim.AdamW",
+    "wgt_optimizer_step": "optim.Optimizer.step", "wgt_optimizer_zero_grad": "optim.Optimizer.zero_grad",
+    "wgt_optimizer_set_lr": "optim.Optimizer.lr", "wgt_optimizer_lr": "optim.Optimizer.lr",
+    "wgt_optimizer_release": "optim.Optimizer",  # when the optimizer object is freed
+    "wgt_lr_warmup_cosine": "lr_warmup_cosine", "wgt_clip_grad_norm": "clip_grad_norm",
+    "wgt_save_npy": "save", "wgt_load_npy": "load", "wgt_save_safetensors": "save",
+    "wgt_load_safetensors": "load", "wgt_safetensors_names": "load",
+    # quantization (_quant.py, gguf.py)
+    "wgt_quantize": "quantize", "wgt_dequantize": "dequantize", "wgt_matmul_quantized": "matmul_quantized",
+    "wgt_kv_cache_append": "kv_cache_append", "wgt_dtype_block_elements": "q8_0.block_size",
+    "wgt_dtype_block_bytes": "q8_0.block_bytes",
+    "wgt_gguf_open": "gguf.open", "wgt_gguf_close": "gguf.File.close", "wgt_gguf_version": "gguf.File",  # .version
+    "wgt_gguf_kv_count": "gguf.File", "wgt_gguf_kv_at": "gguf.File",  # .metadata
+    "wgt_gguf_tensor_count": "gguf.File", "wgt_gguf_tensor_at": "gguf.File",  # .tensors
+    "wgt_gguf_load": "gguf.File.load", "wgt_gguf_writer_create": "gguf.write", "wgt_gguf_writer_set": "gguf.write",
+    "wgt_gguf_writer_add_tensor": "gguf.write", "wgt_gguf_writer_save": "gguf.write",
+    "wgt_gguf_writer_release": "gguf.write",
 }
 
 # C function -> why it has no Python binding.
@@ -48,4 +69,6 @@ NOT_BOUND = {
     "wgt_tensor_export_buffer": "a WGPUBuffer handle means nothing to Python without WebGPU bindings",
     "wgt_tensor_from_buffer": "a WGPUBuffer handle means nothing to Python without WebGPU bindings",
     "wgt_context_webgpu_device": "a WGPUDevice handle means nothing to Python without WebGPU bindings",
+    "wgt_gguf_find_kv": "gguf.File.metadata is a dict (its lookup replaces this)",
+    "wgt_gguf_find_tensor": "gguf.File.tensors is a dict (its lookup replaces this)",
 }

@@ -9,7 +9,9 @@
  * as after WGT_POISON's fill) nothing changes.
  */
 #include <stdint.h>
+#ifndef __wasi__ /* WASI has no madvise: MADV_HUGEPAGE stays undefined, the advice is skipped */
 #include <sys/mman.h>
+#endif
 #include <unistd.h>
 
 #include "cpu_walk.h"

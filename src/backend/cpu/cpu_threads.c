@@ -10,7 +10,9 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#ifndef __wasi__ /* WASI has no signals (and no threads: pthread_create fails there) */
 #include <signal.h>
+#endif
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,9 +83,11 @@ static void *worker_main(void *p) {
  * that cannot be started leaves the pool with fewer slots in use; tasks still all run. */
 static int start_workers(wgt_cpu_pool *pool) {
     if (pool->started || pool->start_failed) return pool->started > 0;
+#ifndef __wasi__
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+#endif
     for (int i = 0; i < pool->size - 1; i++) {
         worker *w = &pool->workers[i];
         w->pool = pool;
@@ -91,7 +95,9 @@ static int start_workers(wgt_cpu_pool *pool) {
         if (pthread_create(&w->thread, NULL, worker_main, w) != 0) break;
         pool->started++;
     }
+#ifndef __wasi__
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+#endif
     if (pool->started == 0) pool->start_failed = 1;
     return pool->started > 0;
 }
