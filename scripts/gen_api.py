@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 
-"""Generates the public entry points that turn tensor and context handles into records and back.
+"""Generates the public entry points that turn tensor, context and kernel handles into records and back.
 
 The library's code works on tensor and context records (struct wgt_tensor, struct
 wgt_context); callers hold handles, which name a slot and its generation
 (src/core/handles.c). For every function of include/wgtensor.h that takes or returns a
-tensor or a context this writes:
+tensor, a context, a kernel, a graph or a read request (the last three checked as contexts
+are) this writes:
 
   src/core/api_names.h  #define wgt_add wgt_impl_add ..., included by the library's sources
                         only, so their definitions and calls use the record-level names;
@@ -33,12 +34,19 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = {"wgt_release", "wgt_eval", "wgt_concat", "wgt_stack", "wgt_split", "wgt_graph_build",
-           "wgt_graph_dispatch", "wgt_kernel_dispatch", "wgt_context_release", "wgt_sgd", "wgt_adamw",
+           "wgt_graph_dispatch", "wgt_kernel_dispatch", "wgt_kernel_release", "wgt_graph_release", "wgt_read_release", "wgt_context_release", "wgt_sgd", "wgt_adamw",
            "wgt_clip_grad_norm", "wgt_save_safetensors"}
 # What a call given a stale context returns: the neutral value its function returns for NULL.
 FAILED = {"wgt_status": "wgt_last_status()", "void": "", "wgt_backend_kind": "WGT_BACKEND_AUTO",
-          "const char *": '""'}
-HANDLES = re.compile(r"\b(wgt_tensor|wgt_binding|wgt_context)\b")
+          "const char *": '""', "int": "0"}
+# The value a failed call of one function returns, where it is not its return type's.
+FAILED_OF = {"wgt_graph_launches": "-1"}
+HANDLES = re.compile(r"\b(wgt_tensor|wgt_binding|wgt_context|wgt_kernel|wgt_graph|wgt_read)\b")
+# Handles of objects the caller holds one reference to, and the function checking each
+# (wgt_kernel_arg is the type of a dispatch's argument).
+KINDS = ("kernel", "graph", "read")
+SINGLE = re.compile(r"(const )?wgt_(context|kernel|graph|read) \*")
+CHECK = dict({"context": "wgt_context_arg"}, **{k: "wgt_%s_handle_arg" % k for k in KINDS})
 
 
 def prototypes(text):
@@ -52,7 +60,7 @@ def prototypes(text):
 
 
 def split_param(p):
-    m = re.match(r"(.*?)(\w+)$", p.strip())
+    m = re.match(r"(.*?)(\w+)\s*(?:\[\w*\])?$", p.strip())  # an array (uint32_t size[3]) is passed by name
     return m.group(1).strip(), m.group(2)
 
 
@@ -86,6 +94,7 @@ def main():
            "#define WGT_API_PROTOTYPES_ONLY /* the record-level names, without renaming ours */",
            '#include "api_names.h"', '#include "autograd/rules.h"', '#include "handles.h"', ""]
     impls, wrappers, listed, defines, with_context = [], [], [], [], []
+    with_kind = {k: [] for k in KINDS}
     for ret, name, params in funcs:
         impl = name.replace("wgt_", "wgt_impl_", 1)
         defines.append("#define %s %s" % (name, impl))
@@ -93,6 +102,9 @@ def main():
         listed.append(name)
         if re.search(r"\bwgt_context \*", params):
             with_context.append(name)
+        for k in KINDS:
+            if re.search(r"\bwgt_%s \*" % k, params):
+                with_kind[k].append(name)
         if name in SPECIAL:
             continue
         args, checks, tensor_args = [], [], []
@@ -101,12 +113,13 @@ def main():
             if re.fullmatch(r"(const )?wgt_tensor \*", ptype):
                 args.append("r_" + pname)
                 tensor_args.append(pname)
-            elif re.fullmatch(r"(const )?wgt_context \*", ptype):
-                failed = FAILED.get(ret, "NULL" if ret.endswith("*") else None)
+            elif SINGLE.fullmatch(ptype):
+                kind = SINGLE.fullmatch(ptype).group(2)
+                failed = FAILED_OF.get(name, FAILED.get(ret, "NULL" if ret.endswith("*") else None))
                 if failed is None:
                     sys.exit("%s: no failure value for return type '%s' (add it to FAILED)" % (name, ret))
-                checks.append("wgt_context *%s_; if (!wgt_context_arg(\"%s\", %s, &%s_)) return %s;"
-                              % (pname, name, pname, pname, failed))
+                checks.append("wgt_%s *%s_; if (!%s(\"%s\", %s, &%s_)) return %s;"
+                              % (kind, pname, CHECK[kind], name, pname, pname, failed))
                 args.append(pname + "_")
             elif HANDLES.search(ptype):
                 sys.exit("%s: parameter '%s' needs a hand-written entry point (add it to SPECIAL)" % (name, p))
@@ -124,8 +137,8 @@ def main():
                     name, call, len(tensor_args), ", ".join("r_" + t for t in tensor_args))
         if ret == "wgt_tensor *":
             body = 'return wgt_handle_out("%s", %s);' % (name, call)
-        elif ret == "wgt_context *":
-            body = 'return wgt_context_out("%s", %s);' % (name, call)
+        elif ret in ["wgt_context *"] + ["wgt_%s *" % k for k in KINDS]:
+            body = 'return %s_out("%s", %s);' % (ret[:-2], name, call)
         elif ret == "void":
             body = call + ";"
         else:
@@ -140,6 +153,11 @@ def main():
             " * (tests/test_context_handles.c calls each with a released one). */",
             "const char *const wgt_context_functions[] = {"]
     api += ['    "%s",' % n for n in with_context] + ["    NULL,", "};"]
+    for k in KINDS:
+        api += ["", "/* Every public function that takes a %s: each turns it into a record or fails" % k,
+                " * (tests/test_%s_handles.c calls each with a released one). */" % k,
+                "const char *const wgt_%s_functions[] = {" % k]
+        api += ['    "%s",' % n for n in with_kind[k]] + ["    NULL,", "};"]
     names += ["", "#endif"]
     open(os.path.join(ROOT, "src", "core", "api_names.h"), "w").write("\n".join(names) + "\n")
     open(os.path.join(ROOT, "src", "core", "api.c"), "w").write("\n".join(api) + "\n")

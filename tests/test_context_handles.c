@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/handles.h"
+#include "stale_calls.h"
 #include "test.h"
 
 static const int64_t S4[1] = {4};
@@ -74,14 +75,7 @@ static void refuse_every_call(wgt_context *ctx, wgt_context *dead, const char *w
     wgt_stats stats;
     wgt_tensor *t = wgt_tensor_from_data(ctx, WGT_F32, 1, S4, data, sizeof data, WGT_USAGE_DEFAULT);
     CHECK(t, "%s", wgt_last_error());
-#define CALL_CHECK(name, call)                                                                                \
-    do {                                                                                                      \
-        wgt_clear_error();                                                                                    \
-        CHECK(call, "%s with %s did not fail", #name, what);                                                  \
-        CHECK(wgt_last_status() == WGT_ERR_INVALID_ARGUMENT && test_contains(wgt_last_error(), #name ": ") && \
-                  test_contains(wgt_last_error(), "not a live context"),                                      \
-              "%s with %s: %s %s", #name, what, wgt_status_name(wgt_last_status()), wgt_last_error());        \
-    } while (0);
+#define CALL_CHECK(name, call) CHECK_STALE_CALL(name, call, what, "not a live context")
     CONTEXT_CALLS(CALL_CHECK)
 #undef CALL_CHECK
     wgt_clear_error();

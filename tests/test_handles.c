@@ -164,6 +164,23 @@ TEST(handles_threads_share_the_table) {
 extern const char *const wgt_handle_functions[]; /* src/core/api.c */
 extern const char *const wgt_context_functions[]; /* src/core/api.c */
 extern const char *const test_context_calls[];    /* tests/test_context_handles.c */
+extern const char *const wgt_kernel_functions[];  /* src/core/api.c */
+extern const char *const test_kernel_calls[];     /* tests/test_kernel_handles.c */
+extern const char *const wgt_graph_functions[];   /* src/core/api.c */
+extern const char *const test_graph_calls[];      /* tests/test_graph_handles.c */
+extern const char *const wgt_read_functions[];    /* src/core/api.c */
+extern const char *const test_read_calls[];       /* tests/test_read_handles.c */
+
+/* The kinds of handle checked as contexts are: what a parameter's type contains, the
+ * functions api.c generated for it and the calls its test makes. */
+static const struct {
+    const char *param;
+    const char *const *generated, *const *tested;
+    int at_least;
+} single_kinds[] = {{"wgt_kernel *", wgt_kernel_functions, test_kernel_calls, 6},
+                    {"wgt_graph *", wgt_graph_functions, test_graph_calls, 3},
+                    {"wgt_read *", wgt_read_functions, test_read_calls, 3}};
+enum { NKINDS = sizeof single_kinds / sizeof single_kinds[0] };
 
 static int listed(const char *const *list, const char *name) {
     for (int i = 0; list[i]; i++)
@@ -182,13 +199,16 @@ TEST(handles_every_entry_point_is_wrapped) {
     CHECK(f, "cannot read %s", path);
     if (!f) return;
     char line[1024], proto[4096] = "";
-    int checked = 0, with_context = 0;
+    int checked = 0, with_context = 0, with_kind[NKINDS] = {0};
     while (fgets(line, sizeof line, f)) {
         int starts = !proto[0] && !strchr(" \t/*#}\n", line[0]) && strstr(line, "wgt_") && strchr(line, '(');
         if (!starts && !proto[0]) continue;
         strncat(proto, line, sizeof proto - strlen(proto) - 1);
         if (!strchr(proto, ';')) continue;
-        if (strstr(proto, "wgt_tensor") || strstr(proto, "wgt_binding") || strstr(proto, "wgt_context *")) {
+        int kind = -1;
+        for (int k = 0; k < NKINDS; k++)
+            if (strchr(proto, '(') && strstr(strchr(proto, '('), single_kinds[k].param)) kind = k;
+        if (strstr(proto, "wgt_tensor") || strstr(proto, "wgt_binding") || strstr(proto, "wgt_context *") || kind >= 0) {
             char *paren = strchr(proto, '('), *begin = paren;
             int takes_context = strstr(paren, "wgt_context *") != NULL;
             while (begin > proto && (begin[-1] == '_' || isalnum((unsigned char)begin[-1]))) begin--;
@@ -202,6 +222,13 @@ TEST(handles_every_entry_point_is_wrapped) {
                 CHECK(listed(test_context_calls, begin), "%s takes a context: give it a row in CONTEXT_CALLS", begin);
                 with_context++;
             }
+            if (kind >= 0) {
+                CHECK(listed(single_kinds[kind].generated, begin), "%s takes a %s but checks no handle: run "
+                      "scripts/gen_api.py", begin, single_kinds[kind].param);
+                CHECK(listed(single_kinds[kind].tested, begin), "%s takes a %s: give it a row in its test's calls",
+                      begin, single_kinds[kind].param);
+                with_kind[kind]++;
+            }
             checked++;
         }
         proto[0] = '\0';
@@ -209,6 +236,13 @@ TEST(handles_every_entry_point_is_wrapped) {
     fclose(f);
     CHECK(checked > 100, "only %d functions with tensors found in the header", checked);
     CHECK(with_context >= 20, "only %d functions with a context found in the header", with_context);
+    for (int k = 0; k < NKINDS; k++) {
+        CHECK(with_kind[k] >= single_kinds[k].at_least, "only %d functions with a %s found in the header", with_kind[k],
+              single_kinds[k].param);
+        for (int i = 0; single_kinds[k].tested[i]; i++)
+            CHECK(listed(single_kinds[k].generated, single_kinds[k].tested[i]), "%s is not generated",
+                  single_kinds[k].tested[i]);
+    }
     for (int i = 0; test_context_calls[i]; i++)
         CHECK(listed(wgt_context_functions, test_context_calls[i]), "%s is not generated", test_context_calls[i]);
 }

@@ -16,8 +16,11 @@ char *wgt_context_describe(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_conte
 wgt_status wgt_context_simulate_device_loss(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_simulate_device_loss", ctx, &ctx_)) return wgt_last_status(); return wgt_impl_context_simulate_device_loss(ctx_); }
 wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_stats", ctx, &ctx_)) return wgt_last_status(); return wgt_impl_context_stats(ctx_, out); }
 wgt_status wgt_context_trim(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_trim", ctx, &ctx_)) return wgt_last_status(); return wgt_impl_context_trim(ctx_); }
-wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_read_begin(r_t, dst, nbytes); }
+wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_read_out("wgt_read_begin", wgt_impl_read_begin(r_t, dst, nbytes)); }
+wgt_status wgt_read_poll(wgt_read *r, int *done) { wgt_read *r_; if (!wgt_read_handle_arg("wgt_read_poll", r, &r_)) return wgt_last_status(); return wgt_impl_read_poll(r_, done); }
+wgt_status wgt_read_wait(wgt_read *r) { wgt_read *r_; if (!wgt_read_handle_arg("wgt_read_wait", r, &r_)) return wgt_last_status(); return wgt_impl_read_wait(r_); }
 wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape) { wgt_context *ctx_; if (!wgt_context_arg("wgt_graph_input", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_graph_input", wgt_impl_graph_input(ctx_, name, dtype, ndim, shape)); }
+int wgt_graph_launches(const wgt_graph *g) { wgt_graph *g_; if (!wgt_graph_handle_arg("wgt_graph_launches", g, &g_)) return -1; return wgt_impl_graph_launches(g_); }
 wgt_tensor *wgt_tensor_create(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_tensor_create", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_tensor_create", wgt_impl_tensor_create(ctx_, dtype, ndim, shape, usage)); }
 wgt_tensor *wgt_tensor_from_data(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, const void *data, size_t nbytes, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_tensor_from_data", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_tensor_from_data", wgt_impl_tensor_from_data(ctx_, dtype, ndim, shape, data, nbytes, usage)); }
 wgt_tensor *wgt_zeros(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape) { wgt_context *ctx_; if (!wgt_context_arg("wgt_zeros", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_zeros", wgt_impl_zeros(ctx_, dtype, ndim, shape)); }
@@ -45,7 +48,11 @@ void *wgt_tensor_data_mut(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); 
 void *wgt_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_export_buffer(r_t, offset_bytes); }
 wgt_tensor *wgt_tensor_from_buffer(wgt_context *ctx, void *wgpu_buffer, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage) { wgt_context *ctx_; if (!wgt_context_arg("wgt_tensor_from_buffer", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_tensor_from_buffer", wgt_impl_tensor_from_buffer(ctx_, wgpu_buffer, dtype, ndim, shape, usage)); }
 void *wgt_context_webgpu_device(wgt_context *ctx) { wgt_context *ctx_; if (!wgt_context_arg("wgt_context_webgpu_device", ctx, &ctx_)) return NULL; return wgt_impl_context_webgpu_device(ctx_); }
-wgt_kernel *wgt_kernel_create(wgt_context *ctx, const char *wgsl, const char *entry_point) { wgt_context *ctx_; if (!wgt_context_arg("wgt_kernel_create", ctx, &ctx_)) return NULL; return wgt_impl_kernel_create(ctx_, wgsl, entry_point); }
+wgt_kernel *wgt_kernel_create(wgt_context *ctx, const char *wgsl, const char *entry_point) { wgt_context *ctx_; if (!wgt_context_arg("wgt_kernel_create", ctx, &ctx_)) return NULL; return wgt_kernel_out("wgt_kernel_create", wgt_impl_kernel_create(ctx_, wgsl, entry_point)); }
+int wgt_kernel_binding_count(const wgt_kernel *k) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_binding_count", k, &k_)) return 0; return wgt_impl_kernel_binding_count(k_); }
+wgt_status wgt_kernel_binding(const wgt_kernel *k, int i, wgt_kernel_binding_info *out) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_binding", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_binding(k_, i, out); }
+wgt_status wgt_kernel_workgroup_size(const wgt_kernel *k, uint32_t size[3]) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_workgroup_size", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_workgroup_size(k_, size); }
+wgt_status wgt_kernel_groups_for(const wgt_kernel *k, int64_t n, uint32_t groups[3]) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_groups_for", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_groups_for(k_, n, groups); }
 wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_as_strided", wgt_ag_rule_as_strided(wgt_impl_as_strided(r_t, ndim, shape, strides, offset), r_t, ndim, shape, strides, offset)); }
 wgt_tensor *wgt_transpose(wgt_tensor *t, int axis0, int axis1) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_transpose", wgt_ag_rule_transpose(wgt_impl_transpose(r_t, axis0, axis1), r_t, axis0, axis1)); }
 wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_slice", wgt_ag_rule_slice(wgt_impl_slice(r_t, axis, start, stop, step), r_t, axis, start, stop, step)); }
@@ -171,9 +178,14 @@ const char *const wgt_handle_functions[] = {
     "wgt_context_stats",
     "wgt_context_trim",
     "wgt_read_begin",
+    "wgt_read_poll",
+    "wgt_read_wait",
+    "wgt_read_release",
     "wgt_graph_input",
     "wgt_graph_build",
     "wgt_graph_dispatch",
+    "wgt_graph_launches",
+    "wgt_graph_release",
     "wgt_tensor_create",
     "wgt_tensor_from_data",
     "wgt_zeros",
@@ -203,6 +215,11 @@ const char *const wgt_handle_functions[] = {
     "wgt_tensor_from_buffer",
     "wgt_context_webgpu_device",
     "wgt_kernel_create",
+    "wgt_kernel_release",
+    "wgt_kernel_binding_count",
+    "wgt_kernel_binding",
+    "wgt_kernel_workgroup_size",
+    "wgt_kernel_groups_for",
     "wgt_kernel_dispatch",
     "wgt_as_strided",
     "wgt_transpose",
@@ -352,5 +369,35 @@ const char *const wgt_context_functions[] = {
     "wgt_gguf_load",
     "wgt_load_npy",
     "wgt_load_safetensors",
+    NULL,
+};
+
+/* Every public function that takes a kernel: each turns it into a record or fails
+ * (tests/test_kernel_handles.c calls each with a released one). */
+const char *const wgt_kernel_functions[] = {
+    "wgt_kernel_release",
+    "wgt_kernel_binding_count",
+    "wgt_kernel_binding",
+    "wgt_kernel_workgroup_size",
+    "wgt_kernel_groups_for",
+    "wgt_kernel_dispatch",
+    NULL,
+};
+
+/* Every public function that takes a graph: each turns it into a record or fails
+ * (tests/test_graph_handles.c calls each with a released one). */
+const char *const wgt_graph_functions[] = {
+    "wgt_graph_dispatch",
+    "wgt_graph_launches",
+    "wgt_graph_release",
+    NULL,
+};
+
+/* Every public function that takes a read: each turns it into a record or fails
+ * (tests/test_read_handles.c calls each with a released one). */
+const char *const wgt_read_functions[] = {
+    "wgt_read_poll",
+    "wgt_read_wait",
+    "wgt_read_release",
     NULL,
 };

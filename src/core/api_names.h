@@ -19,9 +19,14 @@ wgt_status wgt_impl_eval(int n, wgt_tensor *const *tensors);
 wgt_status wgt_impl_context_stats(wgt_context *ctx, wgt_stats *out);
 wgt_status wgt_impl_context_trim(wgt_context *ctx);
 wgt_read *wgt_impl_read_begin(wgt_tensor *t, void *dst, size_t nbytes);
+wgt_status wgt_impl_read_poll(wgt_read *r, int *done);
+wgt_status wgt_impl_read_wait(wgt_read *r);
+void wgt_impl_read_release(wgt_read *r);
 wgt_tensor *wgt_impl_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape);
 wgt_graph *wgt_impl_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs);
 wgt_status wgt_impl_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inputs, int n_outputs, const wgt_binding *outputs);
+int wgt_impl_graph_launches(const wgt_graph *g);
+void wgt_impl_graph_release(wgt_graph *g);
 wgt_tensor *wgt_impl_tensor_create(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage);
 wgt_tensor *wgt_impl_tensor_from_data(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, const void *data, size_t nbytes, unsigned usage);
 wgt_tensor *wgt_impl_zeros(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape);
@@ -51,6 +56,11 @@ void *wgt_impl_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes);
 wgt_tensor *wgt_impl_tensor_from_buffer(wgt_context *ctx, void *wgpu_buffer, wgt_dtype dtype, int ndim, const int64_t *shape, unsigned usage);
 void *wgt_impl_context_webgpu_device(wgt_context *ctx);
 wgt_kernel *wgt_impl_kernel_create(wgt_context *ctx, const char *wgsl, const char *entry_point);
+void wgt_impl_kernel_release(wgt_kernel *k);
+int wgt_impl_kernel_binding_count(const wgt_kernel *k);
+wgt_status wgt_impl_kernel_binding(const wgt_kernel *k, int i, wgt_kernel_binding_info *out);
+wgt_status wgt_impl_kernel_workgroup_size(const wgt_kernel *k, uint32_t size[3]);
+wgt_status wgt_impl_kernel_groups_for(const wgt_kernel *k, int64_t n, uint32_t groups[3]);
 wgt_status wgt_impl_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *args, const void *params, size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z, wgt_tensor **outputs);
 wgt_tensor *wgt_impl_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
 wgt_tensor *wgt_impl_transpose(wgt_tensor *t, int axis0, int axis1);
@@ -182,9 +192,14 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_context_stats wgt_impl_context_stats
 #define wgt_context_trim wgt_impl_context_trim
 #define wgt_read_begin wgt_impl_read_begin
+#define wgt_read_poll wgt_impl_read_poll
+#define wgt_read_wait wgt_impl_read_wait
+#define wgt_read_release wgt_impl_read_release
 #define wgt_graph_input wgt_impl_graph_input
 #define wgt_graph_build wgt_impl_graph_build
 #define wgt_graph_dispatch wgt_impl_graph_dispatch
+#define wgt_graph_launches wgt_impl_graph_launches
+#define wgt_graph_release wgt_impl_graph_release
 #define wgt_tensor_create wgt_impl_tensor_create
 #define wgt_tensor_from_data wgt_impl_tensor_from_data
 #define wgt_zeros wgt_impl_zeros
@@ -214,6 +229,11 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_tensor_from_buffer wgt_impl_tensor_from_buffer
 #define wgt_context_webgpu_device wgt_impl_context_webgpu_device
 #define wgt_kernel_create wgt_impl_kernel_create
+#define wgt_kernel_release wgt_impl_kernel_release
+#define wgt_kernel_binding_count wgt_impl_kernel_binding_count
+#define wgt_kernel_binding wgt_impl_kernel_binding
+#define wgt_kernel_workgroup_size wgt_impl_kernel_workgroup_size
+#define wgt_kernel_groups_for wgt_impl_kernel_groups_for
 #define wgt_kernel_dispatch wgt_impl_kernel_dispatch
 #define wgt_as_strided wgt_impl_as_strided
 #define wgt_transpose wgt_impl_transpose

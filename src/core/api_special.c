@@ -1,7 +1,7 @@
 /*
  * The public entry points over tensor handles that api.c cannot generate: those taking
  * several tensors at once (arrays, bindings), handing several back (wgt_split), or ending a
- * handle (wgt_release, wgt_context_release). Each turns the handles into records in a copy of the caller's array
+ * handle (wgt_release and the releases of contexts, kernels, graphs and read requests). Each turns the handles into records in a copy of the caller's array
  * and leaves the checks, and their messages, to the function it calls.
  */
 #include <stdlib.h>
@@ -49,6 +49,12 @@ void wgt_release(wgt_tensor *t) {
 }
 
 void wgt_context_release(wgt_context *ctx) { wgt_context_handle_release("wgt_context_release", ctx); }
+
+void wgt_kernel_release(wgt_kernel *k) { wgt_kernel_handle_release("wgt_kernel_release", k); }
+
+void wgt_graph_release(wgt_graph *g) { wgt_graph_handle_release("wgt_graph_release", g); }
+
+void wgt_read_release(wgt_read *r) { wgt_read_handle_release("wgt_read_release", r); }
 
 wgt_status wgt_eval(int n, wgt_tensor *const *tensors) {
     wgt_tensor *buf[ON_STACK], **heap;
@@ -113,7 +119,7 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
     if (!wgt_context_arg("wgt_graph_build", ctx, &record)) return NULL;
     wgt_binding buf[ON_STACK], *heap;
     const wgt_binding *r = bindings_of("wgt_graph_build", n_outputs, outputs, buf, &heap);
-    wgt_graph *g = r || !outputs ? wgt_impl_graph_build(record, n_outputs, r) : NULL;
+    wgt_graph *g = r || !outputs ? wgt_graph_out("wgt_graph_build", wgt_impl_graph_build(record, n_outputs, r)) : NULL;
     free(heap);
     return g;
 }
@@ -121,10 +127,12 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
 wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inputs, int n_outputs,
                               const wgt_binding *outputs) {
     static const char fn[] = "wgt_graph_dispatch";
+    wgt_graph *rg;
+    if (!wgt_graph_handle_arg(fn, g, &rg)) return wgt_last_status();
     wgt_binding ibuf[ON_STACK], obuf[ON_STACK], *iheap, *oheap = NULL;
     const wgt_binding *in = bindings_of(fn, n_inputs, inputs, ibuf, &iheap);
     const wgt_binding *out = in || !inputs ? bindings_of(fn, n_outputs, outputs, obuf, &oheap) : NULL;
-    wgt_status st = (in || !inputs) && (out || !outputs) ? wgt_impl_graph_dispatch(g, n_inputs, in, n_outputs, out)
+    wgt_status st = (in || !inputs) && (out || !outputs) ? wgt_impl_graph_dispatch(rg, n_inputs, in, n_outputs, out)
                                                          : wgt_last_status();
     free(iheap);
     free(oheap);
@@ -135,6 +143,8 @@ wgt_status wgt_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *a
                                size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
                                wgt_tensor **outputs) {
     static const char fn[] = "wgt_kernel_dispatch";
+    wgt_kernel *rk;
+    if (!wgt_kernel_handle_arg(fn, k, &rk)) return wgt_last_status();
     wgt_kernel_arg buf[ON_STACK], *r = NULL;
     if (nargs >= 1 && args) {
         r = nargs <= ON_STACK ? buf : malloc((size_t)nargs * sizeof *r);
@@ -144,7 +154,7 @@ wgt_status wgt_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *a
             r[i].tensor = wgt_handle_arg(args[i].tensor);
         }
     }
-    wgt_status st = wgt_impl_kernel_dispatch(k, nargs, r ? r : args, params, params_size, groups_x, groups_y,
+    wgt_status st = wgt_impl_kernel_dispatch(rk, nargs, r ? r : args, params, params_size, groups_x, groups_y,
                                              groups_z, outputs);
     if (r != buf) free(r);
     return st != WGT_OK || !outputs ? st : hand_out(fn, nargs, outputs);

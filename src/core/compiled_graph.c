@@ -15,8 +15,6 @@
 
 #include "node.h"
 
-#define WGT_GRAPH_MAGIC 0x77674772u /* "wgGr" */
-
 void wgt_context_unref(wgt_context *ctx); /* context.c */
 
 typedef struct graph_value {
@@ -32,8 +30,9 @@ typedef struct graph_value {
     wgt_tensor *bound_tensor;
 } graph_value;
 
+/* The record a graph handle names (handles.c): a released graph's handle is stale in the
+ * table, so a record reached here is live. */
 struct wgt_graph {
-    uint32_t magic;
     wgt_context *ctx;
     graph_value *inputs, *outputs;
     int ninputs, noutputs;
@@ -191,7 +190,6 @@ static void graph_free(wgt_graph *g) {
     wgt_name_index_free(&g->input_names);
     wgt_name_index_free(&g->output_names);
     wgt_context *ctx = g->ctx;
-    g->magic = 0;
     free(g);
     if (ctx) wgt_context_unref(ctx);
 }
@@ -273,7 +271,6 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
         return NULL;
     }
-    g->magic = WGT_GRAPH_MAGIC;
     g->ctx = ctx;
     ctx->refs++;
     collector c = {0};
@@ -378,10 +375,10 @@ fail:
     return NULL;
 }
 
-int wgt_graph_launches(const wgt_graph *g) { return g && g->magic == WGT_GRAPH_MAGIC ? g->plan.nsteps : -1; }
+int wgt_graph_launches(const wgt_graph *g) { return g ? g->plan.nsteps : -1; }
 
 void wgt_graph_release(wgt_graph *g) {
-    if (g && g->magic == WGT_GRAPH_MAGIC) graph_free(g);
+    graph_free(g);
 }
 
 /* ---- dispatching ---- */
@@ -504,7 +501,6 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
                               const wgt_binding *outputs) {
     static const char fn[] = "wgt_graph_dispatch";
     if (!g) return wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "%s: graph is NULL", fn);
-    if (g->magic != WGT_GRAPH_MAGIC) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: graph is not a live graph", fn);
     wgt_context *ctx = g->ctx;
     wgt_status st = wgt_check_context(fn, ctx);
     if (st != WGT_OK ||

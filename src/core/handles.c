@@ -1,5 +1,6 @@
 /*
- * The process-wide tables of tensor and context handles (see handles.h). Slots live in chunks
+ * The process-wide tables of tensor, context, kernel, graph and read-request handles (see
+ * handles.h). Slots live in chunks
  * that are allocated on first use and never freed, so looking a handle up never touches freed
  * memory.
  * A handle is (generation << 25 | slot << 1 | 1): odd, so it is never a valid record pointer
@@ -31,7 +32,7 @@ typedef struct slot {
     uint32_t next_free;      /* free list link: index + 1, 0 at the end */
 } slot;
 
-/* One table per kind of handle (tensors, contexts): a handle of one never names a slot of
+/* One table per kind of handle (tensors, contexts, kernels, graphs, reads): a handle of one never names a slot of
  * the other, and each kind has its own limit. */
 typedef struct table {
     _Atomic(slot *) chunks[NCHUNKS];
@@ -192,16 +193,39 @@ wgt_context *wgt_context_out(const char *fn, wgt_context *record) {
     return record->handle;
 }
 
-static wgt_status not_live(const char *fn) {
-    return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: context is not a live context (released already, or not a context)", fn);
+/* Objects the caller holds one reference to (contexts, kernels: there is no retain), ended by
+ * the one release; what names the kind in messages. */
+static wgt_status not_live(const char *fn, const char *what) {
+    return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s is not a live %s (released already, or not a %s)", fn, what,
+                     what, what);
+}
+
+static int single_arg(table *t, const char *what, const char *fn, const void *handle, void **record) {
+    void *r = NULL;
+    if (handle && !lookup(t, handle, &r)) {
+        not_live(fn, what);
+        return 0;
+    }
+    *record = r;
+    return 1;
+}
+
+/* Ends the handle's slot and returns the record to release; NULL (error naming fn) when the
+ * handle was stale. The generation moves on under the table's lock: of two releases racing,
+ * one wins. */
+static void *single_end(table *t, const char *what, const char *fn, const void *handle) {
+    void *r;
+    uintptr_t h = (uintptr_t)handle;
+    if (!lookup(t, handle, &r) || !slot_give_back(t, index_of(h), gen_in(h))) {
+        not_live(fn, what);
+        return NULL;
+    }
+    return r;
 }
 
 int wgt_context_arg(const char *fn, const wgt_context *handle, wgt_context **record) {
-    void *r = NULL;
-    if (handle && !lookup(&contexts, handle, &r)) {
-        not_live(fn);
-        return 0;
-    }
+    void *r;
+    if (!single_arg(&contexts, "context", fn, handle, &r)) return 0;
     *record = r;
     return 1;
 }
@@ -212,16 +236,46 @@ wgt_context *wgt_context_record(const wgt_context *handle) {
 }
 
 void wgt_context_handle_release(const char *fn, wgt_context *handle) {
-    void *r;
-    uintptr_t h = (uintptr_t)handle;
-    if (!handle) return;
-    /* The generation moves on under the table's lock: of two releases racing, one wins. */
-    if (!lookup(&contexts, handle, &r) || !slot_give_back(&contexts, index_of(h), gen_in(h))) {
-        not_live(fn);
-        return;
-    }
-    wgt_impl_context_release(r);
+    wgt_context *r = handle ? single_end(&contexts, "context", fn, handle) : NULL;
+    if (r) wgt_impl_context_release(r);
 }
+
+/* A new handle for a new record of a kind made one record per handle; a full table releases
+ * the record and fails naming fn. NULL stays NULL. */
+static void *single_out(table *t, const char *what, const char *fn, void *record, void (*release)(void *)) {
+    if (!record) return NULL;
+    uint32_t index = slot_take(t, record);
+    if (index == UINT32_MAX) {
+        release(record);
+        wgt_error(WGT_ERR_LIMIT, "%s: %u %ss are alive, the most one process may hold at once", fn, t->limit, what);
+        return NULL;
+    }
+    return (void *)encode(index, gen_of(t, index));
+}
+
+/* The entry points of such a kind (handles.h): T is the type's and functions' stem, WHAT
+ * names it in messages. */
+#define SINGLE_KIND(T, WHAT)                                                                   \
+    static table T##_table = {.lock = ATOMIC_FLAG_INIT, .limit = 1u << INDEX_BITS};            \
+    static void T##_record_release(void *r) { wgt_impl_##T##_release(r); }                    \
+    wgt_##T *wgt_##T##_out(const char *fn, wgt_##T *record) {                                 \
+        return single_out(&T##_table, WHAT, fn, record, T##_record_release);                  \
+    }                                                                                          \
+    int wgt_##T##_handle_arg(const char *fn, const wgt_##T *handle, wgt_##T **record) {        \
+        void *r;                                                                               \
+        if (!single_arg(&T##_table, WHAT, fn, handle, &r)) return 0;                           \
+        *record = r;                                                                           \
+        return 1;                                                                              \
+    }                                                                                          \
+    void wgt_##T##_handle_release(const char *fn, wgt_##T *handle) {                          \
+        void *r = handle ? single_end(&T##_table, WHAT, fn, handle) : NULL;                    \
+        if (r) wgt_impl_##T##_release(r);                                                      \
+    }                                                                                          \
+    uint32_t wgt_##T##_handles_set_limit(uint32_t limit) { return set_limit(&T##_table, limit); }
+
+SINGLE_KIND(kernel, "kernel")
+SINGLE_KIND(graph, "graph")
+SINGLE_KIND(read, "request")
 
 uint32_t wgt_context_handles_set_limit(uint32_t new_limit) { return set_limit(&contexts, new_limit); }
 

@@ -1,5 +1,5 @@
 /*
- * Tensor and context handles. A caller never holds a pointer to a tensor record: it holds a
+ * Tensor, context, kernel, graph and read-request handles. A caller never holds a pointer to a tensor record: it holds a
  * handle that names a slot of one process-wide table and the slot's generation. Releasing a handle's
  * last reference bumps the generation, so a stale handle (a double release, a use after
  * release, a release after the slot went to a new tensor) is recognised from the table
@@ -47,5 +47,30 @@ void wgt_context_handle_release(const char *fn, wgt_context *handle);
 wgt_context *wgt_context_record(const wgt_context *handle);
 /* Live contexts at most (default 1 << 24); for tests of the limit. Returns the old limit. */
 uint32_t wgt_context_handles_set_limit(uint32_t limit);
+
+/* Kernel, graph and read-request handles, each kind in a table of its own, with the contexts'
+ * rules: the caller holds the one reference the creating call gave (wgt_kernel_create,
+ * wgt_graph_build, wgt_read_begin),
+ * so a released handle is stale, and a second release or any call with it is an error naming
+ * the function, never a read of the freed object. What the library holds itself (a recorded
+ * dispatch holds its kernel) holds the record, not the handle. For T of kernel, graph, read:
+ *
+ *   int wgt_T_handle_arg(fn, handle, &record): the record a handle names (NULL for NULL,
+ *       which the function called reports); 0 with WGT_ERR_INVALID_ARGUMENT naming fn for a
+ *       stale or foreign one. (wgt_kernel_arg is the type of a dispatch's argument.)
+ *   wgt_T *wgt_T_out(fn, record): a new handle for a new record; NULL (the record released,
+ *       WGT_ERR_LIMIT naming fn) when the table is full. NULL stays NULL.
+ *   void wgt_T_handle_release(fn, handle): wgt_T_release over a handle: a stale one is an
+ *       error naming fn; NULL is ignored.
+ *   uint32_t wgt_T_handles_set_limit(limit): live handles at most (default 1 << 24), for
+ *       tests of the limit; returns the old limit. */
+#define WGT_SINGLE_KIND_DECLS(T)                                                      \
+    int wgt_##T##_handle_arg(const char *fn, const wgt_##T *handle, wgt_##T **record); \
+    wgt_##T *wgt_##T##_out(const char *fn, wgt_##T *record);                          \
+    void wgt_##T##_handle_release(const char *fn, wgt_##T *handle);                   \
+    uint32_t wgt_##T##_handles_set_limit(uint32_t limit);
+WGT_SINGLE_KIND_DECLS(kernel)
+WGT_SINGLE_KIND_DECLS(graph)
+WGT_SINGLE_KIND_DECLS(read)
 
 #endif

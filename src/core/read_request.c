@@ -11,6 +11,8 @@
 
 #include "node.h"
 
+/* The record a read request's handle names (handles.c): a released request's handle is stale
+ * in the table, so a record reached here is live. */
 struct wgt_read {
     wgt_context *ctx;
     wgt_tensor *src; /* contiguous; holds the storage while the copy is in flight */

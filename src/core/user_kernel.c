@@ -17,11 +17,11 @@
 
 void wgt_context_unref(wgt_context *ctx); /* context.c */
 
-#define KERNEL_MAGIC 0x6b65726eu
 #define MAX_PARAMS_BYTES 65536u /* WebGPU's minimum maxUniformBufferBindingSize */
 
+/* The record a kernel handle names (handles.c): a released kernel's handle is stale in the
+ * table, so a record reached here is live. */
 struct wgt_kernel {
-    uint32_t magic;
     int refs; /* the caller's, and one per recorded dispatch */
     wgt_context *ctx;
     wgt_user_pipeline *pipeline;
@@ -40,16 +40,12 @@ static void kernel_unref(wgt_kernel *k) {
     if (--k->refs > 0) return;
     wgt_backend *be = k->ctx->backend;
     be->user_kernel_release(be, k->pipeline);
-    k->magic = 0;
     wgt_context_unref(k->ctx);
     free(k);
 }
 
 static wgt_status check_kernel(const char *fn, const wgt_kernel *k) {
-    if (!k) return wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "%s: kernel is NULL", fn);
-    if (k->magic != KERNEL_MAGIC || k->refs < 1)
-        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: kernel is not a live kernel (released?)", fn);
-    return WGT_OK;
+    return k ? WGT_OK : wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "%s: kernel is NULL", fn);
 }
 
 wgt_kernel *wgt_kernel_create(wgt_context *ctx, const char *wgsl, const char *entry_point) {
@@ -96,7 +92,6 @@ wgt_kernel *wgt_kernel_create(wgt_context *ctx, const char *wgsl, const char *en
         free(k);
         return NULL;
     }
-    k->magic = KERNEL_MAGIC;
     k->refs = 1;
     k->ctx = ctx;
     ctx->refs++; /* the backend, which holds the pipeline, stays until the kernel goes */
