@@ -352,10 +352,6 @@ typedef struct {
     wgt_tensor *a, *b;
     int axis;
     int kind; /* 0 add, 1 sum all, 2 sum rows, 3 softmax, 4 layer_norm, 5 rms_norm, 6 copy (y = -x) */
-    /* The op's input: a, or for strided rows a's transpose (a then holds [cols, rows], so a
-     * row's elements are rows apart: the row kernels' strided path). */
-    wgt_tensor *in;
-    int transposed;
 } unary_arg;
 
 static wgt_tensor *run_bw(void *arg) {
@@ -364,9 +360,9 @@ static wgt_tensor *run_bw(void *arg) {
     case 0: return wgt_add(u->a, u->b);
     case 1: return wgt_sum(u->a, 0, NULL, 0);
     case 2: return wgt_sum(u->a, 1, &u->axis, 0);
-    case 3: return wgt_softmax(u->in, -1);
-    case 4: return wgt_layer_norm(u->in, NULL, NULL, 1e-5);
-    case 5: return wgt_rms_norm(u->in, NULL, 1e-5);
+    case 3: return wgt_softmax(u->a, -1);
+    case 4: return wgt_layer_norm(u->a, NULL, NULL, 1e-5);
+    case 5: return wgt_rms_norm(u->a, NULL, 1e-5);
     /* The copy reference: one read and one write per element through the vectorised
      * elementwise kernel. (wgt_contiguous copies through the general strided box kernel, one
      * element per invocation with index arithmetic, which is not the device's copy speed.) */
@@ -381,26 +377,23 @@ static double check_bw(unary_arg *u, wgt_tensor *out, int64_t rows, int64_t cols
     if (!a || !o || (u->b && !b)) return INFINITY;
     double worst = 0;
     int64_t bcols = u->b ? wgt_tensor_numel(u->b) : 0;
-    /* Input element j of a row is x[j * cs]. */
-    int64_t rs = u->transposed ? 1 : cols, cs = u->transposed ? rows : 1;
     for (int s = 0; s < 8; s++) {
         int64_t row = (s * 7919) % rows;
-        const float *x = a + row * rs;
+        const float *x = a + row * cols;
         double sum = 0, sq = 0, mx = -INFINITY, abs_sum = 0;
         for (int64_t j = 0; j < cols; j++) {
-            sum += x[j * cs];
-            sq += (double)x[j * cs] * x[j * cs];
-            abs_sum += fabs(x[j * cs]);
-            if (x[j * cs] > mx) mx = x[j * cs];
+            sum += x[j];
+            sq += (double)x[j] * x[j];
+            abs_sum += fabs(x[j]);
+            if (x[j] > mx) mx = x[j];
         }
         double mean = sum / cols, var = sq / cols - mean * mean, e = 0;
         for (int64_t j = 0; j < cols && u->kind >= 3 && u->kind <= 5; j += cols / 16 + 1) {
-            double xj = x[j * cs];
-            double want = u->kind == 3 ? 0 : u->kind == 4 ? (xj - mean) / sqrt(var + 1e-5) : xj / sqrt(sq / cols + 1e-5);
+            double want = u->kind == 3 ? 0 : u->kind == 4 ? (x[j] - mean) / sqrt(var + 1e-5) : x[j] / sqrt(sq / cols + 1e-5);
             if (u->kind == 3) {
                 double z = 0;
-                for (int64_t q = 0; q < cols; q++) z += exp(x[q * cs] - mx);
-                want = exp(xj - mx) / z;
+                for (int64_t q = 0; q < cols; q++) z += exp(x[q] - mx);
+                want = exp(x[j] - mx) / z;
             }
             double err = fabs(o[row * cols + j] - want) / (fabs(want) + 1e-6);
             if (err > e) e = err;
@@ -443,17 +436,14 @@ static void time_copy_chained(bench_env *env, int64_t rows, int64_t cols, bench_
     if (ctx) wgt_context_release(ctx);
 }
 
-/* flag: add broadcasts b along the rows; the row ops (3-5) read strided rows. */
-static bench_row bench_bw(bench_env *env, const char *name, int kind, int64_t rows, int64_t cols, int flag) {
+static bench_row bench_bw(bench_env *env, const char *name, int kind, int64_t rows, int64_t cols, int broadcast) {
     bench_row r = {.name = name};
-    int broadcast = kind == 0 && flag, transposed = kind >= 3 && kind <= 5 && flag;
-    snprintf(r.size, sizeof r.size, "%lldx%lld%s", (long long)rows, (long long)cols, transposed ? "T" : "");
-    int64_t shape[2] = {rows, cols}, tshape[2] = {cols, rows}, row[1] = {cols};
-    unary_arg u = {wgt_rand_normal(env->ctx, WGT_F32, 2, transposed ? tshape : shape, 0, 1, 3), NULL, 1, kind, NULL, transposed};
-    u.in = transposed && u.a ? wgt_transpose(u.a, 0, 1) : u.a;
+    snprintf(r.size, sizeof r.size, "%lldx%lld", (long long)rows, (long long)cols);
+    int64_t shape[2] = {rows, cols}, row[1] = {cols};
+    unary_arg u = {wgt_rand_normal(env->ctx, WGT_F32, 2, shape, 0, 1, 3), NULL, 1, kind};
     if (kind == 0) u.b = broadcast ? wgt_rand_normal(env->ctx, WGT_F32, 1, row, 0, 1, 4)
                                    : wgt_rand_normal(env->ctx, WGT_F32, 2, shape, 0, 1, 4);
-    if (u.in && (kind != 0 || u.b)) {
+    if (u.a && (kind != 0 || u.b)) {
         time_op(env, run_bw, &u, &r);
         if (kind == 6) time_copy_chained(env, rows, cols, &r);
         wgt_tensor *o = run_bw(&u);
@@ -467,7 +457,6 @@ static bench_row bench_bw(bench_env *env, const char *name, int kind, int64_t ro
     double in_elems = elems + (kind == 0 ? (broadcast ? (double)cols : elems) : 0);
     r.gbyte = 4.0 * (in_elems + out_elems) * 1e-9;
     r.gflop = kind == 6 ? 0 : elems * (kind <= 2 ? 1 : 5) * 1e-9;
-    if (u.in != u.a) wgt_release(u.in);
     wgt_release(u.a), wgt_release(u.b);
     return r;
 }
@@ -646,12 +635,6 @@ int wgt_bench_main(int argc, char **argv) {
     RUN("softmax", bench_bw(&env, "softmax_rows", 3, 8192 / q, 4096, 0));
     RUN("layer_norm", bench_bw(&env, "layer_norm_rows", 4, 8192 / q, 4096, 0));
     RUN("rms_norm", bench_bw(&env, "rms_norm_rows", 5, 8192 / q, 4096, 0));
-    /* Short rows, dense and strided (a transposed view): many rows of few elements, where the
-     * norms' per-row work and the strided kernel's element reads dominate. */
-    RUN("layer_norm_short", bench_bw(&env, "layer_norm_short", 4, 262144 / q, 64, 0));
-    RUN("layer_norm_strided", bench_bw(&env, "layer_norm_strided", 4, 262144 / q, 64, 1));
-    RUN("rms_norm_short", bench_bw(&env, "rms_norm_short", 5, 262144 / q, 64, 0));
-    RUN("rms_norm_strided", bench_bw(&env, "rms_norm_strided", 5, 262144 / q, 64, 1));
     RUN("attention_causal", bench_attention(&env, "attention_causal", 32 / (q > 1 ? 4 : 1), 2048 / q, 2048 / q, 128, 1));
     /* One new query against a long cache of keys and values, as in decoding. */
     RUN("attention_decode", bench_attention(&env, "attention_decode", 32 / (q > 1 ? 4 : 1), 1, 8192 / q, 128, 0));

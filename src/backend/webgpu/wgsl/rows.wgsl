@@ -31,13 +31,10 @@
 // two is exact, and the result is the unscaled formula's: the deviations d s and
 // 1 / sqrt(v s^2 + eps s^2) multiply to d / sqrt(v + eps). Rows in range take s = 1 and
 // compute exactly what they did without scaling. The row's largest exponent rides the first
-// sum's reduction, so it costs no reduction of its own: each invocation sums its elements
-// unscaled and finds their largest exponent field in the same pass (integer compares, no
-// float ones that a GPU flushing subnormals would get wrong); only where that is out of
-// range does it sum again at that exponent's scale, reading subnormals from their bits in
-// tiny rows. The reduction brings partial sums to the larger scale as it combines them
-// (exact: powers of two). Rows in range so cost one integer max per element over the
-// unscaled kernel, and their later passes branch once per row to the unscaled expressions.
+// sum's reduction, so it costs no reduction of its own: each invocation finds the largest
+// exponent field among its elements (integer compares, no float ones that a GPU flushing
+// subnormals would get wrong), sums at that exponent's scale, and the reduction brings
+// partial sums to the larger scale as it combines them (exact: powers of two).
 //
 // f16 is stored packed two to a u32 and computed in f32, rounded once when stored. Every
 // invocation writes whole words: a dense unit holds whole words of one row, and the strided
@@ -257,6 +254,13 @@ fn lane_max(base: i32, lane: u32) -> f32 {
     return m;
 }
 
+// Largest exponent field of this lane's elements (0 when it has none).
+fn lane_exp(base: i32, lane: u32) -> f32 {
+    var e = 0u;
+    for (var j = lane; j < params.len; j = j + params.threads) { e = max(e, exp_field(element(base, j))); }
+    return f32(e);
+}
+
 // What one element adds to a sum: exp(x - max) for softmax (shift.x is the max); for
 // layer_norm x - shift.x, then (d^2, d) with d = x - shift.x - shift.y (the shifted mean);
 // x^2 for rms_norm.
@@ -273,18 +277,14 @@ fn term(x: f32, shift: vec2<f32>, second_pass: bool) -> vec2<f32> {
 // This lane's share of a sum. Elements are added in blocks of BLOCK and the blocks then
 // added up, so the rounding error grows with BLOCK plus the block count rather than with the
 // element count (no compensated arithmetic for a compiler to simplify away).
-// The norms sum the elements times their row's scale s: s = 1 (callers pass the literal,
-// see row_stats) compiles to the unscaled sum. *e gets the largest exponent field among the
-// lane's elements (integer compares: a GPU flushing subnormals would get float ones wrong);
-// callers that do not read it leave it to dead-code elimination.
-fn lane_sum(base: i32, lane: u32, shift: vec2<f32>, second_pass: bool, s: f32, e: ptr<function, u32>) -> vec2<f32> {
+// The norms sum the elements times their row's scale s.
+fn lane_sum(base: i32, lane: u32, shift: vec2<f32>, second_pass: bool, s: f32) -> vec2<f32> {
     var total = vec2<f32>(0.0);
     var block = vec2<f32>(0.0);
     var n = 0u;
     for (var j = lane; j < params.len; j = j + params.threads) {
         var x = element(base, j);
-        *e = max(*e, exp_field(x));
-        if ((OP == LAYER_NORM || OP == RMS_NORM) && s != 1.0) { x = scaled(x, s); }
+        if (OP == LAYER_NORM || OP == RMS_NORM) { x = scaled(x, s); }
         block = block + term(x, shift, second_pass);
         n = n + 1u;
         if (n == BLOCK) {
@@ -323,8 +323,7 @@ fn row_stats(base: i32, valid: bool, tid: u32, lane: u32) -> vec4<f32> {
         if (valid) { m = lane_max(base, lane); }
         m = tree(vec2<f32>(m, 0.0), tid, lane, MAX).x;
         // A non-finite max makes the row NaN in the write pass; the sum is not needed.
-        var unused = 0u;
-        if (valid && is_finite(m)) { part = lane_sum(base, lane, vec2<f32>(m, 0.0), false, 1.0, &unused); }
+        if (valid && is_finite(m)) { part = lane_sum(base, lane, vec2<f32>(m, 0.0), false, 1.0); }
         let s = tree(part, tid, lane, SUM).x;  // >= 1: the max contributes exp(0)
         if (OP == SOFTMAX) { return vec4<f32>(m, 1.0 / s, 0.0, 0.0); }
         return vec4<f32>(m, log(s), 0.0, 0.0);
@@ -333,42 +332,29 @@ fn row_stats(base: i32, valid: bool, tid: u32, lane: u32) -> vec4<f32> {
     // scales with the row's spread, not its magnitude (a mean of 1e4 with a spread of 1
     // would otherwise lose three digits in f32). Every lane reads the same element, and
     // counts its exponent, so that the shift is in range at the lane's own scale.
-    // The first sum is taken unscaled, finding the lane's largest exponent on the way; only a
-    // lane whose elements turn out to be out of range sums them again at its own scale (a
-    // branch per lane and row: no extra pass, no per-element scaling for rows in range).
     var first = 0.0;
-    var shift0 = 0.0;  // layer_norm's shift, the first element; rms_norm has none
-    var unused = 0u;
+    var e = 0.0;
     if (valid) {
         first = element(base, 0u);
-        if (OP == LAYER_NORM) { shift0 = first; }
-        var e = 0u;
-        part = vec2<f32>(lane_sum(base, lane, vec2<f32>(shift0, 0.0), false, 1.0, &e).x, 0.0);
-        if (OP == LAYER_NORM) { e = max(e, exp_field(first)); }
-        let own = scale_exp(f32(e));
-        if (own != 0) {
-            let own_scale = pow2(own);
-            part = vec2<f32>(lane_sum(base, lane, vec2<f32>(scaled(shift0, own_scale), 0.0), false, own_scale, &unused).x,
-                             f32(own));
-        }
+        e = lane_exp(base, lane);
+        if (OP == LAYER_NORM) { e = max(e, f32(exp_field(first))); }
     }
+    let own = scale_exp(e);
+    let own_scale = pow2(own);
     if (OP == RMS_NORM) {
+        if (valid) { part = vec2<f32>(lane_sum(base, lane, vec2<f32>(0.0), false, own_scale).x, f32(own)); }
         let r = tree(part, tid, lane, SQUARES);
         return rms_stats(r.x / params.len_f, pow2(i32(r.y)));
+    }
+    if (valid) {
+        part = vec2<f32>(lane_sum(base, lane, vec2<f32>(scaled(first, own_scale), 0.0), false, own_scale).x, f32(own));
     }
     let r = tree(part, tid, lane, VALUES);
     let scale = pow2(i32(r.y));
     let shift = scaled(first, scale);
     let mean = r.x / params.len_f;
     part = vec2<f32>(0.0);
-    if (valid) {
-        // Rows in range (scale 1, all lanes of the row alike) take the unscaled sum.
-        if (scale == 1.0) {
-            part = lane_sum(base, lane, vec2<f32>(shift, mean), true, 1.0, &unused);
-        } else {
-            part = lane_sum(base, lane, vec2<f32>(shift, mean), true, scale, &unused);
-        }
-    }
+    if (valid) { part = lane_sum(base, lane, vec2<f32>(shift, mean), true, scale); }
     let t = tree(part, tid, lane, SUM);
     return vec4<f32>(scale, shift, mean, scaled_rstd(variance(t), scale));
 }
@@ -381,8 +367,6 @@ fn value(st: vec4<f32>, base: i32, j: u32) -> f32 {
         if (!is_finite(st.x)) { return nan(); }
         if (OP == SOFTMAX) { return exp(max(x - st.x, EXP_FLOOR)) * st.y; }
         return (x - st.x) - st.y;  // x = -inf stays -inf
-    } else if (st.x == 1.0) {  // a norm's row in range: unscaled
-        if (OP == LAYER_NORM) { y = ((x - st.y) - st.z) * st.w; } else { y = x * st.w; }
     } else if (OP == LAYER_NORM) {
         y = ((scaled(x, st.x) - st.y) - st.z) * st.w;
     } else {
@@ -558,31 +542,21 @@ fn terms(v: vec4<f32>, s: vec2<f32>, step: u32) -> Terms {
     return Terms(v * v, zero);
 }
 
-// A unit as the norms sum it: times the row's scale (none for the literal 1, see share).
+// A unit as the norms sum it: times the row's scale.
 fn norm_unit(v: vec4<f32>, scale: f32) -> vec4<f32> {
-    if ((OP == LAYER_NORM || OP == RMS_NORM) && scale != 1.0) { return scaled4(v, scale); }
+    if (OP == LAYER_NORM || OP == RMS_NORM) { return scaled4(v, scale); }
     return v;
 }
 
-// Largest exponent field (as bits in place) of e and v's components (unused ones are 0).
-fn max_exp_bits(e: vec4<u32>, v: vec4<f32>) -> vec4<u32> { return max(e, bitcast<vec4<u32>>(v) & vec4<u32>(0x7f800000u)); }
-
 // This invocation's share of its row's sums: its units in registers, then those past them,
-// read again and added in blocks of BLOCK units (see the strided kernel's lane_sum, also for
-// scale and *e, here the largest exponent field of the invocation's elements). With cached
-// false (a literal) all units are read from storage instead: the norms' passes for rows out
-// of range do that, in a loop, because lavapipe runs both sides of a branch, masked; a loop
-// whose invocations all skip it costs one masked iteration there, where the registers'
-// unrolled pass would cost a whole one in every row.
+// read again and added in blocks of BLOCK units (see the strided kernel's lane_sum).
 fn share(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32, valid: bool, s: vec2<f32>,
-         step: u32, scale: f32, e: ptr<function, u32>, cached: bool) -> vec2<f32> {
+         step: u32, scale: f32) -> vec2<f32> {
     let t = params.threads;
     var a = vec4<f32>(0.0);
     var b = vec4<f32>(0.0);
-    var ev = vec4<u32>(0u);
-    for (var k = 0u; cached && k < CACHE; k = k + 1u) {
+    for (var k = 0u; k < CACHE; k = k + 1u) {
         if (lane + k * t < n) {
-            ev = max_exp_bits(ev, (*x)[k]);
             let q = terms(norm_unit((*x)[k], scale), s, step);
             a = a + q.a;
             b = b + q.b;
@@ -590,10 +564,8 @@ fn share(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32
     }
     var block = Terms(vec4<f32>(0.0), vec4<f32>(0.0));
     var count = 0u;
-    for (var u = lane + select(0u, CACHE * t, cached); valid && u < n; u = u + t) {
-        let v = load_unit(base + u);
-        ev = max_exp_bits(ev, v);
-        let q = terms(norm_unit(v, scale), s, step);
+    for (var u = lane + CACHE * t; valid && u < n; u = u + t) {
+        let q = terms(norm_unit(load_unit(base + u), scale), s, step);
         block.a = block.a + q.a;
         block.b = block.b + q.b;
         count = count + 1u;
@@ -606,7 +578,6 @@ fn share(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32
     }
     a = a + block.a;
     b = b + block.b;
-    *e = max(max(ev.x, ev.y), max(ev.z, ev.w)) >> 23u;
     return vec2<f32>((a.x + a.y) + (a.z + a.w), (b.x + b.y) + (b.z + b.w));
 }
 
@@ -621,6 +592,19 @@ fn share_max(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base:
     return m;
 }
 
+// Largest exponent field of this invocation's elements (unused components are 0).
+fn share_exp(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32, valid: bool) -> f32 {
+    let t = params.threads;
+    var e = vec4<u32>(0u);
+    for (var k = 0u; k < CACHE; k = k + 1u) {
+        if (lane + k * t < n) { e = max(e, bitcast<vec4<u32>>((*x)[k]) & vec4<u32>(0x7f800000u)); }
+    }
+    for (var u = lane + CACHE * t; valid && u < n; u = u + t) {
+        e = max(e, bitcast<vec4<u32>>(load_unit(base + u)) & vec4<u32>(0x7f800000u));
+    }
+    return f32(max(max(e.x, e.y), max(e.z, e.w)) >> 23u);
+}
+
 // weight and bias for the elements of unit u.
 fn affine(v: vec4<f32>, u: u32) -> vec4<f32> {
     var y = v;
@@ -629,17 +613,18 @@ fn affine(v: vec4<f32>, u: u32) -> vec4<f32> {
 }
 
 // Output unit u of a row from its input unit v and the row's statistics st (as the strided
-// kernel's stats); scaled_row (a literal): a norm's row out of range, scaled by st.x.
-fn out_unit(v: vec4<f32>, st: vec4<f32>, u: u32, scaled_row: bool) -> vec4<f32> {
+// kernel's stats).
+fn out_unit(v: vec4<f32>, st: vec4<f32>, u: u32) -> vec4<f32> {
+    var y: vec4<f32>;
     if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
         if (!is_finite(st.x)) { return vec4<f32>(nan()); }
         if (OP == SOFTMAX) { return exp(max(v - st.x, vec4<f32>(EXP_FLOOR))) * st.y; }
         return (v - st.x) - st.y;  // x = -inf stays -inf
+    } else if (OP == LAYER_NORM) {
+        y = ((scaled4(v, st.x) - st.y) - st.z) * st.w;
+    } else {
+        y = scaled4(v, st.x) * st.w;
     }
-    var x = v;
-    if (scaled_row) { x = scaled4(v, st.x); }
-    var y: vec4<f32>;
-    if (OP == LAYER_NORM) { y = ((x - st.y) - st.z) * st.w; } else { y = x * st.w; }
     return affine(y, u);
 }
 
@@ -667,53 +652,38 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
         let m = seg_reduce(vec2<f32>(share_max(&x, lane, n, base, valid), 0.0), tid, lane, 0u, MAX).x;
         // A non-finite max makes the row NaN; the sum is not needed.
         var part = 0.0;
-        var unused = 0u;
-        if (is_finite(m)) { part = share(&x, lane, n, base, valid, vec2<f32>(m, 0.0), 0u, 1.0, &unused, true).x; }
+        if (is_finite(m)) { part = share(&x, lane, n, base, valid, vec2<f32>(m, 0.0), 0u, 1.0).x; }
         let s = seg_reduce(vec2<f32>(part, 0.0), tid, lane, 1u, SUM).x;  // >= 1: the max gives exp(0)
         if (OP == SOFTMAX) { st = vec4<f32>(m, 1.0 / s, 0.0, 0.0); } else { st = vec4<f32>(m, log(s), 0.0, 0.0); }
     } else {
-        // As in the strided kernel's row_stats: each invocation sums unscaled, finding its
-        // largest exponent (layer_norm's counting the shift, the row's first element), and
-        // sums again at that exponent's scale only where it is out of range; the reduction
-        // brings the sums to the row's scale.
+        // Each invocation sums at the scale of its own largest exponent (layer_norm's
+        // counting the shift, the row's first element, as in the strided kernel's row_stats);
+        // the reduction brings the sums to the row's scale.
         var first = 0.0;
-        if (valid && OP == LAYER_NORM) { first = load_unit(base).x; }
-        var e = 0u;
-        var unused = 0u;
-        var q = share(&x, lane, n, base, valid, vec2<f32>(first, 0.0), 0u, 1.0, &e, true).x;
-        if (OP == LAYER_NORM) { e = max(e, exp_field(first)); }
-        let own = scale_exp(f32(e));
-        if (own != 0) {
-            let own_scale = pow2(own);
-            q = share(&x, lane, n, base, valid, vec2<f32>(scaled(first, own_scale), 0.0), 0u, own_scale, &unused, false).x;
-        }
+        if (valid) { first = load_unit(base).x; }
+        var e = share_exp(&x, lane, n, base, valid);
+        if (OP == LAYER_NORM) { e = max(e, f32(exp_field(first))); }
+        let own = scale_exp(e);
+        let own_scale = pow2(own);
         if (OP == RMS_NORM) {
+            let q = share(&x, lane, n, base, valid, vec2<f32>(0.0), 0u, own_scale).x;
             let r = seg_reduce(vec2<f32>(q, f32(own)), tid, lane, 0u, SQUARES);
             st = rms_stats(r.x / params.len_f, pow2(i32(r.y)));
         } else {
+            let q = share(&x, lane, n, base, valid, vec2<f32>(scaled(first, own_scale), 0.0), 0u, own_scale).x;
             let r = seg_reduce(vec2<f32>(q, f32(own)), tid, lane, 0u, VALUES);
             let scale = pow2(i32(r.y));
             let shift = scaled(first, scale);
             let mean = r.x / params.len_f;
-            var t2: vec2<f32>;
-            if (scale == 1.0) {  // rows in range (all invocations of the row alike): unscaled
-                t2 = share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u, 1.0, &unused, true);
-            } else {
-                t2 = share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u, scale, &unused, false);
-            }
-            st = vec4<f32>(scale, shift, mean, scaled_rstd(variance(seg_reduce(t2, tid, lane, 1u, SUM)), scale));
+            let t2 = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(shift, mean), 1u, scale), tid, lane, 1u, SUM);
+            st = vec4<f32>(scale, shift, mean, scaled_rstd(variance(t2), scale));
         }
     }
     if (!valid) { return; }
     let out_first = row * n;
-    if ((OP == LAYER_NORM || OP == RMS_NORM) && st.x != 1.0) {
-        // A norm's row out of range: from storage, in a loop (see share).
-        for (var u = lane; u < n; u = u + t) { store_unit(out_first + u, out_unit(load_unit(base + u), st, u, true)); }
-        return;
-    }
     for (var k = 0u; k < CACHE; k = k + 1u) {
         let u = lane + k * t;
-        if (u < n) { store_unit(out_first + u, out_unit(x[k], st, u, false)); }
+        if (u < n) { store_unit(out_first + u, out_unit(x[k], st, u)); }
     }
-    for (var u = lane + CACHE * t; u < n; u = u + t) { store_unit(out_first + u, out_unit(load_unit(base + u), st, u, false)); }
+    for (var u = lane + CACHE * t; u < n; u = u + t) { store_unit(out_first + u, out_unit(load_unit(base + u), st, u)); }
 }
