@@ -265,14 +265,16 @@ TEST_BACKENDS(tensor_files_refuse_quantized_types) {
     wgt_tensor *x = sample(ctx, WGT_F32, 2, shape), *q = x ? wgt_quantize(x, WGT_Q8_0) : NULL;
     CHECK(q != NULL, "quantize: %s", wgt_last_error());
     if (q) {
-        const char *path = "/tmp/wgt_files_quantized.npy";
+        char path[256], st[256];
+        tmp_path(path, sizeof path, "quantized.npy");
+        tmp_path(st, sizeof st, "quantized.safetensors");
         remove(path);
         CHECK_ERROR(wgt_save_npy(q, path) == WGT_ERR_DTYPE, WGT_ERR_DTYPE, "q8_0");
         FILE *f = fopen(path, "rb");
         CHECK(!f, "a refused save left %s behind", path);
         if (f) fclose(f);
         const char *names[1] = {"w"};
-        CHECK_ERROR(wgt_save_safetensors("/tmp/wgt_files_quantized.safetensors", 1, names, &q) == WGT_ERR_DTYPE,
+        CHECK_ERROR(wgt_save_safetensors(st, 1, names, &q) == WGT_ERR_DTYPE,
                     WGT_ERR_DTYPE, "q8_0");
     }
     wgt_release(q), wgt_release(x);
