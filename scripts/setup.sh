@@ -11,14 +11,8 @@ DAWN_VERSION=0.1.7
 DAWN_DIR=.deps/dawn
 STAMP=.deps/setup.stamp
 
-fail() { echo "setup: step '$1' failed: $2" >&2; exit 1; }
-step() { echo "setup: $1" >&2; }
-
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  command -v sudo >/dev/null 2>&1 || fail "privileges" "not root and no sudo to install packages"
-  SUDO="sudo"
-fi
+SETUP_NAME=setup
+. scripts/setup_common.sh
 
 # Everything present already: say nothing and return quickly, so `make test` stays fast.
 have_all() {

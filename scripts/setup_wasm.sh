@@ -18,14 +18,8 @@ PLAYWRIGHT_VERSION=1.65.1
 MODULES_DIR=.deps/web-node
 PACKAGES="clang-19 lld-19 libclang-rt-19-dev-wasm32 chromium"
 
-fail() { echo "setup_wasm: step '$1' failed: $2" >&2; exit 1; }
-step() { echo "setup_wasm: $1" >&2; }
-
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  command -v sudo >/dev/null 2>&1 || fail "privileges" "not root and no sudo to install packages"
-  SUDO="sudo"
-fi
+SETUP_NAME=setup_wasm
+. scripts/setup_common.sh
 
 have_all() {
   for p in $PACKAGES wasi-libc; do dpkg -s "$p" >/dev/null 2>&1 || return 1; done
