@@ -32,7 +32,7 @@ static int chunk(FILE *f, const char *type, const uint8_t *data, uint32_t n) {
     put32(head, n);
     memcpy(head + 4, type, 4);
     put32(tail, crc32_update(crc32_update(0, head + 4, 4), data, n));
-    return fwrite(head, 1, 8, f) == 8 && fwrite(data, 1, n, f) == n && fwrite(tail, 1, 4, f) == 4;
+    return fwrite(head, 1, 8, f) == 8 && (n == 0 || fwrite(data, 1, n, f) == n) && fwrite(tail, 1, 4, f) == 4;
 }
 
 /* raw (filter byte + pixels per row) as a zlib stream of stored blocks. */
