@@ -367,3 +367,79 @@ TEST_BACKENDS(math2_integer_binary_exact) {
         check_binary(ctx, "bitwise_right_shift", wgt_bitwise_right_shift, dt, a, c, M, r_shr, -1);
     }
 }
+
+/* ---- clip ---- */
+
+/* clip against numpy.clip: NaN anywhere gives NaN, lo > hi gives hi; lo broadcast along
+ * rows, hi a rank-0 tensor or absent. */
+TEST_BACKENDS(math2_clip_tensor_bounds) {
+    const double xv[] = {-5, -1, 0, 0.5, 1, 3, NAN, 2, -0.0, 7, INFINITY, -INFINITY};
+    const double lov[] = {-2, 0.25, NAN, 1};
+    wgt_tensor *x1 = from_values(ctx, WGT_F32, xv, 12), *lo1 = from_values(ctx, WGT_F32, lov, 4);
+    int64_t xs[2] = {3, 4}, ls[2] = {1, 4};
+    wgt_tensor *x = wgt_reshape(x1, 2, xs), *lo = wgt_reshape(lo1, 2, ls);
+    const double cases_hi[] = {2, 0.1, NAN};
+    for (int c = 0; c < 4; c++) {
+        wgt_tensor *hi = c < 3 ? wgt_full(ctx, WGT_F32, 0, NULL, cases_hi[c]) : NULL;
+        wgt_tensor *y = wgt_clip(x, lo, hi);
+        CHECK(y && wgt_tensor_ndim(y) == 2, "clip case %d: %s", c, wgt_last_error());
+        if (y) {
+            double *got = test_read_f64(y);
+            for (int i = 0; i < 12; i++) {
+                double l = lov[i % 4], h = c < 3 ? (float)cases_hi[c] : INFINITY, v = xv[i]; /* bounds in f32 */
+                double want = isnan(v) || isnan(l) || isnan(h) ? NAN : fmin(fmax(v, l), h);
+                CHECK(isnan(want) ? isnan(got[i]) : got[i] == want, "clip case %d [%d]: clip(%g, %g, %g) = %g, want %g",
+                      c, i, v, l, h, got[i], want);
+            }
+            free(got);
+        }
+        wgt_release(hi);
+        wgt_release(y);
+    }
+    /* integers, with only an upper bound that broadcasts the result to a larger shape */
+    const double iv[] = {-3, 9, 4}, hv[] = {5, 0};
+    wgt_tensor *xi = from_values(ctx, WGT_I32, iv, 3), *hi1 = from_values(ctx, WGT_I32, hv, 2);
+    int64_t hs[2] = {2, 1};
+    wgt_tensor *hi = wgt_reshape(hi1, 2, hs), *y = wgt_clip(xi, NULL, hi);
+    CHECK(y && wgt_tensor_ndim(y) == 2 && wgt_tensor_numel(y) == 6, "integer clip: %s", wgt_last_error());
+    if (y) {
+        double *got = test_read_f64(y);
+        const double want[6] = {-3, 5, 4, -3, 0, 0};
+        for (int i = 0; i < 6; i++) CHECK(got[i] == want[i], "integer clip [%d] = %g, want %g", i, got[i], want[i]);
+        free(got);
+    }
+    wgt_release(y);
+    wgt_release(hi);
+    wgt_release(hi1);
+    wgt_release(xi);
+    wgt_release(x);
+    wgt_release(lo);
+    wgt_release(x1);
+    wgt_release(lo1);
+}
+
+/* ---- empty tensors, errors ---- */
+
+TEST_BACKENDS(math2_empty_and_errors) {
+    int64_t zero = 0;
+    wgt_tensor *e = wgt_zeros(ctx, WGT_F32, 1, &zero), *ei = wgt_zeros(ctx, WGT_I32, 1, &zero);
+    wgt_tensor *r[4] = {wgt_asinh(e), wgt_hypot(e, e), wgt_bitwise_left_shift(ei, ei), wgt_clip(e, e, NULL)};
+    for (int i = 0; i < 4; i++) {
+        CHECK(r[i] && wgt_tensor_numel(r[i]) == 0, "empty %d: %s", i, wgt_last_error());
+        wgt_release(r[i]);
+    }
+    int64_t two = 2, three = 3;
+    wgt_tensor *f = wgt_ones(ctx, WGT_F32, 1, &two), *i32 = wgt_ones(ctx, WGT_I32, 1, &two);
+    wgt_tensor *f3 = wgt_ones(ctx, WGT_F32, 1, &three);
+    CHECK_ERROR(!wgt_tan(i32), WGT_ERR_DTYPE, "wgt_tan");
+    CHECK_ERROR(!wgt_signbit(i32), WGT_ERR_DTYPE, "wgt_signbit");
+    CHECK_ERROR(!wgt_bitwise_not(f), WGT_ERR_DTYPE, "wgt_bitwise_not: takes integer types (i32, u32), not f32");
+    CHECK_ERROR(!wgt_bitwise_and(f, f), WGT_ERR_DTYPE, "wgt_bitwise_and: takes integer types (i32, u32), not f32");
+    CHECK_ERROR(!wgt_hypot(i32, i32), WGT_ERR_DTYPE, "wgt_hypot");
+    CHECK_ERROR(!wgt_bitwise_left_shift(i32, f), WGT_ERR_DTYPE, "operand types differ");
+    CHECK_ERROR(!wgt_floor_divide(f, f3), WGT_ERR_SHAPE, "wgt_floor_divide");
+    CHECK_ERROR(!wgt_clip(f, i32, NULL), WGT_ERR_DTYPE, "wgt_clip: lo is i32 but a is f32");
+    CHECK_ERROR(!wgt_clip(f, NULL, f3), WGT_ERR_SHAPE, "wgt_clip");
+    CHECK(!wgt_clip(NULL, f, f) && !wgt_logaddexp(f, NULL) && !wgt_atanh(NULL), "NULL inputs give NULL");
+    wgt_release(e), wgt_release(ei), wgt_release(f), wgt_release(i32), wgt_release(f3);
+}
