@@ -5,8 +5,10 @@
  * elementwise runner and the fused kernels, looked up from unary.c and binary.c.
  *
  * WGSL's builtins for these (tan, asin, atan, sinh, acosh, log2, exp2, ...) carry loose or
- * implementation-defined precision: Vulkan allows tan an absolute 2^-11, atan 4096 ulp, exp2
- * 3 + 2|x| ulp, and lavapipe's exp is 1e-6 off at |x| = 20. So nothing here calls them. Each
+ * implementation-defined precision: Vulkan holds asin and atan to 4096 ulp, exp2 to 3 + 2|x|
+ * ulp, log2 only to an absolute 2^-21 near 1, and tan and the hyperbolic functions to whatever
+ * their defining formulas give (sinh's (e^x - e^-x) / 2 cancels near 0); lavapipe's exp is
+ * 1e-6 off at |x| = 20. So nothing here calls them. Each
  * function is a short minimax polynomial on a reduced range (Cephes' single precision
  * coefficients, as the CPU's libm uses comparable ones), with the reduction done exactly: tan
  * shares sin and cos's Payne-Hanek reduction (trig.c), exp and exp2 split off a whole power of
