@@ -464,6 +464,50 @@ wgt_tensor *wgt_isnan(wgt_tensor *a);
 wgt_tensor *wgt_isinf(wgt_tensor *a);
 wgt_tensor *wgt_clamp(wgt_tensor *a, double lo, double hi);
 
+/* ---- more elementwise math (the array API's set) ------------------------------------ */
+/* Floating types (f32, f16; computed in f32): tan, asin, acos, atan, sinh, cosh, asinh, acosh,
+ * atanh, log2, log10, exp2 (IEEE special values as libm; NaN outside the domain). trunc rounds
+ * toward zero (identity on integers). signbit (floating types) and isfinite (all types; 1 for
+ * integers) give u32 0/1 as isnan does. bitwise_not (i32, u32) flips every bit. */
+wgt_tensor *wgt_tan(wgt_tensor *a);
+wgt_tensor *wgt_asin(wgt_tensor *a);
+wgt_tensor *wgt_acos(wgt_tensor *a);
+wgt_tensor *wgt_atan(wgt_tensor *a);
+wgt_tensor *wgt_sinh(wgt_tensor *a);
+wgt_tensor *wgt_cosh(wgt_tensor *a);
+wgt_tensor *wgt_asinh(wgt_tensor *a);
+wgt_tensor *wgt_acosh(wgt_tensor *a);
+wgt_tensor *wgt_atanh(wgt_tensor *a);
+wgt_tensor *wgt_log2(wgt_tensor *a);
+wgt_tensor *wgt_log10(wgt_tensor *a);
+wgt_tensor *wgt_exp2(wgt_tensor *a);
+wgt_tensor *wgt_trunc(wgt_tensor *a);
+wgt_tensor *wgt_signbit(wgt_tensor *a);
+wgt_tensor *wgt_isfinite(wgt_tensor *a);
+wgt_tensor *wgt_bitwise_not(wgt_tensor *a);
+/* Binary, broadcasting as wgt_add; a and b share a type. Floating types: logaddexp
+ * (log(e^a + e^b) without overflow), hypot (without overflow), copysign, nextafter (the next
+ * value of the type itself, f16 steps in f16). i32 and u32: bitwise_and, _or, _xor and the
+ * shifts: a count outside [0, 32) (negative included) gives 0 for a left shift, and for a right
+ * shift 0, or -1 for a negative i32 (an arithmetic shift by 31), as NumPy. floor_divide (all
+ * types) is floor(a / b) as NumPy's //: the integer form rounds toward -inf, a zero divisor
+ * gives 0 and INT32_MIN // -1 wraps to INT32_MIN; the float form follows NumPy's divmod (so
+ * a - b * (a // b) == wgt_mod(a, b), the array API's remainder). */
+wgt_tensor *wgt_logaddexp(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_hypot(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_copysign(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_nextafter(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_bitwise_and(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_bitwise_or(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_bitwise_xor(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_bitwise_left_shift(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_bitwise_right_shift(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_floor_divide(wgt_tensor *a, wgt_tensor *b);
+/* a limited to [lo, hi] elementwise, lo and hi tensors of a's type broadcast against a (the
+ * result has the broadcast shape); either may be NULL (no bound on that side). NaN in a, lo
+ * or hi gives NaN, and lo > hi gives hi, as numpy.clip. */
+wgt_tensor *wgt_clip(wgt_tensor *a, wgt_tensor *lo, wgt_tensor *hi);
+
 /* ---- casts -------------------------------------------------------------------------- */
 /* Between every pair of f32, f16, i32, u32. Float to integer truncates toward zero,
  * saturates at the type's range and maps NaN to 0; between integer types the bits wrap

@@ -517,17 +517,14 @@ negative, absolute, positive = neg, abs, (lambda a: asarray(a))
 equal, not_equal, less, less_equal, greater, greater_equal = eq, ne, lt, le, gt, ge
 concatenate, permute_dims, amax, amin, clamp, cast = concat, transpose, max, min, clip, astype
 squeeze = _squeeze
-invert = bitwise_not = bitwise_invert = lambda a: ~asarray(a)
+invert = bitwise_not = bitwise_invert
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+left_shift, right_shift = bitwise_left_shift, bitwise_right_shift
 e, inf, nan, pi, newaxis = _np.e, _np.inf, _np.nan, _np.pi, None
 
 
 def matrix_transpose(x):
     return _core.swapaxes(x, -1, -2)
-
-
-def isfinite(x):
-    x = asarray(x)
-    return logical_not(logical_or(isnan(x), isinf(x)))
 
 
 def all(x, axis=None, keepdims=False):

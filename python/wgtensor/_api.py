@@ -5,6 +5,7 @@ checks this against the header, so a new C function must be bound or listed here
 # C function -> the Python name that reaches it ("Tensor.x" and "Context.x" are attributes).
 ELSEWHERE = {
     "wgt_version": "library_version",
+    "wgt_clip": "clip",  # with tensor bounds; scalar bounds go to wgt_clamp
     "wgt_dtype_size": "Tensor.itemsize",
     "wgt_dtype_name": "asarray",  # names the type in conversion errors
     "wgt_f16_to_f32": "asarray", "wgt_f32_to_f16": "asarray",

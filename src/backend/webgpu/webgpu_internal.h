@@ -331,6 +331,12 @@ extern const wgt_wgsl_piece wgt_wgsl_float_bits;
 extern const wgt_wgsl_piece wgt_wgsl_subnormal;
 /* trig.c: wgt_sin(x) and wgt_cos(x), reduced exactly for every f32. */
 extern const wgt_wgsl_piece wgt_wgsl_sin_cos;
+/* binary.c: wgt_fmod(x, y), exact, and wgt_mod. */
+extern const wgt_wgsl_piece wgt_wgsl_mod_f32;
+/* math2.c: the expression (over x, or x and y) of an op the array API added, on operands of
+ * type d, and its helper piece; NULL where the op does not take d. */
+const char *wgt_wgpu_math2_unary(wgt_unary_op op, wgt_dtype d, const wgt_wgsl_piece **helpers);
+const char *wgt_wgpu_math2_binary(wgt_binary_op op, wgt_dtype d, const wgt_wgsl_piece **helpers);
 
 typedef struct wgt_wgpu_elementwise_spec {
     const char *op_name; /* part of the pipeline cache key */
