@@ -181,6 +181,8 @@ typedef struct wgt_stats {
     uint64_t submits;             /* command buffers submitted to the device queue */
     uint64_t kernels_cached;      /* compiled kernels (pipelines) kept for reuse; bounded, and
                                      emptied by wgt_context_trim */
+    uint64_t bind_groups_created; /* bind groups made for dispatches (a cached one is reused by
+                                     a dispatch over the same buffers: not counted again) */
 } wgt_stats;
 /* Counters since the context was created (CPU contexts report no device memory). */
 wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out);

@@ -223,3 +223,65 @@ TEST(user_kernel_cpu_function) {
     wgt_release(one), wgt_release(t), wgt_release(base);
     wgt_context_release(cpu);
 }
+
+/* Repeated dispatches over the same tensors, eager or a graph's replays, reuse the first
+ * dispatch's bind group; other tensors get one of their own. */
+TEST(user_kernel_bind_groups_are_cached) {
+    wgt_context *gpu = test_webgpu_context();
+    if (!gpu) return;
+    enum { N = 100 };
+    int64_t n = N;
+    float xs[N], got[N];
+    for (int i = 0; i < N; i++) xs[i] = (float)i;
+    wgt_kernel *affine = make_kernel(gpu, affine_src, affine_cpu, NULL);
+    wgt_tensor *x = floats(gpu, n, xs), *y = wgt_zeros(gpu, WGT_F32, 1, &n), *y2 = wgt_zeros(gpu, WGT_F32, 1, &n);
+    wgt_kernel_arg args[2] = {{.name = "x", .tensor = x}, {.name = "y", .tensor = y}};
+    wgt_stats s0, s1, s2;
+    uint32_t g[3];
+    CHECK(affine && x && y && y2 && wgt_kernel_groups_for(affine, n, g) == WGT_OK, "%s", wgt_last_error());
+    if (test_current_failed()) goto done;
+    for (int round = 0; round < 6; round++) {
+        affine_params p = {1.0f, (float)round, N, 0}; /* params travel in the ring, not the group */
+        CHECK(wgt_kernel_dispatch(affine, 2, args, &p, sizeof p, g[0], 1, 1, NULL) == WGT_OK, "%s", wgt_last_error());
+        CHECK(wgt_eval(1, &y) == WGT_OK, "%s", wgt_last_error());
+        if (round == 0) wgt_context_stats(gpu, &s0);
+    }
+    wgt_context_stats(gpu, &s1);
+    CHECK(s1.bind_groups_created == s0.bind_groups_created, "5 repeated dispatches made %llu bind groups",
+          (unsigned long long)(s1.bind_groups_created - s0.bind_groups_created));
+    CHECK(wgt_tensor_read(y, got, sizeof got) == WGT_OK, "%s", wgt_last_error());
+    for (int i = 0; i < N; i++) CHECK(got[i] == xs[i] + 5.0f, "y[%d] = %g", i, got[i]);
+    args[1].tensor = y2; /* another output: another group */
+    affine_params p = {2.0f, 0.0f, N, 0};
+    CHECK(wgt_kernel_dispatch(affine, 2, args, &p, sizeof p, g[0], 1, 1, NULL) == WGT_OK, "%s", wgt_last_error());
+    CHECK(wgt_tensor_read(y2, got, sizeof got) == WGT_OK, "%s", wgt_last_error());
+    for (int i = 0; i < N; i++) CHECK(got[i] == xs[i] * 2.0f, "y2[%d] = %g", i, got[i]);
+    wgt_context_stats(gpu, &s2);
+    CHECK(s2.bind_groups_created == s1.bind_groups_created + 1, "a new binding made %llu bind groups",
+          (unsigned long long)(s2.bind_groups_created - s1.bind_groups_created));
+    /* A graph's replays with the same bindings: nothing new after the first. */
+    wgt_kernel *twice = make_kernel(gpu, twice_src, twice_cpu, NULL);
+    wgt_tensor *in = wgt_graph_input(gpu, "gx", WGT_F32, 1, &n), *w = in && twice ? program(affine, twice, in, n) : NULL;
+    wgt_binding ob = {"w", w};
+    wgt_graph *graph = w ? wgt_graph_build(gpu, 1, &ob) : NULL;
+    CHECK(graph != NULL, "%s", wgt_last_error());
+    wgt_binding ib = {"gx", x}, yb = {"w", y};
+    for (int round = 0; graph && round < 4; round++) {
+        CHECK(wgt_graph_dispatch(graph, 1, &ib, 1, &yb) == WGT_OK, "%s", wgt_last_error());
+        CHECK(wgt_eval(1, &y) == WGT_OK, "%s", wgt_last_error());
+        if (round == 0) wgt_context_stats(gpu, &s1);
+    }
+    wgt_context_stats(gpu, &s2);
+    CHECK(s2.bind_groups_created == s1.bind_groups_created, "3 replays made %llu bind groups",
+          (unsigned long long)(s2.bind_groups_created - s1.bind_groups_created));
+    CHECK(wgt_tensor_read(y, got, sizeof got) == WGT_OK, "%s", wgt_last_error());
+    for (int i = 0; i < N; i++)
+        CHECK(got[i] == -(((xs[i] + xs[i]) * 0.5f + 3.0f + xs[i]) * 2.0f + 1.0f), "w[%d] = %g", i, got[i]);
+    wgt_graph_release(graph);
+    wgt_release(w), wgt_release(in);
+    wgt_kernel_release(twice);
+done:
+    wgt_release(x), wgt_release(y), wgt_release(y2);
+    wgt_kernel_release(affine);
+    wgt_context_release(gpu);
+}
