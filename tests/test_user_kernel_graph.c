@@ -285,3 +285,33 @@ done:
     wgt_kernel_release(affine);
     wgt_context_release(gpu);
 }
+
+/* A kernel's created output is itself the graph's output: written in parts, it starts as
+ * zeros at each replay (the elements past p.n stay 0, whatever the bound tensor held). */
+TEST_BACKENDS(user_kernel_output_is_the_graphs_output) {
+    int64_t n = 70;
+    wgt_kernel *affine = make_kernel(ctx, affine_src, affine_cpu, NULL);
+    wgt_tensor *x = wgt_graph_input(ctx, "x", WGT_F32, 1, &n);
+    affine_params p = {-1.0f, 0.25f, 60, 0}; /* the last 10 elements are never written */
+    wgt_kernel_arg args[2] = {{.name = "x", .tensor = x}, {.name = "y", .dtype = WGT_F32, .ndim = 1, .shape = &n}};
+    wgt_tensor *out[2] = {NULL, NULL};
+    CHECK(affine && x && wgt_kernel_dispatch(affine, 2, args, &p, sizeof p, 1, 1, 1, out) == WGT_OK, "%s",
+          wgt_last_error());
+    wgt_binding ob = {"y", out[1]};
+    wgt_graph *g = out[1] ? wgt_graph_build(ctx, 1, &ob) : NULL;
+    CHECK(g != NULL, "%s", wgt_last_error());
+    wgt_release(out[1]), wgt_release(x);
+    wgt_kernel_release(affine);
+    float xs[70], got[70];
+    for (int round = 0; g && round < 2; round++) {
+        for (int i = 0; i < 70; i++) xs[i] = (float)(i * (round + 1));
+        wgt_tensor *xt = floats(ctx, n, xs), *yt = wgt_full(ctx, WGT_F32, 1, &n, 9.0);
+        wgt_binding ib = {"x", xt}, yb = {"y", yt};
+        CHECK(wgt_graph_dispatch(g, 1, &ib, 1, &yb) == WGT_OK, "%s", wgt_last_error());
+        CHECK(wgt_tensor_read(yt, got, sizeof got) == WGT_OK, "%s", wgt_last_error());
+        for (int i = 0; i < 70; i++)
+            CHECK(got[i] == (i < 60 ? -xs[i] + 0.25f : 0.0f), "round %d: y[%d] = %g", round, i, got[i]);
+        wgt_release(xt), wgt_release(yt);
+    }
+    wgt_graph_release(g);
+}
