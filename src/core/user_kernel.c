@@ -100,7 +100,8 @@ wgt_kernel *wgt_kernel_create(wgt_context *ctx, const char *wgsl, const char *en
         layout[i] = (wgt_user_layout_entry){b->binding, b->uniform ? 2 : b->read_write ? 1 : 0};
     }
     /* A backend that runs no WGSL keeps only the reflection: dispatches call the CPU function. */
-    if (be->user_kernel_create && be->user_kernel_create(be, wgsl, entry_point, k->r.count, layout, &k->pipeline) != WGT_OK) {
+    if (be->user_kernel_create &&
+        be->user_kernel_create(be, wgsl, entry_point, k->r.count, layout, &k->pipeline) != WGT_OK) {
         free(k);
         return NULL;
     }
@@ -168,12 +169,14 @@ void wgt_user_call_free(wgt_user_call *call) {
     free(call);
 }
 
-wgt_status wgt_kernel_set_cpu_fn(wgt_kernel *k, wgt_kernel_cpu_fn fn, void *user_data, wgt_kernel_user_release_fn release) {
+wgt_status wgt_kernel_set_cpu_fn(wgt_kernel *k, wgt_kernel_cpu_fn fn, void *user_data,
+                                 wgt_kernel_user_release_fn release) {
     static const char fn_name[] = "wgt_kernel_set_cpu_fn";
     wgt_status st = check_kernel(fn_name, k);
     if (st != WGT_OK) return st;
     if (!fn) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: fn is NULL", fn_name);
-    /* Recorded dispatches call the function they were recorded with: it is never replaced. */
+    /* Dispatches recorded already call the kernel's function when they run: replacing it
+     * would change work the caller recorded, and the old user data could not be released. */
     if (k->cpu_fn)
         return wgt_error(WGT_ERR_USAGE, "%s: kernel '%s' has a CPU function already; create another kernel", fn_name,
                          k->entry);
@@ -193,7 +196,8 @@ static wgt_status run_cpu(const wgt_user_call *call, const wgt_operand *args, in
         if (rb->uniform) continue;
         int q = 0;
         while (q < nargs && call->bindings[q] != rb->binding) q++;
-        if (q == nargs) return wgt_error(WGT_ERR_INTERNAL, "user kernel '%s': binding %u has no operand", k->entry, rb->binding);
+        if (q == nargs)
+            return wgt_error(WGT_ERR_INTERNAL, "user kernel '%s': binding %u has no operand", k->entry, rb->binding);
         size_t esize = wgt_dtype_size(args[q].dtype);
         b[nb++] = (wgt_kernel_buffer){rb->name, rb->binding, rb->read_write,
                                       args[q].host ? (char *)args[q].host + (size_t)args[q].offset * esize : NULL,
