@@ -1,9 +1,10 @@
 /*
  * User kernels inside compiled graphs and on the CPU backend through a CPU function: a graph
  * with a kernel between library ops gives what eager dispatch gives, over several dispatches
- * with new inputs and an output bound at an offset; an in-place kernel on an intermediate; the
- * kernel released while the graph holds it; the refusals (several written bindings, writing a
- * graph input, a CPU context without a CPU function, a failing CPU function).
+ * with new inputs and an output bound at an offset; an in-place kernel on an intermediate; a
+ * kernel's output as the graph's output; the kernel released while the graph holds it; the
+ * refusals (several written bindings, writing a graph input, a CPU context without a CPU
+ * function, a failing CPU function); bind groups reused by repeated dispatches and replays.
  */
 #include <stdlib.h>
 #include <string.h>
