@@ -287,13 +287,11 @@ done:
     wgt_context_release(gpu);
 }
 
-/* A kernel's created output is itself the graph's output: written in parts, it starts as
- * zeros at each replay (the elements past p.n stay 0, whatever the bound tensor held). */
-TEST_BACKENDS(user_kernel_output_is_the_graphs_output) {
-    int64_t n = 70;
+/* The graph "y" = affine("x") with params p over n elements, in one workgroup: the kernel's
+ * created output is the graph's output. The kernel is released once the graph holds it. */
+static wgt_graph *affine_graph(wgt_context *ctx, int64_t n, affine_params p) {
     wgt_kernel *affine = make_kernel(ctx, affine_src, affine_cpu, NULL);
     wgt_tensor *x = wgt_graph_input(ctx, "x", WGT_F32, 1, &n);
-    affine_params p = {-1.0f, 0.25f, 60, 0}; /* the last 10 elements are never written */
     wgt_kernel_arg args[2] = {{.name = "x", .tensor = x}, {.name = "y", .dtype = WGT_F32, .ndim = 1, .shape = &n}};
     wgt_tensor *out[2] = {NULL, NULL};
     CHECK(affine && x && wgt_kernel_dispatch(affine, 2, args, &p, sizeof p, 1, 1, 1, out) == WGT_OK, "%s",
@@ -303,6 +301,14 @@ TEST_BACKENDS(user_kernel_output_is_the_graphs_output) {
     CHECK(g != NULL, "%s", wgt_last_error());
     wgt_release(out[1]), wgt_release(x);
     wgt_kernel_release(affine);
+    return g;
+}
+
+/* A kernel's created output is itself the graph's output: written in parts, it starts as
+ * zeros at each replay (the elements past p.n stay 0, whatever the bound tensor held). */
+TEST_BACKENDS(user_kernel_output_is_the_graphs_output) {
+    int64_t n = 70;
+    wgt_graph *g = affine_graph(ctx, n, (affine_params){-1.0f, 0.25f, 60, 0}); /* the last 10 are never written */
     float xs[70], got[70];
     for (int round = 0; g && round < 2; round++) {
         for (int i = 0; i < 70; i++) xs[i] = (float)(i * (round + 1));
@@ -314,5 +320,23 @@ TEST_BACKENDS(user_kernel_output_is_the_graphs_output) {
             CHECK(got[i] == (i < 60 ? -xs[i] + 0.25f : 0.0f), "round %d: y[%d] = %g", round, i, got[i]);
         wgt_release(xt), wgt_release(yt);
     }
+    wgt_graph_release(g);
+}
+
+/* A graph input the kernel reads directly, bound as a view at an offset into a larger tensor:
+ * the kernel sees the view's elements (binding a buffer at an unaligned offset is invalid in
+ * WebGPU, so such an input is copied first, as eager dispatch copies such a view). */
+TEST_BACKENDS(user_kernel_reads_a_graph_input_bound_at_an_offset) {
+    int64_t n = 50, big_n = 57;
+    wgt_graph *g = affine_graph(ctx, n, (affine_params){2.0f, -1.0f, 50, 0});
+    float all[57], got[50];
+    for (int i = 0; i < 57; i++) all[i] = (float)(i * 3 - 20);
+    wgt_tensor *bt = floats(ctx, big_n, all), *view = bt ? wgt_slice(bt, 0, 5, 55, 1) : NULL;
+    wgt_tensor *yt = wgt_zeros(ctx, WGT_F32, 1, &n);
+    wgt_binding ib = {"x", view}, yb = {"y", yt};
+    CHECK(g && view && wgt_graph_dispatch(g, 1, &ib, 1, &yb) == WGT_OK, "%s", wgt_last_error());
+    CHECK(wgt_tensor_read(yt, got, sizeof got) == WGT_OK, "%s", wgt_last_error());
+    for (int i = 0; i < 50; i++) CHECK(got[i] == all[i + 5] * 2.0f - 1.0f, "y[%d] = %g", i, got[i]);
+    wgt_release(yt), wgt_release(view), wgt_release(bt);
     wgt_graph_release(g);
 }
