@@ -53,6 +53,7 @@ int wgt_kernel_binding_count(const wgt_kernel *k) { wgt_kernel *k_; if (!wgt_ker
 wgt_status wgt_kernel_binding(const wgt_kernel *k, int i, wgt_kernel_binding_info *out) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_binding", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_binding(k_, i, out); }
 wgt_status wgt_kernel_workgroup_size(const wgt_kernel *k, uint32_t size[3]) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_workgroup_size", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_workgroup_size(k_, size); }
 wgt_status wgt_kernel_groups_for(const wgt_kernel *k, int64_t n, uint32_t groups[3]) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_groups_for", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_groups_for(k_, n, groups); }
+wgt_status wgt_kernel_set_cpu_fn(wgt_kernel *k, wgt_kernel_cpu_fn fn, void *user_data, wgt_kernel_user_release_fn release) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_set_cpu_fn", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_set_cpu_fn(k_, fn, user_data, release); }
 wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_as_strided", wgt_ag_rule_as_strided(wgt_impl_as_strided(r_t, ndim, shape, strides, offset), r_t, ndim, shape, strides, offset)); }
 wgt_tensor *wgt_transpose(wgt_tensor *t, int axis0, int axis1) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_transpose", wgt_ag_rule_transpose(wgt_impl_transpose(r_t, axis0, axis1), r_t, axis0, axis1)); }
 wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_slice", wgt_ag_rule_slice(wgt_impl_slice(r_t, axis, start, stop, step), r_t, axis, start, stop, step)); }
@@ -248,6 +249,7 @@ const char *const wgt_handle_functions[] = {
     "wgt_kernel_workgroup_size",
     "wgt_kernel_groups_for",
     "wgt_kernel_dispatch",
+    "wgt_kernel_set_cpu_fn",
     "wgt_as_strided",
     "wgt_transpose",
     "wgt_slice",
@@ -435,6 +437,7 @@ const char *const wgt_kernel_functions[] = {
     "wgt_kernel_workgroup_size",
     "wgt_kernel_groups_for",
     "wgt_kernel_dispatch",
+    "wgt_kernel_set_cpu_fn",
     NULL,
 };
 

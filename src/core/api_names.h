@@ -62,6 +62,7 @@ wgt_status wgt_impl_kernel_binding(const wgt_kernel *k, int i, wgt_kernel_bindin
 wgt_status wgt_impl_kernel_workgroup_size(const wgt_kernel *k, uint32_t size[3]);
 wgt_status wgt_impl_kernel_groups_for(const wgt_kernel *k, int64_t n, uint32_t groups[3]);
 wgt_status wgt_impl_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *args, const void *params, size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z, wgt_tensor **outputs);
+wgt_status wgt_impl_kernel_set_cpu_fn(wgt_kernel *k, wgt_kernel_cpu_fn fn, void *user_data, wgt_kernel_user_release_fn release);
 wgt_tensor *wgt_impl_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
 wgt_tensor *wgt_impl_transpose(wgt_tensor *t, int axis0, int axis1);
 wgt_tensor *wgt_impl_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step);
@@ -262,6 +263,7 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_kernel_workgroup_size wgt_impl_kernel_workgroup_size
 #define wgt_kernel_groups_for wgt_impl_kernel_groups_for
 #define wgt_kernel_dispatch wgt_impl_kernel_dispatch
+#define wgt_kernel_set_cpu_fn wgt_impl_kernel_set_cpu_fn
 #define wgt_as_strided wgt_impl_as_strided
 #define wgt_transpose wgt_impl_transpose
 #define wgt_slice wgt_impl_slice
