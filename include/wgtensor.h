@@ -549,6 +549,28 @@ wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
 wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal);
 
+/* ---- take and scatter ---------------------------------------------------------------- */
+/* Indices as in the section above (i32 or u32; negative or out of range is an error naming
+ * the value). The results are new tensors (take's a view of one); no operand is written. */
+/* Entries of a at indices (any shape) along axis: shape a[:axis] + indices + a[axis+1:]
+ * (numpy.take; for the flattened array take a reshape of a to 1-D). */
+wgt_tensor *wgt_take(wgt_tensor *a, wgt_tensor *indices, int axis);
+/* out[..., i, ...] = a[..., indices[..., i, ...], ...] along axis (numpy.take_along_axis):
+ * indices have a's rank and broadcast with a in the other dimensions. */
+wgt_tensor *wgt_take_along_axis(wgt_tensor *a, wgt_tensor *indices, int axis);
+typedef enum {
+    WGT_SCATTER_REPLACE, /* the last of repeated positions (in row-major order of index) wins */
+    WGT_SCATTER_ADD      /* repeated positions sum (f32; summed exactly, rounded once) */
+} wgt_scatter_mode;
+/* A copy of base where, for each position p of index, the element at p with its axis
+ * coordinate replaced by index[p] is set to (or increased by) src[p] (torch.scatter and
+ * scatter_add). index has base's rank and no dimension longer than base's except along
+ * axis; src has base's dtype and broadcasts to index's shape (a scalar tensor puts one value). */
+wgt_tensor *wgt_scatter(wgt_tensor *base, int axis, wgt_tensor *index, wgt_tensor *src, wgt_scatter_mode mode);
+/* A copy of a (f32) with src's slices added at 1-D indices along axis: src has a's shape but
+ * len(indices) along axis; repeated indices sum (torch.index_add). */
+wgt_tensor *wgt_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tensor *src);
+
 /* ---- quantized weights (docs/quant.md) ---------------------------------------------- */
 /* Elements per block (32 for q8_0 and q4_0, 1 for the other types) and bytes per block (34,
  * 18; the element size for the other types); 0 for an unknown type. A block-type tensor of

@@ -90,6 +90,10 @@ wgt_tensor *wgt_ag_rule_gather_rows(wgt_tensor *out, wgt_tensor *table, wgt_tens
 wgt_tensor *wgt_ag_rule_index_select(wgt_tensor *out, wgt_tensor *a, int axis, wgt_tensor *indices);
 wgt_tensor *wgt_ag_rule_triu(wgt_tensor *out, wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_ag_rule_tril(wgt_tensor *out, wgt_tensor *a, int64_t diagonal);
+wgt_tensor *wgt_ag_rule_take(wgt_tensor *out, wgt_tensor *a, wgt_tensor *indices, int axis);
+wgt_tensor *wgt_ag_rule_take_along_axis(wgt_tensor *out, wgt_tensor *a, wgt_tensor *indices, int axis);
+wgt_tensor *wgt_ag_rule_scatter(wgt_tensor *out, wgt_tensor *base, int axis, wgt_tensor *index, wgt_tensor *src, wgt_scatter_mode mode);
+wgt_tensor *wgt_ag_rule_index_add(wgt_tensor *out, wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tensor *src);
 wgt_tensor *wgt_ag_rule_rope(wgt_tensor *out, wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_ag_rule_attention(wgt_tensor *out, wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 wgt_tensor *wgt_ag_rule_cross_entropy(wgt_tensor *out, wgt_tensor *logits, wgt_tensor *targets);

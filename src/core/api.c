@@ -144,6 +144,10 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
 wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) { wgt_tensor *r_indices = wgt_handle_arg(indices); return wgt_handle_out("wgt_one_hot", wgt_ag_untracked("wgt_one_hot", wgt_impl_one_hot(r_indices, classes, dtype), 1, (wgt_tensor *[]){r_indices})); }
 wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_triu", wgt_ag_rule_triu(wgt_impl_triu(r_a, diagonal), r_a, diagonal)); }
 wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_tril", wgt_ag_rule_tril(wgt_impl_tril(r_a, diagonal), r_a, diagonal)); }
+wgt_tensor *wgt_take(wgt_tensor *a, wgt_tensor *indices, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_indices = wgt_handle_arg(indices); return wgt_handle_out("wgt_take", wgt_ag_rule_take(wgt_impl_take(r_a, r_indices, axis), r_a, r_indices, axis)); }
+wgt_tensor *wgt_take_along_axis(wgt_tensor *a, wgt_tensor *indices, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_indices = wgt_handle_arg(indices); return wgt_handle_out("wgt_take_along_axis", wgt_ag_rule_take_along_axis(wgt_impl_take_along_axis(r_a, r_indices, axis), r_a, r_indices, axis)); }
+wgt_tensor *wgt_scatter(wgt_tensor *base, int axis, wgt_tensor *index, wgt_tensor *src, wgt_scatter_mode mode) { wgt_tensor *r_base = wgt_handle_arg(base); wgt_tensor *r_index = wgt_handle_arg(index); wgt_tensor *r_src = wgt_handle_arg(src); return wgt_handle_out("wgt_scatter", wgt_ag_rule_scatter(wgt_impl_scatter(r_base, axis, r_index, r_src, mode), r_base, axis, r_index, r_src, mode)); }
+wgt_tensor *wgt_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tensor *src) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_indices = wgt_handle_arg(indices); wgt_tensor *r_src = wgt_handle_arg(src); return wgt_handle_out("wgt_index_add", wgt_ag_rule_index_add(wgt_impl_index_add(r_a, axis, r_indices, r_src), r_a, axis, r_indices, r_src)); }
 wgt_tensor *wgt_quantize(wgt_tensor *a, wgt_dtype dtype) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_quantize", wgt_ag_untracked("wgt_quantize", wgt_impl_quantize(r_a, dtype), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype) { wgt_tensor *r_q = wgt_handle_arg(q); return wgt_handle_out("wgt_dequantize", wgt_ag_untracked("wgt_dequantize", wgt_impl_dequantize(r_q, dtype), 1, (wgt_tensor *[]){r_q})); }
 wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_w = wgt_handle_arg(w); return wgt_handle_out("wgt_matmul_quantized", wgt_ag_untracked("wgt_matmul_quantized", wgt_impl_matmul_quantized(r_x, r_w), 2, (wgt_tensor *[]){r_x, r_w})); }
@@ -315,6 +319,10 @@ const char *const wgt_handle_functions[] = {
     "wgt_one_hot",
     "wgt_triu",
     "wgt_tril",
+    "wgt_take",
+    "wgt_take_along_axis",
+    "wgt_scatter",
+    "wgt_index_add",
     "wgt_quantize",
     "wgt_dequantize",
     "wgt_matmul_quantized",

@@ -156,6 +156,10 @@ wgt_status wgt_impl_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *r
 wgt_tensor *wgt_impl_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
 wgt_tensor *wgt_impl_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_impl_tril(wgt_tensor *a, int64_t diagonal);
+wgt_tensor *wgt_impl_take(wgt_tensor *a, wgt_tensor *indices, int axis);
+wgt_tensor *wgt_impl_take_along_axis(wgt_tensor *a, wgt_tensor *indices, int axis);
+wgt_tensor *wgt_impl_scatter(wgt_tensor *base, int axis, wgt_tensor *index, wgt_tensor *src, wgt_scatter_mode mode);
+wgt_tensor *wgt_impl_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tensor *src);
 wgt_tensor *wgt_impl_quantize(wgt_tensor *a, wgt_dtype dtype);
 wgt_tensor *wgt_impl_dequantize(wgt_tensor *q, wgt_dtype dtype);
 wgt_tensor *wgt_impl_matmul_quantized(wgt_tensor *x, wgt_tensor *w);
@@ -329,6 +333,10 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_one_hot wgt_impl_one_hot
 #define wgt_triu wgt_impl_triu
 #define wgt_tril wgt_impl_tril
+#define wgt_take wgt_impl_take
+#define wgt_take_along_axis wgt_impl_take_along_axis
+#define wgt_scatter wgt_impl_scatter
+#define wgt_index_add wgt_impl_index_add
 #define wgt_quantize wgt_impl_quantize
 #define wgt_dequantize wgt_impl_dequantize
 #define wgt_matmul_quantized wgt_impl_matmul_quantized
