@@ -133,6 +133,8 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const lnorm[] = {"a", "weight", "bias", "eps"}, *const rnorm[] = {"a", "weight", "eps"};
     static const char *const gather[] = {"table", "indices"}, *const take[] = {"a", "indices", "axis"};
     static const char *const set_rows[] = {"dst", "indices", "rows"};
+    static const char *const scatter[] = {"base", "axis", "index", "src", "mode"};
+    static const char *const index_add[] = {"a", "axis", "indices", "src"};
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
     switch (sig) {
@@ -161,6 +163,8 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_GATHER: return gather;
     case SIG_TAKE: return take;
     case SIG_SET_ROWS: return set_rows;
+    case SIG_SCATTER: return scatter;
+    case SIG_INDEX_ADD: return index_add;
     case SIG_ONE_HOT: return one_hot;
     case SIG_ROPE: return rope;
     case SIG_ATTENTION: return attention;
@@ -177,8 +181,8 @@ static int n_names(sig_kind sig) {
     case SIG_CLIP: case SIG_REDUCE: case SIG_ARG: case SIG_SWAP: case SIG_SPLIT: case SIG_WHERE: case SIG_LINEAR:
     case SIG_RMS_NORM: case SIG_TAKE: case SIG_SET_ROWS: case SIG_ONE_HOT: case SIG_ROPE:
         return 3;
-    case SIG_REDUCE_DDOF: case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: return 4;
-    case SIG_SLICE: case SIG_ATTENTION: return 5;
+    case SIG_REDUCE_DDOF: case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: case SIG_INDEX_ADD: return 4;
+    case SIG_SLICE: case SIG_ATTENTION: case SIG_SCATTER: return 5;
     }
     return 1;
 }
@@ -189,7 +193,7 @@ static int n_required(sig_kind sig) {
     case SIG_LINEAR: case SIG_GATHER: case SIG_TAKE: case SIG_ONE_HOT:
         return 2;
     case SIG_SWAP: case SIG_AS_STRIDED: case SIG_PAD: case SIG_WHERE: case SIG_SET_ROWS: case SIG_ATTENTION: return 3;
-    case SIG_SLICE: return 4;
+    case SIG_SLICE: case SIG_SCATTER: case SIG_INDEX_ADD: return 4;
     default: return 1;
     }
 }
@@ -491,7 +495,32 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     case SIG_TAKE:
         index_errors = 1;
         if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (v[2] && AXIS_ARG(v[2], i0) < 0)) goto fail;
-        RUN(wgt_index_select(a->t, (int)i0, b->t));
+        /* take and take_along_axis: f(a, indices, axis) */
+        RUN(((wgt_tensor * (*)(wgt_tensor *, wgt_tensor *, int)) e->fn)(a->t, b->t, (int)i0));
+        break;
+    case SIG_SCATTER: {
+        wgt_scatter_mode mode = WGT_SCATTER_REPLACE;
+        index_errors = 1;
+        if (v[4] && v[4] != Py_None) {
+            const char *m = PyUnicode_Check(v[4]) ? PyUnicode_AsUTF8(v[4]) : NULL;
+            if (m && !strcmp(m, "add")) mode = WGT_SCATTER_ADD;
+            else if (!m || strcmp(m, "replace")) {
+                PyErr_Format(PyExc_ValueError, "%s: mode must be 'replace' or 'add'", e->name);
+                goto fail;
+            }
+        }
+        if (AXIS_ARG(v[1], i0) < 0 || other_tensor(v[2], a, &b, 0, e->name) < 0 ||
+            other_tensor(v[3], a, &c, 0, e->name) < 0)
+            goto fail;
+        RUN(wgt_scatter(a->t, (int)i0, b->t, c->t, mode));
+        break;
+    }
+    case SIG_INDEX_ADD:
+        index_errors = 1;
+        if (AXIS_ARG(v[1], i0) < 0 || other_tensor(v[2], a, &b, 0, e->name) < 0 ||
+            other_tensor(v[3], a, &c, 0, e->name) < 0)
+            goto fail;
+        RUN(wgt_index_add(a->t, (int)i0, b->t, c->t));
         break;
     case SIG_SET_ROWS: {
         wgt_status st;

@@ -108,7 +108,10 @@ static const op_entry ops[] = {
     OP("_pad", NULL, wgt_pad, SIG_PAD),
     /* indexing */
     OP("gather_rows", NULL, wgt_gather_rows, SIG_GATHER),
-    OP("take", "take", wgt_index_select, SIG_TAKE),
+    OP("take", "take", wgt_take, SIG_TAKE),
+    OP("take_along_axis", "take_along_axis", wgt_take_along_axis, SIG_TAKE),
+    OP("scatter", "scatter", wgt_scatter, SIG_SCATTER),
+    OP("index_add", "index_add", wgt_index_add, SIG_INDEX_ADD),
     OP("set_rows", NULL, wgt_set_rows, SIG_SET_ROWS),
     OP("one_hot", NULL, wgt_one_hot, SIG_ONE_HOT),
     OP("triu", NULL, wgt_triu, SIG_DIAG),

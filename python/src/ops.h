@@ -46,6 +46,8 @@ typedef enum {
     SIG_RMS_NORM,    /* f(a, weight=None, eps=def) */
     SIG_GATHER,      /* f(table, indices) */
     SIG_TAKE,        /* f(a, indices, axis=0) */
+    SIG_SCATTER,     /* f(base, axis, index, src, mode="replace") */
+    SIG_INDEX_ADD,   /* f(a, axis, indices, src) */
     SIG_SET_ROWS,    /* f(dst, indices, rows) -> None, dst written in place */
     SIG_ONE_HOT,     /* f(indices, classes, dtype=float32) */
     SIG_ROPE,        /* f(x, positions=None, base=def) */
