@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reference.h"
 #include "gradcheck.h"
 
 static uint64_t next_u64(uint64_t *s) { /* splitmix64 */
@@ -45,37 +46,6 @@ static wgt_tensor *index_tensor(wgt_context *ctx, wgt_dtype dt, int ndim, const 
     wgt_tensor *t = buf ? wgt_tensor_from_data(ctx, dt, ndim, shape, buf, (size_t)n * 4, WGT_USAGE_DEFAULT) : NULL;
     free(buf);
     return t;
-}
-
-/* Row-major coordinates of flat position i. */
-static void coords(int ndim, const int64_t *shape, int64_t i, int64_t *at) {
-    for (int d = ndim - 1; d >= 0; d--) {
-        at[d] = shape[d] ? i % shape[d] : 0;
-        i = shape[d] ? i / shape[d] : 0;
-    }
-}
-
-static int64_t flat_of(int ndim, const int64_t *shape, const int64_t *at) {
-    int64_t p = 0;
-    for (int d = 0; d < ndim; d++) p = p * shape[d] + at[d];
-    return p;
-}
-
-/* Compares t (read as doubles) with want exactly; names what. */
-static void check_exact(wgt_tensor *t, const double *want, int64_t n, const char *what) {
-    CHECK(t, "%s: %s", what, wgt_last_error());
-    if (!t) return;
-    CHECK(wgt_tensor_numel(t) == n, "%s: %lld elements, wanted %lld", what, (long long)wgt_tensor_numel(t),
-          (long long)n);
-    double *got = test_read_f64(t);
-    CHECK(got || n == 0, "%s: read: %s", what, wgt_last_error());
-    int bad = 0;
-    for (int64_t i = 0; got && i < n && bad < 3; i++)
-        if (got[i] != want[i]) {
-            bad++;
-            CHECK(0, "%s: element %lld is %g, wanted %g", what, (long long)i, got[i], want[i]);
-        }
-    free(got);
 }
 
 /* take along every axis of a 3-D tensor (contiguous and transposed), with 2-D and empty

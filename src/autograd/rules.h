@@ -94,6 +94,15 @@ wgt_tensor *wgt_ag_rule_take(wgt_tensor *out, wgt_tensor *a, wgt_tensor *indices
 wgt_tensor *wgt_ag_rule_take_along_axis(wgt_tensor *out, wgt_tensor *a, wgt_tensor *indices, int axis);
 wgt_tensor *wgt_ag_rule_scatter(wgt_tensor *out, wgt_tensor *base, int axis, wgt_tensor *index, wgt_tensor *src, wgt_scatter_mode mode);
 wgt_tensor *wgt_ag_rule_index_add(wgt_tensor *out, wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tensor *src);
+wgt_tensor *wgt_ag_rule_moveaxis(wgt_tensor *out, wgt_tensor *a, int source, int destination);
+wgt_tensor *wgt_ag_rule_roll(wgt_tensor *out, wgt_tensor *a, int count, const int64_t *shifts, const int *axes);
+wgt_tensor *wgt_ag_rule_repeat(wgt_tensor *out, wgt_tensor *a, int count, const int64_t *repeats, int axis);
+wgt_tensor *wgt_ag_rule_tile(wgt_tensor *out, wgt_tensor *a, int nreps, const int64_t *reps);
+wgt_tensor *wgt_ag_rule_diagonal(wgt_tensor *out, wgt_tensor *a, int64_t offset, int axis1, int axis2);
+wgt_tensor *wgt_ag_rule_trace(wgt_tensor *out, wgt_tensor *a, int64_t offset, int axis1, int axis2);
+wgt_tensor *wgt_ag_rule_diag(wgt_tensor *out, wgt_tensor *a, int64_t k);
+wgt_tensor *wgt_ag_rule_masked_fill(wgt_tensor *out, wgt_tensor *a, wgt_tensor *mask, double value);
+wgt_tensor *wgt_ag_rule_masked_select(wgt_tensor *out, wgt_tensor *a, wgt_tensor *mask);
 wgt_tensor *wgt_ag_rule_rope(wgt_tensor *out, wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_ag_rule_attention(wgt_tensor *out, wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 wgt_tensor *wgt_ag_rule_cross_entropy(wgt_tensor *out, wgt_tensor *logits, wgt_tensor *targets);
