@@ -633,6 +633,56 @@ wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
 wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal);
 
+/* ---- take and scatter ---------------------------------------------------------------- */
+/* Indices as in the section above (i32 or u32; negative or out of range is an error naming
+ * the value). The results are new tensors (take's a view of one); no operand is written. */
+/* Entries of a at indices (any shape) along axis: shape a[:axis] + indices + a[axis+1:]
+ * (numpy.take; for the flattened array take a reshape of a to 1-D). */
+wgt_tensor *wgt_take(wgt_tensor *a, wgt_tensor *indices, int axis);
+/* out[..., i, ...] = a[..., indices[..., i, ...], ...] along axis (numpy.take_along_axis):
+ * indices have a's rank and broadcast with a in the other dimensions. */
+wgt_tensor *wgt_take_along_axis(wgt_tensor *a, wgt_tensor *indices, int axis);
+typedef enum {
+    WGT_SCATTER_REPLACE, /* the last of repeated positions (in row-major order of index) wins */
+    WGT_SCATTER_ADD      /* repeated positions sum (f32; summed exactly, rounded once) */
+} wgt_scatter_mode;
+/* A copy of base where, for each position p of index, the element at p with its axis
+ * coordinate replaced by index[p] is set to (or increased by) src[p] (torch.scatter and
+ * scatter_add). index has base's rank and no dimension longer than base's except along
+ * axis; src has base's dtype and broadcasts to index's shape (a scalar tensor puts one value). */
+wgt_tensor *wgt_scatter(wgt_tensor *base, int axis, wgt_tensor *index, wgt_tensor *src, wgt_scatter_mode mode);
+/* A copy of a (f32) with src's slices added at 1-D indices along axis: src has a's shape but
+ * len(indices) along axis; repeated indices sum (torch.index_add). */
+wgt_tensor *wgt_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tensor *src);
+
+/* ---- manipulation and masks ------------------------------------------------------------ */
+/* a with axis source moved to position destination, the others in order (a view). */
+wgt_tensor *wgt_moveaxis(wgt_tensor *a, int source, int destination);
+/* a with entries shifted by shifts[i] along axes[i] (negative shifts go back; repeated axes
+ * add up); axes NULL: count 1 and the flattened tensor shifts, keeping a's shape. */
+wgt_tensor *wgt_roll(wgt_tensor *a, int count, const int64_t *shifts, const int *axes);
+/* Each entry along axis repeated repeats[0] times (count 1) or repeats[i] times (count the
+ * axis' length), in order (numpy.repeat; for the flattened array repeat a 1-D reshape). */
+wgt_tensor *wgt_repeat(wgt_tensor *a, int count, const int64_t *repeats, int axis);
+/* numpy.tile: a repeated reps[i] times along each dimension, reps and a's shape aligned at the
+ * end (the shorter padded with 1s). WGT_ERR_LIMIT when the rank plus the number of repeated
+ * axes passes 8. */
+wgt_tensor *wgt_tile(wgt_tensor *a, int nreps, const int64_t *reps);
+/* The diagonal of axes axis1 and axis2 at offset (above the main one when positive) as a view:
+ * those axes removed and the diagonal appended last (numpy.diagonal). */
+wgt_tensor *wgt_diagonal(wgt_tensor *a, int64_t offset, int axis1, int axis2);
+/* The sum of that diagonal (numpy.trace); the sum's type as wgt_sum gives it. */
+wgt_tensor *wgt_trace(wgt_tensor *a, int64_t offset, int axis1, int axis2);
+/* numpy.diag: a vector gives a new square matrix with it on diagonal k (zeros elsewhere), a
+ * matrix its diagonal k (a view). */
+wgt_tensor *wgt_diag(wgt_tensor *a, int64_t k);
+/* a where mask (any type, nonzero is true, broadcast to a's shape) is false, value where it
+ * is true; value must fit a's type as for the scalar ops. */
+wgt_tensor *wgt_masked_fill(wgt_tensor *a, wgt_tensor *mask, double value);
+/* The entries of a where mask (broadcast to a's shape) is nonzero, in row-major order: a 1-D
+ * tensor whose length is the mask's count, so the mask's values are read (a synchronisation). */
+wgt_tensor *wgt_masked_select(wgt_tensor *a, wgt_tensor *mask);
+
 /* ---- quantized weights (docs/quant.md) ---------------------------------------------- */
 /* Elements per block (32 for q8_0 and q4_0, 1 for the other types) and bytes per block (34,
  * 18; the element size for the other types); 0 for an unknown type. A block-type tensor of

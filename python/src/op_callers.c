@@ -133,6 +133,11 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const lnorm[] = {"a", "weight", "bias", "eps"}, *const rnorm[] = {"a", "weight", "eps"};
     static const char *const gather[] = {"table", "indices"}, *const take[] = {"a", "indices", "axis"};
     static const char *const set_rows[] = {"dst", "indices", "rows"};
+    static const char *const scatter[] = {"base", "axis", "index", "src", "mode"};
+    static const char *const index_add[] = {"a", "axis", "indices", "src"};
+    static const char *const moveaxis[] = {"a", "source", "destination"}, *const roll[] = {"a", "shift", "axis"};
+    static const char *const repeat[] = {"a", "repeats", "axis"}, *const mask[] = {"a", "mask", "value"};
+    static const char *const diagonal[] = {"a", "offset", "axis1", "axis2"};
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
     switch (sig) {
@@ -161,6 +166,13 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_GATHER: return gather;
     case SIG_TAKE: return take;
     case SIG_SET_ROWS: return set_rows;
+    case SIG_SCATTER: return scatter;
+    case SIG_INDEX_ADD: return index_add;
+    case SIG_MOVEAXIS: return moveaxis;
+    case SIG_ROLL: return roll;
+    case SIG_REPEAT: return repeat;
+    case SIG_DIAGONAL: return diagonal;
+    case SIG_MASKED_FILL: case SIG_MASKED_SELECT: return mask;
     case SIG_ONE_HOT: return one_hot;
     case SIG_ROPE: return rope;
     case SIG_ATTENTION: return attention;
@@ -173,12 +185,15 @@ static int n_names(sig_kind sig) {
     case SIG_UNARY: return 1;
     case SIG_BINARY: case SIG_TRUE_DIVIDE: case SIG_SCALAR: case SIG_UNARY_F: case SIG_AXIS: case SIG_AXIS_FLAT:
     case SIG_FLIP: case SIG_CAST: case SIG_DIAG: case SIG_SHAPE: case SIG_PERMUTE: case SIG_JOIN: case SIG_GATHER:
+    case SIG_MASKED_SELECT:
         return 2;
     case SIG_CLIP: case SIG_REDUCE: case SIG_ARG: case SIG_SWAP: case SIG_SPLIT: case SIG_WHERE: case SIG_LINEAR:
-    case SIG_RMS_NORM: case SIG_TAKE: case SIG_SET_ROWS: case SIG_ONE_HOT: case SIG_ROPE:
+    case SIG_RMS_NORM: case SIG_TAKE: case SIG_SET_ROWS: case SIG_ONE_HOT: case SIG_ROPE: case SIG_MOVEAXIS:
+    case SIG_ROLL: case SIG_REPEAT: case SIG_MASKED_FILL:
         return 3;
-    case SIG_REDUCE_DDOF: case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: return 4;
-    case SIG_SLICE: case SIG_ATTENTION: return 5;
+    case SIG_REDUCE_DDOF: case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: case SIG_INDEX_ADD: case SIG_DIAGONAL:
+        return 4;
+    case SIG_SLICE: case SIG_ATTENTION: case SIG_SCATTER: return 5;
     }
     return 1;
 }
@@ -186,10 +201,13 @@ static int n_names(sig_kind sig) {
 static int n_required(sig_kind sig) {
     switch (sig) {
     case SIG_BINARY: case SIG_TRUE_DIVIDE: case SIG_SCALAR: case SIG_CAST: case SIG_SHAPE: case SIG_SPLIT:
-    case SIG_LINEAR: case SIG_GATHER: case SIG_TAKE: case SIG_ONE_HOT:
+    case SIG_LINEAR: case SIG_GATHER: case SIG_TAKE: case SIG_ONE_HOT: case SIG_ROLL: case SIG_REPEAT:
+    case SIG_MASKED_SELECT:
         return 2;
-    case SIG_SWAP: case SIG_AS_STRIDED: case SIG_PAD: case SIG_WHERE: case SIG_SET_ROWS: case SIG_ATTENTION: return 3;
-    case SIG_SLICE: return 4;
+    case SIG_SWAP: case SIG_AS_STRIDED: case SIG_PAD: case SIG_WHERE: case SIG_SET_ROWS: case SIG_ATTENTION:
+    case SIG_MOVEAXIS: case SIG_MASKED_FILL:
+        return 3;
+    case SIG_SLICE: case SIG_SCATTER: case SIG_INDEX_ADD: return 4;
     default: return 1;
     }
 }
@@ -205,6 +223,7 @@ static void defaults(sig_kind sig, PyObject **v) {
     case SIG_LAYER_NORM: v[1] = v[2] = Py_None; break;
     case SIG_RMS_NORM: case SIG_ROPE: v[1] = Py_None; break;
     case SIG_ATTENTION: v[3] = Py_False; break;
+    case SIG_ROLL: case SIG_REPEAT: v[2] = Py_None; break;
     default: break;
     }
 }
@@ -304,6 +323,73 @@ done:
     PyMem_Free(parts);
     Py_DECREF(seq);
     return out;
+}
+
+/* An int or a sequence of them as int64 (PyMem; *n of them); NULL with an error set. */
+static int64_t *int64_list(PyObject *o, Py_ssize_t *n, const char *fn, const char *what) {
+    int single = !PySequence_Check(o) || PyUnicode_Check(o) || WGTPY_IS_TENSOR(o);
+    PyObject *seq = single ? NULL : PySequence_Fast(o, "expected an int or a sequence of ints");
+    if (!single && !seq) return NULL;
+    *n = single ? 1 : PySequence_Fast_GET_SIZE(seq);
+    int64_t *v = PyMem_Calloc((size_t)(*n ? *n : 1), sizeof *v);
+    if (!v) PyErr_NoMemory();
+    for (Py_ssize_t i = 0; v && i < *n; i++) {
+        long long x;
+        if (int_arg(single ? o : PySequence_Fast_GET_ITEM(seq, i), &x, INT64_MIN, INT64_MAX, fn, what) < 0) {
+            PyMem_Free(v);
+            v = NULL;
+        } else {
+            v[i] = x;
+        }
+    }
+    Py_XDECREF(seq);
+    return v;
+}
+
+/* roll and repeat: lists of ints of any length, and axis None for the flattened tensor. */
+static PyObject *roll_or_repeat(const op_entry *e, TensorObject *a, PyObject **v) {
+    Py_ssize_t n = 0;
+    int axes[WGT_MAX_DIMS * 4], naxes = 0;
+    int64_t *list = int64_list(v[1], &n, e->name, e->sig == SIG_ROLL ? "shift" : "repeats");
+    if (!list) return NULL;
+    if (e->sig == SIG_ROLL && v[2] != Py_None) {
+        int64_t ax[WGT_MAX_DIMS];
+        if ((naxes = wgtpy_shape_arg(v[2], ax, e->name)) < 0) goto fail;
+        for (int i = 0; i < naxes; i++) axes[i] = (int)ax[i];
+        /* NumPy pairs one shift with every axis. */
+        if (n == 1 && naxes > 1) {
+            int64_t *wide = PyMem_Realloc(list, (size_t)naxes * sizeof *wide);
+            if (!wide) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            list = wide;
+            for (int i = 1; i < naxes; i++) list[i] = list[0];
+            n = naxes;
+        }
+    }
+    wgt_tensor *r = NULL, *flat = NULL;
+    if (e->sig == SIG_ROLL) {
+        if (v[2] != Py_None && n != naxes) {
+            PyErr_Format(PyExc_ValueError, "%s: %zd shifts for %d axes; give one per axis", e->name, n, naxes);
+            goto fail;
+        }
+        RUN(wgt_roll(a->t, (int)n, list, v[2] == Py_None ? NULL : axes));
+    } else {
+        long long axis = 0;
+        int64_t all = -1;
+        if (v[2] != Py_None && AXIS_ARG(v[2], axis) < 0) goto fail;
+        WGTPY_LOCK(a->ctx);
+        if (v[2] == Py_None) flat = wgt_reshape(a->t, 1, &all);
+        r = v[2] == Py_None && !flat ? NULL : wgt_repeat(flat ? flat : a->t, (int)n, list, (int)axis);
+        wgt_release(flat);
+        WGTPY_UNLOCK(a->ctx);
+    }
+    PyMem_Free(list);
+    return wgtpy_wrap(r, a->ctx, e->name, 0);
+fail:
+    PyMem_Free(list);
+    return NULL;
 }
 
 static PyObject *run_op(const op_entry *e, PyObject **v) {
@@ -457,6 +543,28 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         break;
     }
     case SIG_SPLIT: out = split(e, a, v); goto done;
+    case SIG_ROLL: case SIG_REPEAT: out = roll_or_repeat(e, a, v); goto done;
+    case SIG_MOVEAXIS:
+        if (AXIS_ARG(v[1], i0) < 0 || AXIS_ARG(v[2], i1) < 0) goto fail;
+        RUN(wgt_moveaxis(a->t, (int)i0, (int)i1));
+        break;
+    case SIG_DIAGONAL: {
+        long long ax1 = 0, ax2 = 1;
+        if ((v[1] && int_arg(v[1], &i0, INT64_MIN, INT64_MAX, e->name, "offset") < 0) ||
+            (v[2] && AXIS_ARG(v[2], ax1) < 0) || (v[3] && AXIS_ARG(v[3], ax2) < 0))
+            goto fail;
+        /* diagonal and trace: f(a, offset, axis1, axis2) */
+        RUN(((wgt_tensor * (*)(wgt_tensor *, int64_t, int, int)) e->fn)(a->t, (int64_t)i0, (int)ax1, (int)ax2));
+        break;
+    }
+    case SIG_MASKED_FILL:
+        if (other_tensor(v[1], a, &b, 0, e->name) < 0 || double_arg(v[2], &d1, e->name, "value") < 0) goto fail;
+        RUN(wgt_masked_fill(a->t, b->t, d1));
+        break;
+    case SIG_MASKED_SELECT:
+        if (other_tensor(v[1], a, &b, 0, e->name) < 0) goto fail;
+        RUN(wgt_masked_select(a->t, b->t));
+        break;
     case SIG_PAD: {
         int nb, na, nd = wgt_tensor_ndim(a->t);
         if ((nb = wgtpy_shape_arg(v[1], shape, e->name)) < 0 || (na = wgtpy_shape_arg(v[2], shape2, e->name)) < 0 ||
@@ -504,7 +612,32 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     case SIG_TAKE:
         index_errors = 1;
         if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (v[2] && AXIS_ARG(v[2], i0) < 0)) goto fail;
-        RUN(wgt_index_select(a->t, (int)i0, b->t));
+        /* take and take_along_axis: f(a, indices, axis) */
+        RUN(((wgt_tensor * (*)(wgt_tensor *, wgt_tensor *, int)) e->fn)(a->t, b->t, (int)i0));
+        break;
+    case SIG_SCATTER: {
+        wgt_scatter_mode mode = WGT_SCATTER_REPLACE;
+        index_errors = 1;
+        if (v[4] && v[4] != Py_None) {
+            const char *m = PyUnicode_Check(v[4]) ? PyUnicode_AsUTF8(v[4]) : NULL;
+            if (m && !strcmp(m, "add")) mode = WGT_SCATTER_ADD;
+            else if (!m || strcmp(m, "replace")) {
+                PyErr_Format(PyExc_ValueError, "%s: mode must be 'replace' or 'add'", e->name);
+                goto fail;
+            }
+        }
+        if (AXIS_ARG(v[1], i0) < 0 || other_tensor(v[2], a, &b, 0, e->name) < 0 ||
+            other_tensor(v[3], a, &c, 0, e->name) < 0)
+            goto fail;
+        RUN(wgt_scatter(a->t, (int)i0, b->t, c->t, mode));
+        break;
+    }
+    case SIG_INDEX_ADD:
+        index_errors = 1;
+        if (AXIS_ARG(v[1], i0) < 0 || other_tensor(v[2], a, &b, 0, e->name) < 0 ||
+            other_tensor(v[3], a, &c, 0, e->name) < 0)
+            goto fail;
+        RUN(wgt_index_add(a->t, (int)i0, b->t, c->t));
         break;
     case SIG_SET_ROWS: {
         wgt_status st;

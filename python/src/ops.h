@@ -45,6 +45,14 @@ typedef enum {
     SIG_RMS_NORM,    /* f(a, weight=None, eps=def) */
     SIG_GATHER,      /* f(table, indices) */
     SIG_TAKE,        /* f(a, indices, axis=0) */
+    SIG_SCATTER,     /* f(base, axis, index, src, mode="replace") */
+    SIG_INDEX_ADD,   /* f(a, axis, indices, src) */
+    SIG_MOVEAXIS,    /* f(a, source, destination) */
+    SIG_ROLL,        /* f(a, shift, axis=None): ints or sequences; None: the flattened tensor */
+    SIG_REPEAT,      /* f(a, repeats, axis=None): an int or one per entry; None: the flattened tensor */
+    SIG_DIAGONAL,    /* f(a, offset=0, axis1=0, axis2=1) */
+    SIG_MASKED_FILL, /* f(a, mask, value) */
+    SIG_MASKED_SELECT, /* f(a, mask) */
     SIG_SET_ROWS,    /* f(dst, indices, rows) -> None, dst written in place */
     SIG_ONE_HOT,     /* f(indices, classes, dtype=float32) */
     SIG_ROPE,        /* f(x, positions=None, base=def) */

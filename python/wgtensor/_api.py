@@ -72,4 +72,5 @@ NOT_BOUND = {
     "wgt_context_webgpu_device": "a WGPUDevice handle means nothing to Python without WebGPU bindings",
     "wgt_gguf_find_kv": "gguf.File.metadata is a dict (its lookup replaces this)",
     "wgt_gguf_find_tensor": "gguf.File.tensors is a dict (its lookup replaces this)",
+    "wgt_index_select": "take (wgt_take) is its generalisation to indices of any shape",
 }

@@ -111,8 +111,9 @@ wgt_tensor *wgt_ag_mask(wgt_ag_arena *ar, wgt_tensor *mask, wgt_dtype dtype);
  * in_shape: the reduced axes put back (length 1) and broadcast. */
 wgt_tensor *wgt_ag_unreduce(wgt_ag_arena *ar, wgt_tensor *g, int in_ndim, const int64_t *in_shape, const int *reduced,
                             int keepdims);
-/* The gradient of table for rows = table[idx] (table's first dimension n): one_hot(idx)^T @ g,
- * the sum of the rows of g that picked each table row. idx any shape; g [idx..., row...]. */
+/* The gradient of table for rows = table[idx] (table's first dimension n): the sum of the
+ * rows of g that picked each table row, by the scatter-add kernel (wgt_index_add, in f32).
+ * idx any shape; g [idx..., row...]. */
 wgt_tensor *wgt_ag_scatter_rows(wgt_ag_arena *ar, wgt_tensor *g, wgt_tensor *idx, int64_t n, int table_ndim,
                                 const int64_t *table_shape);
 /* g scattered along axis into length len: element k goes to position idx[k] (i32 [m], repeats

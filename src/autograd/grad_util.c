@@ -1,7 +1,7 @@
 /*
  * Helpers the gradient rules share: the arena of a backward function's tensors, reducing a
  * broadcast gradient back to an input's shape, putting reduced axes back, masks as numbers,
- * and the scatter-add behind gather's gradient.
+ * and the scatter-add behind gather's gradient (wgt_index_add).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -75,21 +75,11 @@ wgt_tensor *wgt_ag_scatter_rows(wgt_ag_arena *ar, wgt_tensor *g, wgt_tensor *idx
     if (!g || !idx) return NULL;
     int64_t m = wgt_tensor_numel(idx), row = 1;
     for (int d = 1; d < table_ndim; d++) row *= table_shape[d];
-    int64_t flat[1] = {m}, g2[2] = {m, row};
-    wgt_tensor *i1 = K(wgt_reshape(idx, 1, flat)), *gm = K(wgt_reshape(g, 2, g2)), *r = NULL;
-    /* The one-hot matrix of a chunk of rows is [chunk, n]: chunks bound it to SCATTER_ELEMENTS
-     * (a vocabulary of 50k and 8k tokens would otherwise take 1.6 GB); each chunk's product
-     * adds into the sum, and the scheduler frees each one-hot matrix after its product. */
-    enum { SCATTER_ELEMENTS = 1 << 24 };
-    int64_t chunk = n >= SCATTER_ELEMENTS ? 1 : SCATTER_ELEMENTS / n;
-    for (int64_t at = 0; at < m && (at == 0 || r); at += chunk) {
-        int64_t end = at + chunk < m ? at + chunk : m;
-        wgt_tensor *ic = end - at == m ? i1 : K(wgt_slice(i1, 0, at, end, 1));
-        wgt_tensor *gc = end - at == m ? gm : K(wgt_slice(gm, 0, at, end, 1));
-        wgt_tensor *oh = K(wgt_one_hot(ic, n, g->dtype));                      /* [chunk, n] */
-        wgt_tensor *part = K(wgt_matmul(K(wgt_transpose(oh, 0, 1)), gc));       /* [n, row] */
-        r = r ? K(wgt_add(r, part)) : part;
-    }
-    if (m == 0) r = K(wgt_zeros(g->storage->ctx, g->dtype, 2, (int64_t[2]){n, row}));
-    return K(wgt_reshape(r, table_ndim, table_shape));
+    int64_t flat[1] = {m}, g2[2] = {m, row}, z2[2] = {n, row};
+    wgt_tensor *gm = K(wgt_reshape(g, 2, g2));
+    if (gm && gm->dtype != WGT_F32) gm = K(wgt_cast(gm, WGT_F32)); /* the scatter-add sums f32 */
+    wgt_tensor *z = K(wgt_zeros(g->storage->ctx, WGT_F32, 2, z2));
+    wgt_tensor *r = z && gm ? K(wgt_index_add(z, 0, K(wgt_reshape(idx, 1, flat)), gm)) : NULL;
+    if (r && g->dtype != WGT_F32) r = K(wgt_cast(r, g->dtype));
+    return r ? K(wgt_reshape(r, table_ndim, table_shape)) : NULL;
 }

@@ -1,8 +1,8 @@
 /*
  * Gradient rules of the views and shape ops. A view's gradient puts the incoming gradient back
  * where the view took its elements: transposes and permutations transpose it back, reshapes
- * reshape it, broadcasts sum it, slices pad it with zeros (a stepped slice scatters it through
- * a one-hot product), concat and stack slice it apart, pad slices the padding off.
+ * reshape it, broadcasts sum it, slices pad it with zeros (a stepped slice scatter-adds it),
+ * concat and stack slice it apart, pad slices the padding off.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -99,11 +99,16 @@ wgt_tensor *wgt_ag_rule_tril(wgt_tensor *out, wgt_tensor *a, int64_t diagonal) {
 /* ---- slices ---- */
 
 /* g scattered along axis into a tensor of length len there: element k of g goes to position
- * idx[k] (i32 [m]); repeated positions add up. A product with the one-hot matrix [m, len]. */
+ * idx[k] (i32 [m]); repeated positions add up, through the scatter-add kernel (f32). */
 wgt_tensor *wgt_ag_scatter_axis(wgt_ag_arena *ar, wgt_tensor *g, int axis, wgt_tensor *idx, int64_t len) {
-    wgt_tensor *oh = K(wgt_one_hot(idx, len, g->dtype));
-    wgt_tensor *last = K(wgt_transpose(g, axis, -1));
-    return K(wgt_transpose(K(wgt_matmul(last, oh)), axis, -1));
+    if (!g || !idx) return NULL;
+    int64_t shape[WGT_MAX_DIMS];
+    memcpy(shape, g->shape, sizeof shape);
+    shape[axis] = len;
+    wgt_tensor *g32 = g->dtype == WGT_F32 ? g : K(wgt_cast(g, WGT_F32));
+    wgt_tensor *z = K(wgt_zeros(g->storage->ctx, WGT_F32, g->ndim, shape));
+    wgt_tensor *r = z && g32 ? K(wgt_index_add(z, axis, idx, g32)) : NULL;
+    return r && g->dtype != WGT_F32 ? K(wgt_cast(r, g->dtype)) : r;
 }
 
 /* The gradient of a slice along axis of positions start, start + step, ...: zeros elsewhere. */

@@ -305,6 +305,13 @@ struct wgt_backend {
      * nothing at all is written. */
     wgt_status (*set_rows)(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                            const wgt_operand *rows);
+    /* Rows indices[i] of dst += rows[i] for f32 dst [N, row] and rows [n, row], both with
+     * contiguous rows (strides row and 1; any offset) and 1-D indices. The rows naming one
+     * dst row are summed with it in more than f32 precision and rounded once, so repeated
+     * indices give the float64 sum within f32 rounding. When any index lies outside [0, N),
+     * nothing at all is written. */
+    wgt_status (*scatter_add_rows)(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
+                                   const wgt_operand *rows);
     /* Writes into record (two u32 words, record->offset names the first) the first position
      * of indices (1-D, i32 or u32) whose value lies outside [0, bound) and that value's bits,
      * or 0xffffffff and 0 when every index lies inside, as device work in order with the

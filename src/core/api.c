@@ -172,6 +172,19 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
 wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) { wgt_tensor *r_indices = wgt_handle_arg(indices); return wgt_handle_out("wgt_one_hot", wgt_ag_untracked("wgt_one_hot", wgt_impl_one_hot(r_indices, classes, dtype), 1, (wgt_tensor *[]){r_indices})); }
 wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_triu", wgt_ag_rule_triu(wgt_impl_triu(r_a, diagonal), r_a, diagonal)); }
 wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_tril", wgt_ag_rule_tril(wgt_impl_tril(r_a, diagonal), r_a, diagonal)); }
+wgt_tensor *wgt_take(wgt_tensor *a, wgt_tensor *indices, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_indices = wgt_handle_arg(indices); return wgt_handle_out("wgt_take", wgt_ag_rule_take(wgt_impl_take(r_a, r_indices, axis), r_a, r_indices, axis)); }
+wgt_tensor *wgt_take_along_axis(wgt_tensor *a, wgt_tensor *indices, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_indices = wgt_handle_arg(indices); return wgt_handle_out("wgt_take_along_axis", wgt_ag_rule_take_along_axis(wgt_impl_take_along_axis(r_a, r_indices, axis), r_a, r_indices, axis)); }
+wgt_tensor *wgt_scatter(wgt_tensor *base, int axis, wgt_tensor *index, wgt_tensor *src, wgt_scatter_mode mode) { wgt_tensor *r_base = wgt_handle_arg(base); wgt_tensor *r_index = wgt_handle_arg(index); wgt_tensor *r_src = wgt_handle_arg(src); return wgt_handle_out("wgt_scatter", wgt_ag_rule_scatter(wgt_impl_scatter(r_base, axis, r_index, r_src, mode), r_base, axis, r_index, r_src, mode)); }
+wgt_tensor *wgt_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tensor *src) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_indices = wgt_handle_arg(indices); wgt_tensor *r_src = wgt_handle_arg(src); return wgt_handle_out("wgt_index_add", wgt_ag_rule_index_add(wgt_impl_index_add(r_a, axis, r_indices, r_src), r_a, axis, r_indices, r_src)); }
+wgt_tensor *wgt_moveaxis(wgt_tensor *a, int source, int destination) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_moveaxis", wgt_ag_rule_moveaxis(wgt_impl_moveaxis(r_a, source, destination), r_a, source, destination)); }
+wgt_tensor *wgt_roll(wgt_tensor *a, int count, const int64_t *shifts, const int *axes) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_roll", wgt_ag_rule_roll(wgt_impl_roll(r_a, count, shifts, axes), r_a, count, shifts, axes)); }
+wgt_tensor *wgt_repeat(wgt_tensor *a, int count, const int64_t *repeats, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_repeat", wgt_ag_rule_repeat(wgt_impl_repeat(r_a, count, repeats, axis), r_a, count, repeats, axis)); }
+wgt_tensor *wgt_tile(wgt_tensor *a, int nreps, const int64_t *reps) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_tile", wgt_ag_rule_tile(wgt_impl_tile(r_a, nreps, reps), r_a, nreps, reps)); }
+wgt_tensor *wgt_diagonal(wgt_tensor *a, int64_t offset, int axis1, int axis2) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_diagonal", wgt_ag_rule_diagonal(wgt_impl_diagonal(r_a, offset, axis1, axis2), r_a, offset, axis1, axis2)); }
+wgt_tensor *wgt_trace(wgt_tensor *a, int64_t offset, int axis1, int axis2) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_trace", wgt_ag_rule_trace(wgt_impl_trace(r_a, offset, axis1, axis2), r_a, offset, axis1, axis2)); }
+wgt_tensor *wgt_diag(wgt_tensor *a, int64_t k) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_diag", wgt_ag_rule_diag(wgt_impl_diag(r_a, k), r_a, k)); }
+wgt_tensor *wgt_masked_fill(wgt_tensor *a, wgt_tensor *mask, double value) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_mask = wgt_handle_arg(mask); return wgt_handle_out("wgt_masked_fill", wgt_ag_rule_masked_fill(wgt_impl_masked_fill(r_a, r_mask, value), r_a, r_mask, value)); }
+wgt_tensor *wgt_masked_select(wgt_tensor *a, wgt_tensor *mask) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_mask = wgt_handle_arg(mask); return wgt_handle_out("wgt_masked_select", wgt_ag_rule_masked_select(wgt_impl_masked_select(r_a, r_mask), r_a, r_mask)); }
 wgt_tensor *wgt_quantize(wgt_tensor *a, wgt_dtype dtype) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_quantize", wgt_ag_untracked("wgt_quantize", wgt_impl_quantize(r_a, dtype), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype) { wgt_tensor *r_q = wgt_handle_arg(q); return wgt_handle_out("wgt_dequantize", wgt_ag_untracked("wgt_dequantize", wgt_impl_dequantize(r_q, dtype), 1, (wgt_tensor *[]){r_q})); }
 wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_w = wgt_handle_arg(w); return wgt_handle_out("wgt_matmul_quantized", wgt_ag_untracked("wgt_matmul_quantized", wgt_impl_matmul_quantized(r_x, r_w), 2, (wgt_tensor *[]){r_x, r_w})); }
@@ -371,6 +384,19 @@ const char *const wgt_handle_functions[] = {
     "wgt_one_hot",
     "wgt_triu",
     "wgt_tril",
+    "wgt_take",
+    "wgt_take_along_axis",
+    "wgt_scatter",
+    "wgt_index_add",
+    "wgt_moveaxis",
+    "wgt_roll",
+    "wgt_repeat",
+    "wgt_tile",
+    "wgt_diagonal",
+    "wgt_trace",
+    "wgt_diag",
+    "wgt_masked_fill",
+    "wgt_masked_select",
     "wgt_quantize",
     "wgt_dequantize",
     "wgt_matmul_quantized",

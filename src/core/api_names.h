@@ -184,6 +184,19 @@ wgt_status wgt_impl_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *r
 wgt_tensor *wgt_impl_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
 wgt_tensor *wgt_impl_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_impl_tril(wgt_tensor *a, int64_t diagonal);
+wgt_tensor *wgt_impl_take(wgt_tensor *a, wgt_tensor *indices, int axis);
+wgt_tensor *wgt_impl_take_along_axis(wgt_tensor *a, wgt_tensor *indices, int axis);
+wgt_tensor *wgt_impl_scatter(wgt_tensor *base, int axis, wgt_tensor *index, wgt_tensor *src, wgt_scatter_mode mode);
+wgt_tensor *wgt_impl_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tensor *src);
+wgt_tensor *wgt_impl_moveaxis(wgt_tensor *a, int source, int destination);
+wgt_tensor *wgt_impl_roll(wgt_tensor *a, int count, const int64_t *shifts, const int *axes);
+wgt_tensor *wgt_impl_repeat(wgt_tensor *a, int count, const int64_t *repeats, int axis);
+wgt_tensor *wgt_impl_tile(wgt_tensor *a, int nreps, const int64_t *reps);
+wgt_tensor *wgt_impl_diagonal(wgt_tensor *a, int64_t offset, int axis1, int axis2);
+wgt_tensor *wgt_impl_trace(wgt_tensor *a, int64_t offset, int axis1, int axis2);
+wgt_tensor *wgt_impl_diag(wgt_tensor *a, int64_t k);
+wgt_tensor *wgt_impl_masked_fill(wgt_tensor *a, wgt_tensor *mask, double value);
+wgt_tensor *wgt_impl_masked_select(wgt_tensor *a, wgt_tensor *mask);
 wgt_tensor *wgt_impl_quantize(wgt_tensor *a, wgt_dtype dtype);
 wgt_tensor *wgt_impl_dequantize(wgt_tensor *q, wgt_dtype dtype);
 wgt_tensor *wgt_impl_matmul_quantized(wgt_tensor *x, wgt_tensor *w);
@@ -385,6 +398,19 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_one_hot wgt_impl_one_hot
 #define wgt_triu wgt_impl_triu
 #define wgt_tril wgt_impl_tril
+#define wgt_take wgt_impl_take
+#define wgt_take_along_axis wgt_impl_take_along_axis
+#define wgt_scatter wgt_impl_scatter
+#define wgt_index_add wgt_impl_index_add
+#define wgt_moveaxis wgt_impl_moveaxis
+#define wgt_roll wgt_impl_roll
+#define wgt_repeat wgt_impl_repeat
+#define wgt_tile wgt_impl_tile
+#define wgt_diagonal wgt_impl_diagonal
+#define wgt_trace wgt_impl_trace
+#define wgt_diag wgt_impl_diag
+#define wgt_masked_fill wgt_impl_masked_fill
+#define wgt_masked_select wgt_impl_masked_select
 #define wgt_quantize wgt_impl_quantize
 #define wgt_dequantize wgt_impl_dequantize
 #define wgt_matmul_quantized wgt_impl_matmul_quantized

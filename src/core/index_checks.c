@@ -51,7 +51,9 @@ int wgt_index_checks_unread(const wgt_context *ctx) { return ctx->index_checks &
 
 static const char *unit_of(const char *fn) {
     if (!strcmp(fn, "wgt_one_hot")) return "classes";
-    if (!strcmp(fn, "wgt_index_select")) return "entries along the axis";
+    if (!strcmp(fn, "wgt_index_select") || !strcmp(fn, "wgt_take") || !strcmp(fn, "wgt_take_along_axis") ||
+        !strcmp(fn, "wgt_scatter") || !strcmp(fn, "wgt_index_add"))
+        return "entries along the axis";
     return "rows";
 }
 

@@ -22,21 +22,16 @@
 #include <string.h>
 
 #include "backend/strided_iter.h"
-#include "node.h"
+#include "indexing.h"
 
-static wgt_status check_index_dtype(const char *fn, const wgt_tensor *indices) {
+wgt_status wgt_check_index_dtype(const char *fn, const wgt_tensor *indices) {
     if (indices->dtype != WGT_I32 && indices->dtype != WGT_U32)
         return wgt_error(WGT_ERR_DTYPE, "%s: indices must be i32 or u32, not %s", fn, wgt_dtype_name(indices->dtype));
     return WGT_OK;
 }
 
-/* Checks the indices at the call where their values are on the host already (no pending
- * writer: checking costs no flush and no wait) and reports the first (row-major) outside
- * [0, bound); `unit` names what is counted ("rows", "classes"). Other indices (computed by
- * pending work, or from graph inputs) are left to the device: *deferred is set, and the node
- * checks them when it runs (index_checks.c). */
-static wgt_status check_index_values(const char *fn, wgt_tensor *indices, int64_t bound, const char *unit,
-                                     int *deferred) {
+wgt_status wgt_check_index_values(const char *fn, wgt_tensor *indices, int64_t bound, const char *unit,
+                                  int *deferred) {
     wgt_storage *s = indices->storage;
     int64_t n = wgt_numel(indices->ndim, indices->shape);
     *deferred = 0;
@@ -90,9 +85,7 @@ static wgt_tensor *flat_indices(wgt_tensor *indices) {
     return wgt_reshape(indices, 1, &all);
 }
 
-/* out [indices..., row...] = table[indices[i]] for a table of rank >= 1 already checked by
- * the caller; fn names the public function in messages, unit what dimension 0 counts. */
-static wgt_tensor *gather(const char *fn, const char *unit, wgt_tensor *table, wgt_tensor *indices) {
+wgt_tensor *wgt_index_gather(const char *fn, const char *unit, wgt_tensor *table, wgt_tensor *indices, int trusted) {
     int ondim = indices->ndim + table->ndim - 1;
     if (ondim > WGT_MAX_DIMS) {
         char s1[256], s2[256];
@@ -102,8 +95,8 @@ static wgt_tensor *gather(const char *fn, const char *unit, wgt_tensor *table, w
                   WGT_MAX_DIMS);
         return NULL;
     }
-    int deferred;
-    if (check_index_values(fn, indices, table->shape[0], unit, &deferred) != WGT_OK) return NULL;
+    int deferred = 0;
+    if (!trusted && wgt_check_index_values(fn, indices, table->shape[0], unit, &deferred) != WGT_OK) return NULL;
     int64_t oshape[WGT_MAX_DIMS];
     memcpy(oshape, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
     for (int d = 1; d < table->ndim; d++) oshape[indices->ndim + d - 1] = table->shape[d];
@@ -149,28 +142,16 @@ fail:
 wgt_tensor *wgt_gather_rows(wgt_tensor *table, wgt_tensor *indices) {
     static const char fn[] = "wgt_gather_rows";
     if (wgt_check_tensor(fn, "table", table) != WGT_OK || wgt_check_tensor(fn, "indices", indices) != WGT_OK ||
-        wgt_check_same_context(fn, table, indices) != WGT_OK || check_index_dtype(fn, indices) != WGT_OK)
+        wgt_check_same_context(fn, table, indices) != WGT_OK || wgt_check_index_dtype(fn, indices) != WGT_OK)
         return NULL;
     if (table->ndim < 1) {
         wgt_error(WGT_ERR_SHAPE, "%s: the table has rank 0; it needs rank >= 1 (rows along dimension 0)", fn);
         return NULL;
     }
-    return gather(fn, "rows", table, indices);
+    return wgt_index_gather(fn, "rows", table, indices, 0);
 }
 
-wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices) {
-    static const char fn[] = "wgt_index_select";
-    int ax;
-    if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_tensor(fn, "indices", indices) != WGT_OK ||
-        wgt_check_same_context(fn, a, indices) != WGT_OK || check_index_dtype(fn, indices) != WGT_OK ||
-        !wgt_normalize_axis(fn, axis, a->ndim, &ax))
-        return NULL;
-    if (indices->ndim != 1) {
-        char s[256];
-        wgt_format_shape(s, sizeof s, indices->ndim, indices->shape);
-        wgt_error(WGT_ERR_SHAPE, "%s: indices must be 1-D, not of shape %s", fn, s);
-        return NULL;
-    }
+wgt_tensor *wgt_take_along(const char *fn, wgt_tensor *a, int ax, wgt_tensor *indices) {
     /* A view with the axis first makes the selection a row gather. */
     int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
     shape[0] = a->shape[ax];
@@ -181,17 +162,33 @@ wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices) {
     if (!moved) return NULL;
     char unit[64];
     snprintf(unit, sizeof unit, "entries along axis %d", ax);
-    wgt_tensor *g = gather(fn, unit, moved, indices);
+    wgt_tensor *g = wgt_index_gather(fn, unit, moved, indices, 0);
     wgt_release(moved);
     if (!g) return NULL;
-    /* g is [n, others...]: move its first dimension back to the axis. */
-    shape[ax] = g->shape[0];
-    strides[ax] = g->strides[0];
-    for (int d = 0, k = 1; d < a->ndim; d++)
-        if (d != ax) shape[d] = g->shape[k], strides[d] = g->strides[k++];
-    wgt_tensor *out = wgt_tensor_new_view(g, a->ndim, shape, strides, g->offset);
+    /* g is [indices..., others...]: put the index dimensions where the axis was. */
+    int k = indices->ndim, n = 0;
+    for (int d = 0; d < ax; d++) shape[n] = g->shape[k + d], strides[n++] = g->strides[k + d];
+    for (int d = 0; d < k; d++) shape[n] = g->shape[d], strides[n++] = g->strides[d];
+    for (int d = ax + 1; d < a->ndim; d++) shape[n] = g->shape[k + d - 1], strides[n++] = g->strides[k + d - 1];
+    wgt_tensor *out = wgt_tensor_new_view(g, n, shape, strides, g->offset);
     wgt_release(g);
     return out;
+}
+
+wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices) {
+    static const char fn[] = "wgt_index_select";
+    int ax;
+    if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_tensor(fn, "indices", indices) != WGT_OK ||
+        wgt_check_same_context(fn, a, indices) != WGT_OK || wgt_check_index_dtype(fn, indices) != WGT_OK ||
+        !wgt_normalize_axis(fn, axis, a->ndim, &ax))
+        return NULL;
+    if (indices->ndim != 1) {
+        char s[256];
+        wgt_format_shape(s, sizeof s, indices->ndim, indices->shape);
+        wgt_error(WGT_ERR_SHAPE, "%s: indices must be 1-D, not of shape %s", fn, s);
+        return NULL;
+    }
+    return wgt_take_along(fn, a, ax, indices);
 }
 
 wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) {
@@ -200,7 +197,7 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
     if ((st = wgt_check_tensor(fn, "dst", dst)) != WGT_OK || (st = wgt_check_tensor(fn, "indices", indices)) != WGT_OK ||
         (st = wgt_check_tensor(fn, "rows", rows)) != WGT_OK ||
         (st = wgt_check_same_context(fn, dst, indices)) != WGT_OK ||
-        (st = wgt_check_same_context(fn, dst, rows)) != WGT_OK || (st = check_index_dtype(fn, indices)) != WGT_OK)
+        (st = wgt_check_same_context(fn, dst, rows)) != WGT_OK || (st = wgt_check_index_dtype(fn, indices)) != WGT_OK)
         return st;
     if (!(dst->usage & WGT_USAGE_WRITABLE))
         return wgt_error(WGT_ERR_USAGE, "%s: dst was created without the writable usage", fn);
@@ -231,7 +228,7 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
                          "%s: dst of shape %s addresses some elements more than once (a broadcast view); "
                          "write the tensor it was made from", fn, sd);
     int deferred;
-    if ((st = check_index_values(fn, indices, dst->shape[0], "rows", &deferred)) != WGT_OK) return st;
+    if ((st = wgt_check_index_values(fn, indices, dst->shape[0], "rows", &deferred)) != WGT_OK) return st;
     if (wgt_numel(rows->ndim, rows->shape) == 0) return WGT_OK;
     if ((st = wgt_check_kernel_size(fn, rows)) != WGT_OK) return st;
     /* A kernel must not read the storage it writes: such operands are copied first. */
@@ -252,7 +249,7 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
             (st = wgt_view_operand(idx, 1, idx->shape, idx->strides, &oi)) == WGT_OK) {
             shape[0] = n;
             if ((st = wgt_view_operand(src, rndim, shape, rs, &orr)) == WGT_OK)
-                st = wgt_record_set_rows(ctx, fn, &od, &oi, &orr, deferred);
+                st = wgt_record_set_rows(ctx, fn, &od, &oi, &orr, deferred, 0);
         }
     }
     wgt_release(src);
@@ -262,9 +259,7 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
 
 static wgt_tensor *compose_one_hot(const char *fn, wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
 
-/* A copy of indices, of the same shape, whose values are checked against [0, bound) when it
- * runs: one_hot is composed of comparisons, which have no check of their own. */
-static wgt_tensor *checked_indices(const char *fn, wgt_tensor *indices, int64_t bound) {
+wgt_tensor *wgt_checked_indices(const char *fn, wgt_tensor *indices, int64_t bound) {
     wgt_tensor *flat = flat_indices(indices), *copy = NULL, *out = NULL;
     if (flat) copy = wgt_tensor_new(indices->storage->ctx, fn, indices->dtype, 1, flat->shape, WGT_USAGE_DEFAULT);
     wgt_operand src, dst;
@@ -279,7 +274,7 @@ static wgt_tensor *checked_indices(const char *fn, wgt_tensor *indices, int64_t 
 
 wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) {
     static const char fn[] = "wgt_one_hot";
-    if (wgt_check_tensor(fn, "indices", indices) != WGT_OK || check_index_dtype(fn, indices) != WGT_OK ||
+    if (wgt_check_tensor(fn, "indices", indices) != WGT_OK || wgt_check_index_dtype(fn, indices) != WGT_OK ||
         wgt_check_dtype(fn, dtype) != WGT_OK)
         return NULL;
     if (classes < 1) {
@@ -297,10 +292,10 @@ wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) {
         return NULL;
     }
     int deferred;
-    if (check_index_values(fn, indices, classes, "classes", &deferred) != WGT_OK) return NULL;
+    if (wgt_check_index_values(fn, indices, classes, "classes", &deferred) != WGT_OK) return NULL;
     if (deferred) {
         /* Values not on the host yet are checked when they exist, through a checked copy. */
-        wgt_tensor *checked = checked_indices(fn, indices, classes);
+        wgt_tensor *checked = wgt_checked_indices(fn, indices, classes);
         if (!checked) return NULL;
         wgt_tensor *out = compose_one_hot(fn, checked, classes, dtype);
         wgt_release(checked);

@@ -122,8 +122,10 @@ wgt_status wgt_record_pad(wgt_context *ctx, const char *fn, const wgt_operand *o
  * node runs (graph nodes always are). ndim and shape: the caller's index shape. */
 wgt_status wgt_record_gather_rows(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *table,
                                   const wgt_operand *indices, int deferred, int ndim, const int64_t *shape);
+/* add 0: set_rows (the last of repeated indices wins); 1: scatter_add_rows (f32 rows, the
+ * backend's layout rules). */
 wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *indices,
-                               const wgt_operand *rows, int deferred);
+                               const wgt_operand *rows, int deferred, int add);
 wgt_status wgt_record_attention(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *q,
                                 const wgt_operand *k, const wgt_operand *v, int causal, double scale);
 /* Block types (src/quant/): indices may be NULL (every row in order); deferred and the

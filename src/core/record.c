@@ -141,8 +141,8 @@ wgt_status wgt_record_gather_rows(wgt_context *ctx, const char *fn, const wgt_op
 }
 
 wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *indices,
-                               const wgt_operand *rows, int deferred) {
-    RECORD(WGT_NODE_SET_ROWS, 0, 3, dst, indices, rows)
+                               const wgt_operand *rows, int deferred, int add) {
+    RECORD(WGT_NODE_SET_ROWS, add, 3, dst, indices, rows)
     n->partial = 1;
     check_later(n, 1, dst->shape[0], deferred, 1, indices->shape);
     return wgt_record(ctx, n);

@@ -75,6 +75,7 @@ wgt_backend *wgt_cpu_backend_create(int threads) {
     be->binary = wgt_cpu_binary;
     be->gather_rows = wgt_cpu_gather_rows;
     be->set_rows = wgt_cpu_set_rows;
+    be->scatter_add_rows = wgt_cpu_scatter_add_rows;
     be->index_check = wgt_cpu_index_check;
     be->unary = wgt_cpu_unary;
     be->cast = wgt_cpu_cast;

@@ -44,6 +44,9 @@ wgt_status wgt_cpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_o
                             const wgt_operand *rows);
 wgt_status wgt_cpu_index_check(wgt_backend *be, const wgt_operand *indices, int64_t bound,
                                const wgt_operand *record);
+/* cpu_scatter.c: scatter-add of rows, summed in double */
+wgt_status wgt_cpu_scatter_add_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
+                                    const wgt_operand *rows);
 /* cpu_shape.c: write_box (concat, stack) and pad */
 wgt_status wgt_cpu_write_box(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
                              const wgt_operand *src);

@@ -508,6 +508,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->matmul = wgt_wgpu_matmul;
     be->gather_rows = wgt_wgpu_gather_rows;
     be->set_rows = wgt_wgpu_set_rows;
+    be->scatter_add_rows = wgt_wgpu_scatter_add_rows;
     be->index_check = wgt_wgpu_index_check;
     be->rows = wgt_wgpu_rows;
     be->attention = wgt_wgpu_attention;

@@ -414,6 +414,10 @@ wgt_status wgt_wgpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_
                              const wgt_operand *rows);
 wgt_status wgt_wgpu_index_check(wgt_backend *be, const wgt_operand *indices, int64_t bound,
                                 const wgt_operand *record);
+/* scatter.c: scatter-add of f32 rows by a counting sort of the indices
+ * (wgsl/scatter_add_index.wgsl, wgsl/scatter_add_sum.wgsl) */
+wgt_status wgt_wgpu_scatter_add_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
+                                     const wgt_operand *rows);
 /* shape.c: write_box (wgsl/write_box.wgsl; concat, stack) and pad (wgsl/pad.wgsl) */
 wgt_status wgt_wgpu_write_box(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
                               const wgt_operand *src);

@@ -1,0 +1,69 @@
+"""moveaxis, roll, repeat, tile, diagonal, trace, diag, masked_fill, masked_select,
+meshgrid and broadcast_arrays against NumPy, and gradients through two of them."""
+import numpy as np
+import pytest
+
+import wgtensor as wt
+
+A = (np.arange(60, dtype=np.float32).reshape(3, 4, 5) * 3 % 17 - 8).astype(np.float32)
+
+
+def test_moveaxis_roll_repeat_tile(ctx):
+    t = wt.asarray(A)
+    np.testing.assert_array_equal(wt.moveaxis(t, 0, -1).numpy(), np.moveaxis(A, 0, -1))
+    for shift, axis in [(2, None), (-3, 1), ((1, -2), (0, 2)), (4, (1, 2))]:
+        np.testing.assert_array_equal(wt.roll(t, shift, axis).numpy(), np.roll(A, shift, axis))
+    for reps, axis in [(2, None), (3, 1), ([1, 0, 2], 0), ([0] * 5, 2)]:
+        np.testing.assert_array_equal(wt.repeat(t, reps, axis=axis).numpy(), np.repeat(A, reps, axis=axis))
+    np.testing.assert_array_equal(t.repeat(2, axis=2).numpy(), A.repeat(2, axis=2))
+    for reps in [2, (2, 1), (2, 1, 1, 3), (1, 0, 1)]:
+        np.testing.assert_array_equal(wt.tile(t, reps).numpy(), np.tile(A, reps))
+
+
+@pytest.mark.parametrize("offset,axis1,axis2", [(0, 0, 1), (2, 1, 2), (-1, 2, 0), (-9, 0, 2)])
+def test_diagonal_trace(ctx, offset, axis1, axis2):
+    t = wt.asarray(A)
+    np.testing.assert_array_equal(t.diagonal(offset, axis1, axis2).numpy(), A.diagonal(offset, axis1, axis2))
+    np.testing.assert_array_equal(wt.trace(t, offset, axis1, axis2).numpy(), np.trace(A, offset, axis1, axis2))
+
+
+def test_diag(ctx):
+    v = np.array([1.5, -2, 3], dtype=np.float32)
+    for k in (-2, 0, 1):
+        np.testing.assert_array_equal(wt.diag(wt.asarray(v), k).numpy(), np.diag(v, k))
+        np.testing.assert_array_equal(wt.diag(wt.asarray(A[0]), k).numpy(), np.diag(A[0], k))
+
+
+def test_masks(ctx):
+    t = wt.asarray(A)
+    m = A[0] > 0  # [4, 5], broadcast over the first axis
+    np.testing.assert_array_equal(wt.masked_fill(t, wt.asarray(m), -1.5).numpy(), np.where(m, -1.5, A))
+    np.testing.assert_array_equal(t.masked_select(t > 2).numpy(), A[A > 2])
+    np.testing.assert_array_equal(t.masked_select(wt.asarray(m)).numpy(), A[np.broadcast_to(m, A.shape)])
+
+
+def test_meshgrid_broadcast_arrays(ctx):
+    x, y, z = (np.arange(n, dtype=np.float32) + n for n in (2, 3, 4))
+    for indexing in ("xy", "ij"):
+        got = wt.meshgrid(wt.asarray(x), wt.asarray(y), wt.asarray(z), indexing=indexing)
+        for g, w in zip(got, np.meshgrid(x, y, z, indexing=indexing)):
+            np.testing.assert_array_equal(g.numpy(), w)
+    a, b = wt.broadcast_arrays(wt.asarray(x.reshape(2, 1)), wt.asarray(z))
+    wa, wb = np.broadcast_arrays(x.reshape(2, 1), z)
+    np.testing.assert_array_equal(a.numpy(), wa)
+    np.testing.assert_array_equal(b.numpy(), wb)
+
+
+def test_manip_gradients(ctx):
+    t = wt.asarray(A[0].copy())
+    t.requires_grad = True
+    w = np.arange(24, dtype=np.float32).reshape(4, 6)
+    loss = (wt.tile(wt.roll(t, 1, 1), (1, 2))[:, :6] * wt.asarray(w)).sum() + wt.trace(t, 1)
+    loss.backward()
+    # d/dt of sum(tile(roll(t))[:, :6] * w): column j of the roll is column j-1 of t; the
+    # tile's first copy covers columns 0..4 and its second copy's column 0 is column 5.
+    want = np.zeros((4, 5), dtype=np.float64)
+    for j in range(6):
+        want[:, (j % 5 - 1) % 5] += w[:, j]
+    want[np.arange(4), np.arange(1, 5)] += 1
+    np.testing.assert_allclose(t.grad.numpy(), want, rtol=0, atol=0)

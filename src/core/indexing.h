@@ -1,0 +1,31 @@
+/*
+ * The indexing pieces (indexing.c) that other op files build on: scatter.c's take, scatter
+ * and index_add check and gather indices exactly as gather_rows and index_select do.
+ */
+#ifndef WGT_CORE_INDEXING_H
+#define WGT_CORE_INDEXING_H
+
+#include "node.h"
+
+/* WGT_ERR_DTYPE unless indices are i32 or u32. */
+wgt_status wgt_check_index_dtype(const char *fn, const wgt_tensor *indices);
+/* Checks the indices at the call where their values are on the host already (no pending
+ * writer: checking costs no flush and no wait) and reports the first (row-major) outside
+ * [0, bound); `unit` names what is counted ("rows", "classes"). Other indices (computed by
+ * pending work, or from graph inputs) are left to the device: *deferred is set, and the node
+ * checks them when it runs (index_checks.c). */
+wgt_status wgt_check_index_values(const char *fn, wgt_tensor *indices, int64_t bound, const char *unit,
+                                  int *deferred);
+/* A copy of indices, of the same shape, whose values are checked against [0, bound) when it
+ * runs: for ops composed of others that have no check of their own (one_hot's comparisons,
+ * the linear positions of take_along_axis and scatter). */
+wgt_tensor *wgt_checked_indices(const char *fn, wgt_tensor *indices, int64_t bound);
+/* out [indices..., row...] = table[indices[i]] for a table of rank >= 1; fn names the public
+ * function in messages, unit what dimension 0 counts. trusted: the caller has checked the
+ * values already (or made them from checked ones), so they are not checked again. */
+wgt_tensor *wgt_index_gather(const char *fn, const char *unit, wgt_tensor *table, wgt_tensor *indices, int trusted);
+/* a's entries at indices (any shape) along axis ax (normalized): a view of shape
+ * a[:ax] + indices + a[ax+1:] (numpy.take); arguments already checked but the values. */
+wgt_tensor *wgt_take_along(const char *fn, wgt_tensor *a, int ax, wgt_tensor *indices);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * Helpers of tests that compute references entry by entry (test_scatter.c, test_manip.c):
+ * row-major coordinates and positions, and an exact comparison of a result with them.
+ */
+#ifndef WGT_TEST_COORDS_H
+#define WGT_TEST_COORDS_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "test.h"
+
+/* Coordinates at[0..ndim) of flat position i in shape. */
+static inline void coords(int ndim, const int64_t *shape, int64_t i, int64_t *at) {
+    for (int d = ndim - 1; d >= 0; d--) {
+        at[d] = shape[d] ? i % shape[d] : 0;
+        i = shape[d] ? i / shape[d] : 0;
+    }
+}
+
+/* The flat position of coordinates at in shape. */
+static inline int64_t flat_of(int ndim, const int64_t *shape, const int64_t *at) {
+    int64_t p = 0;
+    for (int d = 0; d < ndim; d++) p = p * shape[d] + at[d];
+    return p;
+}
+
+/* Compares t (read as doubles) with want exactly; names what. */
+static inline void check_exact(wgt_tensor *t, const double *want, int64_t n, const char *what) {
+    CHECK(t, "%s: %s", what, wgt_last_error());
+    if (!t) return;
+    CHECK(wgt_tensor_numel(t) == n, "%s: %lld elements, wanted %lld", what, (long long)wgt_tensor_numel(t),
+          (long long)n);
+    double *got = test_read_f64(t);
+    CHECK(got || n == 0, "%s: read: %s", what, wgt_last_error());
+    int bad = 0;
+    for (int64_t i = 0; got && i < n && bad < 3; i++)
+        if (got[i] != want[i]) {
+            bad++;
+            CHECK(0, "%s: element %lld is %g, wanted %g", what, (long long)i, got[i], want[i]);
+        }
+    free(got);
+}
+
+#endif
