@@ -116,6 +116,10 @@ static const op_entry ops[] = {
     /* transformer pieces */
     OPD("rope", NULL, wgt_rope, SIG_ROPE, 10000.0, "base"),
     OP("attention", NULL, wgt_attention, SIG_ATTENTION),
+    /* convolutions (nn.c) */
+    OP("conv1d", NULL, wgt_conv1d, SIG_CONV1D),
+    OP("conv2d", NULL, wgt_conv2d, SIG_CONV2D),
+    OP("conv_transpose2d", NULL, wgt_conv_transpose2d, SIG_CONV_TRANSPOSE2D),
 };
 
 #define NOPS (sizeof ops / sizeof ops[0])
