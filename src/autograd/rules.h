@@ -92,6 +92,9 @@ wgt_tensor *wgt_ag_rule_triu(wgt_tensor *out, wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_ag_rule_tril(wgt_tensor *out, wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_ag_rule_rope(wgt_tensor *out, wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_ag_rule_attention(wgt_tensor *out, wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
+wgt_tensor *wgt_ag_rule_conv2d(wgt_tensor *out, wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, const int64_t *stride, const int64_t *padding, const int64_t *dilation, int64_t groups);
+wgt_tensor *wgt_ag_rule_conv1d(wgt_tensor *out, wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
+wgt_tensor *wgt_ag_rule_conv_transpose2d(wgt_tensor *out, wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, const int64_t *stride, const int64_t *padding, const int64_t *output_padding, const int64_t *dilation, int64_t groups);
 wgt_tensor *wgt_ag_rule_cross_entropy(wgt_tensor *out, wgt_tensor *logits, wgt_tensor *targets);
 
 #endif

@@ -16,13 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "node.h"
-
-/* The backend's view of one convolution; see backend.h. */
-typedef struct {
-    int64_t stride[2], pad[2], dilation[2], in_dilation[2];
-    int64_t out_size[2];
-} conv_geometry;
+#include "conv.h"
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 
@@ -62,36 +56,58 @@ static wgt_status check_hyper(const char *fn, const char *name, const int64_t *v
     return WGT_OK;
 }
 
-/* out = conv(x5, w5) as f32, plus the bias, in x's type. x5 and w5 are operands of x and w. */
-static wgt_tensor *record_conv(const char *fn, wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias, const wgt_operand *x5,
-                               const wgt_operand *w5, const conv_geometry *g, int spatial) {
+wgt_tensor *wgt_conv_general(const char *fn, const wgt_conv_view *xv, const wgt_conv_view *wv,
+                             const wgt_conv_geometry *g) {
+    wgt_tensor *x = xv->t, *w = wv->t;
     wgt_context *ctx = x->storage->ctx;
-    int64_t n = x5->shape[0], groups = x5->shape[1], cout_g = w5->shape[1], cout = groups * cout_g;
-    int64_t shape[4] = {n, cout, g->out_size[0], g->out_size[1]};
-    wgt_tensor *out = wgt_tensor_new(ctx, fn, WGT_F32, 4, shape, WGT_USAGE_DEFAULT);
-    if (!out) return NULL;
+    int64_t n = xv->shape[0], groups = xv->shape[1], cout_g = wv->shape[1];
+    int64_t shape[4] = {n, groups * cout_g, g->out_size[0], g->out_size[1]};
     /* Nothing to read (no input channels, no taps or an empty image): zeros, and no operand
      * without memory reaches the backend. */
-    int64_t reads = x5->shape[2] * w5->shape[3] * w5->shape[4] * x5->shape[3] * x5->shape[4];
-    if (wgt_tensor_numel(out) > 0 && reads == 0) {
-        wgt_release(out);
-        if (!(out = wgt_zeros(ctx, WGT_F32, 4, shape))) return NULL;
-    } else if (wgt_tensor_numel(out) > 0) {
-        if (wgt_check_kernel_size(fn, x) != WGT_OK || wgt_check_kernel_size(fn, w) != WGT_OK) goto fail;
-        if (!ctx->backend->conv) {
-            wgt_error(WGT_ERR_INTERNAL, "%s: the %s backend has no convolution kernel", fn, ctx->backend->name);
-            goto fail;
-        }
-        wgt_operand oo;
-        if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_output_operand(out, &oo) != WGT_OK) goto fail;
-        int64_t oshape[5] = {n, groups, cout_g, g->out_size[0], g->out_size[1]};
-        oo.ndim = 5;
-        memcpy(oo.shape, oshape, sizeof oshape);
-        wgt_contiguous_strides(5, oo.shape, oo.strides);
-        int64_t params[8] = {g->stride[0],   g->stride[1],   g->pad[0],         g->pad[1],
-                             g->dilation[0], g->dilation[1], g->in_dilation[0], g->in_dilation[1]};
-        if (wgt_record_conv(ctx, fn, &oo, x5, w5, params) != WGT_OK) goto fail;
+    int64_t reads = xv->shape[2] * wv->shape[3] * wv->shape[4] * xv->shape[3] * xv->shape[4];
+    if (reads == 0) return wgt_zeros(ctx, WGT_F32, 4, shape);
+    wgt_tensor *out = wgt_tensor_new(ctx, fn, WGT_F32, 4, shape, WGT_USAGE_DEFAULT);
+    if (!out || wgt_tensor_numel(out) == 0) return out;
+    if (wgt_check_kernel_size(fn, x) != WGT_OK || wgt_check_kernel_size(fn, w) != WGT_OK ||
+        wgt_check_kernel_size(fn, out) != WGT_OK)
+        goto fail;
+    if (!ctx->backend->conv) {
+        wgt_error(WGT_ERR_INTERNAL, "%s: the %s backend has no convolution kernel", fn, ctx->backend->name);
+        goto fail;
     }
+    wgt_operand ox, ow, oo;
+    if (wgt_view_operand(x, 5, xv->shape, xv->strides, &ox) != WGT_OK ||
+        wgt_view_operand(w, 5, wv->shape, wv->strides, &ow) != WGT_OK || wgt_output_operand(out, &oo) != WGT_OK)
+        goto fail;
+    ox.offset += xv->offset;
+    ow.offset += wv->offset;
+    int64_t oshape[5] = {n, groups, cout_g, g->out_size[0], g->out_size[1]};
+    oo.ndim = 5;
+    memcpy(oo.shape, oshape, sizeof oshape);
+    wgt_contiguous_strides(5, oo.shape, oo.strides);
+    int64_t params[8] = {g->stride[0],   g->stride[1],   g->pad[0],         g->pad[1],
+                         g->dilation[0], g->dilation[1], g->in_dilation[0], g->in_dilation[1]};
+    if (wgt_record_conv(ctx, fn, &oo, &ox, &ow, params) != WGT_OK) goto fail;
+    return out;
+fail:
+    wgt_release(out);
+    return NULL;
+}
+
+/* out as t's type (out released). */
+static wgt_tensor *cast_to(wgt_tensor *out, wgt_dtype dtype) {
+    if (!out || out->dtype == dtype) return out;
+    wgt_tensor *c = wgt_cast(out, dtype);
+    wgt_release(out);
+    return c;
+}
+
+/* The public ops' result: conv(x5, w5) as f32, plus the bias, in x's type. */
+static wgt_tensor *record_conv(const char *fn, wgt_tensor *bias, const wgt_conv_view *xv, const wgt_conv_view *wv,
+                               const wgt_conv_geometry *g, int spatial) {
+    wgt_tensor *out = wgt_conv_general(fn, xv, wv, g);
+    if (!out) return NULL;
+    int64_t cout = out->shape[1];
     if (bias) {
         wgt_tensor *b32 = bias->dtype == WGT_F32 ? bias : wgt_cast(bias, WGT_F32);
         int64_t bshape[4] = {1, cout, 1, 1};
@@ -103,21 +119,14 @@ static wgt_tensor *record_conv(const char *fn, wgt_tensor *x, wgt_tensor *w, wgt
         out = sum;
         if (!out) return NULL;
     }
-    if (x->dtype != WGT_F32) {
-        wgt_tensor *cast = wgt_cast(out, x->dtype);
-        wgt_release(out);
-        out = cast;
-    }
+    out = cast_to(out, xv->t->dtype);
     if (out && spatial == 1) { /* conv1d: drop the height of 1 */
-        int64_t s3[3] = {shape[0], shape[1], shape[3]};
+        int64_t s3[3] = {out->shape[0], out->shape[1], out->shape[3]};
         wgt_tensor *r = wgt_reshape(out, 3, s3);
         wgt_release(out);
         out = r;
     }
     return out;
-fail:
-    wgt_release(out);
-    return NULL;
 }
 
 /* Output length of a convolution along one dimension, or -1 when the dilated kernel does not
@@ -172,7 +181,7 @@ static wgt_tensor *conv_forward(const char *fn, wgt_tensor *x, wgt_tensor *w, wg
         return NULL;
     }
     if (check_bias(fn, bias, cout) != WGT_OK) return NULL;
-    conv_geometry g;
+    wgt_conv_geometry g;
     for (int i = 0; i < 2; i++) {
         int64_t k = w_shape[2 + i], total = same ? dilation[i] * (k - 1) : 2 * padding[i];
         g.stride[i] = stride[i];
@@ -187,13 +196,23 @@ static wgt_tensor *conv_forward(const char *fn, wgt_tensor *x, wgt_tensor *w, wg
             return NULL;
         }
     }
-    int64_t xs[5] = {n, groups, cin / groups, x_shape[2], x_shape[3]};
-    int64_t xst[5] = {x_strides[0], x_strides[1] * (cin / groups), x_strides[1], x_strides[2], x_strides[3]};
-    int64_t ws[5] = {groups, cout / groups, w_shape[1], w_shape[2], w_shape[3]};
-    int64_t wst[5] = {w_strides[0] * (cout / groups), w_strides[0], w_strides[1], w_strides[2], w_strides[3]};
-    wgt_operand ox, ow;
-    if (wgt_view_operand(x, 5, xs, xst, &ox) != WGT_OK || wgt_view_operand(w, 5, ws, wst, &ow) != WGT_OK) return NULL;
-    return record_conv(fn, x, w, bias, &ox, &ow, &g, spatial);
+    wgt_conv_view xv = {x, {n, groups, cin / groups, x_shape[2], x_shape[3]},
+                        {x_strides[0], x_strides[1] * (cin / groups), x_strides[1], x_strides[2], x_strides[3]}, 0};
+    wgt_conv_view wv = {w, {groups, cout / groups, w_shape[1], w_shape[2], w_shape[3]},
+                        {w_strides[0] * (cout / groups), w_strides[0], w_strides[1], w_strides[2], w_strides[3]}, 0};
+    return record_conv(fn, bias, &xv, &wv, &g, spatial);
+}
+
+/* w [Cin, Cout_g, kH, kW] (a transposed convolution's, or conv2d's seen from its output) as
+ * the weight of the convolution that runs it: [G, Cout_g, Cin_g, kH, kW], channels swapped
+ * and the kernel flipped, by strides alone. */
+static wgt_conv_view transposed_weight(wgt_tensor *w, int64_t groups) {
+    const int64_t *st = w->strides;
+    int64_t cin_g = w->shape[0] / groups;
+    wgt_conv_view v = {w, {groups, w->shape[1], cin_g, w->shape[2], w->shape[3]},
+                       {st[0] * cin_g, st[1], st[0], -st[2], -st[3]},
+                       (w->shape[2] > 0 ? w->shape[2] - 1 : 0) * st[2] + (w->shape[3] > 0 ? w->shape[3] - 1 : 0) * st[3]};
+    return v;
 }
 
 static const int64_t ones2[2] = {1, 1}, zeros2[2] = {0, 0};
@@ -256,7 +275,7 @@ wgt_tensor *wgt_conv_transpose2d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *
     }
     if (check_bias(fn, bias, cout_g * groups) != WGT_OK) return NULL;
     int64_t cin_g = cin / groups;
-    conv_geometry g;
+    wgt_conv_geometry g;
     for (int i = 0; i < 2; i++) {
         int64_t k = weight->shape[2 + i], reach = dilation[i] * (k - 1);
         g.stride[i] = 1;
@@ -271,16 +290,58 @@ wgt_tensor *wgt_conv_transpose2d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *
             return NULL;
         }
     }
-    const int64_t *xs = x->strides, *wsd = weight->strides;
-    int64_t x5[5] = {n, groups, cin_g, x->shape[2], x->shape[3]};
-    int64_t x5s[5] = {xs[0], xs[1] * cin_g, xs[1], xs[2], xs[3]};
-    /* [G, Cout_g, Cin_g, kH, kW] from [Cin, Cout_g, kH, kW]: channels swapped, kernel flipped. */
-    int64_t w5[5] = {groups, cout_g, cin_g, weight->shape[2], weight->shape[3]};
-    int64_t w5s[5] = {wsd[0] * cin_g, wsd[1], wsd[0], -wsd[2], -wsd[3]};
-    wgt_operand ox, ow;
-    if (wgt_view_operand(x, 5, x5, x5s, &ox) != WGT_OK || wgt_view_operand(weight, 5, w5, w5s, &ow) != WGT_OK)
-        return NULL;
-    ow.offset += (weight->shape[2] > 0 ? weight->shape[2] - 1 : 0) * wsd[2] +
-                 (weight->shape[3] > 0 ? weight->shape[3] - 1 : 0) * wsd[3];
-    return record_conv(fn, x, weight, bias, &ox, &ow, &g, 2);
+    const int64_t *xs = x->strides;
+    wgt_conv_view xv = {x, {n, groups, cin_g, x->shape[2], x->shape[3]}, {xs[0], xs[1] * cin_g, xs[1], xs[2], xs[3]}, 0};
+    wgt_conv_view wv = transposed_weight(weight, groups);
+    return record_conv(fn, bias, &xv, &wv, &g, 2);
+}
+
+/* ---- for gradients (src/autograd/rules_conv.c) ---- */
+
+wgt_tensor *wgt_conv2d_sized(const char *fn, wgt_tensor *x, wgt_tensor *w, const wgt_conv_spec *s, int64_t oh,
+                             int64_t ow) {
+    int64_t G = s->groups, cin_g = x->shape[1] / G, cout_g = w->shape[0] / G;
+    const int64_t *xs = x->strides, *ws = w->strides;
+    wgt_conv_view xv = {x, {x->shape[0], G, cin_g, x->shape[2], x->shape[3]}, {xs[0], xs[1] * cin_g, xs[1], xs[2], xs[3]}, 0};
+    wgt_conv_view wv = {w, {G, cout_g, w->shape[1], w->shape[2], w->shape[3]}, {ws[0] * cout_g, ws[0], ws[1], ws[2], ws[3]}, 0};
+    wgt_conv_geometry g = {{s->stride[0], s->stride[1]}, {s->pad[0], s->pad[1]}, {s->dilation[0], s->dilation[1]},
+                           {1, 1}, {oh, ow}};
+    return cast_to(wgt_conv_general(fn, &xv, &wv, &g), x->dtype);
+}
+
+/* gx [n, ci, ih, iw] = sum of g [n, co, oh, ow] w [co, ci, kh, kw] over oh s - p + kh d = ih:
+ * the convolution of g, dilated by the stride, with the flipped kernel, channels swapped. */
+wgt_tensor *wgt_conv2d_input_grad(const char *fn, wgt_tensor *g, wgt_tensor *w, const wgt_conv_spec *s, int64_t h,
+                                  int64_t w_size) {
+    int64_t G = s->groups, cout_g = g->shape[1] / G;
+    const int64_t *gs = g->strides;
+    wgt_conv_view gv = {g, {g->shape[0], G, cout_g, g->shape[2], g->shape[3]}, {gs[0], gs[1] * cout_g, gs[1], gs[2], gs[3]}, 0};
+    wgt_conv_view wv = transposed_weight(w, G); /* [Cout, Cin_g, ...] read as [G, Cin_g, Cout_g, ...] */
+    wgt_conv_geometry geo = {{1, 1},
+                             {s->dilation[0] * (w->shape[2] - 1) - s->pad[0], s->dilation[1] * (w->shape[3] - 1) - s->pad[1]},
+                             {s->dilation[0], s->dilation[1]},
+                             {s->stride[0], s->stride[1]},
+                             {h, w_size}};
+    return cast_to(wgt_conv_general(fn, &gv, &wv, &geo), g->dtype);
+}
+
+/* gw [co, ci, kh, kw] = sum over n, oh, ow of g [n, co, oh, ow] x [n, ci, oh s - p + kh d, ...]:
+ * a convolution whose images are x's channels, whose channels are the images, and whose
+ * kernel is g (stride and dilation trade places); its result [Cin_g, Cout, kh, kw] is
+ * transposed back. */
+wgt_tensor *wgt_conv2d_weight_grad(const char *fn, wgt_tensor *x, wgt_tensor *g, const wgt_conv_spec *s, int64_t kh,
+                                   int64_t kw) {
+    int64_t G = s->groups, cin_g = x->shape[1] / G, cout_g = g->shape[1] / G, N = x->shape[0];
+    const int64_t *xs = x->strides, *gs = g->strides;
+    wgt_conv_view xv = {x, {cin_g, G, N, x->shape[2], x->shape[3]}, {xs[1], xs[1] * cin_g, xs[0], xs[2], xs[3]}, 0};
+    wgt_conv_view gv = {g, {G, cout_g, N, g->shape[2], g->shape[3]}, {gs[1] * cout_g, gs[1], gs[0], gs[2], gs[3]}, 0};
+    wgt_conv_geometry geo = {{s->dilation[0], s->dilation[1]}, {s->pad[0], s->pad[1]}, {s->stride[0], s->stride[1]},
+                             {1, 1}, {kh, kw}};
+    wgt_tensor *r = wgt_conv_general(fn, &xv, &gv, &geo);
+    static const int swap[4] = {1, 0, 2, 3};
+    wgt_tensor *t = r ? wgt_permute(r, swap) : NULL;
+    wgt_release(r);
+    wgt_tensor *c = t ? wgt_contiguous(t) : NULL;
+    wgt_release(t);
+    return cast_to(c, g->dtype);
 }

@@ -1,8 +1,9 @@
 /*
  * Convolution on WebGPU (backend.h's general `conv`): one implicit-GEMM kernel
  * (wgsl/conv.wgsl) that gathers the im2col columns into workgroup memory as it goes, so no
- * column matrix is ever stored. Pipelines are cached by input type, kernel size (a constant
- * of the shader, so the split of k into channel and taps divides by constants) and whether
+ * column matrix is ever stored. Pipelines are cached by input type, kernel size (up to 8 a
+ * constant of the shader, so the split of k into channel and taps divides by constants; larger
+ * kernels, such as a weight gradient's, read it from the params and share a pipeline) and whether
  * the input is dilated (transposed convolutions). Every tile is one workgroup; the grid goes
  * 2-D past 65535 workgroups through the encoder.
  */
@@ -16,11 +17,12 @@ typedef struct {
     int32_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, in_dil_h, in_dil_w;
     int32_t vmax_h, vmax_w, x_offset, xs_n, xs_g, xs_c, xs_h, xs_w;
     int32_t w_offset, ws_g, ws_o, ws_c, ws_h, ws_w;
-    uint32_t pad0, pad1;
+    uint32_t kh, kw;
 } conv_params;
 
 #define TILE_M 64u  /* BM of conv.wgsl: output channels per tile */
 #define TILE_N 128u /* BN: output pixels per tile */
+#define CONST_KERNEL 8 /* kernel sizes up to this are constants of their pipeline */
 
 typedef struct {
     wgt_dtype dtype;
@@ -33,9 +35,9 @@ static char *build_conv(wgt_webgpu *w, const void *arg) {
     const conv_kernel *k = arg;
     const char *text = wgt_wgsl_source("conv");
     if (!text) return NULL;
-    char kh[24], kw[24];
-    snprintf(kh, sizeof kh, "%lld", (long long)k->kh);
-    snprintf(kw, sizeof kw, "%lld", (long long)k->kw);
+    char kh[24] = "params.kh", kw[24] = "params.kw";
+    if (k->kh) snprintf(kh, sizeof kh, "%lldu", (long long)k->kh);
+    if (k->kw) snprintf(kw, sizeof kw, "%lldu", (long long)k->kw);
     int f16 = k->dtype == WGT_F16;
     const char *pairs[] = {"STORAGE", f16 ? "u32" : "f32",
                            "KH", kh,
@@ -77,7 +79,11 @@ wgt_status wgt_wgpu_conv(wgt_backend *be, const wgt_operand *out, const wgt_oper
     }
     if (cols == 0 || cout_g == 0 || G == 0) return WGT_OK;
     if (K == 0) return wgt_error(WGT_ERR_INTERNAL, "conv: no values per output reached the kernel");
-    conv_kernel k = {x->dtype, wt->shape[3], wt->shape[4], params[6] != 1 || params[7] != 1};
+    p.kh = (uint32_t)wt->shape[3];
+    p.kw = (uint32_t)wt->shape[4];
+    /* 0: read from the params (kernels past CONST_KERNEL share one pipeline). */
+    conv_kernel k = {x->dtype, p.kh <= CONST_KERNEL ? p.kh : 0, p.kw <= CONST_KERNEL ? p.kw : 0,
+                     params[6] != 1 || params[7] != 1};
     char key[96];
     snprintf(key, sizeof key, "conv:%s:%lldx%lld:%d", wgt_dtype_name(x->dtype), (long long)k.kh, (long long)k.kw,
              k.dilated);

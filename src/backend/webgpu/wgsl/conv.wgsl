@@ -8,8 +8,8 @@
 // and gives each invocation a 4 x 8 block of outputs whose pixels lie 16 apart, so a warp's
 // staged reads and its output writes are runs of neighbouring pixels.
 //
-// kH and kW are constants of the pipeline, so splitting k into (channel, kh, kw) divides by
-// constants (a multiply and a shift), not by a uniform value. IN_DILATED is set for
+// kH and kW up to 8 are constants of the pipeline, so splitting k into (channel, kh, kw)
+// divides by constants (a multiply and a shift), not by a uniform value. IN_DILATED is set for
 // transposed convolutions, whose input is dilated by the stride: positions between its
 // elements read zero. f16 is stored two per u32 and widened on load; sums are f32; the output
 // is f32 (the core adds the bias and rounds to f16).
@@ -45,8 +45,8 @@ struct Params {
     ws_c: i32,
     ws_h: i32,
     ws_w: i32,
-    _pad0: u32,
-    _pad1: u32,
+    kh: u32,       // the kernel's size, for pipelines that do not make it a constant
+    kw: u32,
 };
 
 @group(0) @binding(0) var<storage, read> x: array<{{STORAGE}}>;
@@ -54,8 +54,10 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> params: Params;
 
-const KH: u32 = {{KH}}u;
-const KW: u32 = {{KW}}u;
+// The kernel's size: constants for small kernels, so k splits by constant divisors; larger
+// ones (the weight gradient's, whose kernel is the output image) share one pipeline.
+fn kernel_h() -> u32 { return {{KH}}; }
+fn kernel_w() -> u32 { return {{KW}}; }
 const BM: u32 = 64u;
 const BN: u32 = 128u;
 const BK: u32 = 16u;
@@ -82,6 +84,8 @@ fn source(v: i32, vmax: i32, in_dil: i32) -> i32 {
 // K, past the channels and past the pixels.
 fn gather(k0: u32, ra: ptr<function, array<f32, 4>>, rb: ptr<function, array<f32, 8>>, wbase: i32, ak: u32,
           am: u32, m0: u32, brow: u32, bvalid: bool, vh0: i32, vw0: i32, xbase: i32) {
+    let KH = kernel_h();
+    let KW = kernel_w();
     {
         let k = k0 + ak;
         let ci = k / (KH * KW);
