@@ -672,6 +672,20 @@ wgt_tensor *wgt_conv_transpose2d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *
                                  const int64_t *padding, const int64_t *output_padding, const int64_t *dilation,
                                  int64_t groups);
 
+/* ---- pooling (src/core/pool.c) ----------------------------------------------------------- */
+/* Over the last two dimensions of x [N, C, H, W] (f32, f16), with torch.nn.functional's rules.
+ * kernel_size, stride, padding, dilation are {height, width}; stride NULL is the kernel,
+ * padding NULL 0 (at most half the kernel's span, filled with -inf for max and zeros for
+ * average), dilation NULL 1. ceil_mode rounds the output size up (the last window must start
+ * inside the input or its padding before). avg_pool2d divides each window by its size clipped
+ * to the padded input (count_include_pad) or by the input elements it covers. */
+wgt_tensor *wgt_max_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding,
+                           const int64_t *dilation, int ceil_mode);
+wgt_tensor *wgt_avg_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding,
+                           int ceil_mode, int count_include_pad);
+/* The mean of window i = [floor(i H / out_h), ceil((i + 1) H / out_h)) by the same in width. */
+wgt_tensor *wgt_adaptive_avg_pool2d(wgt_tensor *x, int64_t out_h, int64_t out_w);
+
 /* ---- automatic differentiation (src/autograd/; docs/autograd.md) ----------------------- */
 /* Reverse mode over the lazy graph. A floating tensor marked with wgt_requires_grad is a leaf:
  * every op whose argument needs a gradient records how to differentiate its result, and

@@ -1,7 +1,8 @@
 /*
- * The op table's callers for convolutions, with torch.nn.functional's names, order and
- * defaults: stride, padding, dilation and output_padding are an int (every dimension) or a
- * tuple of one per spatial dimension; padding may also be "valid" (0) or "same".
+ * The op table's callers for convolutions and pooling, with torch.nn.functional's names,
+ * order and defaults: kernel_size, stride, padding, dilation, output_padding and output_size
+ * are an int (every dimension) or a tuple of one per spatial dimension; a convolution's
+ * padding may also be "valid" (0) or "same"; pooling's stride None is the kernel.
  */
 #include <string.h>
 
@@ -13,15 +14,32 @@ typedef wgt_tensor *(*conv2d_fn)(wgt_tensor *, wgt_tensor *, wgt_tensor *, const
 typedef wgt_tensor *(*conv_t2d_fn)(wgt_tensor *, wgt_tensor *, wgt_tensor *, const int64_t *, const int64_t *,
                                    const int64_t *, const int64_t *, int64_t);
 
+typedef wgt_tensor *(*max_pool_fn)(wgt_tensor *, const int64_t *, const int64_t *, const int64_t *, const int64_t *,
+                                   int);
+typedef wgt_tensor *(*avg_pool_fn)(wgt_tensor *, const int64_t *, const int64_t *, const int64_t *, int, int);
+typedef wgt_tensor *(*adaptive_fn)(wgt_tensor *, int64_t, int64_t);
+
 int wgtpy_nn_sig(sig_kind sig) {
-    return sig == SIG_CONV1D || sig == SIG_CONV2D || sig == SIG_CONV_TRANSPOSE2D;
+    return sig == SIG_CONV1D || sig == SIG_CONV2D || sig == SIG_CONV_TRANSPOSE2D || sig == SIG_MAX_POOL2D ||
+           sig == SIG_AVG_POOL2D || sig == SIG_ADAPTIVE_AVG_POOL2D;
 }
 
 const char *const *wgtpy_nn_names(sig_kind sig, int *n, int *nreq) {
     static const char *const conv[] = {"input", "weight", "bias", "stride", "padding", "dilation", "groups"};
     static const char *const conv_t[] = {"input", "weight", "bias", "stride", "padding", "output_padding", "groups",
                                          "dilation"};
+    static const char *const max_pool[] = {"input", "kernel_size", "stride", "padding", "dilation", "ceil_mode"};
+    static const char *const avg_pool[] = {"input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"};
+    static const char *const adaptive[] = {"input", "output_size"};
     *nreq = 2;
+    if (sig == SIG_MAX_POOL2D || sig == SIG_AVG_POOL2D) {
+        *n = 6;
+        return sig == SIG_MAX_POOL2D ? max_pool : avg_pool;
+    }
+    if (sig == SIG_ADAPTIVE_AVG_POOL2D) {
+        *n = 2;
+        return adaptive;
+    }
     if (sig == SIG_CONV_TRANSPOSE2D) {
         *n = 8;
         return conv_t;
@@ -67,7 +85,54 @@ static int sizes_arg(PyObject *o, int nd, int64_t def, int same_ok, int64_t *out
     return 0;
 }
 
+/* A flag argument (NULL: def). */
+static int flag_arg(PyObject *o, int def) { return o ? PyObject_IsTrue(o) : def; }
+
+static PyObject *pool_call(const op_entry *e, PyObject **v) {
+    TensorObject *a = wgtpy_first_tensor(v[0], e->name);
+    if (!a) return NULL;
+    int64_t kernel[2], stride[2], padding[2], dilation[2];
+    wgt_tensor *r = NULL;
+    int max = e->sig == SIG_MAX_POOL2D, f1 = flag_arg(v[max ? 5 : 4], 0), f2 = max ? 0 : flag_arg(v[5], 1);
+    int stride_given = v[2] && v[2] != Py_None;
+    if (f1 < 0 || f2 < 0 || sizes_arg(v[1], 2, 0, 0, kernel, e->name, "kernel_size") < 0 ||
+        (stride_given && sizes_arg(v[2], 2, 0, 0, stride, e->name, "stride") < 0) ||
+        sizes_arg(v[3], 2, 0, 0, padding, e->name, "padding") < 0 ||
+        (max && sizes_arg(v[4], 2, 1, 0, dilation, e->name, "dilation") < 0)) {
+        Py_DECREF(a);
+        return NULL;
+    }
+    WGTPY_LOCK(a->ctx);
+    if (max)
+        r = ((max_pool_fn)e->fn)(a->t, kernel, stride_given ? stride : NULL, padding, dilation, f1);
+    else
+        r = ((avg_pool_fn)e->fn)(a->t, kernel, stride_given ? stride : NULL, padding, f1, f2);
+    WGTPY_UNLOCK(a->ctx);
+    PyObject *out = wgtpy_wrap(r, a->ctx, e->name, 0);
+    Py_DECREF(a);
+    return out;
+}
+
+static PyObject *adaptive_call(const op_entry *e, PyObject **v) {
+    TensorObject *a = wgtpy_first_tensor(v[0], e->name);
+    if (!a) return NULL;
+    int64_t size[2];
+    wgt_tensor *r = NULL;
+    if (sizes_arg(v[1], 2, 0, 0, size, e->name, "output_size") < 0) {
+        Py_DECREF(a);
+        return NULL;
+    }
+    WGTPY_LOCK(a->ctx);
+    r = ((adaptive_fn)e->fn)(a->t, size[0], size[1]);
+    WGTPY_UNLOCK(a->ctx);
+    PyObject *out = wgtpy_wrap(r, a->ctx, e->name, 0);
+    Py_DECREF(a);
+    return out;
+}
+
 PyObject *wgtpy_nn_call(const op_entry *e, PyObject **v) {
+    if (e->sig == SIG_MAX_POOL2D || e->sig == SIG_AVG_POOL2D) return pool_call(e, v);
+    if (e->sig == SIG_ADAPTIVE_AVG_POOL2D) return adaptive_call(e, v);
     TensorObject *a = wgtpy_first_tensor(v[0], e->name), *w = NULL, *b = NULL;
     if (!a) return NULL;
     PyObject *out = NULL;

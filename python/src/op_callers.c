@@ -164,7 +164,8 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_ONE_HOT: return one_hot;
     case SIG_ROPE: return rope;
     case SIG_ATTENTION: return attention;
-    case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: break; /* nn.c */
+    case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
+    case SIG_ADAPTIVE_AVG_POOL2D: break; /* nn.c */
     }
     return unary;
 }
@@ -180,7 +181,8 @@ static int n_names(sig_kind sig) {
         return 3;
     case SIG_REDUCE_DDOF: case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: return 4;
     case SIG_SLICE: case SIG_ATTENTION: return 5;
-    case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: break; /* nn.c */
+    case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
+    case SIG_ADAPTIVE_AVG_POOL2D: break; /* nn.c */
     }
     return 1;
 }

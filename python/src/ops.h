@@ -53,6 +53,9 @@ typedef enum {
     SIG_CONV1D,      /* the convolutions and pooling (nn.c): torch.nn.functional's arguments */
     SIG_CONV2D,
     SIG_CONV_TRANSPOSE2D,
+    SIG_MAX_POOL2D,
+    SIG_AVG_POOL2D,
+    SIG_ADAPTIVE_AVG_POOL2D,
 } sig_kind;
 
 typedef struct op_entry {

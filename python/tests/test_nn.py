@@ -113,3 +113,69 @@ def test_conv_errors(ctx):
         wt.conv2d(x, w, padding="full")
     with pytest.raises(TypeError, match="stride must be an int or 2 ints"):
         wt.conv2d(x, w, stride=(1, 2, 3))
+
+
+def pool_ref(x, k, s, p, d, ceil_mode, kind, count_include_pad=True):
+    """max_pool2d / avg_pool2d in float64 with PyTorch's sizes."""
+    x = x.astype(np.float64)
+    n, c, h, w = x.shape
+
+    def out_len(size, k, s, p, d):
+        o = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+        return o - 1 if ceil_mode and (o - 1) * s >= size + p else o
+
+    oh, ow = out_len(h, k[0], s[0], p[0], d[0]), out_len(w, k[1], s[1], p[1], d[1])
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            rows = [i * s[0] - p[0] + a * d[0] for a in range(k[0])]
+            cols = [j * s[1] - p[1] + b * d[1] for b in range(k[1])]
+            rows = [r for r in rows if 0 <= r < h]
+            cols = [q for q in cols if 0 <= q < w]
+            win = x[:, :, rows][:, :, :, cols]
+            if kind == "max":
+                out[:, :, i, j] = win.max(axis=(2, 3))
+            else:
+                hs, ws = i * s[0] - p[0], j * s[1] - p[1]
+                div = ((min(hs + k[0], h + p[0]) - hs) * (min(ws + k[1], w + p[1]) - ws) if count_include_pad
+                       else len(rows) * len(cols))
+                out[:, :, i, j] = win.sum(axis=(2, 3)) / div
+    return out
+
+
+@pytest.mark.parametrize("kernel,stride,padding,ceil_mode", [(2, None, 0, False), (3, 2, 1, True), ((3, 2), (2, 1), (1, 0), False)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_pooling_matches_numpy(ctx, kernel, stride, padding, ceil_mode, dtype):
+    x = rand(2, 3, 7, 8, dtype=dtype)
+    pair = lambda v: v if isinstance(v, tuple) else (v, v)
+    k, p = pair(kernel), pair(padding)
+    s = pair(stride) if stride is not None else k
+    xt = wt.asarray(x, ctx=ctx)
+    got = wt.max_pool2d(xt, kernel, stride, padding, 1, ceil_mode)
+    np.testing.assert_array_equal(got.numpy().astype(np.float64), pool_ref(x, k, s, p, (1, 1), ceil_mode, "max"))
+    tol = 1e-3 if dtype == np.float16 else 1e-5
+    for include in (True, False):
+        got = wt.avg_pool2d(xt, kernel, stride=stride, padding=padding, ceil_mode=ceil_mode, count_include_pad=include)
+        np.testing.assert_allclose(got.numpy().astype(np.float64), pool_ref(x, k, s, p, (1, 1), ceil_mode, "avg", include),
+                                   rtol=0, atol=tol)
+
+
+def test_max_pool_dilation_and_adaptive(ctx):
+    x = rand(1, 2, 9, 7)
+    got = wt.max_pool2d(wt.asarray(x, ctx=ctx), 2, dilation=(2, 1))
+    np.testing.assert_array_equal(got.numpy().astype(np.float64), pool_ref(x, (2, 2), (2, 2), (0, 0), (2, 1), False, "max"))
+    got = wt.adaptive_avg_pool2d(wt.asarray(x, ctx=ctx), (4, 3)).numpy()
+    for i in range(4):
+        for j in range(3):
+            h0, h1 = i * 9 // 4, -(-(i + 1) * 9 // 4)
+            w0, w1 = j * 7 // 3, -(-(j + 1) * 7 // 3)
+            np.testing.assert_allclose(got[:, :, i, j], x[:, :, h0:h1, w0:w1].astype(np.float64).mean(axis=(2, 3)),
+                                       rtol=0, atol=1e-6)
+
+
+def test_pooling_errors(ctx):
+    x = wt.asarray(rand(1, 2, 5, 5), ctx=ctx)
+    with pytest.raises(Exception, match="larger than the padded input"):
+        wt.max_pool2d(x, 7)
+    with pytest.raises(Exception, match="padding 3 must lie in"):
+        wt.avg_pool2d(x, 3, padding=3)
