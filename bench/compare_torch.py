@@ -68,6 +68,11 @@ def workload(torch, name, size, dev):
         sdpa = torch.nn.functional.scaled_dot_product_attention
         causal = name == "attention_causal"
         return lambda: sdpa(q, k, v, is_causal=causal)
+    if name.startswith("conv2d"):  # x [n, cin, h, w] (*) w [cout, cin, k, k], padding k // 2
+        n, cin, h, w_, cout, k = dims
+        x = torch.randn(n, cin, h, w_, device=dev, dtype=f)
+        w = torch.randn(cout, cin, k, k, device=dev, dtype=f)
+        return lambda: torch.nn.functional.conv2d(x, w, padding=k // 2)
     rows, cols = dims
     x = torch.randn(rows, cols, device=dev, dtype=f)
     if name == "add_f32":

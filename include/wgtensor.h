@@ -787,6 +787,39 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base);
  * else composed from matmul, where and softmax (wgt_context_options.attention decides). */
 wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 
+/* ---- convolutions (src/core/conv.c) ----------------------------------------------------- */
+/* PyTorch's layouts and arithmetic: x [N, Cin, H, W] (conv1d: [N, Cin, L]), weight
+ * [Cout, Cin/groups, kH, kW] ([Cout, Cin/groups, k]), bias [Cout] or NULL, all of one
+ * floating type (f16 accumulates in f32 and is rounded once). stride, padding and dilation
+ * are {height, width} (NULL: 1, 0 and 1); padding pads both sides with zeros, and
+ * WGT_PADDING_SAME (stride 1 only, every dimension) pads so the output keeps the input's
+ * size, the odd one at the end. groups must divide Cin and Cout. */
+#define WGT_PADDING_SAME (-1)
+wgt_tensor *wgt_conv2d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, const int64_t *stride,
+                       const int64_t *padding, const int64_t *dilation, int64_t groups);
+wgt_tensor *wgt_conv1d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, int64_t stride, int64_t padding,
+                       int64_t dilation, int64_t groups);
+/* The gradient of conv2d with respect to its input, as a layer: weight [Cin, Cout/groups, kH,
+ * kW]; output size (H - 1) stride - 2 padding + dilation (kH - 1) + output_padding + 1 per
+ * dimension; output_padding (NULL: 0) must be smaller than the stride or the dilation. */
+wgt_tensor *wgt_conv_transpose2d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, const int64_t *stride,
+                                 const int64_t *padding, const int64_t *output_padding, const int64_t *dilation,
+                                 int64_t groups);
+
+/* ---- pooling (src/core/pool.c) ----------------------------------------------------------- */
+/* Over the last two dimensions of x [N, C, H, W] (f32, f16), with torch.nn.functional's rules.
+ * kernel_size, stride, padding, dilation are {height, width}; stride NULL is the kernel,
+ * padding NULL 0 (at most half the kernel's span, filled with -inf for max and zeros for
+ * average), dilation NULL 1. ceil_mode rounds the output size up (the last window must start
+ * inside the input or its padding before). avg_pool2d divides each window by its size clipped
+ * to the padded input (count_include_pad) or by the input elements it covers. */
+wgt_tensor *wgt_max_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding,
+                           const int64_t *dilation, int ceil_mode);
+wgt_tensor *wgt_avg_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding,
+                           int ceil_mode, int count_include_pad);
+/* The mean of window i = [floor(i H / out_h), ceil((i + 1) H / out_h)) by the same in width. */
+wgt_tensor *wgt_adaptive_avg_pool2d(wgt_tensor *x, int64_t out_h, int64_t out_w);
+
 /* ---- automatic differentiation (src/autograd/; docs/autograd.md) ----------------------- */
 /* Reverse mode over the lazy graph. A floating tensor marked with wgt_requires_grad is a leaf:
  * every op whose argument needs a gradient records how to differentiate its result, and

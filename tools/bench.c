@@ -522,6 +522,57 @@ static bench_row bench_attention(bench_env *env, const char *name, int64_t heads
     return r;
 }
 
+/* ---- convolution ---- */
+
+typedef struct {
+    wgt_tensor *x, *w;
+    int64_t pad[2];
+} conv_arg;
+
+static wgt_tensor *run_conv(void *arg) {
+    conv_arg *c = arg;
+    return wgt_conv2d(c->x, c->w, NULL, NULL, c->pad, NULL, 1);
+}
+
+/* A ResNet layer: x [n, cin, h, w] (*) w [cout, cin, k, k], stride 1, padding k / 2. */
+static bench_row bench_conv(bench_env *env, const char *name, int64_t n, int64_t cin, int64_t h, int64_t w,
+                            int64_t cout, int64_t k) {
+    bench_row r = {.name = name};
+    snprintf(r.size, sizeof r.size, "%lldx%lldx%lldx%lldx%lldx%lld", (long long)n, (long long)cin, (long long)h,
+             (long long)w, (long long)cout, (long long)k);
+    int64_t sx[4] = {n, cin, h, w}, sw[4] = {cout, cin, k, k};
+    conv_arg c = {wgt_rand_normal(env->ctx, WGT_F32, 4, sx, 0, 1, 8), wgt_rand_normal(env->ctx, WGT_F32, 4, sw, 0, 1, 9),
+                  {k / 2, k / 2}};
+    if (c.x && c.w) {
+        time_op(env, run_conv, &c, &r);
+        wgt_tensor *o = run_conv(&c);
+        const float *px = wgt_tensor_data(c.x), *pw = wgt_tensor_data(c.w), *po = o ? wgt_tensor_data(o) : NULL;
+        double worst = po ? 0 : INFINITY;
+        for (int smp = 0; po && smp < 64; smp++) { /* outputs spread over images, channels and borders */
+            int64_t b = smp % n, co = (smp * 37) % cout, oy = (smp * 13) % h, ox = (smp * 29) % w;
+            double want = 0, mag = 0;
+            for (int64_t ci = 0; ci < cin; ci++)
+                for (int64_t i = 0; i < k; i++)
+                    for (int64_t j = 0; j < k; j++) {
+                        int64_t y = oy - k / 2 + i, xx = ox - k / 2 + j;
+                        if (y < 0 || y >= h || xx < 0 || xx >= w) continue;
+                        double t = (double)px[((b * cin + ci) * h + y) * w + xx] * pw[((co * cin + ci) * k + i) * k + j];
+                        want += t;
+                        mag += fabs(t);
+                    }
+            double err = fabs(po[((b * cout + co) * h + oy) * w + ox] - want) / (mag + 1e-30);
+            if (err > worst) worst = err;
+        }
+        r.max_rel_err = worst;
+        r.ok = worst <= 1e-5;
+        wgt_release(o);
+    }
+    r.gflop = 2.0 * n * cout * h * w * cin * k * k * 1e-9;
+    r.gbyte = 4.0 * ((double)n * cin * h * w + (double)cout * cin * k * k + (double)n * cout * h * w) * 1e-9;
+    wgt_release(c.x), wgt_release(c.w);
+    return r;
+}
+
 static double floor_fraction(const bench_env *env, const bench_row *r) {
     double t_flop = env->peak_gflops > 0 ? r->gflop / env->peak_gflops : 0;
     double t_byte = env->peak_gbps > 0 ? r->gbyte / env->peak_gbps : 0;
@@ -638,6 +689,8 @@ int wgt_bench_main(int argc, char **argv) {
     RUN("attention_causal", bench_attention(&env, "attention_causal", 32 / (q > 1 ? 4 : 1), 2048 / q, 2048 / q, 128, 1));
     /* One new query against a long cache of keys and values, as in decoding. */
     RUN("attention_decode", bench_attention(&env, "attention_decode", 32 / (q > 1 ? 4 : 1), 1, 8192 / q, 128, 0));
+    /* ResNet-50's 3 x 3 layer of its first stage, against cuDNN in compare_torch.py. */
+    RUN("conv2d_resnet", bench_conv(&env, "conv2d_resnet", 32 / q, 64, 56, 56, 64, 3));
 #undef RUN
 #undef ADD
 #undef SELECTED

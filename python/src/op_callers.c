@@ -9,7 +9,7 @@
 
 #include "ops.h"
 
-#define MAXARGS 6
+#define MAXARGS WGTPY_NN_MAXARGS /* conv_transpose2d's 8; the others take 6 at most */
 
 /* Positional and keyword arguments into vals[0..n-1]; the first nreq are required, later ones
  * keep their default (NULL where the caller tests for "not given"). */
@@ -176,6 +176,8 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_ONE_HOT: return one_hot;
     case SIG_ROPE: return rope;
     case SIG_ATTENTION: return attention;
+    case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
+    case SIG_ADAPTIVE_AVG_POOL2D: break; /* nn.c */
     }
     return unary;
 }
@@ -194,6 +196,8 @@ static int n_names(sig_kind sig) {
     case SIG_REDUCE_DDOF: case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: case SIG_INDEX_ADD: case SIG_DIAGONAL:
         return 4;
     case SIG_SLICE: case SIG_ATTENTION: case SIG_SCATTER: return 5;
+    case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
+    case SIG_ADAPTIVE_AVG_POOL2D: break; /* nn.c */
     }
     return 1;
 }
@@ -233,6 +237,12 @@ static PyObject *run_op(const op_entry *e, PyObject **v);
 PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     PyObject *v[MAXARGS] = {0};
     const char *unary_f[2] = {"a", e->param};
+    if (wgtpy_nn_sig(e->sig)) {
+        int n = 0, nreq = 0;
+        const char *const *names = wgtpy_nn_names(e->sig, &n, &nreq);
+        if (parse(e->name, args, nargs, kwnames, names, n, nreq, v) < 0) return NULL;
+        return wgtpy_nn_call(e, v);
+    }
     const char *const *names = e->sig == SIG_UNARY_F ? unary_f : names_of(e->sig);
     int n = n_names(e->sig);
     defaults(e->sig, v);
@@ -682,4 +692,12 @@ done:
     Py_XDECREF(b);
     Py_XDECREF(c);
     return out;
+}
+
+TensorObject *wgtpy_first_tensor(PyObject *o, const char *fn) { return first_tensor(o, fn); }
+int wgtpy_other_tensor(PyObject *o, TensorObject *a, TensorObject **out, int optional, const char *fn) {
+    return other_tensor(o, a, out, optional, fn);
+}
+int wgtpy_int_arg(PyObject *o, long long *out, long long lo, long long hi, const char *fn, const char *what) {
+    return int_arg(o, out, lo, hi, fn, what);
 }

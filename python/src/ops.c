@@ -153,6 +153,13 @@ static const op_entry ops[] = {
     /* transformer pieces */
     OPD("rope", NULL, wgt_rope, SIG_ROPE, 10000.0, "base"),
     OP("attention", NULL, wgt_attention, SIG_ATTENTION),
+    /* convolutions and pooling (nn.c) */
+    OP("conv1d", NULL, wgt_conv1d, SIG_CONV1D),
+    OP("conv2d", NULL, wgt_conv2d, SIG_CONV2D),
+    OP("conv_transpose2d", NULL, wgt_conv_transpose2d, SIG_CONV_TRANSPOSE2D),
+    OP("max_pool2d", NULL, wgt_max_pool2d, SIG_MAX_POOL2D),
+    OP("avg_pool2d", NULL, wgt_avg_pool2d, SIG_AVG_POOL2D),
+    OP("adaptive_avg_pool2d", NULL, wgt_adaptive_avg_pool2d, SIG_ADAPTIVE_AVG_POOL2D),
 };
 
 #define NOPS (sizeof ops / sizeof ops[0])

@@ -57,6 +57,12 @@ typedef enum {
     SIG_ONE_HOT,     /* f(indices, classes, dtype=float32) */
     SIG_ROPE,        /* f(x, positions=None, base=def) */
     SIG_ATTENTION,   /* f(q, k, v, causal=False, scale=0) */
+    SIG_CONV1D,      /* the convolutions and pooling (nn.c): torch.nn.functional's arguments */
+    SIG_CONV2D,
+    SIG_CONV_TRANSPOSE2D,
+    SIG_MAX_POOL2D,
+    SIG_AVG_POOL2D,
+    SIG_ADAPTIVE_AVG_POOL2D,
 } sig_kind;
 
 typedef struct op_entry {
@@ -70,5 +76,16 @@ typedef struct op_entry {
 } op_entry;
 
 PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+
+/* nn.c: the callers of the convolution and pooling kinds (wgtpy_nn_sig), which
+ * wgtpy_call_op hands its parsed arguments to; names and defaults come from wgtpy_nn_names. */
+#define WGTPY_NN_MAXARGS 8
+int wgtpy_nn_sig(sig_kind sig);
+const char *const *wgtpy_nn_names(sig_kind sig, int *n, int *nreq);
+PyObject *wgtpy_nn_call(const op_entry *e, PyObject **v);
+/* op_callers.c's argument helpers, for nn.c. */
+TensorObject *wgtpy_first_tensor(PyObject *o, const char *fn);
+int wgtpy_other_tensor(PyObject *o, TensorObject *a, TensorObject **out, int optional, const char *fn);
+int wgtpy_int_arg(PyObject *o, long long *out, long long lo, long long hi, const char *fn, const char *what);
 
 #endif

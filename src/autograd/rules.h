@@ -122,6 +122,12 @@ wgt_tensor *wgt_ag_rule_masked_fill(wgt_tensor *out, wgt_tensor *a, wgt_tensor *
 wgt_tensor *wgt_ag_rule_masked_select(wgt_tensor *out, wgt_tensor *a, wgt_tensor *mask);
 wgt_tensor *wgt_ag_rule_rope(wgt_tensor *out, wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_ag_rule_attention(wgt_tensor *out, wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
+wgt_tensor *wgt_ag_rule_conv2d(wgt_tensor *out, wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, const int64_t *stride, const int64_t *padding, const int64_t *dilation, int64_t groups);
+wgt_tensor *wgt_ag_rule_conv1d(wgt_tensor *out, wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
+wgt_tensor *wgt_ag_rule_conv_transpose2d(wgt_tensor *out, wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, const int64_t *stride, const int64_t *padding, const int64_t *output_padding, const int64_t *dilation, int64_t groups);
+wgt_tensor *wgt_ag_rule_max_pool2d(wgt_tensor *out, wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, const int64_t *dilation, int ceil_mode);
+wgt_tensor *wgt_ag_rule_avg_pool2d(wgt_tensor *out, wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, int ceil_mode, int count_include_pad);
+wgt_tensor *wgt_ag_rule_adaptive_avg_pool2d(wgt_tensor *out, wgt_tensor *x, int64_t out_h, int64_t out_w);
 wgt_tensor *wgt_ag_rule_cross_entropy(wgt_tensor *out, wgt_tensor *logits, wgt_tensor *targets);
 
 #endif

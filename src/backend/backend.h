@@ -332,6 +332,18 @@ struct wgt_backend {
     int (*attention_fits)(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
     int (*attention_pays)(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal);
 
+    /* A general 2-D convolution (src/core/conv.c maps conv1d, conv2d and conv_transpose2d to
+     * it): out [N, G, Cout_g, OH, OW] (f32, contiguous) = sum over c < Cin_g, kh < kH, kw < kW
+     * of x [N, G, Cin_g, H, W] * w [G, Cout_g, Cin_g, kH, kW] (x and w of one floating type,
+     * any strides, negative included), accumulated in f32 at least. params: stride (2),
+     * padding before (2, may be negative), dilation of the kernel (2), dilation of the input
+     * (2). Along each spatial dimension output o and tap k meet input position
+     * v = o stride - pad + k dilation, which holds x [v / in_dilation] where v is a multiple
+     * of in_dilation within [0, (H - 1) in_dilation], and zero elsewhere (padding, and the
+     * zeros between a dilated input's elements). Cin_g = 0 gives zeros. */
+    wgt_status (*conv)(wgt_backend *be, const wgt_operand *out, const wgt_operand *x, const wgt_operand *w,
+                       const int64_t *params);
+
     /* Block (quantized) types, ggml's q8_0 and q4_0 (docs/quant.md). A block-type operand
      * [R, K] has K a multiple of 32, strides[1] 1, and strides[0] and offset multiples of 32
      * (in elements: block b of the storage starts at byte b * block bytes).

@@ -33,6 +33,7 @@ typedef enum wgt_node_kind {
     WGT_NODE_QUANTIZE,
     WGT_NODE_DEQUANTIZE,
     WGT_NODE_MATMUL_QUANTIZED,
+    WGT_NODE_CONV,
     WGT_NODE_USER_KERNEL, /* a caller's WGSL kernel (user_kernel.c): several bindings, several written */
     WGT_NODE_KIND_COUNT
 } wgt_node_kind;
@@ -52,7 +53,7 @@ typedef struct wgt_node {
     double params[2];   /* unary params, reduce param, rows eps, attention scale */
     int axis;           /* reduce: reduced trailing dims; cumsum: axis; attention: causal;
                            a node with index_bound: the rank of the caller's index tensor */
-    int64_t box[WGT_MAX_DIMS]; /* write_box start, pad widths before; a node with index_bound:
+    int64_t box[WGT_MAX_DIMS]; /* write_box start, pad widths before; conv's eight params; a node with index_bound:
                                   the caller's index shape (messages name positions in it) */
     uint32_t bits;      /* pad value */
     /* Index operand (arg index) whose values must lie in [0, index_bound) (-1: a bound of 0,
@@ -135,6 +136,10 @@ wgt_status wgt_record_dequantize(wgt_context *ctx, const char *fn, const wgt_ope
                                  const wgt_operand *indices, int deferred, int ndim, const int64_t *shape);
 wgt_status wgt_record_matmul_quantized(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *x,
                                        const wgt_operand *w, int int8);
+
+/* params: the backend conv entry's eight (stride, padding, dilation, input dilation). */
+wgt_status wgt_record_conv(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *x,
+                           const wgt_operand *w, const int64_t *params);
 
 /* A user kernel's dispatch goes with its node (user_kernel.c). */
 void wgt_user_call_free(struct wgt_user_call *call);

@@ -173,3 +173,10 @@ wgt_status wgt_record_matmul_quantized(wgt_context *ctx, const char *fn, const w
     RECORD(WGT_NODE_MATMUL_QUANTIZED, int8, 3, out, x, w)
     return wgt_record(ctx, n);
 }
+
+wgt_status wgt_record_conv(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *x,
+                           const wgt_operand *w, const int64_t *params) {
+    RECORD(WGT_NODE_CONV, 0, 3, out, x, w)
+    memcpy(n->box, params, sizeof(int64_t) * 8);
+    return wgt_record(ctx, n);
+}

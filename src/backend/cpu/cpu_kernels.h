@@ -37,6 +37,9 @@ wgt_status wgt_cpu_where(wgt_backend *be, const wgt_operand *out, const wgt_oper
                          const wgt_operand *b);
 /* cpu_matmul.c: OpenBLAS sgemv and sgemm for f32, a blocked double-accumulating loop for f16 */
 wgt_status wgt_cpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
+/* cpu_conv.c: the general convolution, im2col and a BLAS product */
+wgt_status wgt_cpu_conv(wgt_backend *be, const wgt_operand *out, const wgt_operand *x, const wgt_operand *w,
+                        const int64_t *params);
 /* cpu_indexing.c: row gather and row scatter */
 wgt_status wgt_cpu_gather_rows(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
                                const wgt_operand *indices);

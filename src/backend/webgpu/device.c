@@ -506,6 +506,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->copy = wgt_wgpu_copy;
     be->binary = wgt_wgpu_binary;
     be->matmul = wgt_wgpu_matmul;
+    be->conv = wgt_wgpu_conv;
     be->gather_rows = wgt_wgpu_gather_rows;
     be->set_rows = wgt_wgpu_set_rows;
     be->scatter_add_rows = wgt_wgpu_scatter_add_rows;

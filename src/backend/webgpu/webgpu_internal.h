@@ -372,6 +372,9 @@ wgt_status wgt_wgpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_op
 wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);
 /* matmul.c: tiled and matrix-vector matmul kernels (wgsl/matmul.wgsl) */
 wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
+/* conv.c: the general convolution as an implicit GEMM */
+wgt_status wgt_wgpu_conv(wgt_backend *be, const wgt_operand *out, const wgt_operand *x, const wgt_operand *w,
+                         const int64_t *params);
 /* attention.c: fused scaled dot-product attention (wgsl/attention.wgsl) */
 wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
                               const wgt_operand *v, int causal, double scale);
