@@ -497,6 +497,21 @@ wgt_tensor *wgt_matmul(wgt_tensor *a, wgt_tensor *b);
 /* x @ w^T + bias with w of shape [out, in] and bias [out] (bias may be NULL). */
 wgt_tensor *wgt_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias);
 
+/* ---- contractions (tensordot, vecdot, outer, einsum) --------------------------------- */
+/* Floating types of one dtype; planned onto permutes, reshapes, sums and one batched matmul
+ * per pair of operands, so f16 accumulates in f32 as matmul does. Results are row-major.
+ * tensordot: axis axes_a[i] of a with axes_b[i] of b (equal lengths); with both NULL, a's
+ * last naxes axes with b's first naxes. Result [a's other axes..., b's other axes...]. */
+wgt_tensor *wgt_tensordot(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b);
+/* sum(a * b) along axis of the broadcast shape (real types: a's conjugate is a). */
+wgt_tensor *wgt_vecdot(wgt_tensor *a, wgt_tensor *b, int axis);
+/* a [M] times b [N]: [M, N]. */
+wgt_tensor *wgt_outer(wgt_tensor *a, wgt_tensor *b);
+/* numpy.einsum over count operands: "ij,jk->ik"; without "->" the output is the letters used
+ * once, in alphabetical order; "..." broadcasts; a letter repeated in one operand takes its
+ * diagonal. Letters a-z and A-Z. */
+wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *operands);
+
 /* ---- normalisation and activation rows ---------------------------------------------- */
 /* Floating types; computed in f32. The result has a's shape; along an axis other than the
  * last it is a (non-contiguous) view. A row whose maximum is NaN or infinite, or that is all

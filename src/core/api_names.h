@@ -137,6 +137,10 @@ wgt_tensor *wgt_impl_argmin(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_impl_cumsum(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_matmul(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias);
+wgt_tensor *wgt_impl_tensordot(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b);
+wgt_tensor *wgt_impl_vecdot(wgt_tensor *a, wgt_tensor *b, int axis);
+wgt_tensor *wgt_impl_outer(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_einsum(const char *subscripts, int count, wgt_tensor *const *operands);
 wgt_tensor *wgt_impl_softmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_log_softmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_layer_norm(wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps);
@@ -310,6 +314,10 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_cumsum wgt_impl_cumsum
 #define wgt_matmul wgt_impl_matmul
 #define wgt_linear wgt_impl_linear
+#define wgt_tensordot wgt_impl_tensordot
+#define wgt_vecdot wgt_impl_vecdot
+#define wgt_outer wgt_impl_outer
+#define wgt_einsum wgt_impl_einsum
 #define wgt_softmax wgt_impl_softmax
 #define wgt_log_softmax wgt_impl_log_softmax
 #define wgt_layer_norm wgt_impl_layer_norm
