@@ -489,6 +489,14 @@ wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims);
 /* Running sum along axis, same shape (f16 accumulates in f32). */
 wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis);
+/* Over the axes listed, as above, of a != 0 (NaN counts as nonzero): any and all give u32 0/1
+ * (empty: 0 and 1), count_nonzero i32 (empty: 0). Every type but the block types. */
+wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_all(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+/* log(sum(exp(a))) over the axes listed, max-shifted so nothing overflows; f32, f16 (computed
+ * in f32). All -inf (or empty) gives -inf, +inf gives +inf, NaN propagates. */
+wgt_tensor *wgt_logsumexp(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 
 /* ---- linear algebra ------------------------------------------------------------------ */
 /* numpy.matmul: 1-D operands are promoted (a to [1, K], b to [K, 1]) and the added dimension

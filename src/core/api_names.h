@@ -135,6 +135,10 @@ wgt_tensor *wgt_impl_std(wgt_tensor *a, int naxes, const int *axes, int keepdims
 wgt_tensor *wgt_impl_argmax(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_impl_argmin(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_impl_cumsum(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_impl_all(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_impl_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_impl_logsumexp(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_impl_matmul(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias);
 wgt_tensor *wgt_impl_tensordot(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b);
@@ -312,6 +316,10 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_argmax wgt_impl_argmax
 #define wgt_argmin wgt_impl_argmin
 #define wgt_cumsum wgt_impl_cumsum
+#define wgt_any wgt_impl_any
+#define wgt_all wgt_impl_all
+#define wgt_count_nonzero wgt_impl_count_nonzero
+#define wgt_logsumexp wgt_impl_logsumexp
 #define wgt_matmul wgt_impl_matmul
 #define wgt_linear wgt_impl_linear
 #define wgt_tensordot wgt_impl_tensordot

@@ -1,0 +1,11 @@
+/* The reductions' shared check of an axes list (reduce.c), for reductions composed elsewhere. */
+#ifndef WGT_REDUCE_AXES_H
+#define WGT_REDUCE_AXES_H
+
+#include "node.h"
+
+/* Flags in reduced[] the axes listed (negative count from the end; naxes 0: every axis) after
+ * checking each is in range and none is listed twice; 0 with the error set (fn named). */
+int wgt_reduce_mark_axes(const char *fn, const wgt_tensor *a, int naxes, const int *axes, int *reduced);
+
+#endif
