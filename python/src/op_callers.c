@@ -133,6 +133,7 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const lnorm[] = {"a", "weight", "bias", "eps"}, *const rnorm[] = {"a", "weight", "eps"};
     static const char *const gather[] = {"table", "indices"}, *const take[] = {"a", "indices", "axis"};
     static const char *const set_rows[] = {"dst", "indices", "rows"};
+    static const char *const tdot[] = {"a", "b", "axes"}, *const vdot[] = {"x1", "x2", "axis"};
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
     switch (sig) {
@@ -164,6 +165,9 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_ONE_HOT: return one_hot;
     case SIG_ROPE: return rope;
     case SIG_ATTENTION: return attention;
+    case SIG_TENSORDOT: return tdot;
+    case SIG_VECDOT: return vdot;
+    case SIG_EINSUM: return NULL; /* variadic: einsum() parses its own arguments */
     }
     return unary;
 }
@@ -179,6 +183,8 @@ static int n_names(sig_kind sig) {
         return 3;
     case SIG_REDUCE_DDOF: case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: return 4;
     case SIG_SLICE: case SIG_ATTENTION: return 5;
+    case SIG_TENSORDOT: case SIG_VECDOT: return 3;
+    case SIG_EINSUM: return 0;
     }
     return 1;
 }
@@ -186,7 +192,7 @@ static int n_names(sig_kind sig) {
 static int n_required(sig_kind sig) {
     switch (sig) {
     case SIG_BINARY: case SIG_TRUE_DIVIDE: case SIG_SCALAR: case SIG_CAST: case SIG_SHAPE: case SIG_SPLIT:
-    case SIG_LINEAR: case SIG_GATHER: case SIG_TAKE: case SIG_ONE_HOT:
+    case SIG_LINEAR: case SIG_GATHER: case SIG_TAKE: case SIG_ONE_HOT: case SIG_TENSORDOT: case SIG_VECDOT:
         return 2;
     case SIG_SWAP: case SIG_AS_STRIDED: case SIG_PAD: case SIG_WHERE: case SIG_SET_ROWS: case SIG_ATTENTION: return 3;
     case SIG_SLICE: return 4;
@@ -211,6 +217,64 @@ static void defaults(sig_kind sig, PyObject **v) {
 
 static PyObject *run_op(const op_entry *e, PyObject **v);
 
+/* einsum(subscripts, *operands): the operands meet on the first one's context and type. */
+static PyObject *einsum(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    if (kwnames && PyTuple_GET_SIZE(kwnames))
+        return PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", e->name);
+    if (nargs < 2 || !PyUnicode_Check(args[0]))
+        return PyErr_Format(PyExc_TypeError, "%s() takes a subscripts string and at least one operand", e->name);
+    const char *subs = PyUnicode_AsUTF8(args[0]);
+    if (!subs) return NULL;
+    Py_ssize_t n = nargs - 1;
+    TensorObject **ts = PyMem_Calloc((size_t)n, sizeof *ts);
+    wgt_tensor **hs = PyMem_Calloc((size_t)n, sizeof *hs);
+    PyObject *out = NULL;
+    if (!ts || !hs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!(ts[0] = first_tensor(args[1], e->name))) goto done;
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (other_tensor(args[1 + i], ts[0], &ts[i], 0, e->name) < 0) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) hs[i] = ts[i]->t;
+    TensorObject *a = ts[0];
+    wgt_tensor *r;
+    RUN(wgt_einsum(subs, (int)n, hs));
+    out = wgtpy_wrap(r, a->ctx, e->name, 0);
+done:
+    for (Py_ssize_t i = 0; ts && i < n; i++) Py_XDECREF(ts[i]);
+    PyMem_Free(ts);
+    PyMem_Free(hs);
+    return out;
+}
+
+/* tensordot's axes: an int N (a's last N with b's first N) or a pair of axis sequences. */
+static int tensordot_axes(PyObject *o, int *axes_a, int *axes_b, int *given, const char *fn) {
+    long long n;
+    *given = 0;
+    if (!o) return 2;
+    if (PyLong_Check(o) || PyIndex_Check(o)) return int_arg(o, &n, 0, WGT_MAX_DIMS, fn, "axes") < 0 ? -1 : (int)n;
+    PyObject *pair = PySequence_Fast(o, "tensordot: axes must be an int or a pair of axis sequences");
+    if (!pair) return -1;
+    int count = -1;
+    if (PySequence_Fast_GET_SIZE(pair) != 2) {
+        PyErr_Format(PyExc_ValueError, "%s: axes must be an int or a pair of axis sequences", fn);
+        goto done;
+    }
+    int na = wgtpy_axes_arg(PySequence_Fast_GET_ITEM(pair, 0), axes_a, fn);
+    int nb = na < 0 ? -1 : wgtpy_axes_arg(PySequence_Fast_GET_ITEM(pair, 1), axes_b, fn);
+    if (nb < 0) goto done;
+    if (na != nb) {
+        PyErr_Format(PyExc_ValueError, "%s: axes pairs %d axes of a with %d of b", fn, na, nb);
+        goto done;
+    }
+    *given = 1;
+    count = na;
+done:
+    Py_DECREF(pair);
+    return count;
+}
+
 PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     PyObject *v[MAXARGS] = {0};
     const char *unary_f[2] = {"a", e->param};
@@ -218,6 +282,7 @@ PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nar
     int n = n_names(e->sig);
     defaults(e->sig, v);
     PyObject *packed = NULL;
+    if (e->sig == SIG_EINSUM) return einsum(e, args, nargs, kwnames);
     /* t.reshape(2, 3) as NumPy allows: positional dimensions become the shape. */
     if (e->sig == SIG_SHAPE && nargs > 2 && !kwnames) {
         packed = PyTuple_New(nargs - 1);
@@ -522,6 +587,18 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         RUN(wgt_attention(a->t, b->t, c->t, causal, d1));
         break;
     }
+    case SIG_TENSORDOT: {
+        int given, xb[WGT_MAX_DIMS];
+        if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (naxes = tensordot_axes(v[2], axes, xb, &given, e->name)) < 0)
+            goto fail;
+        RUN(wgt_tensordot(a->t, b->t, naxes, given ? axes : NULL, given ? xb : NULL));
+        break;
+    }
+    case SIG_VECDOT:
+        if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (v[2] && AXIS_ARG(v[2], i0) < 0)) goto fail;
+        if (!v[2]) i0 = -1;
+        RUN(wgt_vecdot(a->t, b->t, (int)i0));
+        break;
     default:
         PyErr_Format(PyExc_RuntimeError, "%s: signature kind %d has no caller", e->name, (int)e->sig);
         goto fail;

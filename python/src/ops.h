@@ -50,6 +50,9 @@ typedef enum {
     SIG_ONE_HOT,     /* f(indices, classes, dtype=float32) */
     SIG_ROPE,        /* f(x, positions=None, base=def) */
     SIG_ATTENTION,   /* f(q, k, v, causal=False, scale=0) */
+    SIG_TENSORDOT,   /* f(a, b, axes=2), axes an int or two sequences of axes */
+    SIG_VECDOT,      /* f(x1, x2, axis=-1) */
+    SIG_EINSUM,      /* f(subscripts, *operands) */
 } sig_kind;
 
 typedef struct op_entry {

@@ -530,14 +530,6 @@ def isfinite(x):
     return logical_not(logical_or(isnan(x), isinf(x)))
 
 
-def all(x, axis=None, keepdims=False):
-    """1 where every element along axis is nonzero (uint32, as comparisons give)."""
-    return _core.min(ne(asarray(x), 0), axis, keepdims)
-
-
-def any(x, axis=None, keepdims=False):
-    """1 where some element along axis is nonzero (uint32)."""
-    return _core.max(ne(asarray(x), 0), axis, keepdims)
 del _g, _py
 
 
@@ -593,6 +585,6 @@ def pad(a, pad_width, constant_values=0):
 
 _core._register(_DTYPES, _parse_dtype, asarray, get_default_context)
 
-from . import gguf, optim  # noqa: E402  (they use the names above)
+from . import gguf, linalg, optim  # noqa: E402  (they use the names above)
 from ._autograd import (clip_grad_norm, cross_entropy, load, lr_warmup_cosine, no_grad, save)  # noqa: E402
 from ._quant import dequantize, kv_cache_append, matmul_quantized, quantize  # noqa: E402
