@@ -109,7 +109,6 @@ typedef wgt_tensor *(*reduce_c_fn)(wgt_tensor *, int, const int *, int, int);
 typedef wgt_tensor *(*arg_fn)(wgt_tensor *, int, int);
 typedef wgt_tensor *(*axis_fn)(wgt_tensor *, int);
 typedef wgt_tensor *(*shape_fn)(wgt_tensor *, int, const int64_t *);
-typedef wgt_tensor *(*join_fn)(wgt_tensor *const *, int, int);
 typedef wgt_tensor *(*diag_fn)(wgt_tensor *, int64_t);
 
 /* Calls with a's context locked; the result is wrapped on that context. */
@@ -217,15 +216,11 @@ static void defaults(sig_kind sig, PyObject **v) {
 
 static PyObject *run_op(const op_entry *e, PyObject **v);
 
-/* einsum(subscripts, *operands): the operands meet on the first one's context and type. */
-static PyObject *einsum(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    if (kwnames && PyTuple_GET_SIZE(kwnames))
-        return PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", e->name);
-    if (nargs < 2 || !PyUnicode_Check(args[0]))
-        return PyErr_Format(PyExc_TypeError, "%s() takes a subscripts string and at least one operand", e->name);
-    const char *subs = PyUnicode_AsUTF8(args[0]);
-    if (!subs) return NULL;
-    Py_ssize_t n = nargs - 1;
+typedef wgt_tensor *(*join_fn)(wgt_tensor *const *, int, int);
+
+/* An op over a list of n tensors (concat, stack: axis; einsum: subs), all on the first one's
+ * context, later ones taking its type where they are Python scalars. */
+static PyObject *run_list(const op_entry *e, PyObject *const *items, Py_ssize_t n, long long axis, const char *subs) {
     TensorObject **ts = PyMem_Calloc((size_t)n, sizeof *ts);
     wgt_tensor **hs = PyMem_Calloc((size_t)n, sizeof *hs);
     PyObject *out = NULL;
@@ -233,19 +228,32 @@ static PyObject *einsum(const op_entry *e, PyObject *const *args, Py_ssize_t nar
         PyErr_NoMemory();
         goto done;
     }
-    if (!(ts[0] = first_tensor(args[1], e->name))) goto done;
+    if (!(ts[0] = first_tensor(items[0], e->name))) goto done;
     for (Py_ssize_t i = 1; i < n; i++)
-        if (other_tensor(args[1 + i], ts[0], &ts[i], 0, e->name) < 0) goto done;
+        if (other_tensor(items[i], ts[0], &ts[i], 0, e->name) < 0) goto done;
     for (Py_ssize_t i = 0; i < n; i++) hs[i] = ts[i]->t;
     TensorObject *a = ts[0];
     wgt_tensor *r;
-    RUN(wgt_einsum(subs, (int)n, hs));
+    if (subs)
+        RUN(wgt_einsum(subs, (int)n, hs));
+    else
+        RUN(((join_fn)e->fn)(hs, (int)n, (int)axis));
     out = wgtpy_wrap(r, a->ctx, e->name, 0);
 done:
     for (Py_ssize_t i = 0; ts && i < n; i++) Py_XDECREF(ts[i]);
     PyMem_Free(ts);
     PyMem_Free(hs);
     return out;
+}
+
+/* einsum(subscripts, *operands), as NumPy's. */
+static PyObject *einsum(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    if (kwnames && PyTuple_GET_SIZE(kwnames))
+        return PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", e->name);
+    if (nargs < 2 || nargs - 1 > INT32_MAX || !PyUnicode_Check(args[0]))
+        return PyErr_Format(PyExc_TypeError, "%s() takes a subscripts string and at least one operand", e->name);
+    const char *subs = PyUnicode_AsUTF8(args[0]);
+    return subs ? run_list(e, args + 1, nargs - 1, 0, subs) : NULL;
 }
 
 /* tensordot's axes: an int N (a's last N with b's first N) or a pair of axis sequences. */
@@ -307,25 +315,7 @@ static PyObject *join(const op_entry *e, PyObject **v) {
         Py_DECREF(seq);
         return PyErr_Format(PyExc_ValueError, "%s: needs at least one tensor", e->name);
     }
-    TensorObject **ts = PyMem_Calloc((size_t)n, sizeof *ts);
-    wgt_tensor **hs = PyMem_Calloc((size_t)n, sizeof *hs);
-    PyObject *out = NULL;
-    if (!ts || !hs) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (!(ts[0] = first_tensor(PySequence_Fast_GET_ITEM(seq, 0), e->name))) goto done;
-    for (Py_ssize_t i = 1; i < n; i++)
-        if (other_tensor(PySequence_Fast_GET_ITEM(seq, i), ts[0], &ts[i], 0, e->name) < 0) goto done;
-    for (Py_ssize_t i = 0; i < n; i++) hs[i] = ts[i]->t;
-    TensorObject *a = ts[0];
-    wgt_tensor *r;
-    RUN(((join_fn)e->fn)(hs, (int)n, (int)axis));
-    out = wgtpy_wrap(r, a->ctx, e->name, 0);
-done:
-    for (Py_ssize_t i = 0; ts && i < n; i++) Py_XDECREF(ts[i]);
-    PyMem_Free(ts);
-    PyMem_Free(hs);
+    PyObject *out = run_list(e, PySequence_Fast_ITEMS(seq), n, axis, NULL);
     Py_DECREF(seq);
     return out;
 }
