@@ -173,7 +173,9 @@ def main():
              " * (stacking 1), and one piece of a split, which starts at start along axis of a. */",
              "wgt_tensor *wgt_ag_join_rule(const char *fn, wgt_tensor *out, wgt_tensor *const *tensors, int count, int axis,",
              "                             int stacking);",
-             "wgt_tensor *wgt_ag_split_piece(wgt_tensor *out, wgt_tensor *a, int axis, int64_t start);"]
+             "wgt_tensor *wgt_ag_split_piece(wgt_tensor *out, wgt_tensor *a, int axis, int64_t start);",
+             "/* einsum's rule: a gradient for one or two operands without a repeated subscript. */",
+             "wgt_tensor *wgt_ag_einsum_rule(wgt_tensor *out, const char *subscripts, int count, wgt_tensor *const *operands);"]
     hooks += rule_protos + ["", "#endif"]
     open(os.path.join(ROOT, "src", "autograd", "rules.h"), "w").write("\n".join(hooks) + "\n")
 

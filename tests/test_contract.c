@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gradcheck.h"
 #include "test.h"
 
 #define U32 5.9604644775390625e-8 /* 2^-24 */
@@ -319,4 +320,48 @@ TEST_BACKENDS(contraction_errors) {
     wgt_release(h);
     wgt_release(v);
     wgt_release(ii);
+}
+
+/* ---- gradients against finite differences -------------------------------------------- */
+
+static wgt_tensor *g_tensordot(wgt_tensor *const *x) {
+    int xa[2] = {1, -1}, xb[2] = {1, 0};
+    return wgt_tensordot(x[0], x[1], 2, xa, xb);
+}
+static wgt_tensor *g_tensordot_int(wgt_tensor *const *x) { return wgt_tensordot(x[0], x[1], 1, NULL, NULL); }
+static wgt_tensor *g_vecdot(wgt_tensor *const *x) { return wgt_vecdot(x[0], x[1], -1); }
+static wgt_tensor *g_outer(wgt_tensor *const *x) { return wgt_outer(x[0], x[1]); }
+static wgt_tensor *g_einsum_mm(wgt_tensor *const *x) { return wgt_einsum("bij,jk->kbi", 2, x); }
+static wgt_tensor *g_einsum_sum(wgt_tensor *const *x) { return wgt_einsum("ijk,j->k", 2, x); }
+static wgt_tensor *g_einsum_ell(wgt_tensor *const *x) { return wgt_einsum("...ij,...j->...i", 2, x); }
+static wgt_tensor *g_einsum_one(wgt_tensor *const *x) { return wgt_einsum("ijk->ki", 1, x); }
+
+TEST_BACKENDS(contraction_gradients) {
+    const gc_case cases[] = {
+        {"tensordot pairs", g_tensordot, 2, {{3, {3, 4, 5}, -1, 1, GC_TRANSPOSED}, {3, {5, 4, 2}, -1, 1, GC_STEPPED}}},
+        {"tensordot int", g_tensordot_int, 2, {{2, {3, 4}, -1, 1}, {2, {4, 5}, -1, 1, GC_TRANSPOSED}}},
+        {"vecdot broadcast", g_vecdot, 2, {{3, {3, 1, 5}, -1, 1}, {2, {4, 5}, -1, 1, GC_TRANSPOSED}}},
+        {"outer", g_outer, 2, {{1, {5}, -1, 1}, {1, {3}, -1, 1, GC_STEPPED}}},
+        {"einsum bij,jk->kbi", g_einsum_mm, 2, {{3, {2, 3, 4}, -1, 1, GC_STEPPED}, {2, {4, 3}, -1, 1}}},
+        {"einsum summed labels", g_einsum_sum, 2, {{3, {2, 3, 4}, -1, 1}, {1, {3}, -1, 1}}},
+        {"einsum ellipsis", g_einsum_ell, 2, {{3, {2, 3, 4}, -1, 1}, {2, {1, 4}, -1, 1}}},
+        {"einsum one operand", g_einsum_one, 1, {{3, {2, 3, 4}, -1, 1, GC_TRANSPOSED}}},
+        {"einsum f16", g_einsum_mm, 2, {{3, {2, 3, 4}, -1, 1, GC_PLAIN, WGT_F16}, {2, {4, 3}, -1, 1, GC_PLAIN, WGT_F16}}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) gradcheck(ctx, &cases[c]);
+}
+
+/* A repeated subscript (a diagonal) and three operands have no gradient: backward says so. */
+TEST_BACKENDS(einsum_without_gradient_says_why) {
+    int64_t s33[2] = {3, 3}, s3[1] = {3};
+    wgt_tensor *a = wgt_rand_uniform(ctx, WGT_F32, 2, s33, -1, 1, 1), *v = wgt_rand_uniform(ctx, WGT_F32, 1, s3, -1, 1, 2);
+    CHECK(wgt_requires_grad(a, 1) == WGT_OK && wgt_requires_grad(v, 1) == WGT_OK);
+    wgt_tensor *d = wgt_einsum("ii->", 1, &a), *ops[3] = {v, v, v}, *t = wgt_einsum("i,i,i->", 3, ops);
+    CHECK(d && t, "%s", wgt_last_error());
+    CHECK_ERROR(wgt_backward(d, NULL) != WGT_OK, WGT_ERR_USAGE, "diagonal");
+    CHECK_ERROR(wgt_backward(t, NULL) != WGT_OK, WGT_ERR_USAGE, "two operands");
+    wgt_release(d);
+    wgt_release(t);
+    wgt_release(a);
+    wgt_release(v);
 }

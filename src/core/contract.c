@@ -206,106 +206,115 @@ wgt_tensor *wgt_contract_finish(wgt_labelled x, int nd, const int *labels) {
 
 static int norm_axis(int axis, int ndim) { return axis < 0 ? axis + ndim : axis; }
 
-wgt_tensor *wgt_tensordot(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b) {
+wgt_tensor *wgt_contract_run(const char *fn, const wgt_contract_plan *p, wgt_tensor *const *ops) {
+    unsigned char keep[WGT_LABELS] = {0};
+    for (int k = 0; k < p->nout; k++) keep[p->out[k]] = 1;
+    wgt_labelled x = {wgt_retain(ops[0]), {0}};
+    memcpy(x.labels, p->labels[0], sizeof x.labels);
+    if (p->nops == 1) return wgt_contract_finish(wgt_contract_sum_out(x, keep), p->nout, p->out);
+    wgt_labelled y = {wgt_retain(ops[1]), {0}};
+    memcpy(y.labels, p->labels[1], sizeof y.labels);
+    return wgt_contract_finish(wgt_contract_pair(fn, x, y, keep), p->nout, p->out);
+}
+
+wgt_status wgt_tensordot_plan(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b,
+                              wgt_contract_plan *p) {
     static const char fn[] = "wgt_tensordot";
     wgt_tensor *ops[2] = {a, b};
-    if (wgt_contract_check(fn, 2, ops) != WGT_OK) return NULL;
+    if (wgt_contract_check(fn, 2, ops) != WGT_OK) return wgt_last_status();
     char sa[256], sb[256];
     wgt_format_shape(sa, sizeof sa, a->ndim, a->shape);
     wgt_format_shape(sb, sizeof sb, b->ndim, b->shape);
-    if (naxes < 0 || naxes > a->ndim || naxes > b->ndim) {
-        wgt_error(WGT_ERR_SHAPE, "%s: cannot contract %d axes of a %s and b %s", fn, naxes, sa, sb);
-        return NULL;
-    }
-    if (!axes_a != !axes_b) {
-        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: axes_a and axes_b are both given or both NULL (a's last %d with b's first)",
-                  fn, naxes);
-        return NULL;
-    }
-    wgt_labelled la = {wgt_retain(a), {0}}, lb = {wgt_retain(b), {0}};
-    unsigned char keep[WGT_LABELS];
-    memset(keep, 1, sizeof keep);
-    for (int d = 0; d < a->ndim; d++) la.labels[d] = d;
-    for (int d = 0; d < b->ndim; d++) lb.labels[d] = WGT_MAX_DIMS + d;
+    if (naxes < 0 || naxes > a->ndim || naxes > b->ndim)
+        return wgt_error(WGT_ERR_SHAPE, "%s: cannot contract %d axes of a %s and b %s", fn, naxes, sa, sb);
+    if (!axes_a != !axes_b)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT,
+                         "%s: axes_a and axes_b are both given or both NULL (a's last %d with b's first)", fn, naxes);
+    /* a's axes are labels 0.., b's WGT_MAX_DIMS.. until contracted with one of a's. */
+    *p = (wgt_contract_plan){.nops = 2};
+    unsigned char contracted[WGT_MAX_DIMS] = {0};
+    for (int d = 0; d < a->ndim; d++) p->labels[0][d] = d;
+    for (int d = 0; d < b->ndim; d++) p->labels[1][d] = WGT_MAX_DIMS + d;
     for (int i = 0; i < naxes; i++) {
         int ia = axes_a ? axes_a[i] : a->ndim - naxes + i, ib = axes_b ? axes_b[i] : i;
         int da = norm_axis(ia, a->ndim), db = norm_axis(ib, b->ndim);
-        if (da < 0 || da >= a->ndim || db < 0 || db >= b->ndim) {
-            wgt_error(WGT_ERR_SHAPE, "%s: axis pair %d (%d, %d) is out of range for a %s and b %s", fn, i, ia, ib, sa, sb);
-            goto fail;
-        }
-        if (!keep[da] || lb.labels[db] < WGT_MAX_DIMS) {
-            wgt_error(WGT_ERR_SHAPE, "%s: axis pair %d (%d, %d) repeats an axis already contracted", fn, i, ia, ib);
-            goto fail;
-        }
-        if (a->shape[da] != b->shape[db]) {
-            wgt_error(WGT_ERR_SHAPE, "%s: axis %d of a %s has length %lld but axis %d of b %s has %lld", fn, ia, sa,
-                      (long long)a->shape[da], ib, sb, (long long)b->shape[db]);
-            goto fail;
-        }
-        keep[da] = 0;
-        lb.labels[db] = da;
+        if (da < 0 || da >= a->ndim || db < 0 || db >= b->ndim)
+            return wgt_error(WGT_ERR_SHAPE, "%s: axis pair %d (%d, %d) is out of range for a %s and b %s", fn, i, ia, ib,
+                             sa, sb);
+        if (contracted[da] || p->labels[1][db] < WGT_MAX_DIMS)
+            return wgt_error(WGT_ERR_SHAPE, "%s: axis pair %d (%d, %d) repeats an axis already contracted", fn, i, ia, ib);
+        if (a->shape[da] != b->shape[db])
+            return wgt_error(WGT_ERR_SHAPE, "%s: axis %d of a %s has length %lld but axis %d of b %s has %lld", fn, ia,
+                             sa, (long long)a->shape[da], ib, sb, (long long)b->shape[db]);
+        contracted[da] = 1;
+        p->labels[1][db] = da;
     }
-    int out_nd = a->ndim + b->ndim - 2 * naxes;
-    if (out_nd > WGT_MAX_DIMS) {
-        wgt_error(WGT_ERR_SHAPE, "%s: the result of a %s and b %s would have %d dimensions, more than %d", fn, sa, sb,
-                  out_nd, WGT_MAX_DIMS);
-        goto fail;
-    }
-    return wgt_contract_pair(fn, la, lb, keep).t; /* [a's free axes..., b's free axes...] */
-fail:
-    wgt_release(la.t);
-    wgt_release(lb.t);
-    return NULL;
+    if (a->ndim + b->ndim - 2 * naxes > WGT_MAX_DIMS)
+        return wgt_error(WGT_ERR_SHAPE, "%s: the result of a %s and b %s would have %d dimensions, more than %d", fn, sa,
+                         sb, a->ndim + b->ndim - 2 * naxes, WGT_MAX_DIMS);
+    for (int d = 0; d < a->ndim; d++) /* [a's free axes..., b's free axes...] */
+        if (!contracted[d]) p->out[p->nout++] = d;
+    for (int d = 0; d < b->ndim; d++)
+        if (p->labels[1][d] >= WGT_MAX_DIMS) p->out[p->nout++] = p->labels[1][d];
+    return WGT_OK;
 }
 
-wgt_tensor *wgt_vecdot(wgt_tensor *a, wgt_tensor *b, int axis) {
+wgt_tensor *wgt_tensordot(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b) {
+    wgt_contract_plan p;
+    wgt_tensor *ops[2] = {a, b};
+    return wgt_tensordot_plan(a, b, naxes, axes_a, axes_b, &p) == WGT_OK ? wgt_contract_run("wgt_tensordot", &p, ops)
+                                                                         : NULL;
+}
+
+wgt_status wgt_vecdot_plan(wgt_tensor *a, wgt_tensor *b, int axis, wgt_contract_plan *p) {
     static const char fn[] = "wgt_vecdot";
     wgt_tensor *ops[2] = {a, b};
-    if (wgt_contract_check(fn, 2, ops) != WGT_OK) return NULL;
+    if (wgt_contract_check(fn, 2, ops) != WGT_OK) return wgt_last_status();
     int nd;
     int64_t shape[WGT_MAX_DIMS];
-    if (wgt_broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape) != WGT_OK) return NULL;
+    if (wgt_broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape) != WGT_OK) return wgt_last_status();
     char sa[256], sb[256];
     wgt_format_shape(sa, sizeof sa, a->ndim, a->shape);
     wgt_format_shape(sb, sizeof sb, b->ndim, b->shape);
     int ax = norm_axis(axis, nd);
-    if (ax < 0 || ax >= nd || ax < nd - a->ndim || ax < nd - b->ndim) {
-        wgt_error(WGT_ERR_SHAPE, "%s: axis %d is not an axis of both a %s and b %s (broadcast together)", fn, axis, sa,
-                  sb);
-        return NULL;
-    }
-    if (a->shape[ax - (nd - a->ndim)] != b->shape[ax - (nd - b->ndim)]) {
-        wgt_error(WGT_ERR_SHAPE, "%s: along axis %d a %s has length %lld but b %s has %lld", fn, axis, sa,
-                  (long long)a->shape[ax - (nd - a->ndim)], sb, (long long)b->shape[ax - (nd - b->ndim)]);
-        return NULL;
-    }
+    if (ax < 0 || ax >= nd || ax < nd - a->ndim || ax < nd - b->ndim)
+        return wgt_error(WGT_ERR_SHAPE, "%s: axis %d is not an axis of both a %s and b %s (broadcast together)", fn,
+                         axis, sa, sb);
+    if (a->shape[ax - (nd - a->ndim)] != b->shape[ax - (nd - b->ndim)])
+        return wgt_error(WGT_ERR_SHAPE, "%s: along axis %d a %s has length %lld but b %s has %lld", fn, axis, sa,
+                         (long long)a->shape[ax - (nd - a->ndim)], sb, (long long)b->shape[ax - (nd - b->ndim)]);
     /* Labels are positions in the broadcast shape, so the result's order is theirs. Real
      * types only, so the conjugate of a is a itself. */
-    wgt_labelled la = {wgt_retain(a), {0}}, lb = {wgt_retain(b), {0}};
-    for (int d = 0; d < a->ndim; d++) la.labels[d] = d + nd - a->ndim;
-    for (int d = 0; d < b->ndim; d++) lb.labels[d] = d + nd - b->ndim;
-    unsigned char keep[WGT_LABELS];
-    memset(keep, 1, sizeof keep);
-    keep[ax] = 0;
-    int order[WGT_MAX_DIMS], k = 0;
+    *p = (wgt_contract_plan){.nops = 2};
+    for (int d = 0; d < a->ndim; d++) p->labels[0][d] = d + nd - a->ndim;
+    for (int d = 0; d < b->ndim; d++) p->labels[1][d] = d + nd - b->ndim;
     for (int d = 0; d < nd; d++)
-        if (d != ax) order[k++] = d;
-    return wgt_contract_finish(wgt_contract_pair(fn, la, lb, keep), k, order);
+        if (d != ax) p->out[p->nout++] = d;
+    return WGT_OK;
 }
 
-wgt_tensor *wgt_outer(wgt_tensor *a, wgt_tensor *b) {
+wgt_tensor *wgt_vecdot(wgt_tensor *a, wgt_tensor *b, int axis) {
+    wgt_contract_plan p;
+    wgt_tensor *ops[2] = {a, b};
+    return wgt_vecdot_plan(a, b, axis, &p) == WGT_OK ? wgt_contract_run("wgt_vecdot", &p, ops) : NULL;
+}
+
+wgt_status wgt_outer_plan(wgt_tensor *a, wgt_tensor *b, wgt_contract_plan *p) {
     static const char fn[] = "wgt_outer";
     wgt_tensor *ops[2] = {a, b};
-    if (wgt_contract_check(fn, 2, ops) != WGT_OK) return NULL;
+    if (wgt_contract_check(fn, 2, ops) != WGT_OK) return wgt_last_status();
     if (a->ndim != 1 || b->ndim != 1) {
         char sa[256], sb[256];
         wgt_format_shape(sa, sizeof sa, a->ndim, a->shape);
         wgt_format_shape(sb, sizeof sb, b->ndim, b->shape);
-        wgt_error(WGT_ERR_SHAPE, "%s: takes two vectors, but a is %s and b is %s", fn, sa, sb);
-        return NULL;
+        return wgt_error(WGT_ERR_SHAPE, "%s: takes two vectors, but a is %s and b is %s", fn, sa, sb);
     }
-    unsigned char keep[WGT_LABELS];
-    memset(keep, 1, sizeof keep);
-    return wgt_contract_pair(fn, (wgt_labelled){wgt_retain(a), {0}}, (wgt_labelled){wgt_retain(b), {1}}, keep).t;
+    *p = (wgt_contract_plan){.nops = 2, .labels = {{0}, {1}}, .nout = 2, .out = {0, 1}};
+    return WGT_OK;
+}
+
+wgt_tensor *wgt_outer(wgt_tensor *a, wgt_tensor *b) {
+    wgt_contract_plan p;
+    wgt_tensor *ops[2] = {a, b};
+    return wgt_outer_plan(a, b, &p) == WGT_OK ? wgt_contract_run("wgt_outer", &p, ops) : NULL;
 }

@@ -95,42 +95,34 @@ static wgt_status label_operand(const char *subs, int i, const term *t, wgt_tens
     return out->t ? WGT_OK : wgt_last_status();
 }
 
-wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *operands) {
-    if (!subscripts || !operands || count < 1)
-        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: needs subscripts and at least one operand (subscripts %s, %d operands)",
-                         fn, subscripts ? "given" : "NULL", operands ? count : 0),
-               NULL;
-    if (wgt_contract_check(fn, count, operands) != WGT_OK) return NULL;
-
+/* The operands labelled (lab[i], each a reference or a diagonal view) and the output's labels
+ * (out, nout) of the subscripts; *diagonal: some operand repeats a letter. */
+static wgt_status parse_all(const char *subscripts, int count, wgt_tensor *const *operands, wgt_labelled *lab, int *out,
+                            int *nout, int *diagonal) {
     /* Split "in,in,...->out" into terms. */
     int len = (int)strlen(subscripts);
     const char *arrow = strstr(subscripts, "->");
     int in_len = arrow ? (int)(arrow - subscripts) : len;
     if (arrow && strstr(arrow + 2, "->"))
-        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: \"%s\" has more than one '->'", fn, subscripts), NULL;
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: \"%s\" has more than one '->'", fn, subscripts);
     int nterms = 1;
     for (int i = 0; i < in_len; i++) nterms += subscripts[i] == ',';
     if (nterms != count)
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: \"%s\" names %d operand%s but %d were given", fn, subscripts, nterms,
-                         nterms == 1 ? "" : "s", count),
-               NULL;
+                         nterms == 1 ? "" : "s", count);
+    wgt_status st = WGT_OK;
     term *terms = calloc((size_t)count, sizeof *terms);
-    wgt_labelled *lab = calloc((size_t)count, sizeof *lab);
-    wgt_tensor *result = NULL;
-    if (!terms || !lab) {
-        wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d operands", fn, count);
-        goto done;
-    }
+    if (!terms) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d operands", fn, count);
     for (int i = 0, start = 0; i < count; i++) {
         int end = start;
         while (end < in_len && subscripts[end] != ',') end++;
         char what[32];
         snprintf(what, sizeof what, "operand %d", i);
-        if (parse_term(subscripts, start, end - start, what, &terms[i]) != WGT_OK) goto done;
+        if (parse_term(subscripts, start, end - start, what, &terms[i]) != WGT_OK) goto fail;
         start = end + 1;
     }
     term out_term;
-    if (arrow && parse_term(subscripts, in_len + 2, len - in_len - 2, "the output", &out_term) != WGT_OK) goto done;
+    if (arrow && parse_term(subscripts, in_len + 2, len - in_len - 2, "the output", &out_term) != WGT_OK) goto fail;
 
     /* The broadcast "..." dimensions: as many as the operand with most, lengths broadcast. */
     int nell = 0, ell_n[WGT_MAX_DIMS] = {0};
@@ -150,7 +142,7 @@ wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *ope
             if (n != 1 && ell_len[p] != 1 && n != ell_len[p]) {
                 wgt_error(WGT_ERR_SHAPE, "%s: the '...' dimensions of operand %d do not broadcast with those of operand %d (%lld vs %lld)",
                           fn, i, ell_n[p], (long long)n, (long long)ell_len[p]);
-                goto done;
+                goto fail;
             }
             if (n != 1) ell_len[p] = n, ell_n[p] = i;
         }
@@ -160,7 +152,7 @@ wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *ope
     int letter_from[128], uses[128] = {0};
     for (int l = 0; l < 128; l++) letter_from[l] = -1;
     for (int i = 0; i < count; i++)
-        if (label_operand(subscripts, i, &terms[i], operands[i], nell, letter_len, letter_from, &lab[i]) != WGT_OK) goto done;
+        if (label_operand(subscripts, i, &terms[i], operands[i], nell, letter_len, letter_from, &lab[i]) != WGT_OK) goto fail;
     for (int i = 0; i < count; i++)
         for (int k = 0; k < terms[i].nletters; k++)
             if (terms[i].letters[k] >= 0) uses[terms[i].letters[k]]++;
@@ -168,6 +160,8 @@ wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *ope
     /* The output's labels: given, or "..." then the letters used once, alphabetically. */
     int out_labels[WGT_MAX_DIMS * 3], out_nd = 0;
     unsigned char in_out[WGT_LABELS] = {0};
+    *diagonal = 0;
+    for (int i = 0; i < count; i++) *diagonal |= lab[i].t->ndim != operands[i]->ndim;
     if (arrow) {
         for (int k = 0; k < out_term.nletters; k++) {
             int l = out_term.letters[k];
@@ -178,7 +172,7 @@ wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *ope
             if (letter_from[l] < 0 || in_out[l]) {
                 wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: output subscript '%c' of \"%s\" %s", fn, l, subscripts,
                           in_out[l] ? "repeats" : "is in no operand");
-                goto done;
+                goto fail;
             }
             in_out[l] = 1;
             out_labels[out_nd++] = l;
@@ -191,8 +185,34 @@ wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *ope
     if (out_nd > WGT_MAX_DIMS) {
         wgt_error(WGT_ERR_SHAPE, "%s: the output of \"%s\" would have %d dimensions, more than %d", fn, subscripts, out_nd,
                   WGT_MAX_DIMS);
-        goto done;
+        goto fail;
     }
+    *nout = out_nd;
+    memcpy(out, out_labels, sizeof(int) * (size_t)out_nd);
+
+    free(terms);
+    return WGT_OK;
+fail:
+    st = wgt_last_status();
+    free(terms);
+    return st;
+}
+
+wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *operands) {
+    if (!subscripts || !operands || count < 1)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: needs subscripts and at least one operand (subscripts %s, %d operands)",
+                         fn, subscripts ? "given" : "NULL", operands ? count : 0),
+               NULL;
+    if (wgt_contract_check(fn, count, operands) != WGT_OK) return NULL;
+    wgt_labelled *lab = calloc((size_t)count, sizeof *lab);
+    wgt_tensor *result = NULL;
+    int out_labels[WGT_MAX_DIMS], out_nd, diagonal;
+    if (!lab) {
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d operands", fn, count);
+        return NULL;
+    }
+    if (parse_all(subscripts, count, operands, lab, out_labels, &out_nd, &diagonal) != WGT_OK) goto done;
+    unsigned char in_out[WGT_LABELS] = {0};
     for (int k = 0; k < out_nd; k++) in_out[out_labels[k]] = 1;
 
     /* Left to right: after operand i, keep what the output or a later operand names. */
@@ -212,6 +232,26 @@ wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *ope
 done:
     for (int i = 0; lab && i < count; i++) wgt_release(lab[i].t);
     free(lab);
-    free(terms);
     return result;
+}
+
+wgt_status wgt_einsum_plan(const char *subscripts, int count, wgt_tensor *const *operands, wgt_contract_plan *p,
+                           const char **why) {
+    if (count > 2) {
+        *why = "its gradient is planned for one or two operands (contract the others first)";
+        return WGT_ERR_UNAVAILABLE;
+    }
+    wgt_labelled lab[2] = {{0}};
+    int diagonal = 0;
+    *p = (wgt_contract_plan){.nops = count};
+    wgt_status st = parse_all(subscripts, count, operands, lab, p->out, &p->nout, &diagonal);
+    for (int i = 0; i < count; i++) {
+        if (lab[i].t) memcpy(p->labels[i], lab[i].labels, sizeof p->labels[i]);
+        wgt_release(lab[i].t);
+    }
+    if (st == WGT_OK && diagonal) {
+        *why = "an operand repeats a subscript (a diagonal)";
+        return WGT_ERR_UNAVAILABLE;
+    }
+    return st;
 }
