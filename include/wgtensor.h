@@ -520,6 +520,19 @@ wgt_tensor *wgt_outer(wgt_tensor *a, wgt_tensor *b);
  * diagonal. Letters a-z and A-Z. */
 wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *operands);
 
+/* ---- dense factorizations (linalg) ----------------------------------------------------- */
+/* Batches of square f32 matrices [..., n, n], factorized in double precision on the host by
+ * LAPACK (found at run time: OpenBLAS's or liblapack.so.3; WGT_ERR_UNAVAILABLE without one).
+ * Eager: the input is evaluated and read back, the result is a new tensor. An exactly singular
+ * matrix is an error (WGT_ERR_INVALID_ARGUMENT naming its batch index), as NumPy's LinAlgError.
+ * inv: the inverse. solve: x with a x = b, b [n] (one vector) or [..., n, k], batches
+ * broadcast. det: [...]; 0 for a singular matrix. cholesky: L (lower, L L^T = a) or with upper
+ * U = L^T; reads a's lower triangle only; not positive definite is an error. */
+wgt_tensor *wgt_linalg_inv(wgt_tensor *a);
+wgt_tensor *wgt_linalg_solve(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_linalg_det(wgt_tensor *a);
+wgt_tensor *wgt_linalg_cholesky(wgt_tensor *a, int upper);
+
 /* ---- normalisation and activation rows ---------------------------------------------- */
 /* Floating types; computed in f32. The result has a's shape; along an axis other than the
  * last it is a (non-contiguous) view. A row whose maximum is NaN or infinite, or that is all

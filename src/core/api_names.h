@@ -145,6 +145,10 @@ wgt_tensor *wgt_impl_tensordot(wgt_tensor *a, wgt_tensor *b, int naxes, const in
 wgt_tensor *wgt_impl_vecdot(wgt_tensor *a, wgt_tensor *b, int axis);
 wgt_tensor *wgt_impl_outer(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_einsum(const char *subscripts, int count, wgt_tensor *const *operands);
+wgt_tensor *wgt_impl_linalg_inv(wgt_tensor *a);
+wgt_tensor *wgt_impl_linalg_solve(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_linalg_det(wgt_tensor *a);
+wgt_tensor *wgt_impl_linalg_cholesky(wgt_tensor *a, int upper);
 wgt_tensor *wgt_impl_softmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_log_softmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_layer_norm(wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps);
@@ -326,6 +330,10 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_vecdot wgt_impl_vecdot
 #define wgt_outer wgt_impl_outer
 #define wgt_einsum wgt_impl_einsum
+#define wgt_linalg_inv wgt_impl_linalg_inv
+#define wgt_linalg_solve wgt_impl_linalg_solve
+#define wgt_linalg_det wgt_impl_linalg_det
+#define wgt_linalg_cholesky wgt_impl_linalg_cholesky
 #define wgt_softmax wgt_impl_softmax
 #define wgt_log_softmax wgt_impl_log_softmax
 #define wgt_layer_norm wgt_impl_layer_norm
