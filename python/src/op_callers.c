@@ -133,6 +133,7 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const gather[] = {"table", "indices"}, *const take[] = {"a", "indices", "axis"};
     static const char *const set_rows[] = {"dst", "indices", "rows"};
     static const char *const tdot[] = {"a", "b", "axes"}, *const vdot[] = {"x1", "x2", "axis"};
+    static const char *const upper[] = {"a", "upper"};
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
     switch (sig) {
@@ -167,6 +168,7 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_TENSORDOT: return tdot;
     case SIG_VECDOT: return vdot;
     case SIG_EINSUM: return NULL; /* variadic: einsum() parses its own arguments */
+    case SIG_UPPER: return upper;
     }
     return unary;
 }
@@ -184,6 +186,7 @@ static int n_names(sig_kind sig) {
     case SIG_SLICE: case SIG_ATTENTION: return 5;
     case SIG_TENSORDOT: case SIG_VECDOT: return 3;
     case SIG_EINSUM: return 0;
+    case SIG_UPPER: return 2;
     }
     return 1;
 }
@@ -582,6 +585,12 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (naxes = tensordot_axes(v[2], axes, xb, &given, e->name)) < 0)
             goto fail;
         RUN(wgt_tensordot(a->t, b->t, naxes, given ? axes : NULL, given ? xb : NULL));
+        break;
+    }
+    case SIG_UPPER: {
+        int up = v[1] ? PyObject_IsTrue(v[1]) : 0;
+        if (up < 0) goto fail;
+        RUN(((axis_fn)e->fn)(a->t, up));
         break;
     }
     case SIG_VECDOT:

@@ -94,6 +94,11 @@ static const op_entry ops[] = {
     OP("vecdot", NULL, wgt_vecdot, SIG_VECDOT),
     OP("outer", NULL, wgt_outer, SIG_BINARY),
     OP("einsum", NULL, wgt_einsum, SIG_EINSUM),
+    /* dense factorizations: reached as wgtensor.linalg.inv and so on */
+    OP("_linalg_inv", NULL, wgt_linalg_inv, SIG_UNARY),
+    OP("_linalg_solve", NULL, wgt_linalg_solve, SIG_BINARY),
+    OP("_linalg_det", NULL, wgt_linalg_det, SIG_UNARY),
+    OP("_linalg_cholesky", NULL, wgt_linalg_cholesky, SIG_UPPER),
     OPD("softmax", NULL, wgt_softmax, SIG_AXIS, -1, "axis"),
     OPD("log_softmax", NULL, wgt_log_softmax, SIG_AXIS, -1, "axis"),
     OPD("layer_norm", NULL, wgt_layer_norm, SIG_LAYER_NORM, 1e-5, "eps"),

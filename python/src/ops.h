@@ -53,6 +53,7 @@ typedef enum {
     SIG_TENSORDOT,   /* f(a, b, axes=2), axes an int or two sequences of axes */
     SIG_VECDOT,      /* f(x1, x2, axis=-1) */
     SIG_EINSUM,      /* f(subscripts, *operands) */
+    SIG_UPPER,       /* f(a, upper=False) */
 } sig_kind;
 
 typedef struct op_entry {

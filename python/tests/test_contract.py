@@ -90,3 +90,26 @@ def test_logsumexp_against_numpy(ctx):
             np.testing.assert_allclose(got.numpy(), ref, rtol=4e-7 * 8, atol=1e-6)
     rows = np.array([[-np.inf, -np.inf], [1, np.inf]], np.float32)
     np.testing.assert_array_equal(wt.logsumexp(wt.asarray(rows), axis=1).numpy(), [-np.inf, np.inf])
+
+
+def spd(n, batch):
+    m = RNG.uniform(-1, 1, size=(batch, n, n))
+    return (m @ np.swapaxes(m, -1, -2) / n + np.eye(n)).astype(np.float32)
+
+
+def test_linalg_factorizations_against_numpy(ctx):
+    a = (RNG.uniform(-1, 1, size=(3, 5, 5)) + 5 * np.eye(5)).astype(np.float32)
+    b = f32(3, 5, 2)
+    a64 = a.astype(np.float64)
+    np.testing.assert_allclose(wt.linalg.inv(a).numpy(), np.linalg.inv(a64), rtol=2 ** -23, atol=1e-9)
+    np.testing.assert_allclose(wt.linalg.det(a).numpy(), np.linalg.det(a64), rtol=2 ** -23)
+    np.testing.assert_allclose(wt.linalg.solve(a, b).numpy(), np.linalg.solve(a64, b), rtol=2 ** -23, atol=1e-9)
+    s = spd(4, 2)
+    low = np.linalg.cholesky(s.astype(np.float64))
+    np.testing.assert_allclose(wt.linalg.cholesky(s).numpy(), low, rtol=2 ** -23, atol=1e-9)
+    np.testing.assert_allclose(wt.linalg.cholesky(s, upper=True).numpy(), np.swapaxes(low, -1, -2), rtol=2 ** -23,
+                               atol=1e-9)
+    with pytest.raises(Exception, match="singular"):
+        wt.linalg.inv(np.zeros((2, 2), np.float32))
+    with pytest.raises(Exception, match="not positive definite"):
+        wt.linalg.cholesky(np.array([[1, 2], [2, 1]], np.float32))
