@@ -532,6 +532,13 @@ wgt_tensor *wgt_linalg_inv(wgt_tensor *a);
 wgt_tensor *wgt_linalg_solve(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_linalg_det(wgt_tensor *a);
 wgt_tensor *wgt_linalg_cholesky(wgt_tensor *a, int upper);
+/* Norms (f32, f16; computed in f32). vector_norm over the axes listed (naxes 0: all): ord
+ * inf, -inf (max, min of |a|), 0 (count of nonzeros), or any other p: (sum |a|^p)^(1/p),
+ * scaled by the largest magnitude for p > 0 so nothing overflows. matrix_norm over the last two
+ * axes: ord "fro" (or NULL), "1", "-1" (max, min column sum of |a|), "inf", "-inf" (row sums);
+ * "2", "-2" and "nuc" need singular values: WGT_ERR_UNAVAILABLE. */
+wgt_tensor *wgt_linalg_vector_norm(wgt_tensor *a, double ord, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims);
 
 /* ---- normalisation and activation rows ---------------------------------------------- */
 /* Floating types; computed in f32. The result has a's shape; along an axis other than the

@@ -133,7 +133,8 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const gather[] = {"table", "indices"}, *const take[] = {"a", "indices", "axis"};
     static const char *const set_rows[] = {"dst", "indices", "rows"};
     static const char *const tdot[] = {"a", "b", "axes"}, *const vdot[] = {"x1", "x2", "axis"};
-    static const char *const upper[] = {"a", "upper"};
+    static const char *const upper[] = {"a", "upper"}, *const vnorm[] = {"x", "axis", "keepdims", "ord"};
+    static const char *const mnorm[] = {"x", "keepdims", "ord"};
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
     switch (sig) {
@@ -169,6 +170,8 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_VECDOT: return vdot;
     case SIG_EINSUM: return NULL; /* variadic: einsum() parses its own arguments */
     case SIG_UPPER: return upper;
+    case SIG_VNORM: return vnorm;
+    case SIG_MNORM: return mnorm;
     }
     return unary;
 }
@@ -187,6 +190,8 @@ static int n_names(sig_kind sig) {
     case SIG_TENSORDOT: case SIG_VECDOT: return 3;
     case SIG_EINSUM: return 0;
     case SIG_UPPER: return 2;
+    case SIG_VNORM: return 4;
+    case SIG_MNORM: return 3;
     }
     return 1;
 }
@@ -213,6 +218,8 @@ static void defaults(sig_kind sig, PyObject **v) {
     case SIG_LAYER_NORM: v[1] = v[2] = Py_None; break;
     case SIG_RMS_NORM: case SIG_ROPE: v[1] = Py_None; break;
     case SIG_ATTENTION: v[3] = Py_False; break;
+    case SIG_VNORM: v[1] = Py_None, v[2] = Py_False; break;
+    case SIG_MNORM: v[1] = Py_False; break;
     default: break;
     }
 }
@@ -591,6 +598,26 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         int up = v[1] ? PyObject_IsTrue(v[1]) : 0;
         if (up < 0) goto fail;
         RUN(((axis_fn)e->fn)(a->t, up));
+        break;
+    }
+    case SIG_VNORM: {
+        int k = PyObject_IsTrue(v[2]);
+        d0 = 2;
+        if (k < 0 || (naxes = wgtpy_axes_arg(v[1], axes, e->name)) < 0 || (v[3] && double_arg(v[3], &d0, e->name, "ord") < 0))
+            goto fail;
+        RUN(wgt_linalg_vector_norm(a->t, d0, naxes, axes, k));
+        break;
+    }
+    case SIG_MNORM: {
+        int k = PyObject_IsTrue(v[1]);
+        PyObject *o = v[2] && !PyUnicode_Check(v[2]) ? PyObject_Str(v[2]) : (v[2] ? Py_NewRef(v[2]) : NULL);
+        const char *ord = o ? PyUnicode_AsUTF8(o) : "fro";
+        if (k < 0 || !ord) {
+            Py_XDECREF(o);
+            goto fail;
+        }
+        RUN(wgt_linalg_matrix_norm(a->t, ord, k));
+        Py_XDECREF(o);
         break;
     }
     case SIG_VECDOT:

@@ -99,6 +99,8 @@ static const op_entry ops[] = {
     OP("_linalg_solve", NULL, wgt_linalg_solve, SIG_BINARY),
     OP("_linalg_det", NULL, wgt_linalg_det, SIG_UNARY),
     OP("_linalg_cholesky", NULL, wgt_linalg_cholesky, SIG_UPPER),
+    OP("_linalg_vector_norm", NULL, wgt_linalg_vector_norm, SIG_VNORM),
+    OP("_linalg_matrix_norm", NULL, wgt_linalg_matrix_norm, SIG_MNORM),
     OPD("softmax", NULL, wgt_softmax, SIG_AXIS, -1, "axis"),
     OPD("log_softmax", NULL, wgt_log_softmax, SIG_AXIS, -1, "axis"),
     OPD("layer_norm", NULL, wgt_layer_norm, SIG_LAYER_NORM, 1e-5, "eps"),

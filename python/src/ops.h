@@ -54,6 +54,8 @@ typedef enum {
     SIG_VECDOT,      /* f(x1, x2, axis=-1) */
     SIG_EINSUM,      /* f(subscripts, *operands) */
     SIG_UPPER,       /* f(a, upper=False) */
+    SIG_VNORM,       /* f(x, axis=None, keepdims=False, ord=2) */
+    SIG_MNORM,       /* f(x, keepdims=False, ord="fro") */
 } sig_kind;
 
 typedef struct op_entry {

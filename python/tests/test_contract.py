@@ -113,3 +113,37 @@ def test_linalg_factorizations_against_numpy(ctx):
         wt.linalg.inv(np.zeros((2, 2), np.float32))
     with pytest.raises(Exception, match="not positive definite"):
         wt.linalg.cholesky(np.array([[1, 2], [2, 1]], np.float32))
+
+
+def vector_norm_ref(x, axis, keepdims, ord):
+    """The array API's vector_norm in float64 (NumPy 1's norm takes two axes for a matrix norm)."""
+    a = np.abs(x)
+    if ord == np.inf:
+        return np.max(a, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return np.min(a, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return np.sum(a != 0, axis=axis, keepdims=keepdims).astype(np.float64)
+    return np.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1 / ord)
+
+
+@pytest.mark.parametrize("ord", [2, 1, np.inf, -np.inf, 0, 3, 0.5])
+def test_vector_norm_against_numpy(ctx, ord):
+    x = f32(3, 4, 5) * np.float32(1e20)  # squares overflow f32 unless scaled (the float64 reference's do not)
+    for axis in (None, 1, (0, 2)):
+        for keepdims in (False, True):
+            ref = vector_norm_ref(x.astype(np.float64), axis, keepdims, ord)
+            got = wt.linalg.vector_norm(wt.asarray(x), axis=axis, keepdims=keepdims, ord=ord).numpy()
+            rtol = 2e-6 if ord in (1, 2, np.inf, -np.inf, 0) else 4e-5  # pow on the GPU: exp2(y log2 x)
+            np.testing.assert_allclose(got, ref, rtol=rtol)
+
+
+@pytest.mark.parametrize("ord", ["fro", 1, -1, np.inf, -np.inf])
+def test_matrix_norm_against_numpy(ctx, ord):
+    x = f32(2, 3, 5)
+    ref = np.linalg.norm(x.astype(np.float64), ord=ord, axis=(-2, -1))
+    np.testing.assert_allclose(wt.linalg.matrix_norm(wt.asarray(x), ord=ord).numpy(), ref, rtol=2e-6)
+    np.testing.assert_allclose(wt.linalg.norm(x[0], ord=ord).numpy(), np.linalg.norm(x[0].astype(np.float64), ord=ord),
+                               rtol=2e-6)
+    with pytest.raises(Exception, match="singular values"):
+        wt.linalg.matrix_norm(wt.asarray(x), ord="nuc")

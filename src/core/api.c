@@ -139,6 +139,8 @@ wgt_tensor *wgt_linalg_inv(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a);
 wgt_tensor *wgt_linalg_solve(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_linalg_solve", wgt_ag_untracked("wgt_linalg_solve", wgt_impl_linalg_solve(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
 wgt_tensor *wgt_linalg_det(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_det", wgt_ag_untracked("wgt_linalg_det", wgt_impl_linalg_det(r_a), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_linalg_cholesky(wgt_tensor *a, int upper) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_cholesky", wgt_ag_untracked("wgt_linalg_cholesky", wgt_impl_linalg_cholesky(r_a, upper), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_vector_norm(wgt_tensor *a, double ord, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_vector_norm", wgt_ag_untracked("wgt_linalg_vector_norm", wgt_impl_linalg_vector_norm(r_a, ord, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_matrix_norm", wgt_ag_untracked("wgt_linalg_matrix_norm", wgt_impl_linalg_matrix_norm(r_a, ord, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_softmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_softmax", wgt_ag_rule_softmax(wgt_impl_softmax(r_a, axis), r_a, axis)); }
 wgt_tensor *wgt_log_softmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_log_softmax", wgt_ag_rule_log_softmax(wgt_impl_log_softmax(r_a, axis), r_a, axis)); }
 wgt_tensor *wgt_layer_norm(wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_layer_norm", wgt_ag_rule_layer_norm(wgt_impl_layer_norm(r_a, r_weight, r_bias, eps), r_a, r_weight, r_bias, eps)); }
@@ -319,6 +321,8 @@ const char *const wgt_handle_functions[] = {
     "wgt_linalg_solve",
     "wgt_linalg_det",
     "wgt_linalg_cholesky",
+    "wgt_linalg_vector_norm",
+    "wgt_linalg_matrix_norm",
     "wgt_softmax",
     "wgt_log_softmax",
     "wgt_layer_norm",

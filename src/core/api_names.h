@@ -149,6 +149,8 @@ wgt_tensor *wgt_impl_linalg_inv(wgt_tensor *a);
 wgt_tensor *wgt_impl_linalg_solve(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_linalg_det(wgt_tensor *a);
 wgt_tensor *wgt_impl_linalg_cholesky(wgt_tensor *a, int upper);
+wgt_tensor *wgt_impl_linalg_vector_norm(wgt_tensor *a, double ord, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_impl_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims);
 wgt_tensor *wgt_impl_softmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_log_softmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_layer_norm(wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps);
@@ -334,6 +336,8 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_linalg_solve wgt_impl_linalg_solve
 #define wgt_linalg_det wgt_impl_linalg_det
 #define wgt_linalg_cholesky wgt_impl_linalg_cholesky
+#define wgt_linalg_vector_norm wgt_impl_linalg_vector_norm
+#define wgt_linalg_matrix_norm wgt_impl_linalg_matrix_norm
 #define wgt_softmax wgt_impl_softmax
 #define wgt_log_softmax wgt_impl_log_softmax
 #define wgt_layer_norm wgt_impl_layer_norm

@@ -98,13 +98,17 @@ wgt_tensor *wgt_logsumexp(wgt_tensor *a, int naxes, const int *axes, int keepdim
     wgt_tensor *r = l ? wgt_add(l, shift) : NULL;
     wgt_tensor *tmp[] = {x, m, inf, zero, shift, d, e, s, l};
     for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++) wgt_release(tmp[i]);
+    return wgt_reduce_f32_finish(r, keepdims, nd, shape, a->dtype);
+}
+
+wgt_tensor *wgt_reduce_f32_finish(wgt_tensor *r, int keepdims, int nd, const int64_t *shape, wgt_dtype dtype) {
     if (r && !keepdims) { /* the kept length-1 axes dropped: a view of the same memory */
         wgt_tensor *v = wgt_reshape(r, nd, shape);
         wgt_release(r);
         r = v;
     }
-    if (r && a->dtype != WGT_F32) {
-        wgt_tensor *c = wgt_cast(r, a->dtype);
+    if (r && dtype != WGT_F32) {
+        wgt_tensor *c = wgt_cast(r, dtype);
         wgt_release(r);
         r = c;
     }
