@@ -573,6 +573,14 @@ wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims);
 /* Running sum along axis, same shape (f16 accumulates in f32). */
 wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis);
+/* Over the axes listed, as above, of a != 0 (NaN counts as nonzero): any and all give u32 0/1
+ * (empty: 0 and 1), count_nonzero i32 (empty: 0). Every type but the block types. */
+wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_all(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+/* log(sum(exp(a))) over the axes listed, max-shifted so nothing overflows; f32, f16 (computed
+ * in f32). All -inf (or empty) gives -inf, +inf gives +inf, NaN propagates. */
+wgt_tensor *wgt_logsumexp(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 
 /* ---- linear algebra ------------------------------------------------------------------ */
 /* numpy.matmul: 1-D operands are promoted (a to [1, K], b to [K, 1]) and the added dimension
@@ -580,6 +588,41 @@ wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis);
 wgt_tensor *wgt_matmul(wgt_tensor *a, wgt_tensor *b);
 /* x @ w^T + bias with w of shape [out, in] and bias [out] (bias may be NULL). */
 wgt_tensor *wgt_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias);
+
+/* ---- contractions (tensordot, vecdot, outer, einsum) --------------------------------- */
+/* Floating types of one dtype; planned onto permutes, reshapes, sums and one batched matmul
+ * per pair of operands, so f16 accumulates in f32 as matmul does. Results are row-major.
+ * tensordot: axis axes_a[i] of a with axes_b[i] of b (equal lengths); with both NULL, a's
+ * last naxes axes with b's first naxes. Result [a's other axes..., b's other axes...]. */
+wgt_tensor *wgt_tensordot(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b);
+/* sum(a * b) along axis of the broadcast shape (real types: a's conjugate is a). */
+wgt_tensor *wgt_vecdot(wgt_tensor *a, wgt_tensor *b, int axis);
+/* a [M] times b [N]: [M, N]. */
+wgt_tensor *wgt_outer(wgt_tensor *a, wgt_tensor *b);
+/* numpy.einsum over count operands: "ij,jk->ik"; without "->" the output is the letters used
+ * once, in alphabetical order; "..." broadcasts; a letter repeated in one operand takes its
+ * diagonal. Letters a-z and A-Z. */
+wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *operands);
+
+/* ---- dense factorizations (linalg) ----------------------------------------------------- */
+/* Batches of square f32 matrices [..., n, n], factorized in double precision on the host by
+ * LAPACK (found at run time: OpenBLAS's or liblapack.so.3; WGT_ERR_UNAVAILABLE without one).
+ * Eager: the input is evaluated and read back, the result is a new tensor. An exactly singular
+ * matrix is an error (WGT_ERR_INVALID_ARGUMENT naming its batch index), as NumPy's LinAlgError.
+ * inv: the inverse. solve: x with a x = b, b [n] (one vector) or [..., n, k], batches
+ * broadcast. det: [...]; 0 for a singular matrix. cholesky: L (lower, L L^T = a) or with upper
+ * U = L^T; reads a's lower triangle only; not positive definite is an error. */
+wgt_tensor *wgt_linalg_inv(wgt_tensor *a);
+wgt_tensor *wgt_linalg_solve(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_linalg_det(wgt_tensor *a);
+wgt_tensor *wgt_linalg_cholesky(wgt_tensor *a, int upper);
+/* Norms (f32, f16; computed in f32). vector_norm over the axes listed (naxes 0: all): ord
+ * inf, -inf (max, min of |a|), 0 (count of nonzeros), or any other p: (sum |a|^p)^(1/p),
+ * scaled by the largest magnitude for p > 0 so nothing overflows. matrix_norm over the last two
+ * axes: ord "fro" (or NULL), "1", "-1" (max, min column sum of |a|), "inf", "-inf" (row sums);
+ * "2", "-2" and "nuc" need singular values: WGT_ERR_UNAVAILABLE. */
+wgt_tensor *wgt_linalg_vector_norm(wgt_tensor *a, double ord, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims);
 
 /* ---- normalisation and activation rows ---------------------------------------------- */
 /* Floating types; computed in f32. The result has a's shape; along an axis other than the

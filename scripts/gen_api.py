@@ -35,7 +35,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = {"wgt_release", "wgt_eval", "wgt_concat", "wgt_stack", "wgt_split", "wgt_graph_build",
            "wgt_graph_dispatch", "wgt_kernel_dispatch", "wgt_kernel_release", "wgt_graph_release", "wgt_read_release", "wgt_context_release", "wgt_sgd", "wgt_adamw",
-           "wgt_clip_grad_norm", "wgt_save_safetensors"}
+           "wgt_clip_grad_norm", "wgt_save_safetensors", "wgt_einsum"}
 # What a call given a stale context returns: the neutral value its function returns for NULL.
 FAILED = {"wgt_status": "wgt_last_status()", "void": "", "wgt_backend_kind": "WGT_BACKEND_AUTO",
           "const char *": '""', "int": "0"}
@@ -173,7 +173,9 @@ def main():
              " * (stacking 1), and one piece of a split, which starts at start along axis of a. */",
              "wgt_tensor *wgt_ag_join_rule(const char *fn, wgt_tensor *out, wgt_tensor *const *tensors, int count, int axis,",
              "                             int stacking);",
-             "wgt_tensor *wgt_ag_split_piece(wgt_tensor *out, wgt_tensor *a, int axis, int64_t start);"]
+             "wgt_tensor *wgt_ag_split_piece(wgt_tensor *out, wgt_tensor *a, int axis, int64_t start);",
+             "/* einsum's rule: a gradient for one or two operands without a repeated subscript. */",
+             "wgt_tensor *wgt_ag_einsum_rule(wgt_tensor *out, const char *subscripts, int count, wgt_tensor *const *operands);"]
     hooks += rule_protos + ["", "#endif"]
     open(os.path.join(ROOT, "src", "autograd", "rules.h"), "w").write("\n".join(hooks) + "\n")
 

@@ -109,7 +109,6 @@ typedef wgt_tensor *(*reduce_c_fn)(wgt_tensor *, int, const int *, int, int);
 typedef wgt_tensor *(*arg_fn)(wgt_tensor *, int, int);
 typedef wgt_tensor *(*axis_fn)(wgt_tensor *, int);
 typedef wgt_tensor *(*shape_fn)(wgt_tensor *, int, const int64_t *);
-typedef wgt_tensor *(*join_fn)(wgt_tensor *const *, int, int);
 typedef wgt_tensor *(*diag_fn)(wgt_tensor *, int64_t);
 
 /* Calls with a's context locked; the result is wrapped on that context. */
@@ -138,6 +137,9 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const moveaxis[] = {"a", "source", "destination"}, *const roll[] = {"a", "shift", "axis"};
     static const char *const repeat[] = {"a", "repeats", "axis"}, *const mask[] = {"a", "mask", "value"};
     static const char *const diagonal[] = {"a", "offset", "axis1", "axis2"};
+    static const char *const tdot[] = {"a", "b", "axes"}, *const vdot[] = {"x1", "x2", "axis"};
+    static const char *const upper[] = {"a", "upper"}, *const vnorm[] = {"x", "axis", "keepdims", "ord"};
+    static const char *const mnorm[] = {"x", "keepdims", "ord"};
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
     switch (sig) {
@@ -178,6 +180,12 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_ATTENTION: return attention;
     case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
     case SIG_ADAPTIVE_AVG_POOL2D: break; /* nn.c */
+    case SIG_TENSORDOT: return tdot;
+    case SIG_VECDOT: return vdot;
+    case SIG_EINSUM: return NULL; /* variadic: einsum() parses its own arguments */
+    case SIG_UPPER: return upper;
+    case SIG_VNORM: return vnorm;
+    case SIG_MNORM: return mnorm;
     }
     return unary;
 }
@@ -198,6 +206,11 @@ static int n_names(sig_kind sig) {
     case SIG_SLICE: case SIG_ATTENTION: case SIG_SCATTER: return 5;
     case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
     case SIG_ADAPTIVE_AVG_POOL2D: break; /* nn.c */
+    case SIG_TENSORDOT: case SIG_VECDOT: return 3;
+    case SIG_EINSUM: return 0;
+    case SIG_UPPER: return 2;
+    case SIG_VNORM: return 4;
+    case SIG_MNORM: return 3;
     }
     return 1;
 }
@@ -207,6 +220,7 @@ static int n_required(sig_kind sig) {
     case SIG_BINARY: case SIG_TRUE_DIVIDE: case SIG_SCALAR: case SIG_CAST: case SIG_SHAPE: case SIG_SPLIT:
     case SIG_LINEAR: case SIG_GATHER: case SIG_TAKE: case SIG_ONE_HOT: case SIG_ROLL: case SIG_REPEAT:
     case SIG_MASKED_SELECT:
+    case SIG_TENSORDOT: case SIG_VECDOT:
         return 2;
     case SIG_SWAP: case SIG_AS_STRIDED: case SIG_PAD: case SIG_WHERE: case SIG_SET_ROWS: case SIG_ATTENTION:
     case SIG_MOVEAXIS: case SIG_MASKED_FILL:
@@ -228,11 +242,80 @@ static void defaults(sig_kind sig, PyObject **v) {
     case SIG_RMS_NORM: case SIG_ROPE: v[1] = Py_None; break;
     case SIG_ATTENTION: v[3] = Py_False; break;
     case SIG_ROLL: case SIG_REPEAT: v[2] = Py_None; break;
+    case SIG_VNORM: v[1] = Py_None, v[2] = Py_False; break;
+    case SIG_MNORM: v[1] = Py_False; break;
     default: break;
     }
 }
 
 static PyObject *run_op(const op_entry *e, PyObject **v);
+
+typedef wgt_tensor *(*join_fn)(wgt_tensor *const *, int, int);
+
+/* An op over a list of n tensors (concat, stack: axis; einsum: subs), all on the first one's
+ * context, later ones taking its type where they are Python scalars. */
+static PyObject *run_list(const op_entry *e, PyObject *const *items, Py_ssize_t n, long long axis, const char *subs) {
+    TensorObject **ts = PyMem_Calloc((size_t)n, sizeof *ts);
+    wgt_tensor **hs = PyMem_Calloc((size_t)n, sizeof *hs);
+    PyObject *out = NULL;
+    if (!ts || !hs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!(ts[0] = first_tensor(items[0], e->name))) goto done;
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (other_tensor(items[i], ts[0], &ts[i], 0, e->name) < 0) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) hs[i] = ts[i]->t;
+    TensorObject *a = ts[0];
+    wgt_tensor *r;
+    if (subs)
+        RUN(wgt_einsum(subs, (int)n, hs));
+    else
+        RUN(((join_fn)e->fn)(hs, (int)n, (int)axis));
+    out = wgtpy_wrap(r, a->ctx, e->name, 0);
+done:
+    for (Py_ssize_t i = 0; ts && i < n; i++) Py_XDECREF(ts[i]);
+    PyMem_Free(ts);
+    PyMem_Free(hs);
+    return out;
+}
+
+/* einsum(subscripts, *operands), as NumPy's. */
+static PyObject *einsum(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    if (kwnames && PyTuple_GET_SIZE(kwnames))
+        return PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", e->name);
+    if (nargs < 2 || nargs - 1 > INT32_MAX || !PyUnicode_Check(args[0]))
+        return PyErr_Format(PyExc_TypeError, "%s() takes a subscripts string and at least one operand", e->name);
+    const char *subs = PyUnicode_AsUTF8(args[0]);
+    return subs ? run_list(e, args + 1, nargs - 1, 0, subs) : NULL;
+}
+
+/* tensordot's axes: an int N (a's last N with b's first N) or a pair of axis sequences. */
+static int tensordot_axes(PyObject *o, int *axes_a, int *axes_b, int *given, const char *fn) {
+    long long n;
+    *given = 0;
+    if (!o) return 2;
+    if (PyLong_Check(o) || PyIndex_Check(o)) return int_arg(o, &n, 0, WGT_MAX_DIMS, fn, "axes") < 0 ? -1 : (int)n;
+    PyObject *pair = PySequence_Fast(o, "tensordot: axes must be an int or a pair of axis sequences");
+    if (!pair) return -1;
+    int count = -1;
+    if (PySequence_Fast_GET_SIZE(pair) != 2) {
+        PyErr_Format(PyExc_ValueError, "%s: axes must be an int or a pair of axis sequences", fn);
+        goto done;
+    }
+    int na = wgtpy_axes_arg(PySequence_Fast_GET_ITEM(pair, 0), axes_a, fn);
+    int nb = na < 0 ? -1 : wgtpy_axes_arg(PySequence_Fast_GET_ITEM(pair, 1), axes_b, fn);
+    if (nb < 0) goto done;
+    if (na != nb) {
+        PyErr_Format(PyExc_ValueError, "%s: axes pairs %d axes of a with %d of b", fn, na, nb);
+        goto done;
+    }
+    *given = 1;
+    count = na;
+done:
+    Py_DECREF(pair);
+    return count;
+}
 
 PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     PyObject *v[MAXARGS] = {0};
@@ -247,6 +330,7 @@ PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nar
     int n = n_names(e->sig);
     defaults(e->sig, v);
     PyObject *packed = NULL;
+    if (e->sig == SIG_EINSUM) return einsum(e, args, nargs, kwnames);
     /* t.reshape(2, 3) as NumPy allows: positional dimensions become the shape. */
     if (e->sig == SIG_SHAPE && nargs > 2 && !kwnames) {
         packed = PyTuple_New(nargs - 1);
@@ -271,25 +355,7 @@ static PyObject *join(const op_entry *e, PyObject **v) {
         Py_DECREF(seq);
         return PyErr_Format(PyExc_ValueError, "%s: needs at least one tensor", e->name);
     }
-    TensorObject **ts = PyMem_Calloc((size_t)n, sizeof *ts);
-    wgt_tensor **hs = PyMem_Calloc((size_t)n, sizeof *hs);
-    PyObject *out = NULL;
-    if (!ts || !hs) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (!(ts[0] = first_tensor(PySequence_Fast_GET_ITEM(seq, 0), e->name))) goto done;
-    for (Py_ssize_t i = 1; i < n; i++)
-        if (other_tensor(PySequence_Fast_GET_ITEM(seq, i), ts[0], &ts[i], 0, e->name) < 0) goto done;
-    for (Py_ssize_t i = 0; i < n; i++) hs[i] = ts[i]->t;
-    TensorObject *a = ts[0];
-    wgt_tensor *r;
-    RUN(((join_fn)e->fn)(hs, (int)n, (int)axis));
-    out = wgtpy_wrap(r, a->ctx, e->name, 0);
-done:
-    for (Py_ssize_t i = 0; ts && i < n; i++) Py_XDECREF(ts[i]);
-    PyMem_Free(ts);
-    PyMem_Free(hs);
+    PyObject *out = run_list(e, PySequence_Fast_ITEMS(seq), n, axis, NULL);
     Py_DECREF(seq);
     return out;
 }
@@ -678,6 +744,44 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         RUN(wgt_attention(a->t, b->t, c->t, causal, d1));
         break;
     }
+    case SIG_TENSORDOT: {
+        int given, xb[WGT_MAX_DIMS];
+        if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (naxes = tensordot_axes(v[2], axes, xb, &given, e->name)) < 0)
+            goto fail;
+        RUN(wgt_tensordot(a->t, b->t, naxes, given ? axes : NULL, given ? xb : NULL));
+        break;
+    }
+    case SIG_UPPER: {
+        int up = v[1] ? PyObject_IsTrue(v[1]) : 0;
+        if (up < 0) goto fail;
+        RUN(((axis_fn)e->fn)(a->t, up));
+        break;
+    }
+    case SIG_VNORM: {
+        int k = PyObject_IsTrue(v[2]);
+        d0 = 2;
+        if (k < 0 || (naxes = wgtpy_axes_arg(v[1], axes, e->name)) < 0 || (v[3] && double_arg(v[3], &d0, e->name, "ord") < 0))
+            goto fail;
+        RUN(wgt_linalg_vector_norm(a->t, d0, naxes, axes, k));
+        break;
+    }
+    case SIG_MNORM: {
+        int k = PyObject_IsTrue(v[1]);
+        PyObject *o = v[2] && !PyUnicode_Check(v[2]) ? PyObject_Str(v[2]) : (v[2] ? Py_NewRef(v[2]) : NULL);
+        const char *ord = o ? PyUnicode_AsUTF8(o) : "fro";
+        if (k < 0 || !ord) {
+            Py_XDECREF(o);
+            goto fail;
+        }
+        RUN(wgt_linalg_matrix_norm(a->t, ord, k));
+        Py_XDECREF(o);
+        break;
+    }
+    case SIG_VECDOT:
+        if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (v[2] && AXIS_ARG(v[2], i0) < 0)) goto fail;
+        if (!v[2]) i0 = -1;
+        RUN(wgt_vecdot(a->t, b->t, (int)i0));
+        break;
     default:
         PyErr_Format(PyExc_RuntimeError, "%s: signature kind %d has no caller", e->name, (int)e->sig);
         goto fail;

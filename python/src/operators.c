@@ -101,6 +101,7 @@ int wgtpy_gives_mask(void (*fn)(void)) {
         (void (*)(void))wgt_gt, (void (*)(void))wgt_ge, (void (*)(void))wgt_logical_and,
         (void (*)(void))wgt_logical_or, (void (*)(void))wgt_logical_not, (void (*)(void))wgt_isnan,
         (void (*)(void))wgt_isinf, (void (*)(void))wgt_signbit, (void (*)(void))wgt_isfinite,
+        (void (*)(void))wgt_any, (void (*)(void))wgt_all,
     };
     for (size_t i = 0; i < sizeof masks / sizeof masks[0]; i++)
         if (fn == masks[i]) return 1;

@@ -63,6 +63,12 @@ typedef enum {
     SIG_MAX_POOL2D,
     SIG_AVG_POOL2D,
     SIG_ADAPTIVE_AVG_POOL2D,
+    SIG_TENSORDOT,   /* f(a, b, axes=2), axes an int or two sequences of axes */
+    SIG_VECDOT,      /* f(x1, x2, axis=-1) */
+    SIG_EINSUM,      /* f(subscripts, *operands) */
+    SIG_UPPER,       /* f(a, upper=False) */
+    SIG_VNORM,       /* f(x, axis=None, keepdims=False, ord=2) */
+    SIG_MNORM,       /* f(x, keepdims=False, ord="fro") */
 } sig_kind;
 
 typedef struct op_entry {

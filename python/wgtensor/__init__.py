@@ -543,14 +543,6 @@ def matrix_transpose(x):
     return _core.swapaxes(x, -1, -2)
 
 
-def all(x, axis=None, keepdims=False):
-    """1 where every element along axis is nonzero (uint32, as comparisons give)."""
-    return _core.min(ne(asarray(x), 0), axis, keepdims)
-
-
-def any(x, axis=None, keepdims=False):
-    """1 where some element along axis is nonzero (uint32)."""
-    return _core.max(ne(asarray(x), 0), axis, keepdims)
 del _g, _py
 
 
@@ -606,7 +598,7 @@ def pad(a, pad_width, constant_values=0):
 
 _core._register(_DTYPES, _parse_dtype, asarray, get_default_context)
 
-from . import gguf, optim  # noqa: E402  (they use the names above)
+from . import gguf, linalg, optim  # noqa: E402  (they use the names above)
 from ._autograd import (clip_grad_norm, cross_entropy, load, lr_warmup_cosine, no_grad, save)  # noqa: E402
 from ._quant import dequantize, kv_cache_append, matmul_quantized, quantize  # noqa: E402
 from ._manip import broadcast_arrays, meshgrid  # noqa: E402

@@ -154,8 +154,21 @@ wgt_tensor *wgt_std(wgt_tensor *a, int naxes, const int *axes, int keepdims, int
 wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_argmax", wgt_ag_untracked("wgt_argmax", wgt_impl_argmax(r_a, axis, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_argmin", wgt_ag_untracked("wgt_argmin", wgt_impl_argmin(r_a, axis, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumsum", wgt_ag_rule_cumsum(wgt_impl_cumsum(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_any", wgt_ag_untracked("wgt_any", wgt_impl_any(r_a, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_all(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_all", wgt_ag_untracked("wgt_all", wgt_impl_all(r_a, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_count_nonzero", wgt_ag_untracked("wgt_count_nonzero", wgt_impl_count_nonzero(r_a, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_logsumexp(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_logsumexp", wgt_ag_rule_logsumexp(wgt_impl_logsumexp(r_a, naxes, axes, keepdims), r_a, naxes, axes, keepdims)); }
 wgt_tensor *wgt_matmul(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_matmul", wgt_ag_rule_matmul(wgt_impl_matmul(r_a, r_b), r_a, r_b)); }
 wgt_tensor *wgt_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_w = wgt_handle_arg(w); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_linear", wgt_ag_rule_linear(wgt_impl_linear(r_x, r_w, r_bias), r_x, r_w, r_bias)); }
+wgt_tensor *wgt_tensordot(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_tensordot", wgt_ag_rule_tensordot(wgt_impl_tensordot(r_a, r_b, naxes, axes_a, axes_b), r_a, r_b, naxes, axes_a, axes_b)); }
+wgt_tensor *wgt_vecdot(wgt_tensor *a, wgt_tensor *b, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_vecdot", wgt_ag_rule_vecdot(wgt_impl_vecdot(r_a, r_b, axis), r_a, r_b, axis)); }
+wgt_tensor *wgt_outer(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_outer", wgt_ag_rule_outer(wgt_impl_outer(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_linalg_inv(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_inv", wgt_ag_untracked("wgt_linalg_inv", wgt_impl_linalg_inv(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_solve(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_linalg_solve", wgt_ag_untracked("wgt_linalg_solve", wgt_impl_linalg_solve(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_linalg_det(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_det", wgt_ag_untracked("wgt_linalg_det", wgt_impl_linalg_det(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_cholesky(wgt_tensor *a, int upper) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_cholesky", wgt_ag_untracked("wgt_linalg_cholesky", wgt_impl_linalg_cholesky(r_a, upper), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_vector_norm(wgt_tensor *a, double ord, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_vector_norm", wgt_ag_untracked("wgt_linalg_vector_norm", wgt_impl_linalg_vector_norm(r_a, ord, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_matrix_norm", wgt_ag_untracked("wgt_linalg_matrix_norm", wgt_impl_linalg_matrix_norm(r_a, ord, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_softmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_softmax", wgt_ag_rule_softmax(wgt_impl_softmax(r_a, axis), r_a, axis)); }
 wgt_tensor *wgt_log_softmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_log_softmax", wgt_ag_rule_log_softmax(wgt_impl_log_softmax(r_a, axis), r_a, axis)); }
 wgt_tensor *wgt_layer_norm(wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_layer_norm", wgt_ag_rule_layer_norm(wgt_impl_layer_norm(r_a, r_weight, r_bias, eps), r_a, r_weight, r_bias, eps)); }
@@ -369,8 +382,22 @@ const char *const wgt_handle_functions[] = {
     "wgt_argmax",
     "wgt_argmin",
     "wgt_cumsum",
+    "wgt_any",
+    "wgt_all",
+    "wgt_count_nonzero",
+    "wgt_logsumexp",
     "wgt_matmul",
     "wgt_linear",
+    "wgt_tensordot",
+    "wgt_vecdot",
+    "wgt_outer",
+    "wgt_einsum",
+    "wgt_linalg_inv",
+    "wgt_linalg_solve",
+    "wgt_linalg_det",
+    "wgt_linalg_cholesky",
+    "wgt_linalg_vector_norm",
+    "wgt_linalg_matrix_norm",
     "wgt_softmax",
     "wgt_log_softmax",
     "wgt_layer_norm",

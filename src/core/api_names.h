@@ -163,8 +163,22 @@ wgt_tensor *wgt_impl_std(wgt_tensor *a, int naxes, const int *axes, int keepdims
 wgt_tensor *wgt_impl_argmax(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_impl_argmin(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_impl_cumsum(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_impl_all(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_impl_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_impl_logsumexp(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_impl_matmul(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias);
+wgt_tensor *wgt_impl_tensordot(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b);
+wgt_tensor *wgt_impl_vecdot(wgt_tensor *a, wgt_tensor *b, int axis);
+wgt_tensor *wgt_impl_outer(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_einsum(const char *subscripts, int count, wgt_tensor *const *operands);
+wgt_tensor *wgt_impl_linalg_inv(wgt_tensor *a);
+wgt_tensor *wgt_impl_linalg_solve(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_linalg_det(wgt_tensor *a);
+wgt_tensor *wgt_impl_linalg_cholesky(wgt_tensor *a, int upper);
+wgt_tensor *wgt_impl_linalg_vector_norm(wgt_tensor *a, double ord, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_impl_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims);
 wgt_tensor *wgt_impl_softmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_log_softmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_layer_norm(wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps);
@@ -383,8 +397,22 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_argmax wgt_impl_argmax
 #define wgt_argmin wgt_impl_argmin
 #define wgt_cumsum wgt_impl_cumsum
+#define wgt_any wgt_impl_any
+#define wgt_all wgt_impl_all
+#define wgt_count_nonzero wgt_impl_count_nonzero
+#define wgt_logsumexp wgt_impl_logsumexp
 #define wgt_matmul wgt_impl_matmul
 #define wgt_linear wgt_impl_linear
+#define wgt_tensordot wgt_impl_tensordot
+#define wgt_vecdot wgt_impl_vecdot
+#define wgt_outer wgt_impl_outer
+#define wgt_einsum wgt_impl_einsum
+#define wgt_linalg_inv wgt_impl_linalg_inv
+#define wgt_linalg_solve wgt_impl_linalg_solve
+#define wgt_linalg_det wgt_impl_linalg_det
+#define wgt_linalg_cholesky wgt_impl_linalg_cholesky
+#define wgt_linalg_vector_norm wgt_impl_linalg_vector_norm
+#define wgt_linalg_matrix_norm wgt_impl_linalg_matrix_norm
 #define wgt_softmax wgt_impl_softmax
 #define wgt_log_softmax wgt_impl_log_softmax
 #define wgt_layer_norm wgt_impl_layer_norm

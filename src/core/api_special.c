@@ -192,3 +192,13 @@ wgt_status wgt_save_safetensors(const char *path, int n, const char *const *name
     free(heap);
     return st;
 }
+
+wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *operands) {
+    static const char fn[] = "wgt_einsum";
+    wgt_tensor *buf[ON_STACK], **heap;
+    wgt_tensor *const *r = records_of(fn, count, operands, buf, &heap);
+    wgt_tensor *out = r || !operands ? wgt_handle_out(fn, wgt_ag_einsum_rule(wgt_impl_einsum(subscripts, count, r), subscripts, count, r))
+                                     : NULL;
+    free(heap);
+    return out;
+}

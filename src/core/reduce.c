@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "node.h"
+#include "reduce_axes.h"
 
 static const char *const op_names[WGT_REDUCE_COUNT] = {"sum", "mean", "max", "min", "prod", "var", "argmax", "argmin"};
 
@@ -104,8 +105,7 @@ fail:
     return NULL;
 }
 
-/* Checks the axes list: each in range, none twice; naxes 0 selects every axis. */
-static int mark_axes(const char *fn, const wgt_tensor *a, int naxes, const int *axes, int *reduced) {
+int wgt_reduce_mark_axes(const char *fn, const wgt_tensor *a, int naxes, const int *axes, int *reduced) {
     memset(reduced, 0, sizeof(int) * WGT_MAX_DIMS);
     if (naxes < 0) {
         wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: naxes is %d; it must be 0 (all axes) or more", fn, naxes);
@@ -137,7 +137,7 @@ static int mark_axes(const char *fn, const wgt_tensor *a, int naxes, const int *
 static wgt_tensor *run_reduce(const char *fn, wgt_reduce_op op, wgt_tensor *a, int naxes, const int *axes,
                               int keepdims, double param) {
     int reduced[WGT_MAX_DIMS];
-    if (wgt_check_tensor(fn, "a", a) != WGT_OK || !mark_axes(fn, a, naxes, axes, reduced)) return NULL;
+    if (wgt_check_tensor(fn, "a", a) != WGT_OK || !wgt_reduce_mark_axes(fn, a, naxes, axes, reduced)) return NULL;
     return reduce_axes(fn, op, a, reduced, keepdims, param);
 }
 
