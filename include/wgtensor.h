@@ -698,6 +698,9 @@ wgt_optimizer *wgt_sgd(int n, wgt_tensor *const *params, double lr, double momen
 /* AdamW (Loshchilov and Hutter, as torch.optim.AdamW): p -= lr (m^ / (sqrt(v^) + eps) + weight_decay p). */
 wgt_optimizer *wgt_adamw(int n, wgt_tensor *const *params, double lr, double beta1, double beta2, double eps,
                          double weight_decay);
+/* Over gradients computed from graph inputs, the update is recorded into the next
+ * wgt_graph_build of the context: each dispatch of that graph updates the parameters and the
+ * state in place, at the learning rate set when it is dispatched. */
 wgt_status wgt_optimizer_step(wgt_optimizer *opt);
 /* Forgets the gradients of every parameter (wgt_zero_grad). */
 wgt_status wgt_optimizer_zero_grad(wgt_optimizer *opt);
