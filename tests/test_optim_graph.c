@@ -184,3 +184,26 @@ TEST(optim_graph_update_never_built) {
     for (int i = 0; i < NPARAM; i++) wgt_release(w[i]);
     wgt_context_release(c);
 }
+
+/* A tensor the graph updates in place cannot also be bound as an output: both would write it. */
+TEST_BACKENDS(optim_graph_refuses_an_output_bound_to_a_parameter) {
+    wgt_tensor *p = wgt_scalar(ctx, WGT_F32, 0.5), *x = wgt_graph_input(ctx, "oo_x", WGT_F32, 0, NULL);
+    wgt_requires_grad(p, 1);
+    wgt_optimizer *o = wgt_sgd(1, &p, 0.1, 0, 0);
+    wgt_tensor *l = wgt_mul(p, x);
+    CHECK(wgt_backward(l, NULL) == WGT_OK && wgt_optimizer_step(o) == WGT_OK, "%s", wgt_last_error());
+    wgt_graph *g = wgt_graph_build(ctx, 1, (wgt_binding[]){{"loss", l}});
+    CHECK(g, "%s", wgt_last_error());
+    wgt_optimizer_zero_grad(o);
+    wgt_tensor *xv = wgt_scalar(ctx, WGT_F32, 2.0), *lo = wgt_zeros(ctx, WGT_F32, 0, NULL);
+    CHECK_ERROR(wgt_graph_dispatch(g, 1, (wgt_binding[]){{"oo_x", xv}}, 1, (wgt_binding[]){{"loss", p}}) != WGT_OK,
+                WGT_ERR_USAGE, "updates in place");
+    /* Bound apart, the update runs: p -= 0.1 * x. */
+    CHECK(wgt_graph_dispatch(g, 1, (wgt_binding[]){{"oo_x", xv}}, 1, (wgt_binding[]){{"loss", lo}}) == WGT_OK, "%s",
+          wgt_last_error());
+    double *v = test_read_f64(p);
+    CHECK(v && fabs(v[0] - 0.3) < 1e-7, "p after one dispatch: %g, wanted 0.3", v ? v[0] : NAN);
+    free(v);
+    wgt_graph_release(g), wgt_optimizer_release(o);
+    wgt_release(lo), wgt_release(xv), wgt_release(l), wgt_release(x), wgt_release(p);
+}

@@ -487,6 +487,19 @@ static wgt_status bound_apart(const char *fn, const wgt_graph *g) {
                      g->outputs[clash.index].name);
 }
 
+/* No output is bound to a tensor that the graph updates in place (a parameter): both would
+ * write it. */
+static wgt_status outputs_not_updated(const char *fn, const wgt_graph *g) {
+    for (int i = 0; i < g->nnodes; i++) {
+        if (!g->nodes[i]->update) continue;
+        for (int o = 0; o < g->noutputs; o++)
+            if (g->outputs[o].bound == g->nodes[i]->args[0].storage)
+                return wgt_error(WGT_ERR_USAGE, "%s: output '%s' is bound to a tensor the graph updates in place "
+                                 "(%s)", fn, g->outputs[o].name, g->nodes[i]->fn);
+    }
+    return WGT_OK;
+}
+
 /* An intermediate's memory goes back to the pool (or the host heap); a later step or replay
  * that writes it first in parts gets it zeroed again, as a fresh tensor would be. */
 static void release_intermediate(wgt_graph *g, wgt_storage *x) {
@@ -524,7 +537,7 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
     if (st != WGT_OK ||
         (st = bind(fn, g, "input", g->inputs, g->ninputs, &g->input_names, n_inputs, inputs, 0)) != WGT_OK ||
         (st = bind(fn, g, "output", g->outputs, g->noutputs, &g->output_names, n_outputs, outputs, 1)) != WGT_OK ||
-        (st = bound_apart(fn, g)) != WGT_OK)
+        (st = bound_apart(fn, g)) != WGT_OK || (st = outputs_not_updated(fn, g)) != WGT_OK)
         return st;
     /* Strided inputs are copied to contiguous ones first: the graph reads placeholders whole. */
     wgt_tensor *copies[64] = {0}, *staged[64] = {0};
