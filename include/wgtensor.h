@@ -221,7 +221,9 @@ typedef struct wgt_binding {
 /* A placeholder for a graph input; its name must be unique in the context while it lives.
  * Reading it or anything computed from it outside a graph is WGT_ERR_USAGE. */
 wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape);
-/* outputs[i].tensor must be computed from graph inputs; names must be unique. */
+/* outputs[i].tensor must be computed from graph inputs; names must be unique. The graph also
+ * takes every optimizer step recorded over graph values in the context since the last build
+ * (wgt_optimizer_step): each dispatch then updates those parameters in place, last. */
 wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs);
 /* Every input and output name exactly once; tensors of the graph's context with the
  * recorded types and shapes; outputs writable, contiguous and distinct from every input.
@@ -908,6 +910,9 @@ wgt_optimizer *wgt_sgd(int n, wgt_tensor *const *params, double lr, double momen
 /* AdamW (Loshchilov and Hutter, as torch.optim.AdamW): p -= lr (m^ / (sqrt(v^) + eps) + weight_decay p). */
 wgt_optimizer *wgt_adamw(int n, wgt_tensor *const *params, double lr, double beta1, double beta2, double eps,
                          double weight_decay);
+/* Over gradients computed from graph inputs, the update is recorded into the next
+ * wgt_graph_build of the context: each dispatch of that graph updates the parameters and the
+ * state in place, at the learning rate set when it is dispatched. */
 wgt_status wgt_optimizer_step(wgt_optimizer *opt);
 /* Forgets the gradients of every parameter (wgt_zero_grad). */
 wgt_status wgt_optimizer_zero_grad(wgt_optimizer *opt);

@@ -175,14 +175,6 @@ TEST_BACKENDS(autograd_backward_in_compiled_graph) {
     wgt_tensor *y2 = wgt_linear(xv, wv, NULL), *t2 = wgt_tanh(y2), *l2 = wgt_mean(t2, 0, NULL, 0);
     CHECK(wgt_backward(l2, NULL) == WGT_OK, "%s", wgt_last_error());
     wgt_tensor *ge = wgt_grad(wv);
-    /* A parameter with data whose gradient came from graph inputs is not updated from it. */
-    wgt_tensor *p = wgt_rand_normal(ctx, WGT_F32, 2, xs, 0, 1, 3);
-    wgt_requires_grad(p, 1);
-    wgt_tensor *px = wgt_mul(p, x), *pl = wgt_sum(px, 0, NULL, 0);
-    wgt_backward(pl, NULL);
-    wgt_optimizer *o = wgt_sgd(1, &p, 0.1, 0, 0);
-    CHECK_ERROR(wgt_optimizer_step(o) != WGT_OK, WGT_ERR_USAGE, "graph inputs");
-    wgt_optimizer_release(o), wgt_release(pl), wgt_release(px), wgt_release(p);
     double *a = test_read_f64(go), *b = ge ? test_read_f64(ge) : NULL;
     for (int i = 0; a && b && i < 8; i++) CHECK(fabs(a[i] - b[i]) <= 1e-6 + 1e-5 * fabs(b[i]), "gw[%d] %g vs %g", i, a[i], b[i]);
     CHECK(fabs(at(lo, 0) - at(l2, 0)) < 1e-6, "loss");

@@ -12,7 +12,7 @@
 
 #include "wgtensor.h"
 
-#define LM_MAX_LAYERS 8
+#define LM_MAX_LAYERS 12 /* GPT-2 small (bench-train) */
 #define LM_PER_LAYER 10 /* ln1 w, b; wq, wk, wv, wo; ln2 w, b; w1, w2 */
 #define LM_MAX_PARAMS (4 + LM_PER_LAYER * LM_MAX_LAYERS)
 

@@ -4,7 +4,7 @@
  * `poly` is a quick end-to-end check of the elementwise path; `bench` (tools/bench.c) measures
  * the workloads and `bench-engine` (tools/bench_engine.c) the execution engine; `generate`
  * (tools/generate.c) runs a Llama-shaped model and `bench-quant` (tools/bench_quant.c) measures
- * the quantized paths.
+ * the quantized paths; `bench-train` (tools/bench_train.c) times GPT-2-small training steps.
  */
 #include <math.h>
 #include <stdio.h>
@@ -83,6 +83,7 @@ int wgt_bench_main(int argc, char **argv); /* bench.c */
 int wgt_generate_main(int argc, char **argv);   /* generate.c */
 int wgt_bench_quant_main(int argc, char **argv); /* bench_quant.c */
 int wgt_bench_engine_main(int argc, char **argv); /* bench_engine.c */
+int wgt_bench_train_main(int argc, char **argv); /* bench_train.c */
 int wgt_train_lm_main(int argc, char **argv);   /* train_lm.c */
 
 /* A smaller check that needs only elementwise ops: `wgtensor poly`. */
@@ -155,9 +156,10 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "generate")) return wgt_generate_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench-quant")) return wgt_bench_quant_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "train-lm")) return wgt_train_lm_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench-train")) return wgt_bench_train_main(argc - 2, argv + 2);
     fprintf(stderr,
             "usage: wgtensor info | demo | poly | bench [options] | bench-engine [options] | generate [options] |\n"
-            "       bench-quant [options] | train-lm [options]\n"
+            "       bench-quant [options] | train-lm [options] | bench-train [options]\n"
             "  info  list every adapter and describe the device a context gets\n"
             "  demo  the main job: train a perceptron on the digits data on the best device and on the CPU\n"
             "  poly  exp(x) by a polynomial in broadcast elementwise ops, checked against the CPU\n"
@@ -166,6 +168,7 @@ int main(int argc, char **argv) {
             "  generate  text from a Llama-shaped model (GGUF or random weights, optionally q8_0/q4_0) (--help)\n"
             "  bench-quant  quantized matrix-vector GB/s and decode tokens/s against the floor (--help)\n"
             "  train-lm  train a character-level transformer on English text, plot, save and sample it (--help)\n"
+            "  bench-train  time forward + backward + AdamW steps of a GPT-2-small-shaped model (--help)\n"
             "environment: WGT_BACKEND=auto|webgpu|cpu, WGT_ADAPTER=<index or name>, WGT_WEBGPU_LIBRARY=<path>,\n"
             "             WGT_TIMEOUT_MS=<ms>\n");
     return 2;

@@ -3,28 +3,18 @@
  * parameter, the update as lazy elementwise ops (fused into one kernel per state tensor and
  * parameter on a backend that fuses) and then a copy of the new value into the parameter's own
  * storage, so the caller's handles keep naming the parameters. The state (momentum, moments)
- * is f32 whatever the parameter's type, and is replaced by new tensors each step, never
- * written in place. Everything runs under no-grad: an update is never differentiated.
+ * is f32 whatever the parameter's type; eager steps replace it by new tensors, until a compiled
+ * graph updates it (optim_graph.c), after which it is written in place. Everything runs under
+ * no-grad: an update is never differentiated.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd.h"
+#include "optim.h"
 
-typedef enum { OPT_SGD, OPT_ADAMW } opt_kind;
-
-struct wgt_optimizer {
-    opt_kind kind;
-    int n;
-    wgt_tensor **params;
-    wgt_tensor **m, **v; /* per parameter, NULL until its first update */
-    int64_t *steps;      /* per parameter: the updates it had (a step without its gradient skips it) */
-    double lr, beta1, beta2, eps, momentum, weight_decay;
-};
-
-static wgt_optimizer *create(const char *fn, opt_kind kind, int n, wgt_tensor *const *params) {
+static wgt_optimizer *create(const char *fn, wgt_opt_kind kind, int n, wgt_tensor *const *params) {
     if (n < 1 || !params) {
         wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s", fn, n < 1 ? "no parameters (n < 1)" : "params is NULL");
         return NULL;
@@ -60,13 +50,15 @@ static wgt_optimizer *create(const char *fn, opt_kind kind, int n, wgt_tensor *c
         o->m = calloc((size_t)n, sizeof *o->m);
         o->v = calloc((size_t)n, sizeof *o->v);
         o->steps = calloc((size_t)n, sizeof *o->steps);
+        o->in_place = calloc((size_t)n, 1);
     }
-    if (!o || !o->params || !o->m || !o->v || !o->steps) {
-        if (o) free(o->params), free(o->m), free(o->v), free(o->steps);
+    if (!o || !o->params || !o->m || !o->v || !o->steps || !o->in_place) {
+        if (o) free(o->params), free(o->m), free(o->v), free(o->steps), free(o->in_place);
         free(o);
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
         return NULL;
     }
+    o->refs = 1;
     o->kind = kind;
     o->n = n;
     for (int i = 0; i < n; i++) o->params[i] = wgt_retain(params[i]);
@@ -101,73 +93,93 @@ wgt_optimizer *wgt_adamw(int n, wgt_tensor *const *params, double lr, double bet
     return o;
 }
 
-/* Records p = value (f32, p's shape) into p's own storage. */
+/* Records p = value (f32, p's shape) into p's own storage: at once, or at each dispatch of the
+ * next compiled graph when value is computed from graph inputs. */
 static wgt_status assign(const char *fn, wgt_tensor *p, wgt_tensor *value) {
     wgt_tensor *v = value->dtype == p->dtype ? wgt_retain(value) : wgt_cast(value, p->dtype);
     if (!v) return wgt_last_status();
-    wgt_operand dst, src;
-    wgt_operand_whole(p, &dst);
-    wgt_operand_whole(v, &src);
-    wgt_status st = wgt_record_copy(p->storage->ctx, fn, &dst, &src);
+    wgt_status st;
+    if (v->storage->symbolic) {
+        st = wgt_record_graph_update(p->storage->ctx, fn, p, v);
+    } else {
+        wgt_operand dst, src;
+        wgt_operand_whole(p, &dst);
+        wgt_operand_whole(v, &src);
+        st = wgt_record_copy(p->storage->ctx, fn, &dst, &src);
+    }
     wgt_release(v);
     return st;
 }
 
-/* The update of parameter i from gradient g (f32), in the arena. */
+/* The new state *state, in place where a graph updates it, else by replacing the tensor. */
+static wgt_status keep_state(wgt_optimizer *o, int i, wgt_tensor **state, wgt_tensor *next) {
+    if (o->in_place[i]) return assign("wgt_optimizer_step", *state, next);
+    wgt_release(*state);
+    *state = wgt_retain(next);
+    return WGT_OK;
+}
+
+/* The update of parameter i from gradient g (f32), in the arena. The learning rate and the
+ * bias corrections are one-element tensors: constants for an eager step, the optimizer's
+ * per-dispatch values inside a graph (optim_graph.c, which also has the parameter and state
+ * read afresh at each dispatch), so both run the same arithmetic. */
 static wgt_status update(wgt_optimizer *o, int i, wgt_tensor *g, wgt_ag_arena *ar) {
     static const char fn[] = "wgt_optimizer_step";
     wgt_tensor *p = o->params[i];
-    wgt_tensor *pf = p->dtype == WGT_F32 ? p : K(wgt_cast(p, WGT_F32));
+    wgt_opt_inputs in = {p, o->m[i], o->v[i], NULL, NULL, NULL};
+    wgt_status st = g->storage->symbolic ? wgt_optim_graph_inputs(o, i, &in, ar) : WGT_OK;
+    if (st != WGT_OK) return st;
+    if (!g->storage->symbolic) {
+        wgt_context *ctx = p->storage->ctx;
+        in.lr = K(wgt_scalar(ctx, WGT_F32, o->lr));
+        if (o->kind == OPT_ADAMW) {
+            double t = (double)++o->steps[i];
+            in.inv_c1 = K(wgt_scalar(ctx, WGT_F32, 1 / (1 - pow(o->beta1, t))));
+            in.inv_c2 = K(wgt_scalar(ctx, WGT_F32, 1 / (1 - pow(o->beta2, t))));
+        }
+    }
+    wgt_tensor *pf = in.p->dtype == WGT_F32 ? in.p : K(wgt_cast(in.p, WGT_F32));
     wgt_tensor *next_m = NULL, *next_v = NULL, *np = NULL;
     if (o->kind == OPT_SGD) {
         wgt_tensor *d = o->weight_decay ? K(wgt_add(g, K(wgt_mul_scalar(pf, o->weight_decay)))) : g;
-        if (o->momentum) d = next_m = o->m[i] ? K(wgt_add(K(wgt_mul_scalar(o->m[i], o->momentum)), d)) : d;
-        np = K(wgt_sub(pf, K(wgt_mul_scalar(d, o->lr))));
+        if (o->momentum) d = next_m = in.m ? K(wgt_add(K(wgt_mul_scalar(in.m, o->momentum)), d)) : d;
+        np = K(wgt_sub(pf, K(wgt_mul(d, in.lr))));
     } else {
-        double b1 = o->beta1, b2 = o->beta2, t = (double)++o->steps[i];
+        double b1 = o->beta1, b2 = o->beta2;
         wgt_tensor *gm = K(wgt_mul_scalar(g, 1 - b1)), *gv = K(wgt_mul_scalar(K(wgt_square(g)), 1 - b2));
-        next_m = o->m[i] ? K(wgt_add(K(wgt_mul_scalar(o->m[i], b1)), gm)) : gm;
-        next_v = o->v[i] ? K(wgt_add(K(wgt_mul_scalar(o->v[i], b2)), gv)) : gv;
-        double c1 = 1 - pow(b1, t), c2 = 1 - pow(b2, t);
-        wgt_tensor *den = K(wgt_add_scalar(K(wgt_sqrt(K(wgt_mul_scalar(next_v, 1 / c2)))), o->eps));
-        wgt_tensor *dir = K(wgt_div(K(wgt_mul_scalar(next_m, 1 / c1)), den));
+        next_m = in.m ? K(wgt_add(K(wgt_mul_scalar(in.m, b1)), gm)) : gm;
+        next_v = in.v ? K(wgt_add(K(wgt_mul_scalar(in.v, b2)), gv)) : gv;
+        wgt_tensor *den = K(wgt_add_scalar(K(wgt_sqrt(K(wgt_mul(next_v, in.inv_c2)))), o->eps));
+        wgt_tensor *dir = K(wgt_div(K(wgt_mul(next_m, in.inv_c1)), den));
         if (o->weight_decay) dir = K(wgt_add(dir, K(wgt_mul_scalar(pf, o->weight_decay))));
-        np = K(wgt_sub(pf, K(wgt_mul_scalar(dir, o->lr))));
+        np = K(wgt_sub(pf, K(wgt_mul(dir, in.lr))));
     }
     if (!np) return wgt_last_status();
-    if (next_m) {
-        wgt_release(o->m[i]);
-        o->m[i] = wgt_retain(next_m);
-    }
-    if (next_v) {
-        wgt_release(o->v[i]);
-        o->v[i] = wgt_retain(next_v);
-    }
+    if (next_m && (st = keep_state(o, i, &o->m[i], next_m)) != WGT_OK) return st;
+    if (next_v && (st = keep_state(o, i, &o->v[i], next_v)) != WGT_OK) return st;
     return assign(fn, p, np);
 }
 
 wgt_status wgt_optimizer_step(wgt_optimizer *o) {
     if (!o) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_optimizer_step: optimizer is NULL");
-    /* A gradient computed from graph inputs holds no data outside its graph, and writing it
-     * into a parameter would make the parameter a graph value: refused before anything is
-     * recorded. */
-    for (int i = 0; i < o->n; i++) {
-        wgt_tensor *g = o->params[i]->ag ? o->params[i]->ag->grad : NULL;
-        if (g && g->storage->symbolic)
-            return wgt_error(WGT_ERR_USAGE, "wgt_optimizer_step: the gradient of params[%d] was computed from graph "
-                             "inputs; make it a graph output, or zero it (wgt_optimizer_zero_grad)", i);
-    }
+    /* A gradient computed from graph inputs makes the update part of the next compiled graph:
+     * those parameters are noted for the hook that sets each dispatch's learning rate and step. */
+    int *in_graph = malloc(sizeof *in_graph * (size_t)o->n), ngraph = 0;
+    if (!in_graph) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_optimizer_step: out of host memory");
     wgt_status st = WGT_OK;
     wgt_no_grad_begin();
     for (int i = 0; i < o->n && st == WGT_OK; i++) {
         wgt_tensor *p = o->params[i], *g = p->ag ? p->ag->grad : NULL;
         if (!g) continue;
+        if (g->storage->symbolic) in_graph[ngraph++] = i;
         wgt_ag_arena ar = {0};
         wgt_tensor *gf = g->dtype == WGT_F32 ? g : wgt_ag_k(&ar, wgt_cast(g, WGT_F32));
         st = gf ? update(o, i, gf, &ar) : wgt_last_status();
         wgt_ag_arena_free(&ar);
     }
     wgt_no_grad_end();
+    if (st == WGT_OK && ngraph) return wgt_optim_graph_hook(o, in_graph, ngraph); /* takes in_graph */
+    free(in_graph);
     return st;
 }
 
@@ -188,7 +200,7 @@ wgt_status wgt_optimizer_set_lr(wgt_optimizer *o, double lr) {
 double wgt_optimizer_lr(const wgt_optimizer *o) { return o ? o->lr : NAN; }
 
 void wgt_optimizer_release(wgt_optimizer *o) {
-    if (!o) return;
+    if (!o || --o->refs > 0) return; /* a compiled graph that updates its parameters holds it too */
     for (int i = 0; i < o->n; i++) {
         wgt_release(o->params[i]);
         wgt_release(o->m[i]);
@@ -198,6 +210,8 @@ void wgt_optimizer_release(wgt_optimizer *o) {
     free(o->m);
     free(o->v);
     free(o->steps);
+    free(o->in_place);
+    wgt_release(o->hyper);
     free(o);
 }
 

@@ -43,6 +43,8 @@ struct wgt_graph {
     wgt_storage **storages; /* every storage the nodes name, each held once */
     int nstorages;
     wgt_plan plan;
+    wgt_graph_hook *hooks; /* run before each dispatch (graph_updates.c) */
+    int nhooks;
     /* Inputs and outputs by storage (open addressing, a power of two of slots): each operand
      * of each step is looked up, so the lookup must not grow with their number. */
     struct value_slot {
@@ -171,6 +173,10 @@ static int is_output(wgt_storage *s, void *arg) {
     return v && v >= g->outputs && v < g->outputs + g->noutputs;
 }
 
+/* Outputs, and tensors with data that the graph's updates write in place (nothing else of the
+ * graph writes one). */
+static int kept_after_run(wgt_storage *s, void *arg) { return !s->symbolic || is_output(s, arg); }
+
 static int held_by_graph_only(wgt_storage *s, void *arg) {
     (void)arg;
     return s->graph_only;
@@ -179,6 +185,8 @@ static int held_by_graph_only(wgt_storage *s, void *arg) {
 static void graph_free(wgt_graph *g) {
     if (!g) return;
     wgt_plan_free(&g->plan);
+    for (int i = 0; i < g->nhooks; i++) g->hooks[i].release(g->hooks[i].arg);
+    free(g->hooks);
     for (int i = 0; i < g->nnodes; i++) wgt_node_release(g->nodes[i]);
     for (int i = 0; i < g->nstorages; i++) wgt_storage_release(g->storages[i]);
     for (int i = 0; i < g->ninputs; i++) free(g->inputs[i].name);
@@ -324,6 +332,9 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
             goto oom;
     }
     if (!outputs_distinct(fn, g)) goto fail;
+    /* In-place updates recorded since the last build (an optimizer step) run in every dispatch. */
+    for (int i = 0; i < ctx->nupdates; i++)
+        if (!collect_node(&c, ctx->updates[i])) goto oom;
     free(c.todo);
     c.todo = NULL;
     if (c.n) qsort(c.nodes, (size_t)c.n, sizeof *c.nodes, by_seq); /* none when every output is empty */
@@ -367,10 +378,17 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
         wgt_storage *x = g->storages[i];
         x->graph_only = !x->symbolic && x->refs == x->walk_count;
     }
-    if (wgt_plan_build(ctx, g->nodes, g->nnodes, is_output, g, ctx->fusion && ctx->backend->fused != NULL,
+    if (wgt_plan_build(ctx, g->nodes, g->nnodes, kept_after_run, g, ctx->fusion && ctx->backend->fused != NULL,
                        held_by_graph_only, &g->plan) != WGT_OK)
         goto fail;
     for (int i = 0; i < nmade; i++) wgt_release(made[i]);
+    /* The graph holds the updates now, and runs their hooks. */
+    for (int i = 0; i < ctx->nupdates; i++) wgt_node_release(ctx->updates[i]);
+    ctx->nupdates = 0;
+    g->hooks = ctx->hooks;
+    g->nhooks = ctx->nhooks;
+    ctx->hooks = NULL;
+    ctx->nhooks = ctx->hooks_cap = 0;
     return g;
 oom:
     wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
@@ -477,6 +495,19 @@ static wgt_status bound_apart(const char *fn, const wgt_graph *g) {
                      g->outputs[clash.index].name);
 }
 
+/* No output is bound to a tensor that the graph updates in place (a parameter): both would
+ * write it. */
+static wgt_status outputs_not_updated(const char *fn, const wgt_graph *g) {
+    for (int i = 0; i < g->nnodes; i++) {
+        if (!g->nodes[i]->update) continue;
+        for (int o = 0; o < g->noutputs; o++)
+            if (g->outputs[o].bound == g->nodes[i]->args[0].storage)
+                return wgt_error(WGT_ERR_USAGE, "%s: output '%s' is bound to a tensor the graph updates in place "
+                                 "(%s)", fn, g->outputs[o].name, g->nodes[i]->fn);
+    }
+    return WGT_OK;
+}
+
 /* An intermediate's memory goes back to the pool (or the host heap); a later step or replay
  * that writes it first in parts gets it zeroed again, as a fresh tensor would be. */
 static void release_intermediate(wgt_graph *g, wgt_storage *x) {
@@ -514,7 +545,7 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
     if (st != WGT_OK ||
         (st = bind(fn, g, "input", g->inputs, g->ninputs, &g->input_names, n_inputs, inputs, 0)) != WGT_OK ||
         (st = bind(fn, g, "output", g->outputs, g->noutputs, &g->output_names, n_outputs, outputs, 1)) != WGT_OK ||
-        (st = bound_apart(fn, g)) != WGT_OK)
+        (st = bound_apart(fn, g)) != WGT_OK || (st = outputs_not_updated(fn, g)) != WGT_OK)
         return st;
     /* Strided inputs are copied to contiguous ones first: the graph reads placeholders whole. */
     wgt_tensor *copies[64] = {0}, *staged[64] = {0};
@@ -535,7 +566,11 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
         g->inputs[i].bound = c->storage;
         g->inputs[i].shift = 0;
     }
-    /* Recorded work on the bound tensors and the graph's constants runs before the graph. */
+    for (int i = 0; i < g->nhooks && st == WGT_OK; i++) st = g->hooks[i].prepare(g->hooks[i].arg);
+    /* Recorded work on the bound tensors and the graph's constants runs before the graph, and
+     * work that reads what the graph updates in place reads it before the update. */
+    for (int i = 0; i < g->nnodes && st == WGT_OK; i++)
+        if (g->nodes[i]->update) st = wgt_flush_for(g->nodes[i]->args[0].storage, 1);
     for (int i = 0; i < g->ninputs && st == WGT_OK; i++) st = wgt_flush_for(g->inputs[i].bound, 0);
     for (int i = 0; i < g->noutputs && st == WGT_OK; i++) st = wgt_flush_for(g->outputs[i].bound, 1);
     for (int i = 0; i < g->nstorages && st == WGT_OK; i++)

@@ -108,6 +108,7 @@ void wgt_context_release(wgt_context *ctx) {
      * be read again (every call on one fails as "released"), so running it would only cost
      * time: it is dropped, and the storages it was to write are marked failed. */
     wgt_drop_pending(ctx, WGT_ERR_INVALID_ARGUMENT, "the context was released before the work ran");
+    wgt_graph_updates_drop(ctx); /* they hold storages, which hold the context */
     ctx->released = 1;
     /* Tensors the caller still holds keep the context, but none of them can reach the device
      * again (they fail as "released"): the device and its threads go back now, not with the

@@ -62,7 +62,8 @@ static void node_free(wgt_node *n) {
         wgt_storage *s = n->args[i].storage;
         if (!s) continue;
         if (n->symbolic) {
-            if (i > 0) wgt_storage_release(s); /* args[0] holds the node, not the other way */
+            /* args[0] holds the node, not the other way, except for an update of a tensor with data */
+            if (i > 0 || n->update) wgt_storage_release(s);
             continue;
         }
         s->node_refs--;

@@ -65,6 +65,7 @@ typedef struct wgt_node {
     const char *fn; /* the public function that recorded it, for messages */
     uint64_t seq;   /* record order */
     int symbolic;
+    int update; /* an in-place update of a tensor with data by a graph (graph_updates.c): holds args[0] too */
     /* Pending list (ordinary nodes), or the prior writer of args[0] (a symbolic partial write
      * builds on it; owned). */
     struct wgt_node *next;
@@ -180,6 +181,27 @@ wgt_status wgt_flush_for(wgt_storage *s, int for_write);
 /* Drops pending work without running it (context release, a failed device); the storages it
  * was to write are marked failed with why and message. */
 void wgt_drop_pending(wgt_context *ctx, wgt_status why, const char *message);
+
+/* ---- in-place updates by compiled graphs (graph_updates.c) ---- */
+/* Before each dispatch of the graph that took it, prepare(arg) runs (an optimizer writes its
+ * learning rate and bias corrections); release(arg) when the graph or the context goes. */
+typedef struct wgt_graph_hook {
+    wgt_status (*prepare)(void *arg);
+    void (*release)(void *arg);
+    void *arg;
+} wgt_graph_hook;
+/* Records dst = src, where src is computed from graph inputs and dst is a whole contiguous
+ * tensor with data of src's type and shape: the update waits in the context for the next
+ * wgt_graph_build, whose every dispatch then writes dst in place; dst stays a tensor with
+ * data. */
+wgt_status wgt_record_graph_update(wgt_context *ctx, const char *fn, wgt_tensor *dst, wgt_tensor *src);
+/* A graph value holding t's contents as they are when a dispatch runs (an op over tensors
+ * with data alone runs once, when recorded). NULL when out of memory. */
+wgt_tensor *wgt_graph_read(const char *fn, wgt_tensor *t);
+/* Adds a hook for the graph that takes the waiting updates; on failure release(arg) has run. */
+wgt_status wgt_graph_hook_add(wgt_context *ctx, const char *fn, wgt_graph_hook hook);
+/* Drops the waiting updates and hooks (the context is released). */
+void wgt_graph_updates_drop(wgt_context *ctx);
 
 /* ---- planning and running (scheduler.c) ---- */
 typedef struct wgt_step {

@@ -39,6 +39,11 @@ struct wgt_context {
     uint64_t seq;
     uint64_t walks; /* graph walks so far: each marks what it reached with its number */
     wgt_name_index input_names;       /* live placeholders by name, for unique names */
+    /* In-place updates and their hooks waiting for the next wgt_graph_build (graph_updates.c). */
+    struct wgt_node **updates;
+    int nupdates, updates_cap;
+    struct wgt_graph_hook *hooks;
+    int nhooks, hooks_cap;
     wgt_stats counters;               /* the core's counters: ops_*, launches */
     struct wgt_index_checks *index_checks; /* device-side index checks (index_checks.c), or NULL */
 };
