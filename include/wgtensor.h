@@ -63,7 +63,18 @@ typedef enum wgt_dtype {
      * a block, x = q * d); q4_0: 16 bytes of nibbles, element j in the low nibble of byte j
      * and element j + 16 in the high nibble (18 bytes a block, x = (q - 8) * d). */
     WGT_Q8_0 = 5,
-    WGT_Q4_0 = 6
+    WGT_Q4_0 = 6,
+    /* Narrow types (docs/ops.md, "Narrow data types"): one byte for bool (0 or 1), i8 and u8,
+     * two for i16, u16 and bf16 (bfloat16: the top half of an f32, computed in f32). The
+     * WebGPU backend packs them four or two to a u32 word. They take creation, data movement,
+     * views and copies, cast, concat, stack, pad, where and the comparisons; other ops refuse
+     * them with WGT_ERR_DTYPE (wgt_cast to a wider type first). */
+    WGT_BOOL = 7,
+    WGT_I8 = 8,
+    WGT_U8 = 9,
+    WGT_I16 = 10,
+    WGT_U16 = 11,
+    WGT_BF16 = 12
 } wgt_dtype;
 
 typedef enum wgt_backend_kind {
@@ -131,6 +142,8 @@ size_t wgt_dtype_size(wgt_dtype dtype);
 const char *wgt_dtype_name(wgt_dtype dtype);
 float wgt_f16_to_f32(uint16_t h);
 uint16_t wgt_f32_to_f16(float f); /* round to nearest even; overflow gives infinity */
+float wgt_bf16_to_f32(uint16_t b);  /* exact */
+uint16_t wgt_f32_to_bf16(float f);  /* round to nearest even; NaN stays a quiet NaN of the same sign */
 
 /* ---- contexts ----------------------------------------------------------------------- */
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "node.h"
+#include "core/dtype_table.h"
 
 /* How an op constrains its operands' types and what type it gives. */
 typedef enum {
@@ -39,6 +40,8 @@ static const struct {
     [WGT_BINARY_LOGICAL_OR] = {"wgt_logical_or", KIND_LOGICAL},
 };
 
+static wgt_tensor *(*const narrow_entry[WGT_BINARY_COUNT])(wgt_tensor *, wgt_tensor *);
+
 /* fn is the public name for messages: the *_scalar forms pass their own. */
 static wgt_tensor *run_binary(const char *fn, wgt_binary_op op, wgt_tensor *a, wgt_tensor *b) {
     op_kind kind = binary_ops[op].kind;
@@ -57,6 +60,8 @@ static wgt_tensor *run_binary(const char *fn, wgt_binary_op op, wgt_tensor *a, w
     int ndim;
     int64_t shape[WGT_MAX_DIMS], sa[WGT_MAX_DIMS], sb[WGT_MAX_DIMS];
     if (wgt_broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &ndim, shape) != WGT_OK) return NULL;
+    if (wgt_dtype_is_narrow(a->dtype) || wgt_dtype_is_narrow(b->dtype)) /* comparisons and logic only */
+        return wgt_narrow_binary(a, b, narrow_entry[op]);
     wgt_context *ctx = a->storage->ctx;
     wgt_dtype out_dtype = kind == KIND_COMPARE || kind == KIND_LOGICAL ? WGT_U32 : a->dtype;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, out_dtype, ndim, shape, WGT_USAGE_DEFAULT);
@@ -75,6 +80,13 @@ fail:
     wgt_release(out);
     return NULL;
 }
+
+/* The entry of each op that takes narrow types, for running it again on widened operands. */
+static wgt_tensor *(*const narrow_entry[WGT_BINARY_COUNT])(wgt_tensor *, wgt_tensor *) = {
+    [WGT_BINARY_EQ] = wgt_eq, [WGT_BINARY_NE] = wgt_ne, [WGT_BINARY_LT] = wgt_lt, [WGT_BINARY_LE] = wgt_le,
+    [WGT_BINARY_GT] = wgt_gt, [WGT_BINARY_GE] = wgt_ge, [WGT_BINARY_LOGICAL_AND] = wgt_logical_and,
+    [WGT_BINARY_LOGICAL_OR] = wgt_logical_or,
+};
 
 #define BINARY(name, op) \
     wgt_tensor *wgt_##name(wgt_tensor *a, wgt_tensor *b) { return run_binary("wgt_" #name, op, a, b); }
@@ -169,6 +181,7 @@ wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b) {
     int ndim = 0;
     int64_t shape[WGT_MAX_DIMS], strides[3][WGT_MAX_DIMS];
     if (broadcast3(fn, ts, &ndim, shape) != WGT_OK) return NULL;
+    if (wgt_dtype_is_narrow(cond->dtype) || wgt_dtype_is_narrow(a->dtype)) return wgt_narrow_where(cond, a, b);
     wgt_context *ctx = a->storage->ctx;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, a->dtype, ndim, shape, WGT_USAGE_DEFAULT);
     if (!out) return NULL;
