@@ -5,8 +5,10 @@
  * written by many invocations, comparisons and where, and the refusals of the other ops.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test.h"
 
@@ -314,4 +316,53 @@ TEST_BACKENDS(dtypes_narrow_refusals_name_op_and_type) {
     CHECK(wgt_dtype_size(WGT_BOOL) == 1 && wgt_dtype_size(WGT_BF16) == 2 && !strcmp(wgt_dtype_name(WGT_U16), "u16"),
           "dtype table");
     wgt_release(a), wgt_release(h), wgt_release(f), wgt_release(r);
+}
+
+/* .npy (NumPy's |b1, |i1, |u1, <i2, <u2) and safetensors (BOOL, I8, U8, I16, U16, BF16) round
+ * trips of a strided view, the header naming the type as NumPy and safetensors do. */
+TEST_BACKENDS(dtypes_narrow_files_round_trip) {
+    const wgt_dtype types[] = {WGT_BOOL, WGT_I8, WGT_U8, WGT_I16, WGT_U16, WGT_BF16};
+    const char *const descr[] = {"'|b1'", "'|i1'", "'|u1'", "'<i2'", "'<u2'", NULL};
+    const char *const st_name[] = {"\"BOOL\"", "\"I8\"", "\"U8\"", "\"I16\"", "\"U16\"", "\"BF16\""};
+    char npy[128], st[128];
+    snprintf(npy, sizeof npy, "/tmp/wgt_test_%d_dtypes.npy", (int)getpid());
+    snprintf(st, sizeof st, "/tmp/wgt_test_%d_dtypes.safetensors", (int)getpid());
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        wgt_dtype d = types[k];
+        uint8_t src[2 * 12];
+        for (int i = 0; i < 12; i++) store_bits(d, src, (size_t)i, d == WGT_BOOL ? (uint32_t)(i & 1) : (uint32_t)(i * 40503u + 7u));
+        int64_t shape[2] = {3, 4};
+        int axes[2] = {1, 0};
+        wgt_tensor *a = wgt_tensor_from_data(ctx, d, 2, shape, src, wgt_dtype_size(d) * 12, WGT_USAGE_DEFAULT);
+        wgt_tensor *v = wgt_permute(a, axes); /* [4, 3], strided */
+        const char *name = "x";
+        CHECK(v && wgt_save_safetensors(st, 1, &name, &v) == WGT_OK, "%s: %s", wgt_dtype_name(d), wgt_last_error());
+        wgt_tensor *ls = wgt_load_safetensors(ctx, st, "x", WGT_USAGE_DEFAULT);
+        wgt_tensor *ln = NULL;
+        if (descr[k]) {
+            CHECK(wgt_save_npy(v, npy) == WGT_OK, "%s: %s", wgt_dtype_name(d), wgt_last_error());
+            ln = wgt_load_npy(ctx, npy, WGT_USAGE_DEFAULT);
+        } else {
+            CHECK_ERROR(wgt_save_npy(v, npy) != WGT_OK, WGT_ERR_DTYPE, "bf16");
+        }
+        char text[256] = "";
+        FILE *f = fopen(descr[k] ? npy : st, "rb");
+        size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
+        if (f) fclose(f);
+        for (size_t i = 0; i < got; i++) text[i] = text[i] ? text[i] : ' ';
+        CHECK(strstr(text, descr[k] ? descr[k] : st_name[k]) != NULL, "%s: header %s", wgt_dtype_name(d), text + 10);
+        wgt_tensor *loaded[2] = {ls, ln};
+        for (int j = 0; j < (descr[k] ? 2 : 1); j++) {
+            uint8_t back[2 * 12];
+            CHECK(loaded[j] && wgt_tensor_dtype(loaded[j]) == d && wgt_tensor_shape(loaded[j])[0] == 4 &&
+                      wgt_tensor_read(loaded[j], back, wgt_dtype_size(d) * 12) == WGT_OK,
+                  "%s file %d: %s", wgt_dtype_name(d), j, wgt_last_error());
+            for (int i = 0; loaded[j] && i < 12; i++)
+                CHECK(element_bits(d, back, (size_t)i) == element_bits(d, src, (size_t)((i % 3) * 4 + i / 3)),
+                      "%s file %d element %d", wgt_dtype_name(d), j, i);
+        }
+        wgt_release(a), wgt_release(v), wgt_release(ls), wgt_release(ln);
+    }
+    remove(npy);
+    remove(st);
 }

@@ -38,7 +38,8 @@ static const char *const narrow_functions[] = {
     "wgt_read_begin", "wgt_eval", "wgt_as_strided", "wgt_slice", "wgt_reshape", "wgt_squeeze", "wgt_unsqueeze",
     "wgt_split", "wgt_permute", "wgt_transpose", "wgt_expand", "wgt_broadcast_to", "wgt_flip", "wgt_contiguous",
     "wgt_detach", "wgt_cast", "wgt_concat", "wgt_stack", "wgt_pad", "wgt_where", "wgt_eq", "wgt_ne", "wgt_lt",
-    "wgt_le", "wgt_gt", "wgt_ge", "wgt_logical_and", "wgt_logical_or", "wgt_logical_not",
+    "wgt_le", "wgt_gt", "wgt_ge", "wgt_logical_and", "wgt_logical_or", "wgt_logical_not", "wgt_save_npy",
+    "wgt_load_npy", "wgt_save_safetensors", "wgt_load_safetensors",
 };
 
 int wgt_takes_narrow(const char *fn) {
