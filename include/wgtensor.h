@@ -402,6 +402,10 @@ wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_contiguous(wgt_tensor *t);
 
 /* ---- elementwise ops (NumPy broadcasting; any views) -------------------------------- */
+/* Operands of two types are first cast to their common type by the array API's promotion
+ * table (docs/ops.md, "Type promotion": f16 with f32 gives f32, u8 with i8 i16); pairs it
+ * leaves undefined (an integer with a float, bool with a number) or whose common type would
+ * be i64 (u32 with a signed type) are WGT_ERR_DTYPE. The same holds for where's a and b. */
 /* Integer arithmetic wraps around (two's complement); integer division truncates toward
  * zero, and a division by zero gives 0. f16 is computed in f32 and rounded once. */
 
@@ -427,7 +431,7 @@ wgt_tensor *wgt_ge(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_and(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_or(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_not(wgt_tensor *a);
-/* cond (any type, nonzero is true) ? a : b, all three broadcast together; a and b share a type. */
+/* cond (any type, nonzero is true) ? a : b, all three broadcast together; a and b promote. */
 wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b);
 /* Tensor-with-scalar forms: the scalar becomes a rank-0 tensor of a's type. A scalar the type
  * cannot hold is an error, never converted: for i32/u32 a fraction, NaN or infinity is

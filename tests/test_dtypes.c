@@ -366,3 +366,71 @@ TEST_BACKENDS(dtypes_narrow_files_round_trip) {
     remove(npy);
     remove(st);
 }
+
+/* The array API's promotion table (2024.12), entry by entry, as where's result type; 0: no
+ * common type here (undefined by the standard, or int64). bf16 is outside the standard. */
+TEST_BACKENDS(dtypes_promotion_table_entry_by_entry) {
+    enum { B = WGT_BOOL, I8 = WGT_I8, I16 = WGT_I16, I32 = WGT_I32, U8 = WGT_U8, U16 = WGT_U16, U32 = WGT_U32,
+           F16 = WGT_F16, BF = WGT_BF16, F32 = WGT_F32 };
+    static const int order[10] = {B, I8, I16, I32, U8, U16, U32, F16, BF, F32};
+    static const int table[10][10] = {
+        {B, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, I8, I16, I32, I16, I32, 0, 0, 0, 0},
+        {0, I16, I16, I32, I16, I32, 0, 0, 0, 0},
+        {0, I32, I32, I32, I32, I32, 0, 0, 0, 0},
+        {0, I16, I16, I32, U8, U16, U32, 0, 0, 0},
+        {0, I32, I32, I32, U16, U16, U32, 0, 0, 0},
+        {0, 0, 0, 0, U32, U32, U32, 0, 0, 0},
+        {0, 0, 0, 0, 0, 0, 0, F16, F32, F32},
+        {0, 0, 0, 0, 0, 0, 0, F32, BF, F32},
+        {0, 0, 0, 0, 0, 0, 0, F32, F32, F32},
+    };
+    int64_t shape[1] = {3};
+    uint8_t cv[3] = {1, 0, 1};
+    wgt_tensor *cond = wgt_tensor_from_data(ctx, WGT_BOOL, 1, shape, cv, 3, WGT_USAGE_DEFAULT);
+    for (int r = 0; r < 10; r++)
+        for (int c = 0; c < 10; c++) {
+            wgt_dtype da = (wgt_dtype)order[r], db = (wgt_dtype)order[c];
+            wgt_tensor *a = wgt_full(ctx, da, 1, shape, 1), *b = wgt_zeros(ctx, db, 1, shape);
+            wgt_tensor *w = NULL;
+            if (table[r][c]) {
+                w = wgt_where(cond, a, b);
+                CHECK(w && wgt_tensor_dtype(w) == (wgt_dtype)table[r][c], "%s with %s: %s (%s)", wgt_dtype_name(da),
+                      wgt_dtype_name(db), w ? wgt_dtype_name(wgt_tensor_dtype(w)) : "NULL", wgt_last_error());
+                wgt_tensor *back = w ? wgt_cast(w, WGT_F32) : NULL;
+                float v[3] = {-1, -1, -1};
+                CHECK(back && wgt_tensor_read(back, v, sizeof v) == WGT_OK && v[0] == 1 && v[1] == 0 && v[2] == 1,
+                      "%s with %s: values", wgt_dtype_name(da), wgt_dtype_name(db));
+                wgt_release(back);
+            } else {
+                CHECK_ERROR((w = wgt_where(cond, a, b)) == NULL, WGT_ERR_DTYPE, "do not promote");
+            }
+            wgt_release(a), wgt_release(b), wgt_release(w);
+        }
+    wgt_release(cond);
+}
+
+/* Binary arithmetic promotes too: f16 with f32 computes in f32, as f32 operands would. */
+TEST_BACKENDS(dtypes_binary_ops_promote_mixed_floats) {
+    float x[4] = {1.5f, -2.25f, 1e-3f, 60000.0f};
+    uint16_t h[4];
+    for (int i = 0; i < 4; i++) h[i] = wgt_f32_to_f16(0.1f * (float)(i + 1));
+    int64_t shape[1] = {4};
+    wgt_tensor *a = wgt_tensor_from_data(ctx, WGT_F32, 1, shape, x, sizeof x, WGT_USAGE_DEFAULT);
+    wgt_tensor *b = wgt_tensor_from_data(ctx, WGT_F16, 1, shape, h, sizeof h, WGT_USAGE_DEFAULT);
+    wgt_tensor *s = wgt_add(b, a), *lt = wgt_lt(a, b);
+    float got[4];
+    uint32_t less[4];
+    CHECK(s && wgt_tensor_dtype(s) == WGT_F32 && wgt_tensor_read(s, got, sizeof got) == WGT_OK && lt &&
+              wgt_tensor_read(lt, less, sizeof less) == WGT_OK,
+          "%s", wgt_last_error());
+    for (int i = 0; s && lt && i < 4; i++) {
+        float hv = wgt_f16_to_f32(h[i]);
+        CHECK(got[i] == hv + x[i] && less[i] == (x[i] < hv), "element %d: %g", i, got[i]);
+    }
+    int64_t one[1] = {1};
+    wgt_tensor *i32 = wgt_ones(ctx, WGT_I32, 1, one), *u32 = wgt_ones(ctx, WGT_U32, 1, one);
+    CHECK_ERROR(wgt_add(i32, u32) == NULL, WGT_ERR_DTYPE, "i64, which wgtensor does not have");
+    CHECK_ERROR(wgt_mul(i32, a) == NULL, WGT_ERR_DTYPE, "an integer with a float undefined");
+    wgt_release(a), wgt_release(b), wgt_release(s), wgt_release(lt), wgt_release(i32), wgt_release(u32);
+}

@@ -52,6 +52,40 @@ static float float_of_bits(uint32_t bits) {
     return f;
 }
 
+int wgt_dtype_promote(wgt_dtype a, wgt_dtype b, wgt_dtype *out, const char **why) {
+    const wgt_dtype_info *ia = wgt_dtype_info_of(a), *ib = wgt_dtype_info_of(b);
+    *why = NULL;
+    if (a == b) return *out = a, 1;
+    if (ia->kind == WGT_KIND_FLOAT && ib->kind == WGT_KIND_FLOAT) { /* f16 with bf16 too: f32 holds both */
+        *out = ia->size == 4 ? a : ib->size == 4 ? b : WGT_F32;
+        return 1;
+    }
+    if (ia->kind == ib->kind && (ia->kind == WGT_KIND_INT || ia->kind == WGT_KIND_UINT)) {
+        *out = ia->size >= ib->size ? a : b;
+        return 1;
+    }
+    if (wgt_dtype_is_integer(a) && wgt_dtype_is_integer(b)) {
+        /* The signed type wider than the unsigned one and at least as wide as the signed. */
+        const wgt_dtype_info *s = ia->kind == WGT_KIND_INT ? ia : ib, *u = s == ia ? ib : ia;
+        static const wgt_dtype signed_types[] = {WGT_I8, WGT_I16, WGT_I32};
+        for (size_t k = 0; k < sizeof signed_types / sizeof signed_types[0]; k++) {
+            size_t size = wgt_dtype_size(signed_types[k]);
+            if (size > u->size && size >= s->size) return *out = signed_types[k], 1;
+        }
+        *why = "their common type would be i64, which wgtensor does not have";
+        return 0;
+    }
+    if (ia->kind == WGT_KIND_BLOCK || ib->kind == WGT_KIND_BLOCK || ia->kind == WGT_KIND_UNKNOWN ||
+        ib->kind == WGT_KIND_UNKNOWN) {
+        *why = "block and unknown types do not promote";
+        return 0;
+    }
+    *why = ia->kind == WGT_KIND_BOOL || ib->kind == WGT_KIND_BOOL
+               ? "the array API leaves bool with a number undefined"
+               : "the array API leaves an integer with a float undefined";
+    return 0;
+}
+
 float wgt_bf16_to_f32(uint16_t b) { return float_of_bits((uint32_t)b << 16); }
 
 uint16_t wgt_f32_to_bf16(float f) {

@@ -34,5 +34,8 @@ const wgt_dtype_info *wgt_dtype_info_of(wgt_dtype dtype);
 int wgt_dtype_is_narrow(wgt_dtype dtype);
 int wgt_dtype_is_float(wgt_dtype dtype);   /* f32, f16, bf16 */
 int wgt_dtype_is_integer(wgt_dtype dtype); /* signed or unsigned, not bool */
+/* The array API's type promotion of a and b into *out (docs/ops.md, "Type promotion"); 0 when
+ * the pair has no common type here, with *why saying which rule refuses it. */
+int wgt_dtype_promote(wgt_dtype a, wgt_dtype b, wgt_dtype *out, const char **why);
 
 #endif
