@@ -482,9 +482,11 @@ wgt_tensor *wgt_isinf(wgt_tensor *a);
 wgt_tensor *wgt_clamp(wgt_tensor *a, double lo, double hi);
 
 /* ---- casts -------------------------------------------------------------------------- */
-/* Between every pair of f32, f16, i32, u32. Float to integer truncates toward zero,
- * saturates at the type's range and maps NaN to 0; between integer types the bits wrap
- * (two's complement); to f16 rounds to nearest even, overflowing to infinity. */
+/* Between every pair of f32, f16, bf16, i32, u32, i16, u16, i8, u8 and bool. Float to integer
+ * truncates toward zero, saturates at the type's range and maps NaN to 0; between integer
+ * types the bits wrap (two's complement); integer to float goes through f32 (nearest even);
+ * to f16 and bf16 rounds to nearest even, overflowing to infinity; to bool is "nonzero"
+ * (NaN true, -0 false), from bool 0 or 1 (docs/ops.md). */
 wgt_tensor *wgt_cast(wgt_tensor *a, wgt_dtype dtype);
 
 /* ---- reductions --------------------------------------------------------------------- */
