@@ -63,7 +63,18 @@ typedef enum wgt_dtype {
      * a block, x = q * d); q4_0: 16 bytes of nibbles, element j in the low nibble of byte j
      * and element j + 16 in the high nibble (18 bytes a block, x = (q - 8) * d). */
     WGT_Q8_0 = 5,
-    WGT_Q4_0 = 6
+    WGT_Q4_0 = 6,
+    /* Narrow types (docs/ops.md, "Narrow data types"): one byte for bool (0 or 1), i8 and u8,
+     * two for i16, u16 and bf16 (bfloat16: the top half of an f32, computed in f32). The
+     * WebGPU backend packs them four or two to a u32 word. They take creation, data movement,
+     * views and copies, cast, concat, stack, pad, where and the comparisons; other ops refuse
+     * them with WGT_ERR_DTYPE (wgt_cast to a wider type first). */
+    WGT_BOOL = 7,
+    WGT_I8 = 8,
+    WGT_U8 = 9,
+    WGT_I16 = 10,
+    WGT_U16 = 11,
+    WGT_BF16 = 12
 } wgt_dtype;
 
 typedef enum wgt_backend_kind {
@@ -131,6 +142,8 @@ size_t wgt_dtype_size(wgt_dtype dtype);
 const char *wgt_dtype_name(wgt_dtype dtype);
 float wgt_f16_to_f32(uint16_t h);
 uint16_t wgt_f32_to_f16(float f); /* round to nearest even; overflow gives infinity */
+float wgt_bf16_to_f32(uint16_t b);  /* exact */
+uint16_t wgt_f32_to_bf16(float f);  /* round to nearest even; NaN stays a quiet NaN of the same sign */
 
 /* ---- contexts ----------------------------------------------------------------------- */
 
@@ -431,6 +444,10 @@ wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_contiguous(wgt_tensor *t);
 
 /* ---- elementwise ops (NumPy broadcasting; any views) -------------------------------- */
+/* Operands of two types are first cast to their common type by the array API's promotion
+ * table (docs/ops.md, "Type promotion": f16 with f32 gives f32, u8 with i8 i16); pairs it
+ * leaves undefined (an integer with a float, bool with a number) or whose common type would
+ * be i64 (u32 with a signed type) are WGT_ERR_DTYPE. The same holds for where's a and b. */
 /* Integer arithmetic wraps around (two's complement); integer division truncates toward
  * zero, and a division by zero gives 0. f16 is computed in f32 and rounded once. */
 
@@ -456,7 +473,7 @@ wgt_tensor *wgt_ge(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_and(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_or(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_not(wgt_tensor *a);
-/* cond (any type, nonzero is true) ? a : b, all three broadcast together; a and b share a type. */
+/* cond (any type, nonzero is true) ? a : b, all three broadcast together; a and b promote. */
 wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b);
 /* Tensor-with-scalar forms: the scalar becomes a rank-0 tensor of a's type. A scalar the type
  * cannot hold is an error, never converted: for i32/u32 a fraction, NaN or infinity is
@@ -551,9 +568,11 @@ wgt_tensor *wgt_floor_divide(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_clip(wgt_tensor *a, wgt_tensor *lo, wgt_tensor *hi);
 
 /* ---- casts -------------------------------------------------------------------------- */
-/* Between every pair of f32, f16, i32, u32. Float to integer truncates toward zero,
- * saturates at the type's range and maps NaN to 0; between integer types the bits wrap
- * (two's complement); to f16 rounds to nearest even, overflowing to infinity. */
+/* Between every pair of f32, f16, bf16, i32, u32, i16, u16, i8, u8 and bool. Float to integer
+ * truncates toward zero, saturates at the type's range and maps NaN to 0; between integer
+ * types the bits wrap (two's complement); integer to float goes through f32 (nearest even);
+ * to f16 and bf16 rounds to nearest even, overflowing to infinity; to bool is "nonzero"
+ * (NaN true, -0 false), from bool 0 or 1 (docs/ops.md). */
 wgt_tensor *wgt_cast(wgt_tensor *a, wgt_dtype dtype);
 
 /* ---- reductions --------------------------------------------------------------------- */

@@ -509,9 +509,9 @@ TEST_BACKENDS(binary_errors_name_the_operands) {
     CHECK_ERROR(!wgt_atan2(i, i), WGT_ERR_DTYPE, "wgt_atan2");
     CHECK_ERROR(!wgt_atan2(i, i), WGT_ERR_DTYPE, "not i32");
     CHECK_ERROR(!wgt_atan2(u, u), WGT_ERR_DTYPE, "not u32");
-    CHECK_ERROR(!wgt_eq(f, h), WGT_ERR_DTYPE, "wgt_eq");
+    CHECK_ERROR(!wgt_eq(f, i), WGT_ERR_DTYPE, "wgt_eq: operand types differ (a is f32, b is i32)");
     CHECK_ERROR(!wgt_mod(f, f4), WGT_ERR_SHAPE, "wgt_mod");
-    CHECK_ERROR(!wgt_where(i, f, h), WGT_ERR_DTYPE, "wgt_where");
+    CHECK_ERROR(!wgt_where(i, f, i), WGT_ERR_DTYPE, "wgt_where");
     /* A where shape mismatch names all three shapes. */
     CHECK_ERROR(!wgt_where(f, f3, f4), WGT_ERR_SHAPE, "[2, 3] (cond), [3] (a) and [4] (b)");
     CHECK_ERROR(!wgt_add_scalar(NULL, 1), WGT_ERR_INVALID_ARGUMENT, "wgt_add_scalar");

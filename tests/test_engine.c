@@ -180,7 +180,7 @@ TEST_BACKENDS(engine_graph_bindings_are_checked_one_by_one) {
     wgt_tensor *p = wgt_graph_input(ctx, nx, WGT_F32, 1, s4);
     CHECK_ERROR(wgt_graph_input(ctx, nx, WGT_F32, 1, s4) == NULL, WGT_ERR_INVALID_ARGUMENT, nx);
     CHECK_ERROR(wgt_graph_input(ctx, NULL, WGT_F32, 1, s4) == NULL, WGT_ERR_INVALID_ARGUMENT, "NULL");
-    CHECK_ERROR(wgt_graph_input(ctx, "bad", (wgt_dtype)9, 1, s4) == NULL, WGT_ERR_DTYPE, "9");
+    CHECK_ERROR(wgt_graph_input(ctx, "bad", (wgt_dtype)99, 1, s4) == NULL, WGT_ERR_DTYPE, "99");
     wgt_tensor *y = wgt_exp(p), *konst = wgt_ones(ctx, WGT_F32, 1, s4);
     CHECK_ERROR(wgt_graph_build(ctx, 1, (const wgt_binding[]){{"k", konst}}) == NULL, WGT_ERR_USAGE, "not computed");
     CHECK_ERROR(wgt_graph_build(ctx, 1, (const wgt_binding[]){{"p", p}}) == NULL, WGT_ERR_USAGE, "graph input itself");

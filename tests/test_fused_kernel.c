@@ -802,7 +802,7 @@ TEST(fused_malformed_descriptions_are_errors) {
     BAD("output shape differs", k.outputs[0] = short_op);
     BAD("input shape differs", k.inputs[1].shape[0] = 15);
     BAD("input rank differs", k.inputs[1].ndim = 2);
-    BAD("input type unknown", k.inputs[0].dtype = (wgt_dtype)9);
+    BAD("input type unknown", k.inputs[0].dtype = (wgt_dtype)99);
     BAD("input without a buffer", k.inputs[0].buffer = NULL);
     BAD("output is an input's buffer", k.outputs[0].buffer = k.inputs[1].buffer);
     BAD("two outputs in one buffer", k.noutputs = 2; k.output_steps[1] = 0; k.outputs[1] = k.outputs[0];

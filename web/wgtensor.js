@@ -20,9 +20,13 @@ import { FUNCTIONS } from "./src/api_table.js";
 import { requireJSPI } from "./src/jspi.js";
 import { layouts, webgpuImports } from "./src/webgpu_imports.js";
 
-const DTYPES = { f32: 1, f16: 2, i32: 3, u32: 4 };
+// wgt_dtype's values (include/wgtensor.h); bf16 travels as its bits in a Uint16Array.
+const DTYPES = { f32: 1, f16: 2, i32: 3, u32: 4, bool: 7, i8: 8, u8: 9, i16: 10, u16: 11, bf16: 12 };
 const DTYPE_NAMES = Object.fromEntries(Object.entries(DTYPES).map(([k, v]) => [v, k]));
-const ARRAYS = { f32: Float32Array, f16: globalThis.Float16Array ?? Uint16Array, i32: Int32Array, u32: Uint32Array };
+const ARRAYS = {
+  f32: Float32Array, f16: globalThis.Float16Array ?? Uint16Array, i32: Int32Array, u32: Uint32Array,
+  bool: Uint8Array, i8: Int8Array, u8: Uint8Array, i16: Int16Array, u16: Uint16Array, bf16: Uint16Array,
+};
 const BACKENDS = { auto: 0, webgpu: 1, cpu: 2 };
 const isNode = typeof process !== "undefined" && !!process.versions?.node;
 
@@ -169,11 +173,13 @@ export class Context {
   }
   get backend() { return ["auto", "webgpu", "cpu"][lib.call("wgt_context_backend", this.h)]; }
   get deviceName() { return lib.cstr(lib.call("wgt_context_device_name", this.h)); }
-  /** A tensor holding a copy of data (Float32Array, Int32Array, Uint32Array, or Float16Array/Uint16Array for f16). */
+  /** A tensor holding a copy of data (Float32Array, Int32Array, Uint32Array, Int16Array, Int8Array, Uint8Array, or
+   * Float16Array/Uint16Array for f16; dtype names the others: "bool", "u16", "bf16" as its bits in a Uint16Array). */
   tensor(data, shape = [data.length], dtype = null) {
     dtype ??= data instanceof Float32Array ? "f32" : data instanceof Int32Array ? "i32"
-      : data instanceof Uint32Array ? "u32" : data instanceof (globalThis.Float16Array ?? Uint16Array) || data instanceof Uint16Array ? "f16" : null;
-    if (!dtype) throw new WgtError("tensor: data must be a Float32Array, Int32Array, Uint32Array, Float16Array or Uint16Array", "invalid argument");
+      : data instanceof Uint32Array ? "u32" : data instanceof (globalThis.Float16Array ?? Uint16Array) || data instanceof Uint16Array ? "f16"
+      : data instanceof Int16Array ? "i16" : data instanceof Int8Array ? "i8" : data instanceof Uint8Array ? "u8" : null;
+    if (!dtype) throw new WgtError("tensor: data must be a Float32Array, Int32Array, Uint32Array, Int16Array, Int8Array, Uint8Array, Float16Array or Uint16Array", "invalid argument");
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     const p = lib.alloc(bytes.length || 1), s = int64s(shape);
     lib.u8().set(bytes, p);
@@ -425,7 +431,7 @@ function bind(cName, ret, params) {
             }
             break;
           case "dtype":
-            if (!(v in DTYPES)) throw new WgtError(`${cName}: unknown dtype "${v}" (f32, f16, i32 or u32)`, "invalid argument");
+            if (!(v in DTYPES)) throw new WgtError(`${cName}: unknown dtype "${v}" (${Object.keys(DTYPES).join(", ")})`, "invalid argument");
             cargs.push(DTYPES[v]);
             break;
           case "i64": case "u64": cargs.push(BigInt(v)); break;

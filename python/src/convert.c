@@ -90,20 +90,34 @@ static value load(const char *p, src_type s) {
 
 typedef enum { OK = 0, BAD_RANGE, BAD_FRACTION } verdict;
 
+/* The range of an integer type (bool: 0 and 1). */
+static void int_range(wgt_dtype d, int64_t *lo, int64_t *hi) {
+    switch (d) {
+    case WGT_I32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+    case WGT_I16: *lo = INT16_MIN, *hi = INT16_MAX; break;
+    case WGT_I8: *lo = INT8_MIN, *hi = INT8_MAX; break;
+    case WGT_U16: *lo = 0, *hi = UINT16_MAX; break;
+    case WGT_U8: *lo = 0, *hi = UINT8_MAX; break;
+    case WGT_BOOL: *lo = 0, *hi = 1; break;
+    default: *lo = 0, *hi = (int64_t)UINT32_MAX; break;
+    }
+}
+
 static verdict store(char *dst, wgt_dtype d, value v) {
-    if (d == WGT_F32 || d == WGT_F16) {
+    if (d == WGT_F32 || d == WGT_F16 || d == WGT_BF16) {
         double x = v.is_float ? v.f : v.is_unsigned ? (double)v.u : (double)v.i;
         float f = (float)x;
         if (isinf(f) && isfinite(x)) return BAD_RANGE;
         if (d == WGT_F32) memcpy(dst, &f, 4);
         else {
-            uint16_t h = wgt_f32_to_f16(f);
-            if ((h & 0x7fff) == 0x7c00 && isfinite(f)) return BAD_RANGE;
+            uint16_t h = d == WGT_F16 ? wgt_f32_to_f16(f) : wgt_f32_to_bf16(f);
+            if ((h & 0x7fff) == (d == WGT_F16 ? 0x7c00 : 0x7f80) && isfinite(f)) return BAD_RANGE;
             memcpy(dst, &h, 2);
         }
         return OK;
     }
-    int64_t lo = d == WGT_I32 ? INT32_MIN : 0, hi = d == WGT_I32 ? INT32_MAX : (int64_t)UINT32_MAX, x;
+    int64_t lo, hi, x;
+    int_range(d, &lo, &hi);
     if (v.is_float) {
         if (!isfinite(v.f) || v.f != floor(v.f)) return BAD_FRACTION;
         if (v.f < (double)lo || v.f > (double)hi) return BAD_RANGE;
@@ -115,8 +129,11 @@ static verdict store(char *dst, wgt_dtype d, value v) {
         if (v.i < lo || v.i > hi) return BAD_RANGE;
         x = v.i;
     }
-    if (d == WGT_I32) { int32_t y = (int32_t)x; memcpy(dst, &y, 4); }
-    else { uint32_t y = (uint32_t)x; memcpy(dst, &y, 4); }
+    switch (wgt_dtype_size(d)) {
+    case 1: *(uint8_t *)dst = (uint8_t)x; break;
+    case 2: { uint16_t y = (uint16_t)x; memcpy(dst, &y, 2); break; }
+    default: { uint32_t y = (uint32_t)x; memcpy(dst, &y, 4); break; }
+    }
     return OK;
 }
 

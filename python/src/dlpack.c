@@ -18,7 +18,7 @@ typedef struct {
 } dl_device;
 
 typedef struct {
-    uint8_t code; /* kDLInt 0, kDLUInt 1, kDLFloat 2 */
+    uint8_t code; /* kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6 */
     uint8_t bits;
     uint16_t lanes;
 } dl_dtype;
@@ -59,6 +59,17 @@ static void capsule_destructor(PyObject *capsule) {
     if (!PyCapsule_IsValid(capsule, "dltensor")) return;
     dl_managed *m = PyCapsule_GetPointer(capsule, "dltensor");
     if (m && m->deleter) m->deleter(m);
+}
+
+/* DLPack's type code of d. */
+static uint8_t dl_code(wgt_dtype d) {
+    switch (d) {
+    case WGT_I32: case WGT_I16: case WGT_I8: return 0;
+    case WGT_U32: case WGT_U16: case WGT_U8: return 1;
+    case WGT_BF16: return 4;
+    case WGT_BOOL: return 6;
+    default: return 2;
+    }
 }
 
 static PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw) {
@@ -107,7 +118,7 @@ static PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw) {
     }
     b->owner = owner;
     b->managed.dl_tensor = (dl_tensor){(void *)data, {1, 0}, ndim,
-                                       {d == WGT_I32 ? 0 : d == WGT_U32 ? 1 : 2, (uint8_t)(8 * wgt_dtype_size(d)), 1},
+                                       {dl_code(d), (uint8_t)(8 * wgt_dtype_size(d)), 1},
                                        b->shape, b->strides, 0};
     b->managed.manager_ctx = b;
     b->managed.deleter = deleter;

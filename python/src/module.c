@@ -5,13 +5,15 @@
  */
 #include "wgtpy.h"
 
-/* _register(dtypes, dtype_parser, asarray, default_context): dtypes is a 6-tuple of the
- * float32, float16, int32, uint32, q8_0 and q4_0 objects, in the order of wgt_dtype's values. */
+/* _register(dtypes, dtype_parser, asarray, default_context): dtypes is a 12-tuple of the
+ * float32, float16, int32, uint32, q8_0, q4_0, bool, int8, uint8, int16, uint16 and bfloat16
+ * objects, in the order of wgt_dtype's values. */
 static PyObject *py_register(PyObject *m, PyObject *args) {
     PyObject *dtypes, *parser, *asarray, *dflt;
     if (!PyArg_ParseTuple(args, "O!OOO:_register", &PyTuple_Type, &dtypes, &parser, &asarray, &dflt)) return NULL;
-    if (PyTuple_GET_SIZE(dtypes) != 6) return PyErr_Format(PyExc_ValueError, "_register: 6 dtypes expected");
-    for (int d = WGT_F32; d <= WGT_Q4_0; d++) Py_XSETREF(wgtpy_dtypes[d], Py_NewRef(PyTuple_GET_ITEM(dtypes, d - 1)));
+    if (PyTuple_GET_SIZE(dtypes) != WGTPY_NDTYPES)
+        return PyErr_Format(PyExc_ValueError, "_register: %d dtypes expected", WGTPY_NDTYPES);
+    for (int d = WGT_F32; d <= WGTPY_NDTYPES; d++) Py_XSETREF(wgtpy_dtypes[d], Py_NewRef(PyTuple_GET_ITEM(dtypes, d - 1)));
     Py_XSETREF(wgtpy_dtype_parser, Py_NewRef(parser));
     Py_XSETREF(wgtpy_asarray_fn, Py_NewRef(asarray));
     Py_XSETREF(wgtpy_default_ctx_fn, Py_NewRef(dflt));

@@ -11,7 +11,7 @@
 #include "wgtpy.h"
 
 PyTypeObject *wgtpy_Tensor;
-PyObject *wgtpy_dtypes[7];
+PyObject *wgtpy_dtypes[WGTPY_NDTYPES + 1];
 PyObject *wgtpy_dtype_parser;
 
 PyObject *wgtpy_wrap(wgt_tensor *t, CtxObject *ctx, const char *fn, int index_errors) {
@@ -68,14 +68,14 @@ TensorObject *wgtpy_tensor_arg(PyObject *o, const char *fn) {
 /* ---- dtypes --------------------------------------------------------------------------- */
 
 PyObject *wgtpy_dtype_obj(wgt_dtype d) {
-    PyObject *o = (d >= WGT_F32 && d <= WGT_Q4_0) ? wgtpy_dtypes[d] : NULL;
+    PyObject *o = (d >= WGT_F32 && (int)d <= WGTPY_NDTYPES) ? wgtpy_dtypes[d] : NULL;
     if (!o) return PyErr_Format(PyExc_RuntimeError, "wgtensor: dtype %d has no Python object", (int)d);
     Py_INCREF(o);
     return o;
 }
 
 int wgtpy_dtype_from_obj(PyObject *o, wgt_dtype *out) {
-    for (int d = WGT_F32; d <= WGT_Q4_0; d++)
+    for (int d = WGT_F32; d <= WGTPY_NDTYPES; d++)
         if (o == wgtpy_dtypes[d]) return *out = (wgt_dtype)d, 0;
     if (!wgtpy_dtype_parser) {
         PyErr_SetString(PyExc_RuntimeError, "wgtensor: the Python layer did not register its dtypes");
@@ -84,7 +84,7 @@ int wgtpy_dtype_from_obj(PyObject *o, wgt_dtype *out) {
     /* Strings, NumPy dtypes and scalar types go through the Python layer's parser. */
     PyObject *d = PyObject_CallOneArg(wgtpy_dtype_parser, o);
     if (!d) return -1;
-    for (int k = WGT_F32; k <= WGT_Q4_0; k++)
+    for (int k = WGT_F32; k <= WGTPY_NDTYPES; k++)
         if (d == wgtpy_dtypes[k]) {
             Py_DECREF(d);
             return *out = (wgt_dtype)k, 0;
@@ -163,8 +163,11 @@ static const char *format_of(wgt_dtype d) {
     case WGT_F16: return "e";
     case WGT_I32: return "i";
     case WGT_U32: return "I";
-    case WGT_Q8_0:
-    case WGT_Q4_0: break; /* blocks have no element format: tensor_getbuffer refuses them */
+    case WGT_I16: return "h";
+    case WGT_U16: return "H";
+    case WGT_I8: return "b";
+    case WGT_BOOL: return "?";
+    default: break; /* u8; blocks and bf16 have no element format: tensor_getbuffer refuses them */
     }
     return "B";
 }
@@ -181,6 +184,11 @@ static int tensor_getbuffer(TensorObject *self, Py_buffer *view, int flags) {
         PyErr_Format(PyExc_TypeError, "wgtensor.Tensor: a %s tensor has no element buffer; use "
                      "wgtensor.dequantize(t) for its values (or t.tobytes() for its blocks)",
                      wgt_dtype_name(wgt_tensor_dtype(t)));
+        return -1;
+    }
+    if (wgt_tensor_dtype(t) == WGT_BF16) { /* NumPy has no bfloat16 */
+        PyErr_SetString(PyExc_TypeError, "wgtensor.Tensor: a bfloat16 tensor has no NumPy buffer; t.numpy() and "
+                        "np.asarray(t) convert it to float32");
         return -1;
     }
     int ndim = wgt_tensor_ndim(t);

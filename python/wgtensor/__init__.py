@@ -27,10 +27,10 @@ class dtype:
 
     __slots__ = ("name", "short", "code", "numpy", "itemsize", "block_size", "block_bytes")
 
-    def __init__(self, name, short, code, numpy_type):
+    def __init__(self, name, short, code, numpy_type, itemsize=0):
         self.name, self.short, self.code = name, short, code
         self.numpy = None if numpy_type is None else _np.dtype(numpy_type)
-        self.itemsize = 0 if numpy_type is None else self.numpy.itemsize
+        self.itemsize = itemsize if numpy_type is None else self.numpy.itemsize
         self.block_size, self.block_bytes = _core._dtype_block(code)
 
     def __repr__(self):
@@ -60,10 +60,18 @@ int32 = dtype("int32", "i32", 3, _np.int32)
 uint32 = dtype("uint32", "u32", 4, _np.uint32)
 q8_0 = dtype("q8_0", "q8_0", 5, None)
 q4_0 = dtype("q4_0", "q4_0", 6, None)
-_ELEMENT_DTYPES = (float32, float16, int32, uint32)
-_DTYPES = _ELEMENT_DTYPES + (q8_0, q4_0)
+# The narrow types (docs/ops.md): storage, views, casts, comparisons and where; other ops want
+# a cast first. bfloat16 has no NumPy type: numpy() and asarray go through float32.
+bool = dtype("bool", "bool", 7, _np.bool_)
+int8 = dtype("int8", "i8", 8, _np.int8)
+uint8 = dtype("uint8", "u8", 9, _np.uint8)
+int16 = dtype("int16", "i16", 10, _np.int16)
+uint16 = dtype("uint16", "u16", 11, _np.uint16)
+bfloat16 = dtype("bfloat16", "bf16", 12, None, 2)
+_ELEMENT_DTYPES = (float32, float16, int32, uint32, bool, int8, uint8, int16, uint16)
+_DTYPES = (float32, float16, int32, uint32, q8_0, q4_0, bool, int8, uint8, int16, uint16, bfloat16)
 _BY_NAME = {n: d for d in _ELEMENT_DTYPES for n in (d.name, d.short, d.numpy.str, d.numpy.char)}
-_BY_NAME.update({"q8_0": q8_0, "q4_0": q4_0})
+_BY_NAME.update({"q8_0": q8_0, "q4_0": q4_0, "bfloat16": bfloat16, "bf16": bfloat16})
 _BY_NAME.update({"half": float16, "float": float32, "int": int32})
 
 
@@ -77,16 +85,18 @@ def _parse_dtype(o):
         return float32
     if o is int:
         return int32
-    if o is bool:
+    if o is _builtins.bool:
         return uint32
     try:
         npd = _np.dtype(o)
     except (TypeError, ValueError):
-        raise TypeError("%r is not a wgtensor dtype (float32, float16, int32 or uint32)" % (o,)) from None
+        raise TypeError("%r is not a wgtensor dtype (float32, float16, int32, uint32, bool, int8, uint8, int16, "
+                        "uint16 or bfloat16)" % (o,)) from None
     for d in _ELEMENT_DTYPES:
         if d.numpy == npd:
             return d
-    raise TypeError("NumPy dtype %s has no wgtensor type (float32, float16, int32 or uint32)" % npd)
+    raise TypeError("NumPy dtype %s has no wgtensor type (float32, float16, int32, uint32, bool, int8, uint8, int16 "
+                    "or uint16)" % npd)
 
 
 # ---- contexts -------------------------------------------------------------------------------
@@ -146,7 +156,7 @@ def _to_numpy_source(obj):
     """obj as something with the buffer protocol in native byte order."""
     if isinstance(obj, _np.ndarray):
         a = obj
-    elif isinstance(obj, bool):
+    elif isinstance(obj, _builtins.bool):
         return _np.asarray(obj, dtype=_np.uint32)
     elif isinstance(obj, int):
         if not -2**31 <= obj < 2**31:
@@ -198,14 +208,17 @@ def from_numpy(a, ctx=None):
 
 def _numpy(self):
     """The values as a read-only NumPy array: a view of the host copy for a contiguous tensor
-    (kept valid by a reference to the tensor), else one row-major copy (docs/python.md)."""
+    (kept valid by a reference to the tensor), else one row-major copy (docs/python.md);
+    bfloat16 comes as float32 (exactly), NumPy having no bfloat16."""
+    if self.dtype is bfloat16:
+        return _np.asarray(memoryview(self.astype(float32)))
     return _np.asarray(memoryview(self))
 
 
 def _array(self, dtype=None, copy=None):
     if copy is False and not self.is_contiguous:
         raise ValueError("a non-contiguous tensor cannot be viewed without a copy (copy=False)")
-    a = _np.asarray(memoryview(self))
+    a = _numpy(self) if self.dtype is bfloat16 else _np.asarray(memoryview(self))
     if dtype is not None and a.dtype != _np.dtype(dtype):
         return a.astype(dtype)
     if copy:
@@ -351,7 +364,7 @@ Tensor.__iter__ = _iter
 Tensor.to = _to
 Tensor.item = lambda self: _scalar(self, "item()")
 Tensor.tolist = lambda self: self.numpy().tolist()
-Tensor.__bool__ = lambda self: bool(_scalar(self, "truth value"))
+Tensor.__bool__ = lambda self: _builtins.bool(_scalar(self, "truth value"))
 Tensor.__float__ = lambda self: float(_scalar(self, "float()"))
 Tensor.__int__ = lambda self: int(_scalar(self, "int()"))
 Tensor.squeeze = _squeeze
@@ -599,6 +612,7 @@ def pad(a, pad_width, constant_values=0):
 _core._register(_DTYPES, _parse_dtype, asarray, get_default_context)
 
 from . import gguf, linalg, optim  # noqa: E402  (they use the names above)
+from ._dtype_functions import can_cast, finfo, iinfo, isdtype, result_type  # noqa: E402
 from ._autograd import (clip_grad_norm, cross_entropy, load, lr_warmup_cosine, no_grad, save)  # noqa: E402
 from ._quant import dequantize, kv_cache_append, matmul_quantized, quantize  # noqa: E402
 from ._manip import broadcast_arrays, meshgrid  # noqa: E402

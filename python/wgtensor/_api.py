@@ -9,6 +9,7 @@ ELSEWHERE = {
     "wgt_dtype_size": "Tensor.itemsize",
     "wgt_dtype_name": "asarray",  # names the type in conversion errors
     "wgt_f16_to_f32": "asarray", "wgt_f32_to_f16": "asarray",
+    "wgt_bf16_to_f32": "asarray", "wgt_f32_to_bf16": "asarray",  # asarray(x, dtype=bfloat16) rounds with it
     "wgt_context_create": "Context", "wgt_context_release": "Context",
     "wgt_context_backend": "Context.backend", "wgt_context_device_name": "Context.device_name",
     "wgt_context_status": "Context.check", "wgt_context_sync": "Context.sync",

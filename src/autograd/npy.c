@@ -11,15 +11,29 @@
 
 #define NPY_MAX_HEADER (1u << 20) /* NumPy itself refuses headers past about 10 KB */
 
+/* NumPy's names of our types, as np.save writes them; bf16 and the block-quantized types
+ * have none. */
+static const struct {
+    wgt_dtype dtype;
+    const char *descr;
+} descrs[] = {
+    {WGT_F32, "<f4"}, {WGT_F16, "<f2"}, {WGT_I32, "<i4"}, {WGT_U32, "<u4"}, {WGT_I16, "<i2"},
+    {WGT_U16, "<u2"}, {WGT_I8, "|i1"},  {WGT_U8, "|u1"},  {WGT_BOOL, "|b1"},
+};
+
 static const char *descr_of(wgt_dtype d) {
-    switch (d) {
-    case WGT_F32: return "<f4";
-    case WGT_F16: return "<f2";
-    case WGT_I32: return "<i4";
-    case WGT_U32: return "<u4";
-    default: break; /* block-quantized types have no NumPy dtype */
-    }
+    for (size_t i = 0; i < sizeof descrs / sizeof descrs[0]; i++)
+        if (descrs[i].dtype == d) return descrs[i].descr;
     return NULL;
+}
+
+/* The type a descr names: "<" (or "=", native here) for the multi-byte types, "|" for the
+ * one-byte ones (NumPy also accepts "<" and "=" there). */
+static wgt_dtype dtype_of_descr(const char *v) {
+    if (v[0] != '<' && v[0] != '=' && v[0] != '|') return (wgt_dtype)0;
+    for (size_t i = 0; i < sizeof descrs / sizeof descrs[0]; i++)
+        if (!strcmp(v + 1, descrs[i].descr + 1) && (v[0] != '|' || descrs[i].descr[0] == '|')) return descrs[i].dtype;
+    return (wgt_dtype)0;
 }
 
 wgt_status wgt_save_npy(wgt_tensor *t, const char *path) {
@@ -135,11 +149,8 @@ static const char *parse_header(cursor *c, npy_header *h) {
         if (!string(c, key, sizeof key) || !eat(c, ':')) return "the header's keys are not quoted names";
         if (!strcmp(key, "descr")) {
             if (!string(c, val, sizeof val)) return "descr is not a string";
-            if (!strcmp(val, "<f4") || !strcmp(val, "=f4")) h->dtype = WGT_F32;
-            else if (!strcmp(val, "<f2") || !strcmp(val, "=f2")) h->dtype = WGT_F16;
-            else if (!strcmp(val, "<i4") || !strcmp(val, "=i4")) h->dtype = WGT_I32;
-            else if (!strcmp(val, "<u4") || !strcmp(val, "=u4")) h->dtype = WGT_U32;
-            else return "its type is not one of <f4, <f2, <i4, <u4";
+            h->dtype = dtype_of_descr(val);
+            if (!h->dtype) return "its type is not one of <f4, <f2, <i4, <u4, <i2, <u2, |i1, |u1, |b1";
             have_descr = 1;
         } else if (!strcmp(key, "fortran_order")) {
             if (word(c, "True")) h->fortran = 1;

@@ -11,14 +11,18 @@
 
 #define ST_MAX_HEADER (100u << 20) /* the reference implementation's limit */
 
+/* safetensors' names of our types; the block-quantized types have none. */
+static const struct {
+    wgt_dtype dtype;
+    const char *name;
+} st_names[] = {
+    {WGT_F32, "F32"}, {WGT_F16, "F16"}, {WGT_BF16, "BF16"}, {WGT_I32, "I32"}, {WGT_U32, "U32"},
+    {WGT_I16, "I16"}, {WGT_U16, "U16"}, {WGT_I8, "I8"},     {WGT_U8, "U8"},   {WGT_BOOL, "BOOL"},
+};
+
 static const char *st_dtype(wgt_dtype d) {
-    switch (d) {
-    case WGT_F32: return "F32";
-    case WGT_F16: return "F16";
-    case WGT_I32: return "I32";
-    case WGT_U32: return "U32";
-    default: break; /* block-quantized types have no safetensors dtype */
-    }
+    for (size_t i = 0; i < sizeof st_names / sizeof st_names[0]; i++)
+        if (st_names[i].dtype == d) return st_names[i].name;
     return NULL;
 }
 
@@ -234,11 +238,10 @@ static int jentry(json *j, st_entry *e) {
         if (!jstring(j, key, sizeof key) || !lit(j, ':')) return fail(j, "a tensor's entry has a bad key");
         if (!strcmp(key, "dtype")) {
             if (!jstring(j, val, sizeof val)) return 0;
-            if (!strcmp(val, "F32")) e->dtype = WGT_F32;
-            else if (!strcmp(val, "F16")) e->dtype = WGT_F16;
-            else if (!strcmp(val, "I32")) e->dtype = WGT_I32;
-            else if (!strcmp(val, "U32")) e->dtype = WGT_U32;
-            else return fail(j, "a tensor's type is not F32, F16, I32 or U32");
+            e->dtype = (wgt_dtype)0;
+            for (size_t k = 0; k < sizeof st_names / sizeof st_names[0]; k++)
+                if (!strcmp(val, st_names[k].name)) e->dtype = st_names[k].dtype;
+            if (!e->dtype) return fail(j, "a tensor's type is not F32, F16, BF16, I32, U32, I16, U16, I8, U8 or BOOL");
             have |= 1;
         } else if (!strcmp(key, "shape")) {
             if (!lit(j, '[')) return fail(j, "a shape is not an array");

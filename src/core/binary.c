@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "node.h"
+#include "core/dtype_table.h"
 
 /* How an op constrains its operands' types and what type it gives. */
 typedef enum {
@@ -50,18 +51,46 @@ static const struct {
     [WGT_BINARY_FLOOR_DIVIDE] = {"wgt_floor_divide", KIND_ARITH},
 };
 
+static wgt_tensor *(*const entry[WGT_BINARY_COUNT])(wgt_tensor *, wgt_tensor *);
+
+/* New references to a and b cast to their common type; 0 (nothing held) on failure. */
+static int cast_pair(wgt_tensor *a, wgt_tensor *b, wgt_dtype common, wgt_tensor **pa, wgt_tensor **pb) {
+    *pa = a->dtype == common ? wgt_retain(a) : wgt_cast(a, common);
+    *pb = !*pa ? NULL : b->dtype == common ? wgt_retain(b) : wgt_cast(b, common);
+    if (*pb) return 1;
+    wgt_release(*pa);
+    return 0;
+}
+
+/* op on a and b cast to their common type (both checked, of different types). */
+static wgt_tensor *promoted(wgt_binary_op op, wgt_tensor *a, wgt_tensor *b, wgt_dtype common) {
+    wgt_tensor *pa, *pb;
+    if (!cast_pair(a, b, common, &pa, &pb)) return NULL;
+    wgt_tensor *out = entry[op](pa, pb);
+    wgt_release(pa);
+    wgt_release(pb);
+    return out;
+}
+
+/* The common type of a and b by the array API's promotion, or an error naming both. */
+static int common_type(const char *fn, wgt_dtype a, wgt_dtype b, wgt_dtype *out) {
+    const char *why;
+    if (wgt_dtype_promote(a, b, out, &why)) return 1;
+    wgt_error(WGT_ERR_DTYPE, "%s: operand types differ (a is %s, b is %s) and do not promote: %s; cast one first", fn,
+              wgt_dtype_name(a), wgt_dtype_name(b), why);
+    return 0;
+}
+
 /* fn is the public name for messages: the *_scalar forms pass their own. */
 static wgt_tensor *run_binary(const char *fn, wgt_binary_op op, wgt_tensor *a, wgt_tensor *b) {
     op_kind kind = binary_ops[op].kind;
     if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_tensor(fn, "b", b) != WGT_OK ||
         wgt_check_same_context(fn, a, b) != WGT_OK)
         return NULL;
-    if (kind != KIND_LOGICAL && a->dtype != b->dtype) {
-        wgt_error(WGT_ERR_DTYPE, "%s: operand types differ (a is %s, b is %s); cast one first", fn,
-                  wgt_dtype_name(a->dtype), wgt_dtype_name(b->dtype));
-        return NULL;
-    }
-    if (kind == KIND_FLOAT && a->dtype != WGT_F32 && a->dtype != WGT_F16) {
+    wgt_dtype common = a->dtype;
+    if (kind != KIND_LOGICAL && a->dtype != b->dtype && !common_type(fn, a->dtype, b->dtype, &common)) return NULL;
+    /* Operands of two types are checked again once promoted. */
+    if (kind == KIND_FLOAT && a->dtype == b->dtype && a->dtype != WGT_F32 && a->dtype != WGT_F16) {
         wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16), not %s", fn, wgt_dtype_name(a->dtype));
         return NULL;
     }
@@ -72,6 +101,9 @@ static wgt_tensor *run_binary(const char *fn, wgt_binary_op op, wgt_tensor *a, w
     int ndim;
     int64_t shape[WGT_MAX_DIMS], sa[WGT_MAX_DIMS], sb[WGT_MAX_DIMS];
     if (wgt_broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &ndim, shape) != WGT_OK) return NULL;
+    if (kind != KIND_LOGICAL && a->dtype != b->dtype) return promoted(op, a, b, common);
+    if (wgt_dtype_is_narrow(a->dtype) || wgt_dtype_is_narrow(b->dtype)) /* comparisons and logic only */
+        return wgt_narrow_binary(a, b, entry[op]);
     wgt_context *ctx = a->storage->ctx;
     wgt_dtype out_dtype = kind == KIND_COMPARE || kind == KIND_LOGICAL ? WGT_U32 : a->dtype;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, out_dtype, ndim, shape, WGT_USAGE_DEFAULT);
@@ -90,6 +122,15 @@ fail:
     wgt_release(out);
     return NULL;
 }
+
+/* The entry of each op, for running it again on promoted or widened operands. */
+static wgt_tensor *(*const entry[WGT_BINARY_COUNT])(wgt_tensor *, wgt_tensor *) = {
+    [WGT_BINARY_ADD] = wgt_add, [WGT_BINARY_SUB] = wgt_sub, [WGT_BINARY_MUL] = wgt_mul, [WGT_BINARY_DIV] = wgt_div,
+    [WGT_BINARY_POW] = wgt_pow, [WGT_BINARY_MAXIMUM] = wgt_maximum, [WGT_BINARY_MINIMUM] = wgt_minimum,
+    [WGT_BINARY_MOD] = wgt_mod, [WGT_BINARY_ATAN2] = wgt_atan2, [WGT_BINARY_EQ] = wgt_eq, [WGT_BINARY_NE] = wgt_ne,
+    [WGT_BINARY_LT] = wgt_lt, [WGT_BINARY_LE] = wgt_le, [WGT_BINARY_GT] = wgt_gt, [WGT_BINARY_GE] = wgt_ge,
+    [WGT_BINARY_LOGICAL_AND] = wgt_logical_and, [WGT_BINARY_LOGICAL_OR] = wgt_logical_or,
+};
 
 #define BINARY(name, op) \
     wgt_tensor *wgt_##name(wgt_tensor *a, wgt_tensor *b) { return run_binary("wgt_" #name, op, a, b); }
@@ -185,15 +226,21 @@ wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b) {
         wgt_check_tensor(fn, "b", b) != WGT_OK || wgt_check_same_context(fn, cond, a) != WGT_OK ||
         wgt_check_same_context(fn, a, b) != WGT_OK)
         return NULL;
-    if (a->dtype != b->dtype) {
-        wgt_error(WGT_ERR_DTYPE, "%s: a and b types differ (a is %s, b is %s); cast one first", fn,
-                  wgt_dtype_name(a->dtype), wgt_dtype_name(b->dtype));
-        return NULL;
-    }
+    wgt_dtype common = a->dtype;
+    if (a->dtype != b->dtype && !common_type(fn, a->dtype, b->dtype, &common)) return NULL;
     wgt_tensor *const ts[3] = {cond, a, b};
     int ndim = 0;
     int64_t shape[WGT_MAX_DIMS], strides[3][WGT_MAX_DIMS];
     if (broadcast3(fn, ts, &ndim, shape) != WGT_OK) return NULL;
+    if (a->dtype != b->dtype) { /* a and b promoted, then where again */
+        wgt_tensor *pa, *pb;
+        if (!cast_pair(a, b, common, &pa, &pb)) return NULL;
+        wgt_tensor *out = wgt_where(cond, pa, pb);
+        wgt_release(pa);
+        wgt_release(pb);
+        return out;
+    }
+    if (wgt_dtype_is_narrow(cond->dtype) || wgt_dtype_is_narrow(a->dtype)) return wgt_narrow_where(cond, a, b);
     wgt_context *ctx = a->storage->ctx;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, a->dtype, ndim, shape, WGT_USAGE_DEFAULT);
     if (!out) return NULL;

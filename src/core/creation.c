@@ -11,6 +11,7 @@
 
 #include "api_names.h"
 #include "tensor.h"
+#include "core/dtype_table.h"
 
 wgt_tensor *wgt_tensor_create(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape,
                               unsigned usage) {
@@ -40,6 +41,13 @@ wgt_tensor *wgt_tensor_from_data(wgt_context *ctx, wgt_dtype dtype, int ndim, co
         wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: data is NULL for %zu bytes", fn, want);
         return NULL;
     }
+    /* A bool is the byte 0 or 1: any other byte would compare unequal to true. */
+    for (size_t i = 0; dtype == WGT_BOOL && i < want; i++)
+        if (((const uint8_t *)data)[i] > 1) {
+            wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: bool element %zu is the byte %u, not 0 or 1", fn, i,
+                      ((const uint8_t *)data)[i]);
+            return NULL;
+        }
     wgt_tensor *t = wgt_tensor_new(ctx, fn, dtype, ndim, shape, usage);
     if (!t) return NULL;
     wgt_storage *s = t->storage;
@@ -53,18 +61,30 @@ wgt_tensor *wgt_tensor_from_data(wgt_context *ctx, wgt_dtype dtype, int ndim, co
 }
 
 /* Stores a double as one element of dtype. Integer conversion saturates and maps NaN to 0,
- * so no input is undefined behaviour. */
+ * so no input is undefined behaviour; bool stores whether v is nonzero (NaN is). */
 void wgt_store_value(wgt_dtype dtype, void *dst, double v) {
+    const wgt_dtype_info *info = wgt_dtype_info_of(dtype);
+    if (info->kind == WGT_KIND_BOOL) {
+        *(uint8_t *)dst = v != 0;
+        return;
+    }
+    if (info->kind == WGT_KIND_INT || info->kind == WGT_KIND_UINT) {
+        double c = isnan(v) ? 0 : v <= info->min ? info->min : v >= info->max ? info->max : trunc(v);
+        switch (dtype) {
+        case WGT_I32: *(int32_t *)dst = (int32_t)c; break;
+        case WGT_U32: *(uint32_t *)dst = (uint32_t)c; break;
+        case WGT_I16: *(int16_t *)dst = (int16_t)c; break;
+        case WGT_U16: *(uint16_t *)dst = (uint16_t)c; break;
+        case WGT_I8: *(int8_t *)dst = (int8_t)c; break;
+        default: *(uint8_t *)dst = (uint8_t)c; break;
+        }
+        return;
+    }
     switch (dtype) {
     case WGT_F32: *(float *)dst = (float)v; break;
     case WGT_F16: *(uint16_t *)dst = wgt_f32_to_f16((float)v); break;
-    case WGT_I32:
-        *(int32_t *)dst = isnan(v) ? 0 : v <= -2147483648.0 ? INT32_MIN : v >= 2147483647.0 ? INT32_MAX : (int32_t)v;
-        break;
-    case WGT_U32:
-        *(uint32_t *)dst = isnan(v) || v <= 0 ? 0 : v >= 4294967295.0 ? UINT32_MAX : (uint32_t)v;
-        break;
-    case WGT_Q8_0: case WGT_Q4_0: break; /* block types hold no lone elements: callers refuse them */
+    case WGT_BF16: *(uint16_t *)dst = wgt_f32_to_bf16((float)v); break;
+    default: break; /* block types hold no lone elements: callers refuse them */
     }
 }
 
@@ -81,7 +101,10 @@ static void format_value(char *buf, size_t n, double v) {
     }
 }
 
-static int is_integer(wgt_dtype dtype) { return dtype == WGT_I32 || dtype == WGT_U32; }
+/* Whole-number types, bool included (its values are 0 and 1). */
+static int is_integer(wgt_dtype dtype) {
+    return wgt_dtype_is_integer(dtype) || wgt_dtype_info_of(dtype)->kind == WGT_KIND_BOOL;
+}
 
 /* For integer types: v must be a whole number (see wgt_check_scalar). */
 static wgt_status check_whole(const char *fn, const char *what, wgt_dtype dtype, double v) {
@@ -106,31 +129,46 @@ wgt_status wgt_check_scalar(const char *fn, const char *what, wgt_dtype dtype, d
     char shown[32];
     format_value(shown, sizeof shown, v);
     if (is_integer(dtype)) {
-        double lo = dtype == WGT_I32 ? -2147483648.0 : 0.0, hi = dtype == WGT_I32 ? 2147483647.0 : 4294967295.0;
+        double lo = wgt_dtype_info_of(dtype)->min, hi = wgt_dtype_info_of(dtype)->max;
         if (v < lo || v > hi)
             return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s = %s is out of range for %s (%.0f to %.0f)", fn, what,
                              shown, wgt_dtype_name(dtype), lo, hi);
-    } else if ((dtype == WGT_F32 || dtype == WGT_F16) && isfinite(v)) {
+    } else if (wgt_dtype_is_float(dtype) && isfinite(v)) {
         /* The least magnitude that rounds to infinity; the second test catches a value just
-         * below 65520 that the store's rounding through f32 carries to 65520. */
-        double limit = dtype == WGT_F16 ? 65520.0 : 0x1.ffffffp127;
-        if (fabs(v) >= limit || (dtype == WGT_F16 && isinf(wgt_f16_to_f32(wgt_f32_to_f16((float)v)))))
+         * below it that the store's rounding through f32 carries to it. */
+        double limit = dtype == WGT_F16 ? 65520.0 : dtype == WGT_BF16 ? 0x1.ffp127 : 0x1.ffffffp127;
+        uint32_t stored = wgt_value_bits(dtype, v);
+        int rounds_to_inf = dtype == WGT_F16    ? isinf(wgt_f16_to_f32((uint16_t)stored))
+                            : dtype == WGT_BF16 ? isinf(wgt_bf16_to_f32((uint16_t)stored))
+                                                : 0;
+        if (fabs(v) >= limit || rounds_to_inf)
             return wgt_error(WGT_ERR_INVALID_ARGUMENT,
                              "%s: %s = %s overflows %s (largest finite %s); pass an infinity if one is meant", fn,
-                             what, shown, wgt_dtype_name(dtype), dtype == WGT_F16 ? "65504" : "3.40282347e+38");
+                             what, shown, wgt_dtype_name(dtype),
+                             dtype == WGT_F16 ? "65504" : dtype == WGT_BF16 ? "3.38953139e+38" : "3.40282347e+38");
     }
     return WGT_OK;
 }
 
 uint32_t wgt_value_bits(wgt_dtype dtype, double v) {
-    if (dtype == WGT_F16) {
-        uint16_t h;
+    /* Through a buffer of the element's own size, so the bits land in the low end. */
+    switch (wgt_dtype_size(dtype)) {
+    case 1: {
+        uint8_t b = 0;
+        wgt_store_value(dtype, &b, v);
+        return b;
+    }
+    case 2: {
+        uint16_t h = 0;
         wgt_store_value(dtype, &h, v);
         return h;
     }
-    uint32_t bits = 0;
-    wgt_store_value(dtype, &bits, v);
-    return bits;
+    default: {
+        uint32_t bits = 0;
+        wgt_store_value(dtype, &bits, v);
+        return bits;
+    }
+    }
 }
 
 /* Creates a tensor and fills its host copy with gen(i) for each element. */

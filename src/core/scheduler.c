@@ -19,11 +19,16 @@
 #include <string.h>
 
 #include "node.h"
+#include "core/dtype_table.h"
 
 #define FUSION_WINDOW 512 /* nodes a group may span: bounds the planning cost */
 
 static int fusible(const wgt_node *n) {
     if (n->partial || n->index_bound) return 0;
+    /* The fused kernels load and store the 4- and 2-byte types; a cast to or from a narrow
+     * type runs alone. */
+    for (int j = 0; j < n->nargs; j++)
+        if (n->args[j].storage && wgt_dtype_is_narrow(n->args[j].dtype)) return 0;
     return n->kind == WGT_NODE_BINARY || n->kind == WGT_NODE_UNARY || n->kind == WGT_NODE_CAST ||
            n->kind == WGT_NODE_WHERE;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "node.h"
+#include "core/dtype_table.h"
 
 /* Records come from handles (handles.h): a stale handle arrives as a record without references. */
 static int live(const wgt_tensor *t) { return t && t->refs > 0; }
@@ -27,9 +28,35 @@ int wgt_takes_blocks(const char *fn) {
     return 0;
 }
 
+/* The public functions that take the narrow types (bool, i8, u8, i16, u16, bf16): storage,
+ * data movement, views and copies, casts, the shape ops that move elements, where and the
+ * comparisons and logic (these two compute in a wider type). Everything else refuses them
+ * at its argument check. */
+static const char *const narrow_functions[] = {
+    "wgt_tensor_create", "wgt_tensor_from_data", "wgt_zeros", "wgt_ones", "wgt_full", "wgt_arange", "wgt_scalar",
+    "wgt_tensor_read", "wgt_tensor_write", "wgt_tensor_data", "wgt_tensor_data_mut", "wgt_tensor_export_buffer",
+    "wgt_read_begin", "wgt_eval", "wgt_as_strided", "wgt_slice", "wgt_reshape", "wgt_squeeze", "wgt_unsqueeze",
+    "wgt_split", "wgt_permute", "wgt_transpose", "wgt_expand", "wgt_broadcast_to", "wgt_flip", "wgt_contiguous",
+    "wgt_detach", "wgt_cast", "wgt_concat", "wgt_stack", "wgt_pad", "wgt_where", "wgt_eq", "wgt_ne", "wgt_lt",
+    "wgt_le", "wgt_gt", "wgt_ge", "wgt_logical_and", "wgt_logical_or", "wgt_logical_not", "wgt_save_npy",
+    "wgt_load_npy", "wgt_save_safetensors", "wgt_load_safetensors",
+};
+
+int wgt_takes_narrow(const char *fn) {
+    for (size_t i = 0; i < sizeof narrow_functions / sizeof narrow_functions[0]; i++)
+        if (strcmp(fn, narrow_functions[i]) == 0) return 1;
+    return 0;
+}
+
+static wgt_status narrow_refused(const char *fn, const char *what, wgt_dtype dtype) {
+    return wgt_error(WGT_ERR_DTYPE, "%s: %s is %s, which this function does not take (docs/ops.md lists the functions "
+                     "of the narrow types; wgt_cast to a wider type first)", fn, what, wgt_dtype_name(dtype));
+}
+
 wgt_status wgt_check_dtype(const char *fn, wgt_dtype dtype) {
     if (wgt_dtype_block_elements(dtype) == 0)
         return wgt_error(WGT_ERR_DTYPE, "%s: unknown data type %d", fn, (int)dtype);
+    if (wgt_dtype_is_narrow(dtype) && !wgt_takes_narrow(fn)) return narrow_refused(fn, "the data type", dtype);
     if (wgt_dtype_is_block(dtype) && !wgt_takes_blocks(fn))
         return wgt_error(WGT_ERR_DTYPE, "%s: %s is a quantized block type, which only the functions of "
                          "docs/quant.md take", fn, wgt_dtype_name(dtype));
@@ -78,6 +105,7 @@ wgt_status wgt_check_tensor(const char *fn, const char *name, const wgt_tensor *
     if (wgt_dtype_is_block(t->dtype) && !wgt_takes_blocks(fn))
         return wgt_error(WGT_ERR_DTYPE, "%s: %s is %s, a quantized block type, which only the functions of "
                          "docs/quant.md take (wgt_dequantize it first)", fn, name, wgt_dtype_name(t->dtype));
+    if (wgt_dtype_is_narrow(t->dtype) && !wgt_takes_narrow(fn)) return narrow_refused(fn, name, t->dtype);
     return wgt_check_context(fn, t->storage->ctx);
 }
 

@@ -151,6 +151,16 @@ static inline size_t wgt_dtype_bytes(wgt_dtype dtype, int64_t n) {
 }
 /* Whether the public function fn takes block-type tensors (docs/quant.md lists them). */
 int wgt_takes_blocks(const char *fn);
+/* Narrow operands of comparisons, logic and where computed in a wide type (narrow.c):
+ * the wide type (i32, or f32 for bf16; other types map to themselves), a new reference to t
+ * widened (NULL on failure), op on both operands widened, and where with the result cast
+ * back to a's type. The callers have checked the operands. */
+wgt_dtype wgt_narrow_wide_type(wgt_dtype dtype);
+wgt_tensor *wgt_narrow_widen(wgt_tensor *t);
+wgt_tensor *wgt_narrow_binary(wgt_tensor *a, wgt_tensor *b, wgt_tensor *(*op)(wgt_tensor *, wgt_tensor *));
+wgt_tensor *wgt_narrow_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b);
+/* Whether the public function fn takes the narrow types (bool, i8, u8, i16, u16, bf16). */
+int wgt_takes_narrow(const char *fn);
 /* WGT_OK unless dtype is a block type and the view cuts a block (see wgt_dtype_block_elements). */
 wgt_status wgt_check_block_view(const char *fn, wgt_dtype dtype, int ndim, const int64_t *shape,
                                 const int64_t *strides, int64_t offset);

@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "node.h"
+#include "core/dtype_table.h"
 #include "quant/quant.h"
 
 enum {
@@ -88,6 +89,12 @@ static wgt_status integer_bounds(const char *fn, wgt_dtype dtype, double *lo, do
 static wgt_tensor *run_unary(wgt_unary_op op, wgt_tensor *a, double p0, double p1) {
     const char *fn = unary_ops[op].name;
     if (wgt_check_tensor(fn, "a", a) != WGT_OK) return NULL;
+    if (wgt_dtype_is_narrow(a->dtype)) { /* logical_not: the other unary ops refuse narrow types */
+        wgt_tensor *wide = wgt_narrow_widen(a);
+        wgt_tensor *out = wide ? run_unary(op, wide, p0, p1) : NULL;
+        wgt_release(wide);
+        return out;
+    }
     if (is_integer(a->dtype) && !(unary_ops[op].flags & ANY_TYPE)) {
         wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16), not %s; cast first", fn,
                   wgt_dtype_name(a->dtype));

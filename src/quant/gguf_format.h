@@ -43,7 +43,7 @@ static inline wgt_dtype wgt_gguf_dtype(uint32_t ggml_type) {
     return (wgt_dtype)0;
 }
 
-/* The ggml type of dtype, or -1 when GGUF has none (u32). */
+/* The ggml type of dtype, or -1 where the library writes none (u32, the narrow types). */
 static inline int wgt_gguf_ggml_type(wgt_dtype dtype) {
     switch (dtype) {
     case WGT_F32: return GGML_F32;
@@ -51,9 +51,8 @@ static inline int wgt_gguf_ggml_type(wgt_dtype dtype) {
     case WGT_Q4_0: return GGML_Q4_0;
     case WGT_Q8_0: return GGML_Q8_0;
     case WGT_I32: return GGML_I32;
-    case WGT_U32: return -1;
+    default: return -1;
     }
-    return -1;
 }
 
 /* Frees what a kv read or copied by the library holds (its key, values and strings). */

@@ -1,8 +1,9 @@
 /*
  * The CPU kernels that move elements without arithmetic: the strided copy (views made
  * contiguous) and where. Elements move as their bits, so NaN payloads and signed zeros pass
- * through unchanged. Every element type is 2 or 4 bytes, so elements are loaded and stored
- * as 16- or 32-bit words; dense runs of a copy are one memcpy.
+ * through unchanged. Every element type is 1, 2 or 4 bytes, so elements are loaded and stored
+ * as 8-, 16- or 32-bit words; dense runs of a copy are one memcpy. where takes 2- and 4-byte
+ * types (the core widens the narrow ones first).
  */
 #include <string.h>
 
@@ -61,6 +62,7 @@ typedef struct {
     }
 COPY_LOOP(copy_4, uint32_t)
 COPY_LOOP(copy_2, uint16_t)
+COPY_LOOP(copy_1, uint8_t)
 
 static void copy_run(void *arg, const int64_t *base, const int64_t *step, int64_t len, int slot) {
     (void)slot;
@@ -70,7 +72,8 @@ static void copy_run(void *arg, const int64_t *base, const int64_t *step, int64_
         memcpy((char *)j->dst->host + (size_t)base[0] * es, (const char *)j->src->host + (size_t)base[1] * es,
                (size_t)len * es);
     else if (es == 4) copy_4(j, base, step, len);
-    else copy_2(j, base, step, len);
+    else if (es == 2) copy_2(j, base, step, len);
+    else copy_1(j, base, step, len);
 }
 
 wgt_status wgt_cpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src) {

@@ -26,6 +26,8 @@ wgt_status wgt_cpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *
 wgt_status wgt_cpu_unary(wgt_backend *be, wgt_unary_op op, const wgt_operand *out, const wgt_operand *a,
                          const double *params);
 wgt_status wgt_cpu_cast(wgt_backend *be, const wgt_operand *out, const wgt_operand *a);
+/* cpu_cast.c: casts with a narrow type (bool, i8, u8, i16, u16, bf16) on either side */
+wgt_status wgt_cpu_cast_narrow(wgt_backend *be, const wgt_operand *out, const wgt_operand *a);
 /* cpu_reduce.c */
 wgt_status wgt_cpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
                           int reduce_ndim, double param);

@@ -1,7 +1,7 @@
 /*
  * Shape kernels of the CPU backend: write_box (concat and stack write each input into its
  * box of the output) and pad (a gather: each output element is the input element it
- * covers, or the pad value). Both only move elements, so they work on the bits of 2- and
+ * covers, or the pad value). Both only move elements, so they work on the bits of 1-, 2- and
  * 4-byte elements: NaN payloads and signed zeros pass through unchanged, and every dtype
  * of a size shares one loop.
  */
@@ -15,7 +15,11 @@
  * 0 or negative. */
 static void copy_run(void *d, int64_t di, int64_t dstride, const void *s, int64_t si, int64_t sstride, int64_t n,
                      size_t es) {
-    if (es == 2) {
+    if (es == 1) {
+        uint8_t *pd = d;
+        const uint8_t *ps = s;
+        for (int64_t i = 0; i < n; i++) pd[di + i * dstride] = ps[si + i * sstride];
+    } else if (es == 2) {
         uint16_t *pd = d;
         const uint16_t *ps = s;
         for (int64_t i = 0; i < n; i++) pd[di + i * dstride] = ps[si + i * sstride];
@@ -28,7 +32,9 @@ static void copy_run(void *d, int64_t di, int64_t dstride, const void *s, int64_
 
 /* n contiguous elements from d[di] set to the element whose bits are `bits`. */
 static void fill_run(void *d, int64_t di, int64_t n, size_t es, uint32_t bits) {
-    if (es == 2) {
+    if (es == 1) {
+        memset((uint8_t *)d + di, (int)(bits & 0xffu), (size_t)n);
+    } else if (es == 2) {
         uint16_t *pd = d;
         for (int64_t i = 0; i < n; i++) pd[di + i] = (uint16_t)bits;
     } else {

@@ -24,8 +24,20 @@
 #include "elementwise_access.h"
 #include "webgpu_internal.h"
 
-const char *wgt_wgpu_compute_type(wgt_dtype d) { return d == WGT_I32 ? "i32" : d == WGT_U32 ? "u32" : "f32"; }
-const char *wgt_wgpu_storage_type(wgt_dtype d) { return d == WGT_F16 ? "u32" : wgt_wgpu_compute_type(d); }
+/* The narrow integer types compute in i32 or u32 and bf16 in f32; every type narrower than
+ * 4 bytes is stored packed in u32 words (lanes of 8 or 16 bits, element e in word
+ * e / lanes at bit (e % lanes) * bits), written only as whole words. */
+const char *wgt_wgpu_compute_type(wgt_dtype d) {
+    switch (d) {
+    case WGT_I32: case WGT_I8: case WGT_I16: return "i32";
+    case WGT_U32: case WGT_U8: case WGT_U16: case WGT_BOOL: return "u32";
+    default: return "f32";
+    }
+}
+const char *wgt_wgpu_storage_type(wgt_dtype d) { return wgt_dtype_size(d) < 4 ? "u32" : wgt_wgpu_compute_type(d); }
+
+/* Bits of one element of a packed type (0 for the 4-byte types). */
+static unsigned lane_bits(wgt_dtype d) { return wgt_dtype_size(d) < 4 ? 8u * (unsigned)wgt_dtype_size(d) : 0u; }
 
 /* NaN and infinity come from private variables, because WGSL rejects a constant expression
  * that evaluates to either; NaN and infinity tests look at the bits, because a driver may
@@ -92,8 +104,10 @@ wgt_wgpu_access wgt_wgpu_classify_input(const wgt_operand *in, int ndim, const i
         a.kind = WGT_ACCESS_FIXED;
         return a;
     }
+    /* The vector loads read 4-byte types and f16 pairs; the narrow types read lane by lane. */
+    int narrow = in->dtype != WGT_F16 && wgt_dtype_size(in->dtype) < 4;
     if (wgt_wgpu_is_dense(in, ndim, shape)) {
-        a.kind = vector && a.offset % 4 == 0 ? WGT_ACCESS_VECTOR : WGT_ACCESS_DENSE;
+        a.kind = vector && !narrow && a.offset % 4 == 0 ? WGT_ACCESS_VECTOR : WGT_ACCESS_DENSE;
         return a;
     }
     /* From the innermost dimension: broadcast ones (inner), then dense ones (mid), then
@@ -107,7 +121,7 @@ wgt_wgpu_access wgt_wgpu_classify_input(const wgt_operand *in, int ndim, const i
     a.kind = WGT_ACCESS_BLOCK;
     a.inner = (uint32_t)inner;
     a.mid = (uint32_t)mid;
-    if (vector && inner == 1 && mid % 4 == 0 && a.offset % 4 == 0) a.kind = WGT_ACCESS_ROW;
+    if (vector && !narrow && inner == 1 && mid % 4 == 0 && a.offset % 4 == 0) a.kind = WGT_ACCESS_ROW;
     else if (vector && inner % 4 == 0) a.kind = WGT_ACCESS_SPLAT;
     return a;
 }
@@ -116,8 +130,9 @@ char wgt_wgpu_access_letter(wgt_wgpu_access_kind kind) {
     return (unsigned)kind < WGT_ACCESS_KINDS ? "VDFRSBG"[kind] : '?';
 }
 
-/* Four f16 values are two words: vec2<u32>. */
+/* Four 16-bit values are two words: vec2<u32>; four 8-bit ones one word. */
 static const char *quad_type(wgt_dtype d) {
+    if (wgt_dtype_size(d) == 1) return "u32";
     return d == WGT_F32 ? "vec4<f32>" : d == WGT_I32 ? "vec4<i32>" : d == WGT_U32 ? "vec4<u32>" : "vec2<u32>";
 }
 
@@ -150,7 +165,14 @@ int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_
     int vector_load = kind == WGT_ACCESS_VECTOR || kind == WGT_ACCESS_ROW;
     if (vector_load && !vector) return 0; /* tail kernels load element by element */
     if (!vector_load) {
+        unsigned bits = lane_bits(dtype), shift = bits == 8 ? 2u : 1u;
         if (f16) ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return unpack2x16float(in%d[e >> 1u])[e & 1u]; }\n", k, k);
+        else if (dtype == WGT_BF16) /* the high half of an f32 */
+            ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return bitcast<f32>(((in%d[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu) << 16u); }\n",
+                         k, k);
+        else if (bits) /* extractBits sign-extends an i32 lane */
+            ok &= append(dst, size, "fn fetch%d(e: u32) -> %s { return extractBits(%s(in%d[e >> %uu]), (e & %uu) * %uu, %uu); }\n",
+                         k, t, t, k, shift, (1u << shift) - 1u, bits, bits);
         else ok &= append(dst, size, "fn fetch%d(e: u32) -> %s { return in%d[e]; }\n", k, t, k);
     }
     ok &= append(dst, size, "fn load%d(i: u32) -> vec4<%s> {\n", k, t);
@@ -212,8 +234,35 @@ int wgt_wgpu_store_wgsl(char *dst, size_t size, int name_index, wgt_dtype dtype,
         snprintf(out, sizeof out, "out%d", name_index);
         snprintf(fn, sizeof fn, "store%d", name_index);
     }
+    unsigned bits = lane_bits(dtype);
+    if (dtype == WGT_BF16 && !append(dst, size, /* nearest even; NaN stays a quiet NaN */
+                                     "fn %s_bf16(v: f32) -> u32 {\n"
+                                     "    let b = bitcast<u32>(v);\n"
+                                     "    if ((b & 0x7fffffffu) > 0x7f800000u) { return (b >> 16u) | 0x40u; }\n"
+                                     "    return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;\n}\n", fn))
+        return 0;
     int ok = append(dst, size, "fn %s(i: u32, v: vec4<%s>) {\n", fn, wgt_wgpu_compute_type(dtype));
-    if (vector && dtype == WGT_F16)
+    if (dtype != WGT_F16 && bits) {
+        /* Each lane's bits, packed into words; an invocation writes its quad's words whole
+         * (the quad starts at a multiple of 4, so no word is shared with another invocation;
+         * past the end the lanes repeat the last element, inside the word-rounded buffer). */
+        char lane[4][64];
+        for (int j = 0; j < 4; j++) {
+            if (dtype == WGT_BF16) snprintf(lane[j], sizeof lane[j], "%s_bf16(v.%c)", fn, "xyzw"[j]);
+            else snprintf(lane[j], sizeof lane[j], "(u32(v.%c) & 0x%xu)", "xyzw"[j], (1u << bits) - 1u);
+        }
+        if (bits == 8)
+            ok &= append(dst, size, "    %s[i >> 2u] = %s | (%s << 8u) | (%s << 16u) | (%s << 24u);\n", out, lane[0], lane[1],
+                         lane[2], lane[3]);
+        else if (vector)
+            ok &= append(dst, size, "    %s[i >> 2u] = vec2<u32>(%s | (%s << 16u), %s | (%s << 16u));\n", out, lane[0],
+                         lane[1], lane[2], lane[3]);
+        else
+            ok &= append(dst, size,
+                         "    %s[i >> 1u] = %s | (%s << 16u);\n"
+                         "    if (i + 2u < params.end) { %s[(i >> 1u) + 1u] = %s | (%s << 16u); }\n",
+                         out, lane[0], lane[1], out, lane[2], lane[3]);
+    } else if (vector && dtype == WGT_F16)
         ok &= append(dst, size, "    %s[i >> 2u] = vec2<u32>(pack2x16float(v.xy), pack2x16float(v.zw));\n", out);
     else if (vector) ok &= append(dst, size, "    %s[i >> 2u] = v;\n", out);
     else if (dtype == WGT_F16) /* whole words; past the end the word repeats the last element */

@@ -2,8 +2,8 @@
  * Shape kernels on WebGPU: write_box (wgsl/write_box.wgsl; concat and stack write each
  * input into its box of the output, one dispatch per input) and pad (wgsl/pad.wgsl, a
  * gather over the output). Both only move elements, so they move bits: one pipeline serves
- * every 4-byte type and one serves f16, which is stored packed two to a word and needs
- * whole-word writes (see the templates for how each invocation owns its words).
+ * every type of a size; the 2- and 1-byte types are stored packed two or four to a word and
+ * need whole-word writes (see the templates for how each invocation owns its words).
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,25 +31,29 @@ typedef struct {
     int32_t in_strides[8];
 } pad_params;
 
-/* Both templates take only IS_F16; arg points at the template's name. */
+/* Both templates take only LANES, the elements per u32 word; arg points at the template's name. */
 typedef struct {
     const char *name;
-    int is_f16;
+    unsigned lanes;
 } shape_kernel;
+
+static unsigned lanes_of(wgt_dtype dtype) { return 4u / (unsigned)wgt_dtype_size(dtype); }
 
 static char *build_shape(wgt_webgpu *w, const void *arg) {
     (void)w;
     const shape_kernel *k = arg;
     const char *text = wgt_wgsl_source(k->name);
     if (!text) return NULL;
-    const char *pairs[] = {"IS_F16", k->is_f16 ? "true" : "false", NULL};
+    char lanes[8];
+    snprintf(lanes, sizeof lanes, "%u", k->lanes);
+    const char *pairs[] = {"LANES", lanes, NULL};
     return wgt_wgsl_expand(text, pairs);
 }
 
 static wgt_status get_pipeline(wgt_webgpu *w, const char *name, wgt_dtype dtype, wgt_pipeline **pl) {
-    shape_kernel k = {name, dtype == WGT_F16};
+    shape_kernel k = {name, lanes_of(dtype)};
     char key[64];
-    snprintf(key, sizeof key, "%s:%s", name, dtype == WGT_F16 ? "f16" : "b32");
+    snprintf(key, sizeof key, "%s:b%u", name, 32u / k.lanes);
     return wgt_wgpu_pipeline(w, key, 2, build_shape, &k, pl);
 }
 
@@ -102,9 +106,11 @@ wgt_status wgt_wgpu_write_box(wgt_backend *be, const wgt_operand *dst, const int
     p.dst_base = (uint32_t)base;
     p.dst_numel = (uint32_t)(dst_numel + (uint64_t)dst->offset); /* e is counted from the storage's start */
     uint64_t invocations = numel;
-    if (src->dtype == WGT_F16) {
-        /* Each row gets row_len / 2 + 1 word slots: enough for an odd start; spares exit. */
-        p.words_per_row = p.row_len / 2 + 1;
+    unsigned lanes = lanes_of(src->dtype);
+    if (lanes > 1) {
+        /* Each row gets the most words a row of row_len elements can touch at any start
+         * within a word; spares exit. */
+        p.words_per_row = (p.row_len + 2 * lanes - 2) / lanes;
         invocations = numel / p.row_len * p.words_per_row;
     }
     if (invocations > UINT32_MAX)
@@ -148,7 +154,7 @@ wgt_status wgt_wgpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_opera
     p.in_offset = (uint32_t)in->offset;
     wgt_pipeline *pl;
     if ((st = get_pipeline(w, "pad", out->dtype, &pl)) != WGT_OK) return st;
-    uint64_t invocations = out->dtype == WGT_F16 ? (numel + 1) / 2 : numel;
+    uint64_t invocations = (numel + lanes_of(out->dtype) - 1) / lanes_of(out->dtype);
     wgt_buffer *buffers[2] = {in->buffer, out->buffer};
     return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, (invocations + WORKGROUP_SIZE - 1) / WORKGROUP_SIZE);
 }

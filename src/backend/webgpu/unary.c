@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dtype_table.h"
 #include "webgpu_internal.h"
 
 /* Helper functions of the float ops and casts, one piece per function family, each naming
@@ -252,6 +253,51 @@ static const char *const u32_ops[WGT_UNARY_COUNT] = {
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 static int is_dtype(wgt_dtype d) { return is_float(d) || d == WGT_I32 || d == WGT_U32; }
 
+/* Casts with a narrow type on either side (dtype_table.h). Values compute in i32, u32 or
+ * f32 (elementwise.c), so the cast is the one between those compute types followed by the
+ * narrowing the rules ask for: saturation from floats, the low bits between integers (the
+ * store keeps them), "nonzero" to bool. */
+static wgt_dtype compute_proxy(wgt_dtype d) {
+    const char *t = wgt_wgpu_compute_type(d);
+    return !strcmp(t, "i32") ? WGT_I32 : !strcmp(t, "u32") ? WGT_U32 : d == WGT_F16 ? WGT_F16 : WGT_F32;
+}
+
+static wgt_status narrow_cast_expr(wgt_dtype in, wgt_dtype out, char *expr, size_t size, wgt_wgsl_pieces *helpers) {
+    /* To a 4-byte type or f16: the existing cast from the value's compute type. */
+    if (!wgt_dtype_is_narrow(out)) return wgt_wgpu_cast_expr(compute_proxy(in), out, expr, size, helpers);
+    const wgt_dtype_info *ii = wgt_dtype_info_of(in), *oi = wgt_dtype_info_of(out);
+    int from_float = ii->kind == WGT_KIND_FLOAT;
+    const char *ct = wgt_wgpu_compute_type(out);
+    int n;
+    if (in == out) {
+        n = snprintf(expr, size, "x");
+    } else if (oi->kind == WGT_KIND_BOOL) { /* NaN is true, -0 false */
+        n = snprintf(expr, size, from_float ? "select(0u, 1u, x != 0.0 || wgt_is_nan(x))" : "select(0u, 1u, x != %s(0))",
+                     wgt_wgpu_compute_type(in));
+    } else if (oi->kind == WGT_KIND_FLOAT) {
+        /* Integers to f32 in two exact halves whose sum rounds once (as the 4-byte casts);
+         * the store rounds f32 to bf16; f16 goes through f16_range. */
+        const char *e = from_float ? "x"
+                        : !strcmp(wgt_wgpu_compute_type(in), "i32") ? "f32(x & bitcast<i32>(0xffff0000u)) + f32(x & 0xffffi)"
+                                                                     : "f32(x & 0xffff0000u) + f32(x & 0xffffu)";
+        n = snprintf(expr, size, out == WGT_F16 ? "f16_range(%s)" : "%s", e);
+        if (out == WGT_F16) wgt_wgsl_pieces_add(helpers, &f16_range);
+    } else if (from_float) { /* truncate, saturate, NaN to 0; the bounds are exact in f32 */
+        n = snprintf(expr, size, "select(%s(clamp(trunc(x), %.1f, %.1f)), %s(0), wgt_is_nan(x))", ct, oi->min, oi->max, ct);
+    } else { /* integer to integer: the low bits, sign-extended for a signed result */
+        unsigned bits = 8u * (unsigned)oi->size;
+        if (!strcmp(ct, "i32"))
+            n = snprintf(expr, size, "extractBits(bitcast<i32>(x), 0u, %uu)", bits);
+        else if (bits < 32)
+            n = snprintf(expr, size, "(bitcast<u32>(x) & 0x%xu)", (1u << bits) - 1u);
+        else
+            n = snprintf(expr, size, "bitcast<u32>(x)");
+    }
+    if (n < 0 || (size_t)n >= size) return wgt_error(WGT_ERR_INTERNAL, "cast: no room for its expression");
+    if (from_float) wgt_wgsl_pieces_add(helpers, &wgt_wgsl_float_bits);
+    return WGT_OK;
+}
+
 /* The op's expression on values of type d before wrapping, or NULL; *helpers its pieces. */
 static const char *base_expr(wgt_unary_op op, wgt_dtype d, const wgt_wgsl_piece **helpers) {
     *helpers = NULL;
@@ -342,6 +388,7 @@ wgt_status wgt_wgpu_unary(wgt_backend *be, wgt_unary_op op, const wgt_operand *o
 }
 
 wgt_status wgt_wgpu_cast_expr(wgt_dtype in, wgt_dtype out, char *expr, size_t size, wgt_wgsl_pieces *helpers) {
+    if (wgt_dtype_is_narrow(in) || wgt_dtype_is_narrow(out)) return narrow_cast_expr(in, out, expr, size, helpers);
     if (!is_dtype(in) || !is_dtype(out))
         return wgt_error(WGT_ERR_INTERNAL, "cast from type %d to type %d", (int)in, (int)out);
     int from_float = is_float(in);

@@ -1,15 +1,16 @@
 // pad kernel, a gather: each element of the contiguous output is the input element it
 // covers (output coordinate minus `before` in every dimension) or, in the padding, the
 // value. Elements move as bits (u32 words whatever the dtype), so NaN payloads and signed
-// zeros survive. The backend fills in IS_F16.
+// zeros survive. The backend fills in LANES, the elements per u32 word (1, 2 or 4).
 //
-// 4-byte types: one output element per invocation. f16 (stored two per u32 word): one
-// output word, two elements, per invocation, so no two invocations write the same word.
+// 4-byte types: one output element per invocation. 2- and 1-byte types (stored LANES per
+// u32 word): one output word, LANES elements, per invocation, so no two invocations write
+// the same word.
 
 struct Params {
     count: u32,         // output elements
     ndim: u32,
-    value_bits: u32,    // the pad value's bits in the output type (f16 in the low half)
+    value_bits: u32,    // the pad value's bits in the output type (a packed type's in the low lane)
     in_offset: u32,     // element offset of the input view
     out_shape: array<vec4<u32>, 2>,
     in_shape: array<vec4<u32>, 2>,
@@ -22,11 +23,12 @@ struct Params {
 @group(0) @binding(2) var<uniform> params: Params;
 
 const WORKGROUP_SIZE: u32 = 256u;
-const IS_F16: bool = {{IS_F16}};
+const LANES: u32 = {{LANES}}u;
+const BITS: u32 = 32u / LANES;
+const MASK: u32 = 0xffffffffu >> (32u - BITS);
 
 fn load(i: u32) -> u32 {
-    if (IS_F16) { return (inp[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu; }
-    return inp[i];
+    return (inp[i / LANES] >> ((i % LANES) * BITS)) & MASK;
 }
 
 // Bits of output element e.
@@ -47,13 +49,15 @@ fn value(e: u32) -> u32 {
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let i = gid.x + gid.y * groups.x * WORKGROUP_SIZE;
-    if (!IS_F16) {
+    if (LANES == 1u) {
         if (i < params.count) { out[i] = value(i); }
         return;
     }
-    let first = 2u * i;
+    let first = LANES * i;
     if (first >= params.count) { return; }
-    var high = 0u;
-    if (first + 1u < params.count) { high = value(first + 1u); }
-    out[i] = value(first) | (high << 16u);
+    var v = 0u;
+    for (var j = 0u; j < LANES; j = j + 1u) {
+        if (first + j < params.count) { v = v | (value(first + j) << (j * BITS)); }
+    }
+    out[i] = v;
 }

@@ -1,21 +1,21 @@
 // write_box kernel (concat, stack): copies a strided source view into a box of a contiguous
 // destination; elements outside the box keep their values. Elements move as bits (both
 // buffers are read as u32 words whatever the dtype), so NaN payloads and signed zeros
-// survive. The backend fills in IS_F16.
+// survive. The backend fills in LANES, the elements per u32 word (1, 2 or 4).
 //
 // 4-byte types: one invocation per source element.
-// f16 (stored two per u32 word): a word must be written by a single invocation, so each
-// invocation owns one destination word of one box row and writes it whole, merging the
-// box's halves into the word as it stands (the other half belongs to an earlier box,
-// written by an earlier dispatch, or to a later one, which will merge in turn). A word
-// shared by the end of one box row and the start of the next is owned by the earlier row's
-// invocation, which finds the next row's half through box_source.
+// 2- and 1-byte types (stored LANES per u32 word): a word must be written by a single
+// invocation, so each invocation owns one destination word of one box row and writes it
+// whole, merging the box's lanes into the word as it stands (the other lanes belong to an
+// earlier box, written by an earlier dispatch, or to a later one, which will merge in turn).
+// A word shared by several box rows is owned by the row of its first lane inside the box,
+// whose invocation finds the later rows' lanes through box_source.
 
 struct Params {
     count: u32,          // invocations with work: source elements, or rows * words_per_row
     ndim: u32,
     row_len: u32,        // source elements per row (the last dimension)
-    words_per_row: u32,  // f16: row_len / 2 + 1, the most words a row can touch
+    words_per_row: u32,  // packed types: the most words a row can touch
     src_offset: u32,     // element offset of the source view
     dst_base: u32,       // destination element of the box's first element
     dst_numel: u32,      // destination elements (the last word may hold only one)
@@ -32,11 +32,13 @@ struct Params {
 @group(0) @binding(2) var<uniform> params: Params;
 
 const WORKGROUP_SIZE: u32 = 256u;
-const IS_F16: bool = {{IS_F16}};
+const LANES: u32 = {{LANES}}u;
+const BITS: u32 = 32u / LANES;
+const MASK: u32 = 0xffffffffu >> (32u - BITS);
 
-// Bits of f16 source element i (its half of the word).
-fn src_half(i: u32) -> u32 {
-    return (src[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu;
+// Bits of packed source element i (its lane of the word).
+fn src_lane(i: u32) -> u32 {
+    return (src[i / LANES] >> ((i % LANES) * BITS)) & MASK;
 }
 
 // Source element of destination element e when e lies inside the box, else -1. Used only
@@ -83,23 +85,23 @@ fn copy_word(i: u32) {
         o = o + c * params.dst_strides[d / 4][d % 4];
     }
     let row_end = o + params.row_len;
-    let word = (o >> 1u) + w;
-    let e0 = 2u * word;
+    let word = o / LANES + w;
+    let e0 = LANES * word;
     if (e0 >= row_end) { return; }  // a spare slot: this row touches fewer words
-    let step = params.src_strides[last / 4u][last % 4u];
-    var i0 = -1;
-    if (e0 >= o) {
-        i0 = s + i32(e0 - o) * step;
-    } else if (box_source(e0) >= 0) {
-        return;  // the previous row ends in this word: its invocation writes it
+    for (var j = 0u; j < LANES; j = j + 1u) {
+        if (e0 + j < o && box_source(e0 + j) >= 0) { return; }  // an earlier row's invocation writes it
     }
-    let e1 = e0 + 1u;
-    var i1 = -1;
-    if (e1 < row_end) { i1 = s + i32(e1 - o) * step; } else { i1 = box_source(e1); }
-    var v = 0u;
-    if (i0 < 0 || i1 < 0) { v = dst[word]; }  // keep the half outside the box
-    if (i0 >= 0) { v = (v & 0xffff0000u) | src_half(u32(i0)); }
-    if (i1 >= 0) { v = (v & 0x0000ffffu) | (src_half(u32(i1)) << 16u); }
+    let step = params.src_strides[last / 4u][last % 4u];
+    var v = dst[word];  // lanes outside the box keep their bits
+    for (var j = 0u; j < LANES; j = j + 1u) {
+        let e = e0 + j;
+        var index = -1;
+        if (e >= o && e < row_end) { index = s + i32(e - o) * step; } else if (e >= row_end) { index = box_source(e); }
+        if (index >= 0) {
+            let shift = j * BITS;
+            v = (v & ~(MASK << shift)) | (src_lane(u32(index)) << shift);
+        }
+    }
     dst[word] = v;
 }
 
@@ -108,5 +110,5 @@ fn copy_word(i: u32) {
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let i = gid.x + gid.y * groups.x * WORKGROUP_SIZE;
     if (i >= params.count) { return; }
-    if (IS_F16) { copy_word(i); } else { copy_element(i); }
+    if (LANES > 1u) { copy_word(i); } else { copy_element(i); }
 }
