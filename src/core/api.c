@@ -144,6 +144,10 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
 wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) { wgt_tensor *r_indices = wgt_handle_arg(indices); return wgt_handle_out("wgt_one_hot", wgt_ag_untracked("wgt_one_hot", wgt_impl_one_hot(r_indices, classes, dtype), 1, (wgt_tensor *[]){r_indices})); }
 wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_triu", wgt_ag_rule_triu(wgt_impl_triu(r_a, diagonal), r_a, diagonal)); }
 wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_tril", wgt_ag_rule_tril(wgt_impl_tril(r_a, diagonal), r_a, diagonal)); }
+wgt_tensor *wgt_sort(wgt_tensor *a, int axis, int descending) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_sort", wgt_ag_untracked("wgt_sort", wgt_impl_sort(r_a, axis, descending), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_argsort(wgt_tensor *a, int axis, int descending) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_argsort", wgt_ag_untracked("wgt_argsort", wgt_impl_argsort(r_a, axis, descending), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_searchsorted(wgt_tensor *sorted_1d, wgt_tensor *values, int right) { wgt_tensor *r_sorted_1d = wgt_handle_arg(sorted_1d); wgt_tensor *r_values = wgt_handle_arg(values); return wgt_handle_out("wgt_searchsorted", wgt_ag_untracked("wgt_searchsorted", wgt_impl_searchsorted(r_sorted_1d, r_values, right), 2, (wgt_tensor *[]){r_sorted_1d, r_values})); }
+wgt_tensor *wgt_argwhere(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_argwhere", wgt_ag_untracked("wgt_argwhere", wgt_impl_argwhere(r_a), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_quantize(wgt_tensor *a, wgt_dtype dtype) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_quantize", wgt_ag_untracked("wgt_quantize", wgt_impl_quantize(r_a, dtype), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype) { wgt_tensor *r_q = wgt_handle_arg(q); return wgt_handle_out("wgt_dequantize", wgt_ag_untracked("wgt_dequantize", wgt_impl_dequantize(r_q, dtype), 1, (wgt_tensor *[]){r_q})); }
 wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_w = wgt_handle_arg(w); return wgt_handle_out("wgt_matmul_quantized", wgt_ag_untracked("wgt_matmul_quantized", wgt_impl_matmul_quantized(r_x, r_w), 2, (wgt_tensor *[]){r_x, r_w})); }
@@ -315,6 +319,13 @@ const char *const wgt_handle_functions[] = {
     "wgt_one_hot",
     "wgt_triu",
     "wgt_tril",
+    "wgt_sort",
+    "wgt_argsort",
+    "wgt_topk",
+    "wgt_searchsorted",
+    "wgt_unique",
+    "wgt_nonzero",
+    "wgt_argwhere",
     "wgt_quantize",
     "wgt_dequantize",
     "wgt_matmul_quantized",

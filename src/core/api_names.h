@@ -156,6 +156,13 @@ wgt_status wgt_impl_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *r
 wgt_tensor *wgt_impl_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype);
 wgt_tensor *wgt_impl_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_impl_tril(wgt_tensor *a, int64_t diagonal);
+wgt_tensor *wgt_impl_sort(wgt_tensor *a, int axis, int descending);
+wgt_tensor *wgt_impl_argsort(wgt_tensor *a, int axis, int descending);
+wgt_status wgt_impl_topk(wgt_tensor *a, int64_t k, int axis, int largest, int sorted, wgt_tensor **values, wgt_tensor **indices);
+wgt_tensor *wgt_impl_searchsorted(wgt_tensor *sorted_1d, wgt_tensor *values, int right);
+wgt_status wgt_impl_unique(wgt_tensor *a, wgt_tensor **values, wgt_tensor **indices, wgt_tensor **inverse, wgt_tensor **counts);
+wgt_status wgt_impl_nonzero(wgt_tensor *a, wgt_tensor **out);
+wgt_tensor *wgt_impl_argwhere(wgt_tensor *a);
 wgt_tensor *wgt_impl_quantize(wgt_tensor *a, wgt_dtype dtype);
 wgt_tensor *wgt_impl_dequantize(wgt_tensor *q, wgt_dtype dtype);
 wgt_tensor *wgt_impl_matmul_quantized(wgt_tensor *x, wgt_tensor *w);
@@ -329,6 +336,13 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_one_hot wgt_impl_one_hot
 #define wgt_triu wgt_impl_triu
 #define wgt_tril wgt_impl_tril
+#define wgt_sort wgt_impl_sort
+#define wgt_argsort wgt_impl_argsort
+#define wgt_topk wgt_impl_topk
+#define wgt_searchsorted wgt_impl_searchsorted
+#define wgt_unique wgt_impl_unique
+#define wgt_nonzero wgt_impl_nonzero
+#define wgt_argwhere wgt_impl_argwhere
 #define wgt_quantize wgt_impl_quantize
 #define wgt_dequantize wgt_impl_dequantize
 #define wgt_matmul_quantized wgt_impl_matmul_quantized
