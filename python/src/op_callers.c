@@ -135,6 +135,8 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const set_rows[] = {"dst", "indices", "rows"};
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
+    static const char *const sort[] = {"a", "axis", "descending"}, *const topk[] = {"a", "k", "axis", "largest"};
+    static const char *const search[] = {"a", "values", "right"};
     switch (sig) {
     case SIG_UNARY: return unary;
     case SIG_BINARY: case SIG_TRUE_DIVIDE: return binary;
@@ -164,20 +166,24 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_ONE_HOT: return one_hot;
     case SIG_ROPE: return rope;
     case SIG_ATTENTION: return attention;
+    case SIG_SORT: return sort;
+    case SIG_TOPK: return topk;
+    case SIG_SEARCH: return search;
+    case SIG_UNIQUE: case SIG_NONZERO: return unary;
     }
     return unary;
 }
 
 static int n_names(sig_kind sig) {
     switch (sig) {
-    case SIG_UNARY: return 1;
+    case SIG_UNARY: case SIG_UNIQUE: case SIG_NONZERO: return 1;
     case SIG_BINARY: case SIG_TRUE_DIVIDE: case SIG_SCALAR: case SIG_UNARY_F: case SIG_AXIS: case SIG_AXIS_FLAT:
     case SIG_FLIP: case SIG_CAST: case SIG_DIAG: case SIG_SHAPE: case SIG_PERMUTE: case SIG_JOIN: case SIG_GATHER:
         return 2;
     case SIG_CLIP: case SIG_REDUCE: case SIG_ARG: case SIG_SWAP: case SIG_SPLIT: case SIG_WHERE: case SIG_LINEAR:
-    case SIG_RMS_NORM: case SIG_TAKE: case SIG_SET_ROWS: case SIG_ONE_HOT: case SIG_ROPE:
+    case SIG_RMS_NORM: case SIG_TAKE: case SIG_SET_ROWS: case SIG_ONE_HOT: case SIG_ROPE: case SIG_SORT: case SIG_SEARCH:
         return 3;
-    case SIG_REDUCE_DDOF: case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: return 4;
+    case SIG_REDUCE_DDOF: case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: case SIG_TOPK: return 4;
     case SIG_SLICE: case SIG_ATTENTION: return 5;
     }
     return 1;
@@ -186,7 +192,7 @@ static int n_names(sig_kind sig) {
 static int n_required(sig_kind sig) {
     switch (sig) {
     case SIG_BINARY: case SIG_TRUE_DIVIDE: case SIG_SCALAR: case SIG_CAST: case SIG_SHAPE: case SIG_SPLIT:
-    case SIG_LINEAR: case SIG_GATHER: case SIG_TAKE: case SIG_ONE_HOT:
+    case SIG_LINEAR: case SIG_GATHER: case SIG_TAKE: case SIG_ONE_HOT: case SIG_TOPK: case SIG_SEARCH:
         return 2;
     case SIG_SWAP: case SIG_AS_STRIDED: case SIG_PAD: case SIG_WHERE: case SIG_SET_ROWS: case SIG_ATTENTION: return 3;
     case SIG_SLICE: return 4;
@@ -522,6 +528,28 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         RUN(wgt_attention(a->t, b->t, c->t, causal, d1));
         break;
     }
+    case SIG_SORT:
+    case SIG_TOPK: {
+        int flag = e->sig == SIG_TOPK; /* topk: largest by default; sort: ascending */
+        i0 = -1;
+        if (e->sig == SIG_TOPK && int_arg(v[1], &i1, 0, INT64_MAX, e->name, "k") < 0) goto fail;
+        PyObject *axis_o = v[e->sig == SIG_TOPK ? 2 : 1], *flag_o = v[e->sig == SIG_TOPK ? 3 : 2];
+        if ((axis_o && AXIS_ARG(axis_o, i0) < 0) || (flag_o && (flag = PyObject_IsTrue(flag_o)) < 0)) goto fail;
+        if (e->sig == SIG_TOPK) {
+            out = wgtpy_topk(e, a, (int64_t)i1, (int)i0, flag);
+            goto done;
+        }
+        RUN(((arg_fn)e->fn)(a->t, (int)i0, flag));
+        break;
+    }
+    case SIG_SEARCH: {
+        int right = v[2] ? PyObject_IsTrue(v[2]) : 0;
+        if (right < 0 || other_tensor(v[1], a, &b, 0, e->name) < 0) goto fail;
+        RUN(wgt_searchsorted(a->t, b->t, right));
+        break;
+    }
+    case SIG_UNIQUE: out = wgtpy_unique(e, a); goto done;
+    case SIG_NONZERO: out = wgtpy_nonzero(e, a); goto done;
     default:
         PyErr_Format(PyExc_RuntimeError, "%s: signature kind %d has no caller", e->name, (int)e->sig);
         goto fail;

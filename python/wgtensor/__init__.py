@@ -596,3 +596,5 @@ _core._register(_DTYPES, _parse_dtype, asarray, get_default_context)
 from . import gguf, optim  # noqa: E402  (they use the names above)
 from ._autograd import (clip_grad_norm, cross_entropy, load, lr_warmup_cosine, no_grad, save)  # noqa: E402
 from ._quant import dequantize, kv_cache_append, matmul_quantized, quantize  # noqa: E402
+from ._sorting import (argsort, nonzero, searchsorted, sort, topk, unique_all, unique_counts,  # noqa: E402
+                       unique_inverse, unique_values)
