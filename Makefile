@@ -171,9 +171,13 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libwgtensor.a
 # 0 when nothing was found; otherwise each finding is saved as build/fuzz/{cpu,webgpu}-crash-*
 # (or leak-, oom-, timeout-), printed with the calls it makes (WGT_FUZZ_TRACE=1
 # build/fuzz/fuzz_api FILE replays it so), and make fails.
+# Then tests/fuzz/fuzz_files.c, the file readers (GGUF, safetensors, .npy) on bytes from
+# outside, for FUZZ_FILES_SECONDS from a corpus seeded with valid files the library's own
+# writers make (kept in build/fuzz/corpus-files); findings are saved as build/fuzz/files-*.
 FUZZ_CC = clang
 FUZZ_SECONDS ?= 60
 FUZZ_WEBGPU_SECONDS ?= 20
+FUZZ_FILES_SECONDS ?= 30
 FUZZ_DIR = $(BUILD)/fuzz
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_OBJ = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/gen/wgsl_sources.o
@@ -201,10 +205,15 @@ endef
 fuzz: setup
 	@$(MAKE) --no-print-directory fuzz-run
 
-fuzz-run: $(FUZZ_DIR)/fuzz_api
+fuzz-run: $(FUZZ_DIR)/fuzz_api $(FUZZ_DIR)/fuzz_files
 	@rm -rf $(FUZZ_DIR)/corpus-webgpu
 	$(call fuzz_run,cpu,$(FUZZ_SECONDS),$(FUZZ_DIR)/corpus-cpu,)
 	$(call fuzz_run,webgpu,$(FUZZ_WEBGPU_SECONDS),$(FUZZ_DIR)/corpus-webgpu,-len_control=0)
+	@mkdir -p $(FUZZ_DIR)/corpus-files && $(FUZZ_ENV) WGT_FUZZ_WRITE_SEEDS=$(FUZZ_DIR)/corpus-files $(FUZZ_DIR)/fuzz_files
+	@echo "fuzz: file readers, $(FUZZ_FILES_SECONDS) s: $(FUZZ_ENV) $(FUZZ_DIR)/fuzz_files $(FUZZ_ARGS) $(FUZZ_DIR)/corpus-files"
+	@$(FUZZ_ENV) $(FUZZ_DIR)/fuzz_files $(FUZZ_ARGS) -max_total_time=$(FUZZ_FILES_SECONDS) \
+		-artifact_prefix=$(FUZZ_DIR)/files- $(FUZZ_DIR)/corpus-files || { \
+		echo "fuzz: the file readers' run found the above (replay: $(FUZZ_DIR)/fuzz_files FILE)" >&2; exit 1; }
 
 $(FUZZ_DIR)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -214,7 +223,7 @@ $(FUZZ_DIR)/obj/gen/wgsl_sources.o: $(BUILD)/gen/wgsl_sources.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -O1 -fPIC -c $< -o $@
 
-$(FUZZ_DIR)/fuzz_api: tests/fuzz/fuzz_api.c $(FUZZ_OBJ)
+$(FUZZ_DIR)/fuzz_api $(FUZZ_DIR)/fuzz_files: $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	$(FUZZ_CC) $(CPPFLAGS_ALL) $(WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
 
 # ---- sanitizers: `make test-asan`, `make test-valgrind` ------------------------------------
