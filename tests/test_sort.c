@@ -266,6 +266,27 @@ TEST_BACKENDS(topk_rows) {
         }
 }
 
+/* Long rows with k up to a tile and past it: the WebGPU top-k keeps halving blocks of the
+ * next power of two above k (k <= 512) rather than sorting whole rows. */
+TEST_BACKENDS(topk_long_rows) {
+    static const int64_t ks[] = {1, 2, 50, 300, 512, 513};
+    int64_t shape[2] = {3, 65537};
+    for (int kind = 0; kind < 2; kind++) {
+        wgt_tensor *a = make_input(ctx, kind ? WGT_F16 : WGT_F32, kind ? STRIDED : CONTIGUOUS, 2, shape, 51, kind);
+        char what[128];
+        for (size_t ki = 0; a && ki < sizeof ks / sizeof *ks; ki++) {
+            snprintf(what, sizeof what, "topk [3, 65537] %s k %lld %s", kind ? "f16 wide" : "f32 few", (long long)ks[ki],
+                     ki % 2 ? "smallest" : "largest");
+            check_topk(a, ks[ki], 1, ki % 2 == 0, what);
+        }
+        wgt_release(a);
+    }
+    int64_t cols[2] = {4099, 5};
+    wgt_tensor *c = make_input(ctx, WGT_I32, TRANSPOSED, 2, cols, 52, FEW_VALUES);
+    check_topk(c, 37, 0, 1, "topk i32 [4099, 5] along axis 0");
+    wgt_release(c);
+}
+
 /* Reference searchsorted: positions below v (right: at or below) in the order of sort. */
 static int64_t search_ref(const double *s, int64_t n, double v, int right) {
     int64_t c = 0;

@@ -9,6 +9,11 @@
  * stable result. sort_out reads back the first k pairs of each segment: the positions, and
  * the input's elements at them bit for bit. A row of n costs about log2(n)^2 / 2 steps, of
  * which only those with partners 512 or more apart go through global memory.
+ * A top-k with k <= 512 sorts no more than it keeps: blocks of b = 2^ceil(log2 k) pairs are
+ * sorted in alternating directions, then each round (sort_halve) keeps the b smallest of each
+ * pair of blocks and merges them (sort_local), halving the segment until one block is left:
+ * for [64, 32000] with k = 50 about 30M compare-exchanges (21M of them in the first local sort)
+ * instead of a full sort's 120M, in 19 dispatches over shrinking data instead of 28 over 2M pairs.
  * searchsorted is one binary search per value in the same key order.
  */
 #include <stdio.h>
@@ -32,6 +37,10 @@ typedef struct {
 typedef struct {
     uint32_t pairs, log_j, log_p, log_k;
 } step_params;
+
+typedef struct {
+    uint32_t count, log_b, pad[2];
+} halve_params;
 
 typedef struct {
     uint32_t total, log_p, k_first, k_last, j_first, pad[3];
@@ -79,7 +88,7 @@ static char *build(wgt_webgpu *w, const void *arg) {
     static const char *const inp[] = {"inp"}, *const both[] = {"srt", "inp"};
     /* The bitonic steps read no input: they take only the pair comparison. */
     int search = !strcmp(k->kernel, "searchsorted");
-    int steps = !strcmp(k->kernel, "sort_step") || !strcmp(k->kernel, "sort_local");
+    int steps = !strncmp(k->kernel, "sort_", 5) && strcmp(k->kernel, "sort_init") && strcmp(k->kernel, "sort_out");
     char *keys = keys_text(k->dtype, search ? both : inp, search ? 2 : steps ? 0 : 1);
     if (!keys) return NULL;
     const char *pairs[] = {"KEYS", keys, "ELEMS", k->dtype == WGT_F16 ? "2" : "1", NULL};
@@ -133,6 +142,39 @@ static wgt_status bitonic(wgt_webgpu *w, wgt_buffer *keys, wgt_buffer *pos, uint
     return WGT_OK;
 }
 
+/* The top 2^log_b of each segment of 2^log_p pairs in *keys and *pos (total pairs), into the
+ * first block of a segment of 2^log_b: *keys and *pos may become the scratch pair k2, p2. */
+static wgt_status top_blocks(wgt_webgpu *w, wgt_buffer **keys, wgt_buffer **pos, wgt_buffer *k2, wgt_buffer *p2,
+                             uint32_t total, uint32_t log_p, uint32_t log_b) {
+    wgt_pipeline *local, *halve;
+    wgt_status st;
+    if ((st = pipeline(w, "sort_local", WGT_U32, 2, 2, &local)) != WGT_OK ||
+        (st = pipeline(w, "sort_halve", WGT_U32, 4, 2, &halve)) != WGT_OK)
+        return st;
+    uint32_t b = 1u << log_b;
+    wgt_buffer *bufs[2] = {*keys, *pos};
+    local_params lp = {total, log_p, 2, b, 1, {0, 0, 0}};
+    if (b > 1 && (st = wgt_wgpu_dispatch(w, local, bufs, &lp, sizeof lp, (total + TILE - 1) / TILE)) != WGT_OK) return st;
+    wgt_buffer *from_k = *keys, *from_p = *pos, *to_k = k2, *to_p = p2;
+    for (; log_p > log_b; log_p--) {
+        total /= 2;
+        halve_params hp = {total, log_b, {0, 0}};
+        wgt_buffer *hb[4] = {from_k, from_p, to_k, to_p};
+        if ((st = wgt_wgpu_dispatch(w, halve, hb, &hp, sizeof hp, groups_for(total))) != WGT_OK) return st;
+        /* The kept blocks are bitonic: merge each, in alternating directions again. */
+        local_params mp = {total, log_p - 1, b, b, b / 2, {0, 0, 0}};
+        wgt_buffer *mb[2] = {to_k, to_p};
+        if (b > 1 && (st = wgt_wgpu_dispatch(w, local, mb, &mp, sizeof mp, (total + TILE - 1) / TILE)) != WGT_OK)
+            return st;
+        wgt_buffer *t = from_k;
+        from_k = to_k, to_k = t;
+        t = from_p, from_p = to_p, to_p = t;
+    }
+    *keys = from_k;
+    *pos = from_p;
+    return WGT_OK;
+}
+
 wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const wgt_operand *indices,
                               const wgt_operand *in, int descending) {
     wgt_webgpu *w = (wgt_webgpu *)be;
@@ -161,7 +203,11 @@ wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const 
     rp.last = descending != 0;
 
     wgt_pipeline *init, *out;
-    wgt_buffer *keys = NULL, *pos = NULL;
+    wgt_buffer *keys = NULL, *pos = NULL, *keys2 = NULL, *pos2 = NULL, *pos_out;
+    /* A top-k of at most a tile: rounds of halving (top_blocks) instead of a full sort. */
+    uint32_t log_b = 0;
+    while (((int64_t)1 << log_b) < k) log_b++;
+    int halving = k < n && log_b <= 9 && log_b < log_p;
     wgt_status st;
     if ((st = pipeline(w, "sort_init", in->dtype, 3, 2, &init)) != WGT_OK ||
         (st = pipeline(w, "sort_out", in->dtype, 4, 2, &out)) != WGT_OK)
@@ -170,15 +216,28 @@ wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const 
     if ((st = wgt_wgpu_buffer_create(be, (size_t)total * 4, 0, &pos)) != WGT_OK) goto done;
     wgt_buffer *ib[3] = {in->buffer, keys, pos};
     if ((st = wgt_wgpu_dispatch(w, init, ib, &rp, sizeof rp, groups_for(total))) != WGT_OK) goto done;
-    if ((st = bitonic(w, keys, pos, total, log_p)) != WGT_OK) goto done;
+    pos_out = pos;
+    if (halving) {
+        if ((st = wgt_wgpu_buffer_create(be, (size_t)total * 2, 0, &keys2)) != WGT_OK ||
+            (st = wgt_wgpu_buffer_create(be, (size_t)total * 2, 0, &pos2)) != WGT_OK)
+            goto done;
+        wgt_buffer *k1 = keys, *p1 = pos;
+        if ((st = top_blocks(w, &k1, &p1, keys2, pos2, total, log_p, log_b)) != WGT_OK) goto done;
+        rp.log_p = log_b; /* each row's first k now lead a segment of 2^log_b */
+        pos_out = p1;
+    } else if ((st = bitonic(w, keys, pos, total, log_p)) != WGT_OK) {
+        goto done;
+    }
     uint64_t count = rows * (uint64_t)k, per = in->dtype == WGT_F16 ? 2 : 1;
     rp.last = (uint32_t)count;
-    wgt_buffer *ob[4] = {in->buffer, pos, values->buffer, indices->buffer};
+    wgt_buffer *ob[4] = {in->buffer, pos_out, values->buffer, indices->buffer};
     st = wgt_wgpu_dispatch(w, out, ob, &rp, sizeof rp, groups_for((count + per - 1) / per));
 done:
     /* Releases: the recorded commands keep the buffers alive. */
     if (keys) wgt_wgpu_buffer_destroy(be, keys);
     if (pos) wgt_wgpu_buffer_destroy(be, pos);
+    if (keys2) wgt_wgpu_buffer_destroy(be, keys2);
+    if (pos2) wgt_wgpu_buffer_destroy(be, pos2);
     return st;
 }
 
