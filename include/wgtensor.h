@@ -181,6 +181,8 @@ typedef struct wgt_stats {
     uint64_t submits;             /* command buffers submitted to the device queue */
     uint64_t kernels_cached;      /* compiled kernels (pipelines) kept for reuse; bounded, and
                                      emptied by wgt_context_trim */
+    uint64_t bind_groups_created; /* bind groups made for dispatches (a cached one is reused by
+                                     a dispatch over the same buffers: not counted again) */
 } wgt_stats;
 /* Counters since the context was created (CPU contexts report no device memory). */
 wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out);
@@ -315,7 +317,10 @@ void *wgt_context_webgpu_device(wgt_context *ctx);
  * every module-scope `@group(0) @binding(N) var<storage, read|read_write> name : array<T>;`
  * is a tensor binding (T: f32, i32, u32, f16 with `enable f16;`, vecN, atomics, or a struct
  * of those), and at most one `var<uniform>` holds the dispatch's params. Only @group(0).
- * The CPU backend runs no WGSL: wgt_kernel_create fails there with WGT_ERR_UNAVAILABLE. */
+ * The CPU backend runs no WGSL: there wgt_kernel_create only reads the bindings, and a
+ * dispatch runs the kernel's CPU function (wgt_kernel_set_cpu_fn), or is WGT_ERR_UNAVAILABLE
+ * without one. Dispatches may be recorded inside a compiled graph (on graph inputs and what
+ * is computed from them) when the kernel writes one binding there. */
 typedef struct wgt_kernel wgt_kernel;
 
 /* Compiles entry_point (a @compute fn) of the WGSL source. A source the compiler rejects is
@@ -369,10 +374,45 @@ typedef struct wgt_kernel_arg {
  * in-place tensor that is not writable or contiguous or is bound twice (WGT_ERR_USAGE), a
  * wrong params size (WGT_ERR_INVALID_ARGUMENT). outputs has nargs entries (NULL allowed when
  * no binding creates one): created tensors at their argument's index, NULL elsewhere; the
- * caller releases them. Graph inputs cannot be bound. */
+ * caller releases them. Graph inputs and tensors computed from them may be bound (the
+ * dispatch is then recorded in the graph and runs at each wgt_graph_dispatch) when the
+ * kernel writes one binding; a graph input is never written in place (WGT_ERR_USAGE). */
 wgt_status wgt_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *args, const void *params,
                                size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
                                wgt_tensor **outputs);
+
+/* ---- user kernels: CPU functions -------------------------------------------------------- */
+/* What the kernel computes, written in C for backends that run no WGSL (the CPU backend).
+ * A dispatch calls it once, when the work runs (inside a compiled graph: at every
+ * wgt_graph_dispatch), with every tensor binding as contiguous row-major host memory. */
+typedef struct wgt_kernel_buffer {
+    const char *name;     /* the binding's variable name */
+    uint32_t binding;     /* N of @binding(N) */
+    int read_write;       /* 1: the function may write data; 0: it must only read it */
+    void *data;           /* the tensor's first element */
+    size_t nbytes;        /* numel * dtype size */
+    wgt_dtype dtype;
+    int ndim;
+    const int64_t *shape;
+} wgt_kernel_buffer;
+typedef struct wgt_kernel_cpu_call {
+    int nbuffers;                     /* the shader's tensor bindings, in declaration order */
+    const wgt_kernel_buffer *buffers;
+    const void *params;               /* the dispatch's params (NULL when none) */
+    size_t params_size;
+    uint32_t groups[3];               /* the dispatch's grid, and the entry point's workgroup size */
+    uint32_t workgroup_size[3];
+    char *error;                      /* a failing function may write a one-line reason here */
+    size_t error_size;
+} wgt_kernel_cpu_call;
+/* Returns 0 on success; anything else fails the run with WGT_ERR_BACKEND and the reason. */
+typedef int (*wgt_kernel_cpu_fn)(void *user_data, const wgt_kernel_cpu_call *call);
+/* Gives k its CPU function, once (WGT_ERR_USAGE for a second one). release (NULL allowed) is
+ * called with user_data when the kernel and every dispatch recorded with it are gone. On a
+ * backend that runs WGSL the function is kept and never called. */
+typedef void (*wgt_kernel_user_release_fn)(void *user_data);
+wgt_status wgt_kernel_set_cpu_fn(wgt_kernel *k, wgt_kernel_cpu_fn fn, void *user_data,
+                                 wgt_kernel_user_release_fn release);
 
 /* ---- views (share storage) ---------------------------------------------------------- */
 
@@ -463,6 +503,50 @@ wgt_tensor *wgt_erf(wgt_tensor *a);
 wgt_tensor *wgt_isnan(wgt_tensor *a);
 wgt_tensor *wgt_isinf(wgt_tensor *a);
 wgt_tensor *wgt_clamp(wgt_tensor *a, double lo, double hi);
+
+/* ---- more elementwise math (the array API's set) ------------------------------------ */
+/* Floating types (f32, f16; computed in f32): tan, asin, acos, atan, sinh, cosh, asinh, acosh,
+ * atanh, log2, log10, exp2 (IEEE special values as libm; NaN outside the domain). trunc rounds
+ * toward zero (identity on integers). signbit (floating types) and isfinite (all types; 1 for
+ * integers) give u32 0/1 as isnan does. bitwise_not (i32, u32) flips every bit. */
+wgt_tensor *wgt_tan(wgt_tensor *a);
+wgt_tensor *wgt_asin(wgt_tensor *a);
+wgt_tensor *wgt_acos(wgt_tensor *a);
+wgt_tensor *wgt_atan(wgt_tensor *a);
+wgt_tensor *wgt_sinh(wgt_tensor *a);
+wgt_tensor *wgt_cosh(wgt_tensor *a);
+wgt_tensor *wgt_asinh(wgt_tensor *a);
+wgt_tensor *wgt_acosh(wgt_tensor *a);
+wgt_tensor *wgt_atanh(wgt_tensor *a);
+wgt_tensor *wgt_log2(wgt_tensor *a);
+wgt_tensor *wgt_log10(wgt_tensor *a);
+wgt_tensor *wgt_exp2(wgt_tensor *a);
+wgt_tensor *wgt_trunc(wgt_tensor *a);
+wgt_tensor *wgt_signbit(wgt_tensor *a);
+wgt_tensor *wgt_isfinite(wgt_tensor *a);
+wgt_tensor *wgt_bitwise_not(wgt_tensor *a);
+/* Binary, broadcasting as wgt_add; a and b share a type. Floating types: logaddexp
+ * (log(e^a + e^b) without overflow), hypot (without overflow), copysign, nextafter (the next
+ * value of the type itself, f16 steps in f16). i32 and u32: bitwise_and, _or, _xor and the
+ * shifts: a count outside [0, 32) (negative included) gives 0 for a left shift, and for a right
+ * shift 0, or -1 for a negative i32 (an arithmetic shift by 31), as NumPy. floor_divide (all
+ * types) is floor(a / b) as NumPy's //: the integer form rounds toward -inf, a zero divisor
+ * gives 0 and INT32_MIN // -1 wraps to INT32_MIN; the float form follows NumPy's divmod (so
+ * a - b * (a // b) == wgt_mod(a, b), the array API's remainder). */
+wgt_tensor *wgt_logaddexp(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_hypot(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_copysign(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_nextafter(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_bitwise_and(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_bitwise_or(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_bitwise_xor(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_bitwise_left_shift(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_bitwise_right_shift(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_floor_divide(wgt_tensor *a, wgt_tensor *b);
+/* a limited to [lo, hi] elementwise, lo and hi tensors of a's type broadcast against a (the
+ * result has the broadcast shape); either may be NULL (no bound on that side). NaN in a, lo
+ * or hi gives NaN, and lo > hi gives hi, as numpy.clip. */
+wgt_tensor *wgt_clip(wgt_tensor *a, wgt_tensor *lo, wgt_tensor *hi);
 
 /* ---- casts -------------------------------------------------------------------------- */
 /* Between every pair of f32, f16, i32, u32. Float to integer truncates toward zero,

@@ -165,6 +165,22 @@ static wgt_tensor *unary_ref(wgt_unary_op op, wgt_tensor *a, double p0, double p
     case WGT_UNARY_ISINF: return wgt_isinf(a);
     case WGT_UNARY_CLAMP: return wgt_clamp(a, p0, p1);
     case WGT_UNARY_LOGICAL_NOT: return wgt_logical_not(a);
+    case WGT_UNARY_TAN: return wgt_tan(a);
+    case WGT_UNARY_ASIN: return wgt_asin(a);
+    case WGT_UNARY_ACOS: return wgt_acos(a);
+    case WGT_UNARY_ATAN: return wgt_atan(a);
+    case WGT_UNARY_SINH: return wgt_sinh(a);
+    case WGT_UNARY_COSH: return wgt_cosh(a);
+    case WGT_UNARY_ASINH: return wgt_asinh(a);
+    case WGT_UNARY_ACOSH: return wgt_acosh(a);
+    case WGT_UNARY_ATANH: return wgt_atanh(a);
+    case WGT_UNARY_LOG2: return wgt_log2(a);
+    case WGT_UNARY_LOG10: return wgt_log10(a);
+    case WGT_UNARY_EXP2: return wgt_exp2(a);
+    case WGT_UNARY_TRUNC: return wgt_trunc(a);
+    case WGT_UNARY_SIGNBIT: return wgt_signbit(a);
+    case WGT_UNARY_ISFINITE: return wgt_isfinite(a);
+    case WGT_UNARY_BITWISE_NOT: return wgt_bitwise_not(a);
     case WGT_UNARY_COUNT: break;
     }
     return NULL;
@@ -172,11 +188,11 @@ static wgt_tensor *unary_ref(wgt_unary_op op, wgt_tensor *a, double p0, double p
 
 static wgt_tensor *(*const binary_ref[WGT_BINARY_COUNT])(wgt_tensor *, wgt_tensor *) = {
     wgt_add, wgt_sub, wgt_mul, wgt_div, wgt_pow, wgt_maximum, wgt_minimum, wgt_mod, wgt_atan2,
-    wgt_eq, wgt_ne, wgt_lt, wgt_le, wgt_gt, wgt_ge, wgt_logical_and, wgt_logical_or};
+    wgt_eq, wgt_ne, wgt_lt, wgt_le, wgt_gt, wgt_ge, wgt_logical_and, wgt_logical_or, wgt_logaddexp, wgt_hypot,
+    wgt_copysign, wgt_nextafter, wgt_bitwise_and, wgt_bitwise_or, wgt_bitwise_xor, wgt_bitwise_left_shift,
+    wgt_bitwise_right_shift, wgt_floor_divide};
 
-static int gives_u32(wgt_unary_op op) {
-    return op == WGT_UNARY_ISNAN || op == WGT_UNARY_ISINF || op == WGT_UNARY_LOGICAL_NOT;
-}
+static int gives_u32(wgt_unary_op op) { return wgt_unary_gives_u32(op); }
 
 /* Parameters are passed as the core passes them: integer clamp bounds already integers. */
 static int chain_unary(chain *c, wgt_unary_op op, int a, double p0, double p1) {
@@ -185,7 +201,7 @@ static int chain_unary(chain *c, wgt_unary_op op, int a, double p0, double p1) {
 }
 
 static int chain_binary(chain *c, wgt_binary_op op, int a, int b) {
-    return add_step(c, WGT_FUSED_BINARY, op, a, b, 0, op >= WGT_BINARY_EQ ? WGT_U32 : c->type[a], 0, 0,
+    return add_step(c, WGT_FUSED_BINARY, op, a, b, 0, wgt_binary_gives_u32(op) ? WGT_U32 : c->type[a], 0, 0,
                     binary_ref[op](c->ref[a], c->ref[b]));
 }
 
@@ -276,8 +292,19 @@ static int unary_takes(wgt_unary_op op, wgt_dtype d) {
     switch (op) {
     case WGT_UNARY_NEG: case WGT_UNARY_ABS: case WGT_UNARY_SIGN: case WGT_UNARY_SQUARE: case WGT_UNARY_RELU:
     case WGT_UNARY_FLOOR: case WGT_UNARY_CEIL: case WGT_UNARY_ROUND: case WGT_UNARY_ISNAN: case WGT_UNARY_ISINF:
-    case WGT_UNARY_CLAMP: case WGT_UNARY_LOGICAL_NOT: return 1;
+    case WGT_UNARY_CLAMP: case WGT_UNARY_LOGICAL_NOT: case WGT_UNARY_TRUNC: case WGT_UNARY_ISFINITE: return 1;
+    case WGT_UNARY_BITWISE_NOT: return !is_float(d);
     default: return is_float(d);
+    }
+}
+
+static int binary_takes(wgt_binary_op op, wgt_dtype d) {
+    switch (op) {
+    case WGT_BINARY_ATAN2: case WGT_BINARY_LOGADDEXP: case WGT_BINARY_HYPOT: case WGT_BINARY_COPYSIGN:
+    case WGT_BINARY_NEXTAFTER: return is_float(d);
+    case WGT_BINARY_BITWISE_AND: case WGT_BINARY_BITWISE_OR: case WGT_BINARY_BITWISE_XOR: case WGT_BINARY_LEFT_SHIFT:
+    case WGT_BINARY_RIGHT_SHIFT: return !is_float(d);
+    default: return 1;
     }
 }
 
@@ -339,7 +366,7 @@ TEST(fused_every_binary_op) {
         wgt_dtype d = all_types[t];
         int ops[WGT_BINARY_COUNT], nops = 0;
         for (int op = 0; op < WGT_BINARY_COUNT; op++)
-            if (op != WGT_BINARY_ATAN2 || is_float(d)) ops[nops++] = op;
+            if (binary_takes((wgt_binary_op)op, d)) ops[nops++] = op;
         wgt_tensor *a = values(gpu, d, 2, shape, 10 + (uint32_t)t, 0), *b = values(gpu, d, 2, shape, 20 + (uint32_t)t, 0);
         for (int i = 0; i < nops; i += 4) {
             chain c;

@@ -19,6 +19,11 @@ static const char twice_src[] =
 
 static const int64_t S4[1] = {4};
 
+static int never_called(void *user, const wgt_kernel_cpu_call *call) {
+    (void)user, (void)call;
+    return 1;
+}
+
 /* One call per public function that takes a kernel, each given `dead`; `t` is a live tensor. */
 #define KERNEL_CALLS(X)                                                                                       \
     X(wgt_kernel_release, (wgt_kernel_release(dead), 1))                                                     \
@@ -26,6 +31,7 @@ static const int64_t S4[1] = {4};
     X(wgt_kernel_binding, wgt_kernel_binding(dead, 0, &info) != WGT_OK)                                      \
     X(wgt_kernel_workgroup_size, wgt_kernel_workgroup_size(dead, size) != WGT_OK)                            \
     X(wgt_kernel_groups_for, wgt_kernel_groups_for(dead, 4, size) != WGT_OK)                                 \
+    X(wgt_kernel_set_cpu_fn, wgt_kernel_set_cpu_fn(dead, never_called, NULL, NULL) != WGT_OK)                \
     X(wgt_kernel_dispatch, wgt_kernel_dispatch(dead, 1, &(wgt_kernel_arg){.name = "buf", .tensor = t}, NULL, 0, \
                                                1, 1, 1, NULL) != WGT_OK)
 

@@ -2,7 +2,8 @@
  * User WGSL kernels (wgt_kernel_*) and callers' WGPUBuffers as tensors: results against C
  * references (params, views as inputs, chains with library ops and asynchronous reads,
  * in-place writes ordered among pending ops, the workgroup helper), every argument error
- * before any dispatch, compile errors with their line, the CPU backend's answer, and the
+ * before any dispatch, compile errors with their line, the CPU backend's answer without a CPU
+ * function, and the
  * lifetime of a wrapped buffer whichever of tensor and context goes first.
  */
 #include <stdlib.h>
@@ -13,38 +14,17 @@
 #include "core/tensor.h"
 #include "core/wgsl_reflect.h"
 #include "test.h"
+#include "user_kernel_sources.h"
 
-/* y[i] = x[i] * p.scale + p.bias for i < p.n. */
-static const char affine_src[] =
-    "struct Params { scale : f32, bias : f32, n : u32, pad : u32 }\n"
-    "@group(0) @binding(0) var<storage, read> x : array<f32>;\n"
-    "@group(0) @binding(1) var<storage, read_write> y : array<f32>;\n"
-    "@group(0) @binding(2) var<uniform> p : Params;\n"
-    "/* a block comment with a fake @group(3) @binding(9) var<storage, read> z : array<f32>; */\n"
-    "@compute @workgroup_size(64)\n"
-    "fn main(@builtin(global_invocation_id) id : vec3<u32>) {\n"
-    "    // a line comment: var<uniform> q : Params;\n"
-    "    if (id.x < p.n) { y[id.x] = x[id.x] * p.scale + p.bias; }\n"
-    "}\n";
-
-typedef struct {
-    float scale, bias;
-    uint32_t n, pad;
-} affine_params;
-
-/* buf[i] = buf[i] * 2 + 1 for i < arrayLength(buf): in place. */
-static const char twice_src[] =
-    "@group(0) @binding(0) var<storage, read_write> buf : array<f32>;\n"
-    "@compute @workgroup_size(32)\n"
-    "fn main(@builtin(global_invocation_id) id : vec3<u32>) {\n"
-    "    if (id.x < arrayLength(&buf)) { buf[id.x] = buf[id.x] * 2.0 + 1.0; }\n"
-    "}\n";
-
-/* The kernel on a WebGPU context; on the CPU backend, checks that it is refused and gives NULL. */
+/* The kernel on a WebGPU context; on the CPU backend, checks that a kernel without a CPU
+ * function cannot be dispatched (tests/test_user_kernel_graph.c gives it one) and gives NULL. */
 static wgt_kernel *kernel_or_cpu_refusal(wgt_context *ctx, const char *src) {
     if (wgt_context_backend(ctx) == WGT_BACKEND_CPU) {
-        CHECK_ERROR(!wgt_kernel_create(ctx, src, "main"), WGT_ERR_UNAVAILABLE, "WGSL kernels need the WebGPU backend; "
-                    "this context runs on cpu");
+        wgt_kernel *k = wgt_kernel_create(ctx, src, "main");
+        CHECK(k != NULL, "the CPU backend reflects the bindings: %s", wgt_last_error());
+        CHECK_ERROR(wgt_kernel_dispatch(k, 0, NULL, NULL, 0, 1, 1, 1, NULL) != WGT_OK, WGT_ERR_UNAVAILABLE,
+                    "the cpu backend runs no WGSL, and kernel 'main' has no CPU function");
+        wgt_kernel_release(k);
         return NULL;
     }
     wgt_kernel *k = wgt_kernel_create(ctx, src, "main");

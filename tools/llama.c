@@ -2,9 +2,10 @@
  * The Llama-shaped decoder of tools/llama.h. The forward pass is ordinary lazy ops: each
  * layer's keys and values go into its caches with wgt_kv_cache_append and attention reads
  * slice views of the filled prefix, the query heads of a group viewed beside a broadcast of
- * their key head. Rotary embeddings use wgtensor's rotate-half layout: files written by
- * llama_save use it; llama.cpp's converted files permute q and k for ggml's interleaved
- * rotation, and load here with that permutation left in (their text comes out wrong).
+ * their key head. Rotary embeddings use wgtensor's rotate-half layout (wgt_rope); GGUF files
+ * hold attn_q and attn_k with their rows permuted for ggml's interleaved rotation, as
+ * llama.cpp's converter writes them: llama_load undoes that permutation and llama_save
+ * applies it, so files go both ways between llama.cpp and wgtensor.
  */
 #include "llama.h"
 
@@ -106,6 +107,41 @@ static wgt_tensor *as_act(wgt_tensor *t, wgt_dtype act) {
     return c;
 }
 
+/* Within each head of hd rows, rotate-half row j hd/2 + i (i < hd/2, j = 0 or 1) is row
+ * 2i + j in the file: the pair a rotation turns is adjacent there, as ggml's interleaved
+ * rotation takes it, with the same frequency base^(-2i/hd). A new tensor with t's rows
+ * moved to the file's order (to_file) or back; rows move as bytes, so block types work too
+ * (a row is whole blocks). NULL with a message when t's rows are not heads of even size. */
+static wgt_tensor *permute_rope_rows(wgt_tensor *t, const char *name, int64_t heads, int to_file) {
+    if (!t) return NULL;
+    const int64_t *shape = wgt_tensor_shape(t);
+    int64_t rows = wgt_tensor_ndim(t) == 2 ? shape[0] : 0, hd = rows / heads;
+    if (rows == 0 || rows % heads || hd % 2) {
+        fprintf(stderr, "llama: %s has %lld rows, not %lld heads of an even size\n", name, (long long)rows,
+                (long long)heads);
+        return NULL;
+    }
+    size_t nbytes = wgt_tensor_nbytes(t), row_bytes = nbytes / (size_t)rows;
+    char *from = malloc(nbytes), *to = malloc(nbytes);
+    wgt_tensor *out = NULL;
+    if (from && to && wgt_tensor_read(t, from, nbytes) == WGT_OK) {
+        for (int64_t h = 0; h < heads; h++)
+            for (int64_t i = 0; i < hd / 2; i++)
+                for (int64_t j = 0; j < 2; j++) {
+                    size_t file_row = (size_t)(h * hd + 2 * i + j), half_row = (size_t)(h * hd + j * (hd / 2) + i);
+                    memcpy(to + (to_file ? file_row : half_row) * row_bytes,
+                           from + (to_file ? half_row : file_row) * row_bytes, row_bytes);
+                }
+        out = wgt_tensor_from_data(wgt_tensor_context(t), wgt_tensor_dtype(t), 2, shape, to, nbytes, WGT_USAGE_DEFAULT);
+    }
+    free(from);
+    free(to);
+    return out;
+}
+
+/* The heads whose rotation permutes layer tensor k's rows (attn_q, attn_k), or 0. */
+static int64_t rope_heads(const llama_config *c, int k) { return k == 1 ? c->heads : k == 2 ? c->kv_heads : 0; }
+
 int llama_load(llama_model *m, wgt_context *ctx, const char *path) {
     memset(m, 0, sizeof *m);
     wgt_gguf *g = wgt_gguf_open(path);
@@ -143,7 +179,13 @@ int llama_load(llama_model *m, wgt_context *ctx, const char *path) {
         for (int k = 0; k < 9; k++) {
             char name[96];
             snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)i, layer_names[k]);
-            if (!(*layer_slot(&m->layer[i], k) = as_act(load_named(g, ctx, name, 1), m->act))) goto done;
+            wgt_tensor **slot = layer_slot(&m->layer[i], k);
+            if (!(*slot = as_act(load_named(g, ctx, name, 1), m->act))) goto done;
+            if (rope_heads(&c, k)) {
+                wgt_tensor *half = permute_rope_rows(*slot, name, rope_heads(&c, k), 0);
+                wgt_release(*slot);
+                if (!(*slot = half)) goto done;
+            }
         }
     const wgt_gguf_kv *tok = wgt_gguf_find_kv(g, "tokenizer.ggml.tokens");
     if (tok && tok->type == WGT_GGUF_ARRAY && tok->elem_type == WGT_GGUF_STRING && (int64_t)tok->count == c.vocab &&
@@ -218,7 +260,14 @@ int llama_save(const llama_model *m, const char *path) {
         for (int k = 0; k < 9 && !rc; k++) {
             char name[96];
             snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)i, layer_names[k]);
-            rc = wgt_gguf_writer_add_tensor(w, name, *layer_slot(&m->layer[i], k)) != WGT_OK;
+            wgt_tensor *t = *layer_slot(&m->layer[i], k);
+            if (rope_heads(c, k)) { /* the writer holds its own reference until released */
+                wgt_tensor *file = permute_rope_rows(t, name, rope_heads(c, k), 1);
+                rc = !file || wgt_gguf_writer_add_tensor(w, name, file) != WGT_OK;
+                wgt_release(file);
+            } else {
+                rc = wgt_gguf_writer_add_tensor(w, name, t) != WGT_OK;
+            }
         }
     if (!rc) rc = wgt_gguf_writer_save(w, path, 0) != WGT_OK;
     wgt_gguf_writer_release(w);

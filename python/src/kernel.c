@@ -3,6 +3,13 @@
  * bindings() and workgroup_size describe the shader as the library reflected it, and
  * dispatch() records one dispatch (wgt_kernel_dispatch). wgtensor.kernel (pure-Python layer)
  * maps positional and keyword arguments onto binding names and uploads NumPy arrays.
+ *
+ * set_cpu(fn) gives the kernel a Python callable as its CPU function (wgt_kernel_set_cpu_fn):
+ * the library calls it when a dispatch runs, inside whichever call made the work run, holding
+ * the context's lock and perhaps without the GIL; the trampoline takes the GIL and hands fn
+ * one memoryview per binding. The library may drop the callable while the context's lock is
+ * held, so its last reference is dropped later, by a pending call, where a closure's tensors
+ * may take the lock again.
  */
 #include "wgtpy.h"
 
@@ -156,7 +163,84 @@ done:
     return result;
 }
 
+/* fn([(name, memoryview, dtype, shape, read_write), ...], params bytes or None, grid). */
+static int cpu_trampoline(void *user, const wgt_kernel_cpu_call *c) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int failed = 1;
+    PyObject *list = PyList_New(c->nbuffers), *params = NULL, *r = NULL;
+    for (int i = 0; list && i < c->nbuffers; i++) {
+        const wgt_kernel_buffer *b = &c->buffers[i];
+        PyObject *shape = PyTuple_New(b->ndim), *mv;
+        for (int d = 0; shape && d < b->ndim; d++) {
+            PyObject *v = PyLong_FromLongLong(b->shape[d]);
+            if (!v) Py_CLEAR(shape);
+            else PyTuple_SET_ITEM(shape, d, v);
+        }
+        /* An empty tensor has no memory to show: a zero-length view of a valid address. */
+        static char none;
+        mv = shape ? PyMemoryView_FromMemory(b->data ? b->data : &none, (Py_ssize_t)b->nbytes,
+                                             b->read_write ? PyBUF_WRITE : PyBUF_READ)
+                   : NULL;
+        PyObject *dt = (unsigned)b->dtype < sizeof wgtpy_dtypes / sizeof *wgtpy_dtypes ? wgtpy_dtypes[b->dtype] : NULL;
+        PyObject *item = mv && dt ? Py_BuildValue("(sOOOi)", b->name, mv, dt, shape, b->read_write) : NULL;
+        Py_XDECREF(mv);
+        Py_XDECREF(shape);
+        if (!item) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "no Python dtype for wgt_dtype %d", (int)b->dtype);
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    if (list) params = c->params ? PyBytes_FromStringAndSize(c->params, (Py_ssize_t)c->params_size) : Py_NewRef(Py_None);
+    if (params)
+        r = PyObject_CallFunction((PyObject *)user, "OO(III)", list, params, c->groups[0], c->groups[1], c->groups[2]);
+    if (r) {
+        failed = 0;
+    } else { /* the exception becomes the run's reason */
+        PyObject *type, *exc, *tb;
+        PyErr_Fetch(&type, &exc, &tb);
+        PyErr_NormalizeException(&type, &exc, &tb);
+        PyObject *text = exc ? PyObject_Str(exc) : NULL;
+        const char *msg = text ? PyUnicode_AsUTF8(text) : NULL;
+        snprintf(c->error, c->error_size, "%s: %s", exc ? Py_TYPE(exc)->tp_name : "error", msg ? msg : "");
+        PyErr_Clear();
+        Py_XDECREF(text);
+        Py_XDECREF(type);
+        Py_XDECREF(exc);
+        Py_XDECREF(tb);
+    }
+    Py_XDECREF(r);
+    Py_XDECREF(params);
+    Py_XDECREF(list);
+    PyGILState_Release(gil);
+    return failed;
+}
+
+static int decref_later(void *obj) {
+    Py_DECREF((PyObject *)obj);
+    return 0;
+}
+
+static void cpu_release(void *user) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    if (Py_AddPendingCall(decref_later, user) < 0) Py_DECREF((PyObject *)user); /* queue full: now */
+    PyGILState_Release(gil);
+}
+
+static PyObject *kernel_set_cpu(KernelObject *self, PyObject *fn) {
+    if (!PyCallable_Check(fn)) return PyErr_Format(PyExc_TypeError, "kernel: cpu must be callable");
+    WGTPY_LOCK(self->ctx);
+    wgt_status st = wgt_kernel_set_cpu_fn(self->k, cpu_trampoline, fn, cpu_release);
+    WGTPY_UNLOCK(self->ctx);
+    if (st != WGT_OK) return wgtpy_raise("kernel.set_cpu", 0);
+    Py_INCREF(fn); /* the kernel's now, dropped through cpu_release */
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef kernel_methods[] = {
+    {"set_cpu", (PyCFunction)kernel_set_cpu, METH_O,
+     "set_cpu(fn): fn(buffers, params, grid) computes the kernel on the CPU backend (wgt_kernel_set_cpu_fn)."},
     {"bindings", (PyCFunction)kernel_bindings, METH_NOARGS, "The shader's bindings, in source order, as dicts."},
     {"groups_for", (PyCFunction)kernel_groups_for, METH_O, "Workgroups covering n invocations along x."},
     {"dispatch", (PyCFunction)kernel_dispatch, METH_VARARGS,

@@ -336,6 +336,19 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         RUN(((unary_d_fn)e->fn)(a->t, d0));
         break;
     case SIG_CLIP: {
+        if (WGTPY_IS_TENSOR(v[1]) || WGTPY_IS_TENSOR(v[2])) { /* tensor bounds: wgt_clip, None for no bound */
+            TensorObject *lo = v[1] == Py_None ? NULL : wgtpy_operand(v[1], a);
+            TensorObject *hi = v[2] == Py_None ? NULL : wgtpy_operand(v[2], a);
+            if ((v[1] != Py_None && !lo) || (v[2] != Py_None && !hi)) {
+                Py_XDECREF(lo);
+                Py_XDECREF(hi);
+                goto fail;
+            }
+            RUN(wgt_clip(a->t, lo ? lo->t : NULL, hi ? hi->t : NULL));
+            Py_XDECREF(lo);
+            Py_XDECREF(hi);
+            break;
+        }
         int is_int = wgt_tensor_dtype(a->t) == WGT_I32 || wgt_tensor_dtype(a->t) == WGT_U32;
         double lo = is_int ? (wgt_tensor_dtype(a->t) == WGT_I32 ? (double)INT32_MIN : 0) : -INFINITY;
         double hi = is_int ? (wgt_tensor_dtype(a->t) == WGT_I32 ? (double)INT32_MAX : (double)UINT32_MAX) : INFINITY;

@@ -100,25 +100,11 @@ int wgtpy_gives_mask(void (*fn)(void)) {
         (void (*)(void))wgt_eq, (void (*)(void))wgt_ne, (void (*)(void))wgt_lt, (void (*)(void))wgt_le,
         (void (*)(void))wgt_gt, (void (*)(void))wgt_ge, (void (*)(void))wgt_logical_and,
         (void (*)(void))wgt_logical_or, (void (*)(void))wgt_logical_not, (void (*)(void))wgt_isnan,
-        (void (*)(void))wgt_isinf,
+        (void (*)(void))wgt_isinf, (void (*)(void))wgt_signbit, (void (*)(void))wgt_isfinite,
     };
     for (size_t i = 0; i < sizeof masks / sizeof masks[0]; i++)
         if (fn == masks[i]) return 1;
     return 0;
-}
-
-/* Floor division from the C API's ops: floats floor(a / b); integers (a - mod(a, b)) / b,
- * an exact division whose truncation is the floor because mod is floored (b = 0 gives 0). */
-static wgt_tensor *floor_divide(wgt_tensor *a, wgt_tensor *b) {
-    if (is_float(wgt_tensor_dtype(a))) {
-        wgt_tensor *q = wgt_div(a, b), *f = wgt_floor(q);
-        wgt_release(q);
-        return f;
-    }
-    wgt_tensor *m = wgt_mod(a, b), *d = wgt_sub(a, m), *q = wgt_div(d, b);
-    wgt_release(m);
-    wgt_release(d);
-    return q;
 }
 
 #define BINOP(pyname, cfn, label, flags)                                                        \
@@ -130,9 +116,14 @@ BINOP(op_add, wgt_add, "+", 0)
 BINOP(op_sub, wgt_sub, "-", 0)
 BINOP(op_mul, wgt_mul, "*", 0)
 BINOP(op_truediv, wgt_div, "/", BIN_TRUE_DIVIDE)
-BINOP(op_floordiv, floor_divide, "//", 0)
+BINOP(op_floordiv, wgt_floor_divide, "//", 0)
 BINOP(op_mod, wgt_mod, "%", 0)
 BINOP(op_matmul, wgt_matmul, "@", 0)
+BINOP(op_and, wgt_bitwise_and, "&", 0)
+BINOP(op_or, wgt_bitwise_or, "|", 0)
+BINOP(op_xor, wgt_bitwise_xor, "^", 0)
+BINOP(op_lshift, wgt_bitwise_left_shift, "<<", 0)
+BINOP(op_rshift, wgt_bitwise_right_shift, ">>", 0)
 
 static PyObject *op_pow(PyObject *x, PyObject *y, PyObject *mod) {
     if (mod != Py_None) {
@@ -151,13 +142,6 @@ static PyObject *unary_call(wgt_tensor *(*fn)(wgt_tensor *), PyObject *x, const 
     return wgtpy_wrap(r, a->ctx, name, 0);
 }
 
-/* ~x for integers: -x - 1 in two's complement (the bits of NumPy's invert). */
-static wgt_tensor *invert(wgt_tensor *a) {
-    wgt_tensor *n = wgt_neg(a), *r = wgt_sub_scalar(n, 1);
-    wgt_release(n);
-    return r;
-}
-
 static PyObject *op_neg(PyObject *x) { return unary_call(wgt_neg, x, "-"); }
 static PyObject *op_abs(PyObject *x) { return unary_call(wgt_abs, x, "abs"); }
 static PyObject *op_pos(PyObject *x) { return Py_NewRef(x); }
@@ -167,7 +151,7 @@ static PyObject *op_invert(PyObject *x) {
                      wgt_dtype_name(wgt_tensor_dtype(((TensorObject *)x)->t)));
         return NULL;
     }
-    return unary_call(invert, x, "~");
+    return unary_call(wgt_bitwise_not, x, "~");
 }
 
 PyNumberMethods wgtpy_number_methods = {
@@ -183,6 +167,11 @@ PyNumberMethods wgtpy_number_methods = {
     .nb_positive = op_pos,
     .nb_absolute = op_abs,
     .nb_invert = op_invert,
+    .nb_and = op_and,
+    .nb_or = op_or,
+    .nb_xor = op_xor,
+    .nb_lshift = op_lshift,
+    .nb_rshift = op_rshift,
 };
 
 PyObject *wgtpy_richcompare(PyObject *x, PyObject *y, int op) {
@@ -194,4 +183,3 @@ PyObject *wgtpy_richcompare(PyObject *x, PyObject *y, int op) {
     return wgtpy_binary(fns[op], x, y, names[op], 0);
 }
 
-wgt_tensor *wgtpy_floor_divide(wgt_tensor *a, wgt_tensor *b) { return floor_divide(a, b); }

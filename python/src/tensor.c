@@ -311,6 +311,11 @@ int wgtpy_tensor_init(PyObject *module) {
         {Py_nb_positive, wgtpy_number_methods.nb_positive},
         {Py_nb_absolute, wgtpy_number_methods.nb_absolute},
         {Py_nb_invert, wgtpy_number_methods.nb_invert},
+        {Py_nb_and, wgtpy_number_methods.nb_and},
+        {Py_nb_or, wgtpy_number_methods.nb_or},
+        {Py_nb_xor, wgtpy_number_methods.nb_xor},
+        {Py_nb_lshift, wgtpy_number_methods.nb_lshift},
+        {Py_nb_rshift, wgtpy_number_methods.nb_rshift},
         {Py_tp_doc, "An n-dimensional array on a wgtensor Context (made by asarray, zeros, ops, ...)."},
         {0, NULL},
     };

@@ -453,9 +453,23 @@ class output:
         self.shape, self.dtype = shape, dtype
 
 
+def _cpu_caller(fn):
+    """The library's view of a CPU function: memoryviews become NumPy arrays of the tensors'
+    shapes (writable for read_write bindings), valid only while fn runs."""
+    def call(buffers, params, grid):
+        arrays = {name: _np.frombuffer(mv, dtype=d.numpy).reshape(shape) for name, mv, d, shape, _ in buffers}
+        fn(arrays, params, grid)
+    return call
+
+
 class kernel:
-    """kernel(wgsl, entry="main", ctx=None): a WGSL compute shader compiled once on the
-    context (WebGPU only; UnavailableError on the CPU), called on tensors like an op.
+    """kernel(wgsl, entry="main", ctx=None, cpu=None): a WGSL compute shader compiled once on
+    the context, called on tensors like an op. The CPU backend runs no WGSL: there a call runs
+    cpu(arrays, params, grid), a Python function computing the same on NumPy arrays (a dict by
+    binding name, read_write ones writable and written in place; params the uniform's bytes or
+    None; grid the workgroups), or is UnavailableError without one. cpu must not call wgtensor
+    and must not keep the arrays; an exception in it fails the run with BackendError.
+    Inside wgtensor.compile a call records into the graph (a kernel writing one binding).
 
     k(*tensors, grid=None, n=None, params=None, **named): the shader's storage bindings in
     source order, or by name; each a Tensor (a read_write one is written in place), a NumPy
@@ -466,9 +480,11 @@ class kernel:
     recorded lazily like any op; reads wait for it.
     """
 
-    def __init__(self, wgsl, entry="main", ctx=None):
+    def __init__(self, wgsl, entry="main", ctx=None, cpu=None):
         self.ctx = ctx if ctx is not None else get_default_context()
         self._k = _core.Kernel(self.ctx, wgsl, entry)
+        if cpu is not None:
+            self._k.set_cpu(_cpu_caller(cpu))
         self.bindings = self._k.bindings()
         self.workgroup_size = self._k.workgroup_size
         self._names = [b["name"] for b in self.bindings if not b["uniform"]]
@@ -517,17 +533,14 @@ negative, absolute, positive = neg, abs, (lambda a: asarray(a))
 equal, not_equal, less, less_equal, greater, greater_equal = eq, ne, lt, le, gt, ge
 concatenate, permute_dims, amax, amin, clamp, cast = concat, transpose, max, min, clip, astype
 squeeze = _squeeze
-invert = bitwise_not = bitwise_invert = lambda a: ~asarray(a)
+invert = bitwise_not = bitwise_invert
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+left_shift, right_shift = bitwise_left_shift, bitwise_right_shift
 e, inf, nan, pi, newaxis = _np.e, _np.inf, _np.nan, _np.pi, None
 
 
 def matrix_transpose(x):
     return _core.swapaxes(x, -1, -2)
-
-
-def isfinite(x):
-    x = asarray(x)
-    return logical_not(logical_or(isnan(x), isinf(x)))
 
 
 def all(x, axis=None, keepdims=False):

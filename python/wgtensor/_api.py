@@ -5,6 +5,7 @@ checks this against the header, so a new C function must be bound or listed here
 # C function -> the Python name that reaches it ("Tensor.x" and "Context.x" are attributes).
 ELSEWHERE = {
     "wgt_version": "library_version",
+    "wgt_clip": "clip",  # with tensor bounds; scalar bounds go to wgt_clamp
     "wgt_dtype_size": "Tensor.itemsize",
     "wgt_dtype_name": "asarray",  # names the type in conversion errors
     "wgt_f16_to_f32": "asarray", "wgt_f32_to_f16": "asarray",
@@ -29,7 +30,7 @@ ELSEWHERE = {
     "wgt_graph_launches": "compile.launches", "wgt_graph_release": "compile",
     "wgt_kernel_create": "kernel", "wgt_kernel_release": "kernel", "wgt_kernel_binding_count": "kernel",  # .bindings
     "wgt_kernel_binding": "kernel", "wgt_kernel_workgroup_size": "kernel",  # .bindings, .workgroup_size
-    "wgt_kernel_groups_for": "kernel", "wgt_kernel_dispatch": "kernel",
+    "wgt_kernel_groups_for": "kernel", "wgt_kernel_dispatch": "kernel", "wgt_kernel_set_cpu_fn": "kernel",  # cpu=
     "wgt_squeeze": "squeeze", "wgt_unsqueeze": "expand_dims", "wgt_split": "split", "wgt_pad": "pad",
     # autograd (_autograd.py, optim.py)
     "wgt_requires_grad": "Tensor.requires_grad_", "wgt_tensor_requires_grad": "Tensor.requires_grad",

@@ -47,11 +47,22 @@ typedef enum wgt_binary_op {
     WGT_BINARY_GE,
     WGT_BINARY_LOGICAL_AND,
     WGT_BINARY_LOGICAL_OR,
+    /* The array API's additions (core/math2 set): not comparisons, whatever their position. */
+    WGT_BINARY_LOGADDEXP,
+    WGT_BINARY_HYPOT,
+    WGT_BINARY_COPYSIGN,
+    WGT_BINARY_NEXTAFTER,
+    WGT_BINARY_BITWISE_AND,
+    WGT_BINARY_BITWISE_OR,
+    WGT_BINARY_BITWISE_XOR,
+    WGT_BINARY_LEFT_SHIFT,
+    WGT_BINARY_RIGHT_SHIFT,
+    WGT_BINARY_FLOOR_DIVIDE,
     WGT_BINARY_COUNT
 } wgt_binary_op;
 
 /* Unary ops; params[0] and params[1] carry leaky_relu's slope, elu's alpha, clamp's bounds.
- * isnan, isinf and logical_not give u32 0/1 outputs. */
+ * isnan, isinf, logical_not, signbit and isfinite give u32 0/1 outputs. */
 typedef enum wgt_unary_op {
     WGT_UNARY_NEG,
     WGT_UNARY_ABS,
@@ -83,8 +94,31 @@ typedef enum wgt_unary_op {
     WGT_UNARY_ISINF,
     WGT_UNARY_CLAMP,
     WGT_UNARY_LOGICAL_NOT,
+    WGT_UNARY_TAN,
+    WGT_UNARY_ASIN,
+    WGT_UNARY_ACOS,
+    WGT_UNARY_ATAN,
+    WGT_UNARY_SINH,
+    WGT_UNARY_COSH,
+    WGT_UNARY_ASINH,
+    WGT_UNARY_ACOSH,
+    WGT_UNARY_ATANH,
+    WGT_UNARY_LOG2,
+    WGT_UNARY_LOG10,
+    WGT_UNARY_EXP2,
+    WGT_UNARY_TRUNC,
+    WGT_UNARY_SIGNBIT,
+    WGT_UNARY_ISFINITE,
+    WGT_UNARY_BITWISE_NOT,
     WGT_UNARY_COUNT
 } wgt_unary_op;
+
+/* Ops whose result is u32 0/1 whatever the input type. */
+static inline int wgt_binary_gives_u32(wgt_binary_op op) { return op >= WGT_BINARY_EQ && op <= WGT_BINARY_LOGICAL_OR; }
+static inline int wgt_unary_gives_u32(wgt_unary_op op) {
+    return op == WGT_UNARY_ISNAN || op == WGT_UNARY_ISINF || op == WGT_UNARY_LOGICAL_NOT || op == WGT_UNARY_SIGNBIT ||
+           op == WGT_UNARY_ISFINITE;
+}
 
 /* Reductions over the trailing reduce_ndim dimensions of the input operand; the leading
  * dimensions match the (contiguous) output's shape. VAR takes the correction as param.

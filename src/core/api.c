@@ -53,6 +53,7 @@ int wgt_kernel_binding_count(const wgt_kernel *k) { wgt_kernel *k_; if (!wgt_ker
 wgt_status wgt_kernel_binding(const wgt_kernel *k, int i, wgt_kernel_binding_info *out) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_binding", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_binding(k_, i, out); }
 wgt_status wgt_kernel_workgroup_size(const wgt_kernel *k, uint32_t size[3]) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_workgroup_size", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_workgroup_size(k_, size); }
 wgt_status wgt_kernel_groups_for(const wgt_kernel *k, int64_t n, uint32_t groups[3]) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_groups_for", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_groups_for(k_, n, groups); }
+wgt_status wgt_kernel_set_cpu_fn(wgt_kernel *k, wgt_kernel_cpu_fn fn, void *user_data, wgt_kernel_user_release_fn release) { wgt_kernel *k_; if (!wgt_kernel_handle_arg("wgt_kernel_set_cpu_fn", k, &k_)) return wgt_last_status(); return wgt_impl_kernel_set_cpu_fn(k_, fn, user_data, release); }
 wgt_tensor *wgt_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_as_strided", wgt_ag_rule_as_strided(wgt_impl_as_strided(r_t, ndim, shape, strides, offset), r_t, ndim, shape, strides, offset)); }
 wgt_tensor *wgt_transpose(wgt_tensor *t, int axis0, int axis1) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_transpose", wgt_ag_rule_transpose(wgt_impl_transpose(r_t, axis0, axis1), r_t, axis0, axis1)); }
 wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_slice", wgt_ag_rule_slice(wgt_impl_slice(r_t, axis, start, stop, step), r_t, axis, start, stop, step)); }
@@ -115,6 +116,33 @@ wgt_tensor *wgt_erf(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return
 wgt_tensor *wgt_isnan(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_isnan", wgt_ag_untracked("wgt_isnan", wgt_impl_isnan(r_a), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_isinf(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_isinf", wgt_ag_untracked("wgt_isinf", wgt_impl_isinf(r_a), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_clamp(wgt_tensor *a, double lo, double hi) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_clamp", wgt_ag_rule_clamp(wgt_impl_clamp(r_a, lo, hi), r_a, lo, hi)); }
+wgt_tensor *wgt_tan(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_tan", wgt_ag_rule_tan(wgt_impl_tan(r_a), r_a)); }
+wgt_tensor *wgt_asin(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_asin", wgt_ag_rule_asin(wgt_impl_asin(r_a), r_a)); }
+wgt_tensor *wgt_acos(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_acos", wgt_ag_rule_acos(wgt_impl_acos(r_a), r_a)); }
+wgt_tensor *wgt_atan(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_atan", wgt_ag_rule_atan(wgt_impl_atan(r_a), r_a)); }
+wgt_tensor *wgt_sinh(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_sinh", wgt_ag_rule_sinh(wgt_impl_sinh(r_a), r_a)); }
+wgt_tensor *wgt_cosh(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cosh", wgt_ag_rule_cosh(wgt_impl_cosh(r_a), r_a)); }
+wgt_tensor *wgt_asinh(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_asinh", wgt_ag_rule_asinh(wgt_impl_asinh(r_a), r_a)); }
+wgt_tensor *wgt_acosh(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_acosh", wgt_ag_rule_acosh(wgt_impl_acosh(r_a), r_a)); }
+wgt_tensor *wgt_atanh(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_atanh", wgt_ag_rule_atanh(wgt_impl_atanh(r_a), r_a)); }
+wgt_tensor *wgt_log2(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_log2", wgt_ag_rule_log2(wgt_impl_log2(r_a), r_a)); }
+wgt_tensor *wgt_log10(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_log10", wgt_ag_rule_log10(wgt_impl_log10(r_a), r_a)); }
+wgt_tensor *wgt_exp2(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_exp2", wgt_ag_rule_exp2(wgt_impl_exp2(r_a), r_a)); }
+wgt_tensor *wgt_trunc(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_trunc", wgt_ag_rule_trunc(wgt_impl_trunc(r_a), r_a)); }
+wgt_tensor *wgt_signbit(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_signbit", wgt_ag_untracked("wgt_signbit", wgt_impl_signbit(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_isfinite(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_isfinite", wgt_ag_untracked("wgt_isfinite", wgt_impl_isfinite(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_bitwise_not(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_bitwise_not", wgt_ag_untracked("wgt_bitwise_not", wgt_impl_bitwise_not(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_logaddexp(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_logaddexp", wgt_ag_rule_logaddexp(wgt_impl_logaddexp(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_hypot(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_hypot", wgt_ag_rule_hypot(wgt_impl_hypot(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_copysign(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_copysign", wgt_ag_rule_copysign(wgt_impl_copysign(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_nextafter(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_nextafter", wgt_ag_untracked("wgt_nextafter", wgt_impl_nextafter(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_bitwise_and(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_bitwise_and", wgt_ag_untracked("wgt_bitwise_and", wgt_impl_bitwise_and(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_bitwise_or(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_bitwise_or", wgt_ag_untracked("wgt_bitwise_or", wgt_impl_bitwise_or(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_bitwise_xor(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_bitwise_xor", wgt_ag_untracked("wgt_bitwise_xor", wgt_impl_bitwise_xor(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_bitwise_left_shift(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_bitwise_left_shift", wgt_ag_untracked("wgt_bitwise_left_shift", wgt_impl_bitwise_left_shift(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_bitwise_right_shift(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_bitwise_right_shift", wgt_ag_untracked("wgt_bitwise_right_shift", wgt_impl_bitwise_right_shift(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_floor_divide(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_floor_divide", wgt_ag_untracked("wgt_floor_divide", wgt_impl_floor_divide(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
+wgt_tensor *wgt_clip(wgt_tensor *a, wgt_tensor *lo, wgt_tensor *hi) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_lo = wgt_handle_arg(lo); wgt_tensor *r_hi = wgt_handle_arg(hi); return wgt_handle_out("wgt_clip", wgt_ag_rule_clip(wgt_impl_clip(r_a, r_lo, r_hi), r_a, r_lo, r_hi)); }
 wgt_tensor *wgt_cast(wgt_tensor *a, wgt_dtype dtype) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cast", wgt_ag_rule_cast(wgt_impl_cast(r_a, dtype), r_a, dtype)); }
 wgt_tensor *wgt_sum(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_sum", wgt_ag_rule_sum(wgt_impl_sum(r_a, naxes, axes, keepdims), r_a, naxes, axes, keepdims)); }
 wgt_tensor *wgt_mean(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_mean", wgt_ag_rule_mean(wgt_impl_mean(r_a, naxes, axes, keepdims), r_a, naxes, axes, keepdims)); }
@@ -225,6 +253,7 @@ const char *const wgt_handle_functions[] = {
     "wgt_kernel_workgroup_size",
     "wgt_kernel_groups_for",
     "wgt_kernel_dispatch",
+    "wgt_kernel_set_cpu_fn",
     "wgt_as_strided",
     "wgt_transpose",
     "wgt_slice",
@@ -287,6 +316,33 @@ const char *const wgt_handle_functions[] = {
     "wgt_isnan",
     "wgt_isinf",
     "wgt_clamp",
+    "wgt_tan",
+    "wgt_asin",
+    "wgt_acos",
+    "wgt_atan",
+    "wgt_sinh",
+    "wgt_cosh",
+    "wgt_asinh",
+    "wgt_acosh",
+    "wgt_atanh",
+    "wgt_log2",
+    "wgt_log10",
+    "wgt_exp2",
+    "wgt_trunc",
+    "wgt_signbit",
+    "wgt_isfinite",
+    "wgt_bitwise_not",
+    "wgt_logaddexp",
+    "wgt_hypot",
+    "wgt_copysign",
+    "wgt_nextafter",
+    "wgt_bitwise_and",
+    "wgt_bitwise_or",
+    "wgt_bitwise_xor",
+    "wgt_bitwise_left_shift",
+    "wgt_bitwise_right_shift",
+    "wgt_floor_divide",
+    "wgt_clip",
     "wgt_cast",
     "wgt_sum",
     "wgt_mean",
@@ -392,6 +448,7 @@ const char *const wgt_kernel_functions[] = {
     "wgt_kernel_workgroup_size",
     "wgt_kernel_groups_for",
     "wgt_kernel_dispatch",
+    "wgt_kernel_set_cpu_fn",
     NULL,
 };
 

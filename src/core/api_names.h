@@ -62,6 +62,7 @@ wgt_status wgt_impl_kernel_binding(const wgt_kernel *k, int i, wgt_kernel_bindin
 wgt_status wgt_impl_kernel_workgroup_size(const wgt_kernel *k, uint32_t size[3]);
 wgt_status wgt_impl_kernel_groups_for(const wgt_kernel *k, int64_t n, uint32_t groups[3]);
 wgt_status wgt_impl_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *args, const void *params, size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z, wgt_tensor **outputs);
+wgt_status wgt_impl_kernel_set_cpu_fn(wgt_kernel *k, wgt_kernel_cpu_fn fn, void *user_data, wgt_kernel_user_release_fn release);
 wgt_tensor *wgt_impl_as_strided(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
 wgt_tensor *wgt_impl_transpose(wgt_tensor *t, int axis0, int axis1);
 wgt_tensor *wgt_impl_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step);
@@ -124,6 +125,33 @@ wgt_tensor *wgt_impl_erf(wgt_tensor *a);
 wgt_tensor *wgt_impl_isnan(wgt_tensor *a);
 wgt_tensor *wgt_impl_isinf(wgt_tensor *a);
 wgt_tensor *wgt_impl_clamp(wgt_tensor *a, double lo, double hi);
+wgt_tensor *wgt_impl_tan(wgt_tensor *a);
+wgt_tensor *wgt_impl_asin(wgt_tensor *a);
+wgt_tensor *wgt_impl_acos(wgt_tensor *a);
+wgt_tensor *wgt_impl_atan(wgt_tensor *a);
+wgt_tensor *wgt_impl_sinh(wgt_tensor *a);
+wgt_tensor *wgt_impl_cosh(wgt_tensor *a);
+wgt_tensor *wgt_impl_asinh(wgt_tensor *a);
+wgt_tensor *wgt_impl_acosh(wgt_tensor *a);
+wgt_tensor *wgt_impl_atanh(wgt_tensor *a);
+wgt_tensor *wgt_impl_log2(wgt_tensor *a);
+wgt_tensor *wgt_impl_log10(wgt_tensor *a);
+wgt_tensor *wgt_impl_exp2(wgt_tensor *a);
+wgt_tensor *wgt_impl_trunc(wgt_tensor *a);
+wgt_tensor *wgt_impl_signbit(wgt_tensor *a);
+wgt_tensor *wgt_impl_isfinite(wgt_tensor *a);
+wgt_tensor *wgt_impl_bitwise_not(wgt_tensor *a);
+wgt_tensor *wgt_impl_logaddexp(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_hypot(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_copysign(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_nextafter(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_bitwise_and(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_bitwise_or(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_bitwise_xor(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_bitwise_left_shift(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_bitwise_right_shift(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_floor_divide(wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_impl_clip(wgt_tensor *a, wgt_tensor *lo, wgt_tensor *hi);
 wgt_tensor *wgt_impl_cast(wgt_tensor *a, wgt_dtype dtype);
 wgt_tensor *wgt_impl_sum(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_impl_mean(wgt_tensor *a, int naxes, const int *axes, int keepdims);
@@ -242,6 +270,7 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_kernel_workgroup_size wgt_impl_kernel_workgroup_size
 #define wgt_kernel_groups_for wgt_impl_kernel_groups_for
 #define wgt_kernel_dispatch wgt_impl_kernel_dispatch
+#define wgt_kernel_set_cpu_fn wgt_impl_kernel_set_cpu_fn
 #define wgt_as_strided wgt_impl_as_strided
 #define wgt_transpose wgt_impl_transpose
 #define wgt_slice wgt_impl_slice
@@ -304,6 +333,33 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_isnan wgt_impl_isnan
 #define wgt_isinf wgt_impl_isinf
 #define wgt_clamp wgt_impl_clamp
+#define wgt_tan wgt_impl_tan
+#define wgt_asin wgt_impl_asin
+#define wgt_acos wgt_impl_acos
+#define wgt_atan wgt_impl_atan
+#define wgt_sinh wgt_impl_sinh
+#define wgt_cosh wgt_impl_cosh
+#define wgt_asinh wgt_impl_asinh
+#define wgt_acosh wgt_impl_acosh
+#define wgt_atanh wgt_impl_atanh
+#define wgt_log2 wgt_impl_log2
+#define wgt_log10 wgt_impl_log10
+#define wgt_exp2 wgt_impl_exp2
+#define wgt_trunc wgt_impl_trunc
+#define wgt_signbit wgt_impl_signbit
+#define wgt_isfinite wgt_impl_isfinite
+#define wgt_bitwise_not wgt_impl_bitwise_not
+#define wgt_logaddexp wgt_impl_logaddexp
+#define wgt_hypot wgt_impl_hypot
+#define wgt_copysign wgt_impl_copysign
+#define wgt_nextafter wgt_impl_nextafter
+#define wgt_bitwise_and wgt_impl_bitwise_and
+#define wgt_bitwise_or wgt_impl_bitwise_or
+#define wgt_bitwise_xor wgt_impl_bitwise_xor
+#define wgt_bitwise_left_shift wgt_impl_bitwise_left_shift
+#define wgt_bitwise_right_shift wgt_impl_bitwise_right_shift
+#define wgt_floor_divide wgt_impl_floor_divide
+#define wgt_clip wgt_impl_clip
 #define wgt_cast wgt_impl_cast
 #define wgt_sum wgt_impl_sum
 #define wgt_mean wgt_impl_mean

@@ -13,7 +13,8 @@ typedef enum {
     KIND_ARITH,   /* a and b share a type; the result has it */
     KIND_FLOAT,   /* as ARITH, floating types only */
     KIND_COMPARE, /* a and b share a type; the result is u32 0/1 */
-    KIND_LOGICAL  /* any types, may differ; the result is u32 0/1 */
+    KIND_LOGICAL, /* any types, may differ; the result is u32 0/1 */
+    KIND_INT      /* as ARITH, integer types only (bitwise ops) */
 } op_kind;
 
 static const struct {
@@ -37,6 +38,16 @@ static const struct {
     [WGT_BINARY_GE] = {"wgt_ge", KIND_COMPARE},
     [WGT_BINARY_LOGICAL_AND] = {"wgt_logical_and", KIND_LOGICAL},
     [WGT_BINARY_LOGICAL_OR] = {"wgt_logical_or", KIND_LOGICAL},
+    [WGT_BINARY_LOGADDEXP] = {"wgt_logaddexp", KIND_FLOAT},
+    [WGT_BINARY_HYPOT] = {"wgt_hypot", KIND_FLOAT},
+    [WGT_BINARY_COPYSIGN] = {"wgt_copysign", KIND_FLOAT},
+    [WGT_BINARY_NEXTAFTER] = {"wgt_nextafter", KIND_FLOAT},
+    [WGT_BINARY_BITWISE_AND] = {"wgt_bitwise_and", KIND_INT},
+    [WGT_BINARY_BITWISE_OR] = {"wgt_bitwise_or", KIND_INT},
+    [WGT_BINARY_BITWISE_XOR] = {"wgt_bitwise_xor", KIND_INT},
+    [WGT_BINARY_LEFT_SHIFT] = {"wgt_bitwise_left_shift", KIND_INT},
+    [WGT_BINARY_RIGHT_SHIFT] = {"wgt_bitwise_right_shift", KIND_INT},
+    [WGT_BINARY_FLOOR_DIVIDE] = {"wgt_floor_divide", KIND_ARITH},
 };
 
 /* fn is the public name for messages: the *_scalar forms pass their own. */
@@ -52,6 +63,10 @@ static wgt_tensor *run_binary(const char *fn, wgt_binary_op op, wgt_tensor *a, w
     }
     if (kind == KIND_FLOAT && a->dtype != WGT_F32 && a->dtype != WGT_F16) {
         wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16), not %s", fn, wgt_dtype_name(a->dtype));
+        return NULL;
+    }
+    if (kind == KIND_INT && a->dtype != WGT_I32 && a->dtype != WGT_U32) {
+        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32), not %s", fn, wgt_dtype_name(a->dtype));
         return NULL;
     }
     int ndim;
@@ -95,6 +110,16 @@ BINARY(gt, WGT_BINARY_GT)
 BINARY(ge, WGT_BINARY_GE)
 BINARY(logical_and, WGT_BINARY_LOGICAL_AND)
 BINARY(logical_or, WGT_BINARY_LOGICAL_OR)
+BINARY(logaddexp, WGT_BINARY_LOGADDEXP)
+BINARY(hypot, WGT_BINARY_HYPOT)
+BINARY(copysign, WGT_BINARY_COPYSIGN)
+BINARY(nextafter, WGT_BINARY_NEXTAFTER)
+BINARY(bitwise_and, WGT_BINARY_BITWISE_AND)
+BINARY(bitwise_or, WGT_BINARY_BITWISE_OR)
+BINARY(bitwise_xor, WGT_BINARY_BITWISE_XOR)
+BINARY(bitwise_left_shift, WGT_BINARY_LEFT_SHIFT)
+BINARY(bitwise_right_shift, WGT_BINARY_RIGHT_SHIFT)
+BINARY(floor_divide, WGT_BINARY_FLOOR_DIVIDE)
 #undef BINARY
 
 wgt_tensor *wgt_scalar(wgt_context *ctx, wgt_dtype dtype, double value) {

@@ -24,6 +24,7 @@ typedef struct graph_value {
     int ndim;
     int64_t shape[WGT_MAX_DIMS];
     int in_parts; /* an output whose first writer writes only part of it (the rest is zeros) */
+    int bound_whole; /* an input a user kernel binds: bound from its storage's first element */
     /* During a dispatch: the caller's storage and the element offset of its view. */
     wgt_storage *bound;
     int64_t shift;
@@ -350,6 +351,13 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
         if (!(v->name = strdup(s->input_name)) || !wgt_name_index_put(&g->input_names, v->name, v)) goto oom;
     }
     if (!index_values(g)) goto oom;
+    /* A user kernel binds its buffers at the tensor's offset, which WebGPU wants aligned: a
+     * view at an offset bound to such an input is copied first, as eager dispatch copies it. */
+    for (int k = 0; k < g->nnodes; k++)
+        for (int j = 0; j < g->nodes[k]->nargs && g->nodes[k]->kind == WGT_NODE_USER_KERNEL; j++) {
+            graph_value *v = g->nodes[k]->args[j].storage ? value_of(g, g->nodes[k]->args[j].storage) : NULL;
+            if (v && v < g->inputs + g->ninputs && v >= g->inputs) v->bound_whole = 1;
+        }
     /* Constants only the graph holds cannot change between dispatches: they may be baked in. */
     for (int i = 0; i < g->nstorages; i++) g->storages[i]->walk_count = 1; /* the graph's own reference */
     for (int k = 0; k < g->nnodes; k++)
@@ -513,7 +521,8 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
     int ncopies = 0, nstaged = 0;
     for (int i = 0; i < g->ninputs; i++) {
         wgt_tensor *t = g->inputs[i].bound_tensor;
-        if (wgt_is_contiguous(t->ndim, t->shape, t->strides)) continue;
+        if (wgt_is_contiguous(t->ndim, t->shape, t->strides) && !(g->inputs[i].bound_whole && t->offset != 0))
+            continue;
         if (ncopies == 64) {
             st = wgt_error(WGT_ERR_LIMIT, "%s: more than 64 strided inputs", fn);
             goto done;

@@ -138,9 +138,8 @@ wgt_status wgt_record(wgt_context *ctx, wgt_node *n) {
     for (int i = 0; i < n->nargs; i++)
         if (n->args[i].storage && reads_arg(n, i) && n->args[i].storage->symbolic) symbolic = 1;
     wgt_storage *out = n->args[0].storage;
-    if (symbolic && n->user) { /* a graph's node belongs to the one storage it writes */
-        wgt_status st = wgt_error(WGT_ERR_USAGE, "%s: a user kernel cannot read graph inputs or what is computed "
-                                  "from them; bind tensors with data", n->fn);
+    if (symbolic && n->nwrites > 1) { /* a graph's node belongs to the one storage it writes */
+        wgt_status st = wgt_error(WGT_ERR_INTERNAL, "%s: a graph's node writes %d storages", n->fn, n->nwrites);
         wgt_user_call_free(n->user);
         free(n);
         return st;
@@ -150,6 +149,7 @@ wgt_status wgt_record(wgt_context *ctx, wgt_node *n) {
             wgt_status st = wgt_error(WGT_ERR_USAGE,
                                       "%s: a tensor that holds data cannot be written from graph inputs in place; "
                                       "compute a new tensor instead", n->fn);
+            wgt_user_call_free(n->user);
             free(n);
             return st;
         }
@@ -159,6 +159,7 @@ wgt_status wgt_record(wgt_context *ctx, wgt_node *n) {
                                       : wgt_error(WGT_ERR_USAGE,
                                                   "%s: the values written are computed from graph inputs and from the "
                                                   "tensor they are written into; compute a new tensor instead", n->fn);
+            wgt_user_call_free(n->user);
             free(n);
             return st;
         }

@@ -12,7 +12,8 @@
 
 enum {
     ANY_TYPE = 1, /* integers accepted too; the rest take f32 and f16 only */
-    GIVES_U32 = 2 /* the result is u32 0/1 whatever the input type */
+    GIVES_U32 = 2, /* the result is u32 0/1 whatever the input type */
+    INT_ONLY = 4   /* i32 and u32 only (bitwise ops) */
 };
 
 static const struct {
@@ -49,6 +50,22 @@ static const struct {
     [WGT_UNARY_ISINF] = {"wgt_isinf", ANY_TYPE | GIVES_U32},
     [WGT_UNARY_CLAMP] = {"wgt_clamp", ANY_TYPE},
     [WGT_UNARY_LOGICAL_NOT] = {"wgt_logical_not", ANY_TYPE | GIVES_U32},
+    [WGT_UNARY_TAN] = {"wgt_tan", 0},
+    [WGT_UNARY_ASIN] = {"wgt_asin", 0},
+    [WGT_UNARY_ACOS] = {"wgt_acos", 0},
+    [WGT_UNARY_ATAN] = {"wgt_atan", 0},
+    [WGT_UNARY_SINH] = {"wgt_sinh", 0},
+    [WGT_UNARY_COSH] = {"wgt_cosh", 0},
+    [WGT_UNARY_ASINH] = {"wgt_asinh", 0},
+    [WGT_UNARY_ACOSH] = {"wgt_acosh", 0},
+    [WGT_UNARY_ATANH] = {"wgt_atanh", 0},
+    [WGT_UNARY_LOG2] = {"wgt_log2", 0},
+    [WGT_UNARY_LOG10] = {"wgt_log10", 0},
+    [WGT_UNARY_EXP2] = {"wgt_exp2", 0},
+    [WGT_UNARY_TRUNC] = {"wgt_trunc", ANY_TYPE},
+    [WGT_UNARY_SIGNBIT] = {"wgt_signbit", GIVES_U32}, /* the array API defines it for floats only */
+    [WGT_UNARY_ISFINITE] = {"wgt_isfinite", ANY_TYPE | GIVES_U32},
+    [WGT_UNARY_BITWISE_NOT] = {"wgt_bitwise_not", ANY_TYPE | INT_ONLY},
 };
 
 static int is_integer(wgt_dtype d) { return d == WGT_I32 || d == WGT_U32; }
@@ -74,6 +91,10 @@ static wgt_tensor *run_unary(wgt_unary_op op, wgt_tensor *a, double p0, double p
     if (is_integer(a->dtype) && !(unary_ops[op].flags & ANY_TYPE)) {
         wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16), not %s; cast first", fn,
                   wgt_dtype_name(a->dtype));
+        return NULL;
+    }
+    if (!is_integer(a->dtype) && (unary_ops[op].flags & INT_ONLY)) {
+        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32), not %s", fn, wgt_dtype_name(a->dtype));
         return NULL;
     }
     if (op == WGT_UNARY_CLAMP) {
@@ -131,6 +152,22 @@ UNARY(erf, WGT_UNARY_ERF)
 UNARY(isnan, WGT_UNARY_ISNAN)
 UNARY(isinf, WGT_UNARY_ISINF)
 UNARY(logical_not, WGT_UNARY_LOGICAL_NOT)
+UNARY(tan, WGT_UNARY_TAN)
+UNARY(asin, WGT_UNARY_ASIN)
+UNARY(acos, WGT_UNARY_ACOS)
+UNARY(atan, WGT_UNARY_ATAN)
+UNARY(sinh, WGT_UNARY_SINH)
+UNARY(cosh, WGT_UNARY_COSH)
+UNARY(asinh, WGT_UNARY_ASINH)
+UNARY(acosh, WGT_UNARY_ACOSH)
+UNARY(atanh, WGT_UNARY_ATANH)
+UNARY(log2, WGT_UNARY_LOG2)
+UNARY(log10, WGT_UNARY_LOG10)
+UNARY(exp2, WGT_UNARY_EXP2)
+UNARY(trunc, WGT_UNARY_TRUNC)
+UNARY(signbit, WGT_UNARY_SIGNBIT)
+UNARY(isfinite, WGT_UNARY_ISFINITE)
+UNARY(bitwise_not, WGT_UNARY_BITWISE_NOT)
 #undef UNARY
 
 wgt_tensor *wgt_leaky_relu(wgt_tensor *a, double negative_slope) {

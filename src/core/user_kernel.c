@@ -7,7 +7,12 @@
  * tensor keeps what the kernel does not touch and a created output starts as zeros. Ops
  * recorded before on an in-place tensor run first, later ones after (the storage's pending
  * readers and writers order them, as for wgt_set_rows).
+ *
+ * Inside a compiled graph the node is symbolic like any op's and belongs to the storage it
+ * writes, so it may write one binding there; the graph resolves its operands at each dispatch.
+ * On a backend that runs no WGSL the node calls the kernel's CPU function instead.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +29,11 @@ void wgt_context_unref(wgt_context *ctx); /* context.c */
 struct wgt_kernel {
     int refs; /* the caller's, and one per recorded dispatch */
     wgt_context *ctx;
-    wgt_user_pipeline *pipeline;
+    wgt_user_pipeline *pipeline; /* NULL on a backend that runs no WGSL */
+    wgt_kernel_cpu_fn cpu_fn;    /* set once: recorded dispatches call it when they run */
+    void *cpu_user;
+    wgt_kernel_user_release_fn cpu_release;
+    char entry[64];
     wgt_reflection r;
 };
 
@@ -39,13 +48,20 @@ typedef struct wgt_user_call {
 static void kernel_unref(wgt_kernel *k) {
     if (--k->refs > 0) return;
     wgt_backend *be = k->ctx->backend;
-    be->user_kernel_release(be, k->pipeline);
+    if (k->pipeline) be->user_kernel_release(be, k->pipeline);
+    if (k->cpu_release) k->cpu_release(k->cpu_user);
     wgt_context_unref(k->ctx);
     free(k);
 }
 
 static wgt_status check_kernel(const char *fn, const wgt_kernel *k) {
     return k ? WGT_OK : wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "%s: kernel is NULL", fn);
+}
+
+/* Workgroups per grid dimension: the device's limit, none for a CPU function. */
+static uint32_t max_groups(const wgt_kernel *k) {
+    uint32_t max = k->ctx->backend->max_workgroups_per_dim;
+    return max ? max : UINT32_MAX;
 }
 
 wgt_kernel *wgt_kernel_create(wgt_context *ctx, const char *wgsl, const char *entry_point) {
@@ -56,11 +72,6 @@ wgt_kernel *wgt_kernel_create(wgt_context *ctx, const char *wgsl, const char *en
         return NULL;
     }
     wgt_backend *be = ctx->backend;
-    if (!be->user_kernel_create) {
-        wgt_error(WGT_ERR_UNAVAILABLE, "%s: WGSL kernels need the WebGPU backend; this context runs on %s", fn,
-                  be->name);
-        return NULL;
-    }
     wgt_kernel *k = calloc(1, sizeof *k);
     if (!k) {
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
@@ -88,10 +99,13 @@ wgt_kernel *wgt_kernel_create(wgt_context *ctx, const char *wgsl, const char *en
         const wgt_reflect_binding *b = &k->r.bindings[i];
         layout[i] = (wgt_user_layout_entry){b->binding, b->uniform ? 2 : b->read_write ? 1 : 0};
     }
-    if (be->user_kernel_create(be, wgsl, entry_point, k->r.count, layout, &k->pipeline) != WGT_OK) {
+    /* A backend that runs no WGSL keeps only the reflection: dispatches call the CPU function. */
+    if (be->user_kernel_create &&
+        be->user_kernel_create(be, wgsl, entry_point, k->r.count, layout, &k->pipeline) != WGT_OK) {
         free(k);
         return NULL;
     }
+    snprintf(k->entry, sizeof k->entry, "%s", entry_point);
     k->refs = 1;
     k->ctx = ctx;
     ctx->refs++; /* the backend, which holds the pipeline, stays until the kernel goes */
@@ -139,7 +153,7 @@ wgt_status wgt_kernel_groups_for(const wgt_kernel *k, int64_t n, uint32_t groups
     if (!wx)
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: the entry point's @workgroup_size x is not an integer literal",
                          fn);
-    uint64_t x = ((uint64_t)n + wx - 1) / wx, max = k->ctx->backend->max_workgroups_per_dim;
+    uint64_t x = ((uint64_t)n + wx - 1) / wx, max = max_groups(k);
     if (x > max)
         return wgt_error(WGT_ERR_LIMIT, "%s: %lld invocations need %llu workgroups of %u, more than the device's %llu "
                          "per dimension; dispatch a 2-D grid", fn, (long long)n, (unsigned long long)x, wx,
@@ -155,7 +169,53 @@ void wgt_user_call_free(wgt_user_call *call) {
     free(call);
 }
 
+wgt_status wgt_kernel_set_cpu_fn(wgt_kernel *k, wgt_kernel_cpu_fn fn, void *user_data,
+                                 wgt_kernel_user_release_fn release) {
+    static const char fn_name[] = "wgt_kernel_set_cpu_fn";
+    wgt_status st = check_kernel(fn_name, k);
+    if (st != WGT_OK) return st;
+    if (!fn) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: fn is NULL", fn_name);
+    /* Dispatches recorded already call the kernel's function when they run: replacing it
+     * would change work the caller recorded, and the old user data could not be released. */
+    if (k->cpu_fn)
+        return wgt_error(WGT_ERR_USAGE, "%s: kernel '%s' has a CPU function already; create another kernel", fn_name,
+                         k->entry);
+    k->cpu_fn = fn;
+    k->cpu_user = user_data;
+    k->cpu_release = release;
+    return WGT_OK;
+}
+
+/* The dispatch on host memory: the shader's tensor bindings in declaration order. */
+static wgt_status run_cpu(const wgt_user_call *call, const wgt_operand *args, int nargs) {
+    const wgt_kernel *k = call->k;
+    wgt_kernel_buffer b[WGT_REFLECT_MAX_BINDINGS];
+    int nb = 0;
+    for (int r = 0; r < k->r.count; r++) {
+        const wgt_reflect_binding *rb = &k->r.bindings[r];
+        if (rb->uniform) continue;
+        int q = 0;
+        while (q < nargs && call->bindings[q] != rb->binding) q++;
+        if (q == nargs)
+            return wgt_error(WGT_ERR_INTERNAL, "user kernel '%s': binding %u has no operand", k->entry, rb->binding);
+        size_t esize = wgt_dtype_size(args[q].dtype);
+        b[nb++] = (wgt_kernel_buffer){rb->name, rb->binding, rb->read_write,
+                                      args[q].host ? (char *)args[q].host + (size_t)args[q].offset * esize : NULL,
+                                      (size_t)wgt_numel(args[q].ndim, args[q].shape) * esize, args[q].dtype,
+                                      args[q].ndim, args[q].shape};
+    }
+    char why[256] = "";
+    wgt_kernel_cpu_call c = {nb, b, call->params_size ? call->params : NULL, call->params_size,
+                             {call->groups[0], call->groups[1], call->groups[2]},
+                             {k->r.workgroup_size[0], k->r.workgroup_size[1], k->r.workgroup_size[2]}, why, sizeof why};
+    if (k->cpu_fn(k->cpu_user, &c) == 0) return WGT_OK;
+    why[sizeof why - 1] = '\0';
+    return wgt_error(WGT_ERR_BACKEND, "user kernel '%s': its CPU function failed: %s", k->entry,
+                     why[0] ? why : "(no reason given)");
+}
+
 wgt_status wgt_user_call_run(wgt_backend *be, const wgt_user_call *call, const wgt_operand *args, int nargs) {
+    if (!call->k->pipeline) return run_cpu(call, args, nargs);
     return be->user_kernel_run(be, call->k->pipeline, nargs, call->bindings, args, call->params_size ? call->params : NULL,
                                call->params_size, call->groups);
 }
@@ -233,9 +293,9 @@ static wgt_status check_arg(const char *fn, const wgt_kernel *k, int i, const wg
     if (st != WGT_OK) return st;
     if (t->storage->ctx != k->ctx)
         return wgt_error(WGT_ERR_CONTEXT_MISMATCH, "%s: args[%d] belongs to another context than the kernel", fn, i);
-    if (t->storage->symbolic)
-        return wgt_error(WGT_ERR_USAGE, "%s: args[%d] is a graph input or computed from one; a kernel binds tensors "
-                         "with data", fn, i);
+    if (rb->read_write && t->storage->input_name)
+        return wgt_error(WGT_ERR_USAGE, "%s: args[%d] for read_write binding '%s' is graph input '%s', which a graph "
+                         "never writes; let the call create the output", fn, i, rb->name, t->storage->input_name);
     if ((st = check_fit(fn, k, i, rb, t->dtype, wgt_numel(t->ndim, t->shape))) != WGT_OK) return st;
     if (!rb->read_write) return WGT_OK;
     if (!(t->usage & WGT_USAGE_WRITABLE))
@@ -286,11 +346,14 @@ wgt_status wgt_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *a
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: nargs is %d with args %s", fn, nargs, args ? "given" : "NULL");
     if (outputs)
         for (int i = 0; i < nargs; i++) outputs[i] = NULL;
-    uint32_t grid[3] = {groups_x, groups_y, groups_z}, max = k->ctx->backend->max_workgroups_per_dim;
+    uint32_t grid[3] = {groups_x, groups_y, groups_z}, max = max_groups(k);
     for (int d = 0; d < 3; d++)
         if (grid[d] > max)
             return wgt_error(WGT_ERR_LIMIT, "%s: groups_%c is %u, more than the device's %u workgroups per dimension",
                              fn, 'x' + d, grid[d], max);
+    if (!k->pipeline && !k->cpu_fn)
+        return wgt_error(WGT_ERR_UNAVAILABLE, "%s: the %s backend runs no WGSL, and kernel '%s' has no CPU function "
+                         "(wgt_kernel_set_cpu_fn)", fn, k->ctx->backend->name, k->entry);
     if ((st = check_params(fn, k, params, params_size)) != WGT_OK) return st;
 
     int which[WGT_NODE_MAX_BINDINGS], given[WGT_REFLECT_MAX_BINDINGS];
@@ -309,6 +372,15 @@ wgt_status wgt_kernel_dispatch(wgt_kernel *k, int nargs, const wgt_kernel_arg *a
         if (!k->r.bindings[b].uniform && given[b] < 0)
             return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: binding '%s' (@binding(%u)) is not given", fn,
                              k->r.bindings[b].name, k->r.bindings[b].binding);
+    /* A graph's node belongs to the one storage it writes (lazy.c). */
+    int symbolic = 0, written = 0;
+    for (int i = 0; i < nargs; i++) {
+        symbolic |= args[i].tensor && args[i].tensor->storage->symbolic;
+        written += k->r.bindings[which[i]].read_write;
+    }
+    if (symbolic && written > 1)
+        return wgt_error(WGT_ERR_USAGE, "%s: kernel '%s' writes %d bindings, and inside a compiled graph a kernel may "
+                         "write one; split it into kernels of one output each", fn, k->entry, written);
     /* A tensor written in place must be the only binding of its storage: WebGPU forbids a
      * writable binding overlapping any other of the same dispatch. */
     for (int i = 0; i < nargs; i++)

@@ -488,11 +488,16 @@ static const struct { wgt_tensor *(*f)(wgt_tensor *); const char *name; } unary_
     F(wgt_neg), F(wgt_abs), F(wgt_sign), F(wgt_square), F(wgt_sqrt), F(wgt_rsqrt), F(wgt_reciprocal),
     F(wgt_exp), F(wgt_expm1), F(wgt_log), F(wgt_log1p), F(wgt_sin), F(wgt_cos), F(wgt_tanh), F(wgt_sigmoid),
     F(wgt_relu), F(wgt_gelu), F(wgt_gelu_tanh), F(wgt_silu), F(wgt_softplus), F(wgt_floor), F(wgt_ceil),
-    F(wgt_round), F(wgt_erf), F(wgt_isnan), F(wgt_isinf), F(wgt_logical_not), F(wgt_contiguous)};
+    F(wgt_round), F(wgt_erf), F(wgt_isnan), F(wgt_isinf), F(wgt_logical_not), F(wgt_contiguous),
+    F(wgt_tan), F(wgt_asin), F(wgt_acos), F(wgt_atan), F(wgt_sinh), F(wgt_cosh), F(wgt_asinh), F(wgt_acosh),
+    F(wgt_atanh), F(wgt_log2), F(wgt_log10), F(wgt_exp2), F(wgt_trunc), F(wgt_signbit), F(wgt_isfinite),
+    F(wgt_bitwise_not)};
 static const struct { wgt_tensor *(*f)(wgt_tensor *, wgt_tensor *); const char *name; } binary_ops[] = {
     F(wgt_add), F(wgt_sub), F(wgt_mul), F(wgt_div), F(wgt_pow), F(wgt_maximum), F(wgt_minimum), F(wgt_mod),
     F(wgt_atan2), F(wgt_eq), F(wgt_ne), F(wgt_lt), F(wgt_le), F(wgt_gt), F(wgt_ge), F(wgt_logical_and),
-    F(wgt_logical_or), F(wgt_matmul)};
+    F(wgt_logical_or), F(wgt_matmul), F(wgt_logaddexp), F(wgt_hypot), F(wgt_copysign), F(wgt_nextafter),
+    F(wgt_bitwise_and), F(wgt_bitwise_or), F(wgt_bitwise_xor), F(wgt_bitwise_left_shift),
+    F(wgt_bitwise_right_shift), F(wgt_floor_divide)};
 static const struct { wgt_tensor *(*f)(wgt_tensor *, double); const char *name; } scalar_ops[] = {
     F(wgt_add_scalar), F(wgt_sub_scalar), F(wgt_mul_scalar), F(wgt_div_scalar), F(wgt_pow_scalar),
     F(wgt_maximum_scalar), F(wgt_minimum_scalar), F(wgt_leaky_relu), F(wgt_elu)};

@@ -7,7 +7,10 @@
  *     zero gives 0, float mod by zero gives NaN;
  *   - integer pow wraps; a negative exponent gives 0 except for bases 1 and -1;
  *   - float ops follow C (powf, atan2f); maximum and minimum propagate NaN;
- *   - comparisons and logical ops read every type exactly as a double and give u32 0/1.
+ *   - comparisons and logical ops read every type exactly as a double and give u32 0/1;
+ *   - floor_divide is NumPy's: floor for integers (a zero divisor gives 0), npy_divmod's
+ *     quotient for floats; shifts by a count outside [0, 32) give 0 (left) or the sign
+ *     fill (right); nextafter on f16 steps in f16 (the one op not computed in f32).
  * f16 is computed in f32 and rounded once.
  *
  * Runs whose output is dense and whose inputs are dense or one repeated value (a scalar, or
@@ -23,6 +26,38 @@
 #include "cpu_loops.h"
 #include "cpu_walk.h"
 
+/* numpy's npy_divmod quotient: (a - fmod(a, b)) / b is exact up to one rounding, then
+ * moved down a step where the remainder was moved to the divisor's side, and rounded to a
+ * whole number (floor, corrected when the division rounded just below one). */
+static float floor_divide_f32(float a, float b) {
+    if (b == 0) return a / b;
+    float mod = fmodf(a, b);
+    float div = (a - mod) / b;
+    if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0f;
+    if (div == 0) return copysignf(0.0f, a / b);
+    float fl = floorf(div);
+    return div - fl > 0.5f ? fl + 1.0f : fl;
+}
+
+/* numpy's npy_logaddexp: the larger plus log1p(e^-|x - y|), so nothing overflows; equal
+ * arguments (infinities included) give x + ln 2 rather than inf - inf. */
+static float logaddexp_f32(float x, float y) {
+    if (x == y) return x + 0.693147180559945309f;
+    float d = x - y;
+    if (d > 0) return x + log1pf(expf(-d));
+    if (d <= 0) return y + log1pf(expf(d));
+    return d; /* NaN */
+}
+
+/* nextafter on f16 bits: the next f16 from x toward y (f32 steps would round back to x). */
+static uint16_t nextafter_f16(uint16_t x, uint16_t y) {
+    float fx = wgt_cpu_f16_to_f32(x), fy = wgt_cpu_f16_to_f32(y);
+    if (isnan(fx) || isnan(fy)) return (uint16_t)0x7e00u;
+    if (fx == fy) return y;
+    if (fx == 0) return (uint16_t)((y & 0x8000u) | 1u);
+    return (uint16_t)((fx < fy) == !(x & 0x8000u) ? x + 1 : x - 1);
+}
+
 /* Inlined everywhere so the per-op loops below compile to the one operation, not a switch. */
 static inline __attribute__((always_inline)) float f32_op(wgt_binary_op op, float x, float y) {
     switch (op) {
@@ -32,6 +67,11 @@ static inline __attribute__((always_inline)) float f32_op(wgt_binary_op op, floa
     case WGT_BINARY_DIV: return x / y;
     case WGT_BINARY_POW: return powf(x, y);
     case WGT_BINARY_ATAN2: return atan2f(x, y);
+    case WGT_BINARY_LOGADDEXP: return logaddexp_f32(x, y);
+    case WGT_BINARY_HYPOT: return hypotf(x, y);
+    case WGT_BINARY_COPYSIGN: return copysignf(x, y);
+    case WGT_BINARY_NEXTAFTER: return nextafterf(x, y);
+    case WGT_BINARY_FLOOR_DIVIDE: return floor_divide_f32(x, y);
     /* NumPy's form: the first NaN wins, and an ordered pair picks by comparison. */
     case WGT_BINARY_MAXIMUM: return (x >= y || isnan(x)) ? x : y;
     case WGT_BINARY_MINIMUM: return (x <= y || isnan(x)) ? x : y;
@@ -64,6 +104,12 @@ static inline __attribute__((always_inline)) uint32_t u32_op(wgt_binary_op op, u
     case WGT_BINARY_MAXIMUM: return x > y ? x : y;
     case WGT_BINARY_MINIMUM: return x < y ? x : y;
     case WGT_BINARY_MOD: return y == 0 ? 0 : x % y;
+    case WGT_BINARY_FLOOR_DIVIDE: return y == 0 ? 0 : x / y;
+    case WGT_BINARY_BITWISE_AND: return x & y;
+    case WGT_BINARY_BITWISE_OR: return x | y;
+    case WGT_BINARY_BITWISE_XOR: return x ^ y;
+    case WGT_BINARY_LEFT_SHIFT: return y < 32 ? x << y : 0;
+    case WGT_BINARY_RIGHT_SHIFT: return y < 32 ? x >> y : 0;
     default: return 0;
     }
 }
@@ -79,6 +125,15 @@ static inline __attribute__((always_inline)) int32_t i32_op(wgt_binary_op op, in
         int32_t m = x % y;
         return m != 0 && (m < 0) != (y < 0) ? m + y : m;
     }
+    case WGT_BINARY_FLOOR_DIVIDE: {
+        if (y == 0) return 0;
+        if (x == INT32_MIN && y == -1) return INT32_MIN;
+        int32_t q = x / y;
+        return q * y != x && (x < 0) != (y < 0) ? q - 1 : q;
+    }
+    /* Counts outside [0, 32) (negative ones too) shift everything out. */
+    case WGT_BINARY_RIGHT_SHIFT: return (uint32_t)y < 32 ? x >> y : x < 0 ? -1 : 0;
+    case WGT_BINARY_LEFT_SHIFT: return (uint32_t)y < 32 ? (int32_t)((uint32_t)x << y) : 0;
     case WGT_BINARY_POW:
         if (y < 0) return x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0;
         break;
@@ -179,7 +234,8 @@ static wgt_cpu_map2_fn dense_loop(wgt_binary_op op, const wgt_operand *a, const 
 /* Elementwise cost in walk units (cpu_walk.h): libm calls, integer division and f16
  * conversions take several times a plain add. */
 static double binary_cost(wgt_binary_op op, wgt_dtype in) {
-    int slow_op = op == WGT_BINARY_POW || op == WGT_BINARY_ATAN2 || op == WGT_BINARY_MOD ||
+    int slow_op = op == WGT_BINARY_POW || op == WGT_BINARY_ATAN2 || op == WGT_BINARY_MOD || op == WGT_BINARY_LOGADDEXP ||
+                  op == WGT_BINARY_HYPOT || op == WGT_BINARY_FLOOR_DIVIDE ||
                   (op == WGT_BINARY_DIV && in != WGT_F32 && in != WGT_F16);
     return (slow_op ? 8.0 : 1.0) + (in == WGT_F16 ? 4.0 : 0.0);
 }
@@ -196,7 +252,7 @@ static void general_binary_run(const binary_job *j, const int64_t *base, const i
     const wgt_operand *out = j->out, *a = j->a, *b = j->b;
     int64_t o = base[0], x = base[1], y = base[2];
     const int64_t *is = step;
-    if (op >= WGT_BINARY_EQ) { /* comparisons and logic: u32 out, any input type */
+    if (wgt_binary_gives_u32(op)) { /* comparisons and logic: u32 out, any input type */
         uint32_t *po = out->host;
         for (int64_t i = 0; i < len; i++)
             po[o + i * is[0]] = predicate(op, load_f64(a, x + i * is[1]), load_f64(b, y + i * is[2]));
@@ -212,6 +268,10 @@ static void general_binary_run(const binary_job *j, const int64_t *base, const i
     case WGT_F16: {
         uint16_t *po = out->host;
         const uint16_t *pa = a->host, *pb = b->host;
+        if (op == WGT_BINARY_NEXTAFTER) {
+            for (int64_t i = 0; i < len; i++) po[o + i * is[0]] = nextafter_f16(pa[x + i * is[1]], pb[y + i * is[2]]);
+            break;
+        }
         for (int64_t i = 0; i < len; i++)
             po[o + i * is[0]] =
                 wgt_f32_to_f16(f32_op(op, wgt_cpu_f16_to_f32(pa[x + i * is[1]]),

@@ -81,6 +81,19 @@ static inline __attribute__((always_inline)) float float_op(wgt_unary_op op, flo
     case WGT_UNARY_ROUND: return nearbyintf(x); /* the library never leaves round-to-nearest-even */
     case WGT_UNARY_ERF: return erff(x);
     case WGT_UNARY_CLAMP: return x < p0 ? p0 : x > p1 ? p1 : x;
+    case WGT_UNARY_TAN: return tanf(x);
+    case WGT_UNARY_ASIN: return asinf(x);
+    case WGT_UNARY_ACOS: return acosf(x);
+    case WGT_UNARY_ATAN: return atanf(x);
+    case WGT_UNARY_SINH: return sinhf(x);
+    case WGT_UNARY_COSH: return coshf(x);
+    case WGT_UNARY_ASINH: return asinhf(x);
+    case WGT_UNARY_ACOSH: return acoshf(x);
+    case WGT_UNARY_ATANH: return atanhf(x);
+    case WGT_UNARY_LOG2: return log2f(x);
+    case WGT_UNARY_LOG10: return log10f(x);
+    case WGT_UNARY_EXP2: return exp2f(x);
+    case WGT_UNARY_TRUNC: return truncf(x);
     default: return x;
     }
 }
@@ -90,12 +103,14 @@ static inline __attribute__((always_inline)) uint32_t float_predicate(wgt_unary_
     switch (op) {
     case WGT_UNARY_ISNAN: return isnan(x) != 0;
     case WGT_UNARY_ISINF: return isinf(x) != 0;
+    case WGT_UNARY_ISFINITE: return isfinite(x) != 0;
+    case WGT_UNARY_SIGNBIT: return signbit(x) != 0; /* -0 and NaNs with the bit set too */
     default: return x == 0; /* logical_not: NaN is nonzero, so it gives 0 */
     }
 }
 
 static inline __attribute__((always_inline)) uint32_t integer_predicate(wgt_unary_op op, uint32_t x) {
-    return op == WGT_UNARY_LOGICAL_NOT ? x == 0 : 0;
+    return op == WGT_UNARY_LOGICAL_NOT ? x == 0 : op == WGT_UNARY_ISFINITE;
 }
 
 /* i32 ops on the bits; lo and hi are already i32 values. */
@@ -108,7 +123,8 @@ static inline __attribute__((always_inline)) uint32_t i32_op(wgt_unary_op op, ui
     case WGT_UNARY_SQUARE: return u * u;
     case WGT_UNARY_RELU: return x < 0 ? 0u : u;
     case WGT_UNARY_CLAMP: return x < lo ? (uint32_t)lo : x > hi ? (uint32_t)hi : u;
-    default: return u; /* floor, ceil, round: integers are already whole */
+    case WGT_UNARY_BITWISE_NOT: return ~u;
+    default: return u; /* floor, ceil, round, trunc: integers are already whole */
     }
 }
 
@@ -118,7 +134,8 @@ static inline __attribute__((always_inline)) uint32_t u32_op(wgt_unary_op op, ui
     case WGT_UNARY_SIGN: return x != 0;
     case WGT_UNARY_SQUARE: return x * x;
     case WGT_UNARY_CLAMP: return x < lo ? lo : x > hi ? hi : x;
-    default: return x; /* abs, relu, floor, ceil, round */
+    case WGT_UNARY_BITWISE_NOT: return ~x;
+    default: return x; /* abs, relu, floor, ceil, round, trunc */
     }
 }
 
@@ -144,7 +161,10 @@ static int costly(wgt_unary_op op) {
     switch (op) {
     case WGT_UNARY_EXP: case WGT_UNARY_EXPM1: case WGT_UNARY_LOG: case WGT_UNARY_LOG1P: case WGT_UNARY_SIN:
     case WGT_UNARY_COS: case WGT_UNARY_TANH: case WGT_UNARY_SIGMOID: case WGT_UNARY_ELU: case WGT_UNARY_GELU:
-    case WGT_UNARY_GELU_TANH: case WGT_UNARY_SILU: case WGT_UNARY_SOFTPLUS: case WGT_UNARY_ERF:
+    case WGT_UNARY_GELU_TANH: case WGT_UNARY_SILU: case WGT_UNARY_SOFTPLUS: case WGT_UNARY_ERF: case WGT_UNARY_TAN:
+    case WGT_UNARY_ASIN: case WGT_UNARY_ACOS: case WGT_UNARY_ATAN: case WGT_UNARY_SINH: case WGT_UNARY_COSH:
+    case WGT_UNARY_ASINH: case WGT_UNARY_ACOSH: case WGT_UNARY_ATANH: case WGT_UNARY_LOG2: case WGT_UNARY_LOG10:
+    case WGT_UNARY_EXP2:
         return 1;
     default: return 0;
     }
@@ -228,7 +248,7 @@ typedef struct {
 static void general_unary_run(const unary_job *j, const int64_t *base, const int64_t *step, int64_t len) {
     wgt_unary_op op = j->op;
     const wgt_operand *out = j->out, *a = j->a;
-    const int predicate = op == WGT_UNARY_ISNAN || op == WGT_UNARY_ISINF || op == WGT_UNARY_LOGICAL_NOT;
+    const int predicate = wgt_unary_gives_u32(op);
     for (int64_t i = 0; i < len; i++) {
         int64_t o = base[0] + i * step[0], s = base[1] + i * step[1];
         switch (a->dtype) {

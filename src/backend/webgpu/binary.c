@@ -124,7 +124,7 @@ static const wgt_wgsl_piece atan2_f32 = {
 /* Floored mod as numpy.mod computes it: the exact fmod (by integer long division of the
  * significands, as musl's fmodf does, because x - y * trunc(x / y) loses digits), then
  * moved to the divisor's side with one rounded addition. The same steps as the CPU. */
-static const wgt_wgsl_piece mod_f32 = {
+const wgt_wgsl_piece wgt_wgsl_mod_f32 = {
     "fn wgt_significand(bits: u32, e: ptr<function, i32>) -> u32 {\n"
     "    if (*e != 0) { return (bits & 0x7fffffu) | 0x800000u; }\n"
     "    var m = bits << 9u;\n" /* subnormal: normalize, lowering the exponent */
@@ -215,7 +215,8 @@ static const wgt_wgsl_piece mod_int = {
 
 static const char *const op_names[WGT_BINARY_COUNT] = {
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "atan2",
-    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"};
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logaddexp", "hypot", "copysign", "nextafter",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "floor_divide"};
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 static int is_dtype(wgt_dtype d) { return is_float(d) || d == WGT_I32 || d == WGT_U32; }
@@ -234,14 +235,21 @@ wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_
     if (!is_dtype(a) || !is_dtype(b) || (!logical && a != b) || (op == WGT_BINARY_ATAN2 && !fl))
         return wgt_error(WGT_ERR_INTERNAL, "binary op %s on %s and %s", op_names[op], wgt_dtype_name(a),
                          wgt_dtype_name(b));
-    wgt_dtype want = op >= WGT_BINARY_EQ ? WGT_U32 : a;
+    wgt_dtype want = wgt_binary_gives_u32(op) ? WGT_U32 : a;
     if (out != want)
         return wgt_error(WGT_ERR_INTERNAL, "binary op %s on %s gives %s, not %s", op_names[op], wgt_dtype_name(a),
                          wgt_dtype_name(want), wgt_dtype_name(out));
     const char *e = NULL;
     const wgt_wgsl_piece *piece = NULL;
     char buf[256];
-    switch (op) {
+    if (op > WGT_BINARY_LOGICAL_OR) { /* the array API's additions: math2.c */
+        e = wgt_wgpu_math2_binary(op, a, &piece);
+        if (!e)
+            return wgt_error(WGT_ERR_INTERNAL, "binary op %s on %s and %s", op_names[op], wgt_dtype_name(a),
+                             wgt_dtype_name(b));
+    }
+    switch (op > WGT_BINARY_LOGICAL_OR ? WGT_BINARY_COUNT : op) {
+    case WGT_BINARY_COUNT: break;
     case WGT_BINARY_ADD: e = "x + y"; break;
     case WGT_BINARY_SUB: e = "x - y"; break;
     case WGT_BINARY_MUL: e = "x * y"; break;
@@ -262,7 +270,7 @@ wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_
         break;
     case WGT_BINARY_MOD:
         e = fl ? "wgt_mod(x, y)" : i32 ? "wgt_mod_i32(x, y)" : "wgt_mod_u32(x, y)";
-        piece = fl ? &mod_f32 : &mod_int;
+        piece = fl ? &wgt_wgsl_mod_f32 : &mod_int;
         break;
     case WGT_BINARY_ATAN2:
         e = "wgt_atan2(x, y)";

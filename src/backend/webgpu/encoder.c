@@ -391,6 +391,14 @@ wgt_status wgt_wgpu_dispatch_grid(wgt_webgpu *w, const char *label, WGPUComputeP
     int first;
     wgt_status st = dispatch_begin(w, pipeline, params, uniform_binding >= 0 ? params_size : 0, &slot, &bind_size, &first);
     if (st != WGT_OK) return st;
+    /* Repeated dispatches over the same tensors (a loop, a graph's replays) reuse their group. */
+    if (count <= WGT_MAX_LAYOUT_STORAGE) {
+        WGPUBindGroup cached;
+        st = wgt_wgpu_bind_group_entries(w, label, layout, count, entries, buffers, uniform_binding, bind_size, &cached);
+        if (st != WGT_OK) return st;
+        for (int i = 0; i < count; i++) buffers[i]->used_serial = w->submit_serial + 1;
+        return dispatch_end(w, pipeline, cached, uniform_binding >= 0, slot, grid, first);
+    }
     WGPUBindGroupEntry e[WGT_WGPU_GRID_MAX_ENTRIES + 1];
     memcpy(e, entries, sizeof *e * (size_t)count);
     if (uniform_binding >= 0) {
@@ -404,10 +412,12 @@ wgt_status wgt_wgpu_dispatch_grid(wgt_webgpu *w, const char *label, WGPUComputeP
     d.layout = layout;
     d.entryCount = (size_t)count + (uniform_binding >= 0);
     d.entries = e;
-    /* Made for this dispatch and released once set: the pass keeps what it needs. Validation
-     * errors (a buffer of another device, say) surface at the batch's submit. */
+    /* More bindings than the cache keeps: made for this dispatch and released once set (the
+     * pass keeps what it needs). Validation errors (a buffer of another device, say) surface
+     * at the batch's submit. */
     WGPUBindGroup group = w->p->wgpuDeviceCreateBindGroup(w->device, &d);
     if (!group) return wgt_error(WGT_ERR_BACKEND, "kernel %s: creating its bind group failed", label);
+    w->bind_groups_created++;
     w->batch_groups++;
     for (int i = 0; i < count; i++) buffers[i]->used_serial = w->submit_serial + 1;
     st = dispatch_end(w, pipeline, group, uniform_binding >= 0, slot, grid, first);

@@ -297,6 +297,7 @@ void wgt_wgpu_stats(wgt_backend *be, wgt_stats *out) {
     out->submits = w->submit_serial;
     out->dispatches = w->dispatches;
     out->kernels_cached = w->pipeline_count + wgt_wgpu_fused_pipeline_count(w);
+    out->bind_groups_created = w->bind_groups_created;
 }
 
 void wgt_wgpu_trim(wgt_backend *be) {

@@ -252,11 +252,13 @@ static const char *const u32_ops[WGT_UNARY_COUNT] = {
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 static int is_dtype(wgt_dtype d) { return is_float(d) || d == WGT_I32 || d == WGT_U32; }
 
-/* The op's expression on values of type d before wrapping, or NULL. */
-static const char *base_expr(wgt_unary_op op, wgt_dtype d) {
+/* The op's expression on values of type d before wrapping, or NULL; *helpers its pieces. */
+static const char *base_expr(wgt_unary_op op, wgt_dtype d, const wgt_wgsl_piece **helpers) {
+    *helpers = NULL;
     if ((unsigned)op >= WGT_UNARY_COUNT) return NULL;
+    if (op > WGT_UNARY_LOGICAL_NOT) return wgt_wgpu_math2_unary(op, d, helpers); /* math2.c */
     switch (d) {
-    case WGT_F32: case WGT_F16: return float_ops[op].expr;
+    case WGT_F32: case WGT_F16: *helpers = float_ops[op].helpers; return float_ops[op].expr;
     case WGT_I32: return i32_ops[op];
     case WGT_U32: return u32_ops[op];
     default: break; /* block types never reach a kernel: the core refuses them */
@@ -268,7 +270,9 @@ static const char *base_expr(wgt_unary_op op, wgt_dtype d) {
 static const char *const op_keys[WGT_UNARY_COUNT] = {
     "neg", "abs", "sign", "square", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "log",
     "log1p", "sin", "cos", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "gelu_tanh",
-    "silu", "softplus", "floor", "ceil", "round", "erf", "isnan", "isinf", "clamp", "logical_not"};
+    "silu", "softplus", "floor", "ceil", "round", "erf", "isnan", "isinf", "clamp", "logical_not",
+    "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log2", "log10", "exp2", "trunc",
+    "signbit", "isfinite", "bitwise_not"};
 
 static uint32_t f32_bits(double v) {
     float f = (float)v;
@@ -286,17 +290,19 @@ void wgt_wgpu_unary_param_bits(wgt_dtype in, const double *params, uint32_t bits
 }
 
 int wgt_wgpu_unary_reads_params(wgt_unary_op op, wgt_dtype in) {
-    const char *e = base_expr(op, in);
+    const wgt_wgsl_piece *pieces;
+    const char *e = base_expr(op, in, &pieces);
     return e && strstr(e, "{{P") != NULL;
 }
 
 wgt_status wgt_wgpu_unary_expr(wgt_unary_op op, wgt_dtype in, wgt_dtype out, const char *const params[2], char *expr,
                                size_t size, wgt_wgsl_pieces *helpers) {
     if ((unsigned)op >= WGT_UNARY_COUNT) return wgt_error(WGT_ERR_INTERNAL, "unknown unary op %d", (int)op);
-    const char *base = base_expr(op, in);
+    const wgt_wgsl_piece *pieces;
+    const char *base = base_expr(op, in, &pieces);
     if (!base)
         return wgt_error(WGT_ERR_INTERNAL, "unary op %s has no %s kernel", op_keys[op], wgt_dtype_name(in));
-    int u32_out = op == WGT_UNARY_ISNAN || op == WGT_UNARY_ISINF || op == WGT_UNARY_LOGICAL_NOT;
+    int u32_out = wgt_unary_gives_u32(op);
     if (out != (u32_out ? WGT_U32 : in))
         return wgt_error(WGT_ERR_INTERNAL, "unary op %s on %s gives %s, not %s", op_keys[op], wgt_dtype_name(in),
                          wgt_dtype_name(u32_out ? WGT_U32 : in), wgt_dtype_name(out));
@@ -310,8 +316,8 @@ wgt_status wgt_wgpu_unary_expr(wgt_unary_op op, wgt_dtype in, wgt_dtype out, con
     }
     if (is_float(in)) {
         wgt_wgsl_pieces_add(helpers, &wgt_wgsl_float_bits);
-        wgt_wgsl_pieces_add(helpers, float_ops[op].helpers);
     }
+    wgt_wgsl_pieces_add(helpers, pieces);
     if (out == WGT_F16) wgt_wgsl_pieces_add(helpers, &f16_range);
     const char *pairs[] = {"P0", params[0], "P1", params[1], NULL};
     char *filled = wgt_wgsl_expand(wrapped, pairs);

@@ -6,8 +6,9 @@
  * Dawn's automatic one: an automatic layout leaves out the bindings the entry point does not
  * use, and the core binds every declared one. Pipelines are kept per backend by exact source
  * and entry point, shared by every wgt_kernel made from them, so creating the same kernel
- * again compiles nothing. Each dispatch makes its bind group (the bindings are the caller's,
- * seldom repeated) and releases it once set: the pass keeps what it needs.
+ * again compiles nothing. Bind groups come from the backend's cache (bind_groups.c), keyed by
+ * each binding's number, buffer, offset and size: a loop or a graph's replays over the same
+ * tensors creates none after the first dispatch.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -131,6 +131,7 @@ typedef struct wgt_webgpu {
     WGPUCommandEncoder encoder;
     WGPUComputePassEncoder pass;
     uint32_t batch_commands, batch_groups;
+    uint64_t bind_groups_created; /* for wgt_stats: every bind group a dispatch made */
 
     /* Batches submitted and not yet retired, oldest at in_flight_head (in_flight.c). */
     struct {
@@ -331,6 +332,12 @@ extern const wgt_wgsl_piece wgt_wgsl_float_bits;
 extern const wgt_wgsl_piece wgt_wgsl_subnormal;
 /* trig.c: wgt_sin(x) and wgt_cos(x), reduced exactly for every f32. */
 extern const wgt_wgsl_piece wgt_wgsl_sin_cos;
+/* binary.c: wgt_fmod(x, y), exact, and wgt_mod. */
+extern const wgt_wgsl_piece wgt_wgsl_mod_f32;
+/* math2.c: the expression (over x, or x and y) of an op the array API added, on operands of
+ * type d, and its helper piece; NULL where the op does not take d. */
+const char *wgt_wgpu_math2_unary(wgt_unary_op op, wgt_dtype d, const wgt_wgsl_piece **helpers);
+const char *wgt_wgpu_math2_binary(wgt_binary_op op, wgt_dtype d, const wgt_wgsl_piece **helpers);
 
 typedef struct wgt_wgpu_elementwise_spec {
     const char *op_name; /* part of the pipeline cache key */
@@ -464,6 +471,12 @@ void wgt_wgpu_bind_cache_shutdown(wgt_webgpu *w);
  * uniform ring after them; borrowed: valid until the next call. */
 wgt_status wgt_wgpu_bind_group(wgt_webgpu *w, WGPUBindGroupLayout layout, int count, wgt_buffer *const *buffers,
                                uint32_t ring_size, WGPUBindGroup *out);
+/* The group binding entries[i] (a storage binding of buffers[i]: its number, offset and
+ * size, up to WGT_MAX_LAYOUT_STORAGE of them) and ring_size bytes of the uniform ring at
+ * ring_binding (-1: none); cached as above, borrowed likewise. */
+wgt_status wgt_wgpu_bind_group_entries(wgt_webgpu *w, const char *label, WGPUBindGroupLayout layout, int count,
+                                       const WGPUBindGroupEntry *entries, wgt_buffer *const *buffers,
+                                       int ring_binding, uint32_t ring_size, WGPUBindGroup *out);
 /* Drops every cached group that references b (called with b->bind_refs > 0). */
 void wgt_wgpu_bind_cache_forget(wgt_webgpu *w, wgt_buffer *b);
 

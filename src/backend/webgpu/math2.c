@@ -1,0 +1,392 @@
+/*
+ * The array API's further elementwise functions on WebGPU (tan, the inverse and hyperbolic
+ * functions, log2, log10, exp2, trunc, signbit, isfinite, bitwise ops and shifts, logaddexp,
+ * hypot, copysign, nextafter, floor_divide), as expressions and helper pieces for the shared
+ * elementwise runner and the fused kernels, looked up from unary.c and binary.c.
+ *
+ * WGSL's builtins for these (tan, asin, atan, sinh, acosh, log2, exp2, ...) carry loose or
+ * implementation-defined precision: Vulkan holds asin and atan to 4096 ulp, exp2 to 3 + 2|x|
+ * ulp, log2 only to an absolute 2^-21 near 1, and tan and the hyperbolic functions to whatever
+ * their defining formulas give (sinh's (e^x - e^-x) / 2 cancels near 0); lavapipe's exp is
+ * 1e-6 off at |x| = 20. So nothing here calls them. Each
+ * function is a short minimax polynomial on a reduced range (Cephes' single precision
+ * coefficients, as the CPU's libm uses comparable ones), with the reduction done exactly: tan
+ * shares sin and cos's Payne-Hanek reduction (trig.c), exp and exp2 split off a whole power of
+ * two (Cody-Waite with a short ln 2 so k ln2_hi is exact), log2 takes the exponent from the
+ * bits. The inverse hyperbolics use the forms that neither cancel near 0 nor overflow for
+ * huge arguments (log(2x) + ... beyond 2^12). Special values are spelled out on the bits, as
+ * elsewhere, because a driver may flush subnormals and compile compares as if NaN were absent.
+ */
+#include <stddef.h>
+
+#include "webgpu_internal.h"
+
+static const wgt_wgsl_piece pow2i = {
+    "fn m2_pow2i(k: i32) -> f32 { return bitcast<f32>(u32(k + 127) << 23u); }\n", /* -126 <= k <= 127 */
+    {NULL}};
+
+/* 2^x: x = k + f with |f| <= 1/2 exact, 2^f by Cephes' exp2f polynomial, 2^k in two steps so
+ * that neither a result near FLT_MAX nor a subnormal one passes through inf or 0. */
+static const wgt_wgsl_piece exp2_f = {
+    "fn m2_exp2(x: f32) -> f32 {\n"
+    "  if (x >= 128.0) { return wgt_inf(); }\n"
+    "  if (x <= -150.0) { return 0.0; }\n"
+    "  let k = round(x);\n"
+    "  let f = x - k;\n"
+    "  let p = f * (6.931472028550421e-1 + f * (2.402264791363012e-1 + f * (5.550332471162809e-2\n"
+    "          + f * (9.618437357674640e-3 + f * (1.339887440266574e-3 + f * 1.535336188319500e-4)))));\n"
+    "  let ki = i32(k);\n"
+    "  let k1 = ki / 2;\n"
+    "  return (1.0 + p) * m2_pow2i(k1) * m2_pow2i(ki - k1);\n"
+    "}\n",
+    {&wgt_wgsl_float_bits, &pow2i}};
+
+/* e^x: k = round(x / ln 2), r = x - k ln 2 in two steps (ln2_hi has 9 bits, so k ln2_hi is
+ * exact), e^r by Cephes' expf polynomial on |r| <= ln2 / 2. */
+static const wgt_wgsl_piece exp_f = {
+    "fn m2_exp(x: f32) -> f32 {\n"
+    "  if (x > 88.72283935546875) { return wgt_inf(); }\n"
+    "  if (x < -103.97208404541015625) { return 0.0; }\n"
+    "  let k = round(x * 1.44269504088896341);\n"
+    "  let r = (x - k * 0.693359375) + k * 2.12194440e-4;\n"
+    "  let z = r * r;\n"
+    "  let p = (((((1.9875691500e-4 * r + 1.3981999507e-3) * r + 8.3334519073e-3) * r + 4.1665795894e-2) * r\n"
+    "          + 1.6666665459e-1) * r + 5.0000001201e-1) * z + r + 1.0;\n"
+    "  let ki = i32(k);\n"
+    "  let k1 = ki / 2;\n"
+    "  return p * m2_pow2i(k1) * m2_pow2i(ki - k1);\n"
+    "}\n",
+    {&wgt_wgsl_float_bits, &pow2i}};
+
+/* Logarithms: x = m 2^e from the bits (subnormals normalised), m in [sqrt(1/2), sqrt(2)), and
+ * log(m) = 2 atanh(s) with s = (m - 1) / (m + 1), |s| < 0.172, m - 1 exact: a series to s^9
+ * (error < 1e-9 relative). e ln 2 (e log10 2) enters as a hi part with few bits, exact times e,
+ * plus a lo part added to the series first; log2 of a power of two comes out exact. */
+static const wgt_wgsl_piece log_f = {
+    "fn m2_log_special(x: f32) -> bool {\n"
+    "  let b = bitcast<u32>(x);\n"
+    "  return (b << 1u) == 0u || (b >> 31u) != 0u || b >= 0x7f800000u;\n"
+    "}\n"
+    "fn m2_log_special_value(x: f32) -> f32 {\n" /* -inf at zero, NaN below, +inf and NaN as they are */
+    "  let b = bitcast<u32>(x);\n"
+    "  if ((b << 1u) == 0u) { return -wgt_inf(); }\n"
+    "  if ((b >> 31u) != 0u && b <= 0xff800000u) { return wgt_nan(); }\n"
+    "  return x;\n"
+    "}\n"
+    "fn m2_log_split(x: f32) -> vec2<f32> {\n" /* (e, s) for finite x > 0 */
+    "  var b = bitcast<u32>(x);\n"
+    "  var e = i32(b >> 23u) - 127;\n"
+    "  if ((b >> 23u) == 0u) {\n"
+    "    let z = countLeadingZeros(b) - 8u;\n"
+    "    b = b << z;\n"
+    "    e = -126 - i32(z);\n"
+    "  }\n"
+    "  var m = bitcast<f32>((b & 0x7fffffu) | 0x3f800000u);\n"
+    "  if (m > 1.41421356) { m = m * 0.5; e = e + 1; }\n"
+    "  return vec2<f32>(f32(e), (m - 1.0) / (m + 1.0));\n"
+    "}\n"
+    "fn m2_atanh_series(s: f32) -> f32 {\n" /* 2 atanh(s), |s| < 0.172 */
+    "  let s2 = s * s;\n"
+    "  return s * (2.0 + s2 * (0.666666667 + s2 * (0.4 + s2 * (0.285714286 + s2 * 0.222222222))));\n"
+    "}\n"
+    "fn m2_log2(x: f32) -> f32 {\n"
+    "  if (m2_log_special(x)) { return m2_log_special_value(x); }\n"
+    "  let p = m2_log_split(x);\n"
+    "  return p.x + m2_atanh_series(p.y) * 1.44269504088896341;\n"
+    "}\n"
+    "fn m2_ln(x: f32) -> f32 {\n"
+    "  if (m2_log_special(x)) { return m2_log_special_value(x); }\n"
+    "  let p = m2_log_split(x);\n"
+    "  return p.x * 0.693145751953125 + (m2_atanh_series(p.y) + p.x * 1.42860682030941723e-6);\n"
+    "}\n"
+    "fn m2_log10(x: f32) -> f32 {\n"
+    "  if (m2_log_special(x)) { return m2_log_special_value(x); }\n"
+    "  let p = m2_log_split(x);\n"
+    "  return p.x * 0.30078125 + (m2_atanh_series(p.y) * 0.434294481903251828 + p.x * 2.48745663981195214e-4);\n"
+    "}\n",
+    {&wgt_wgsl_float_bits}};
+
+/* log1p: while 1 + v lies in [sqrt(1/2), sqrt(2)) the series above takes s = v / (2 + v) from
+ * the exact v (no rounding of 1 + v at all); beyond, log(u) for u = 1 + v plus the first-order
+ * correction for the rounding of u, (v - (u - 1)) / u. */
+static const wgt_wgsl_piece log1p_acc = {
+    "fn m2_log1p(v: f32) -> f32 {\n"
+    "  if (v > -0.29289321 && v < 0.41421356) { return m2_atanh_series(v / (2.0 + v)); }\n"
+    "  let u = 1.0 + v;\n"
+    "  return m2_ln(u) + (v - (u - 1.0)) / u;\n"
+    "}\n",
+    {&log_f}};
+
+/* tan = sin / cos of the exactly reduced argument (trig.c); an odd quadrant is -cos / sin. */
+static const wgt_wgsl_piece tan_f = {
+    "fn m2_tan(x: f32) -> f32 {\n"
+    "  if ((bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u) { return wgt_nan(); }\n"
+    "  let a = wgt_reduce_pio2(abs(x));\n"
+    "  let s = wgt_sin_k(a.hi, a.lo);\n"
+    "  let c = wgt_cos_k(a.hi, a.lo);\n"
+    "  let t = select(s / c, -c / s, (a.q & 1u) == 1u);\n"
+    "  return select(t, -t, wgt_sign_bit(x));\n"
+    "}\n",
+    {&wgt_wgsl_sin_cos}};
+
+/* Cephes' asinf and acosf: a polynomial in z = v^2 for |v| <= 1/2; beyond, asin(v) =
+ * pi/2 - 2 asin(sqrt((1 - v) / 2)), where 1 - v is exact. pi/2 and pi enter as hi + lo. */
+static const wgt_wgsl_piece asin_f = {
+    "fn m2_asin_core(t: f32, z: f32) -> f32 {\n" /* asin(t) for |t| <= 1/2, z = t * t */
+    "  return ((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z + 7.4953002686e-2) * z\n"
+    "         + 1.6666752422e-1) * z * t + t;\n"
+    "}\n"
+    "fn m2_asin(x: f32) -> f32 {\n"
+    "  let a = abs(x);\n"
+    "  if (a > 1.0) { return wgt_nan(); }\n"
+    "  var r: f32;\n"
+    "  if (a > 0.5) {\n"
+    "    let z = 0.5 * (1.0 - a);\n"
+    "    let t = sqrt(z);\n"
+    "    r = 1.57079637050628662 - (2.0 * m2_asin_core(t, z) + 4.37113900018624283e-8);\n"
+    "  } else {\n"
+    "    r = m2_asin_core(a, a * a);\n"
+    "  }\n"
+    "  return wgt_with_sign(r, wgt_sign_bit(x));\n"
+    "}\n"
+    "fn m2_acos(x: f32) -> f32 {\n"
+    "  if (abs(x) > 1.0) { return wgt_nan(); }\n"
+    "  if (x > 0.5) {\n"
+    "    let z = 0.5 * (1.0 - x);\n"
+    "    return 2.0 * m2_asin_core(sqrt(z), z);\n"
+    "  }\n"
+    "  if (x < -0.5) {\n"
+    "    let z = 0.5 * (1.0 + x);\n"
+    "    return 3.14159274101257324 - (2.0 * m2_asin_core(sqrt(z), z) + 8.74227800037248566e-8);\n"
+    "  }\n"
+    "  return 1.57079637050628662 - (m2_asin_core(x, x * x) + 4.37113900018624283e-8);\n"
+    "}\n",
+    {&wgt_wgsl_float_bits}};
+
+/* Cephes' atanf: reduced to |v| <= tan(pi/8) by atan(a) = pi/4 + atan((a - 1) / (a + 1)) or
+ * pi/2 - atan(1 / a); the constant enters as hi + lo. */
+static const wgt_wgsl_piece atan_f = {
+    "fn m2_atan(x: f32) -> f32 {\n"
+    "  let a = abs(x);\n"
+    "  var hi = 0.0;\n"
+    "  var lo = 0.0;\n"
+    "  var v = a;\n"
+    "  if (a > 2.414213562373095) { hi = 1.57079637050628662; lo = -4.37113900018624283e-8; v = -1.0 / a; }\n"
+    "  else if (a > 0.4142135623730950) { hi = 0.785398185253143311; lo = -2.18556950009312141e-8; v = (a - 1.0) / (a + 1.0); }\n"
+    "  let z = v * v;\n"
+    "  let p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * v;\n"
+    "  return wgt_with_sign(hi + ((p + lo) + v), wgt_sign_bit(x));\n"
+    "}\n",
+    {&wgt_wgsl_float_bits}};
+
+/* sinh and cosh: Cephes' sinhf polynomial below 1 (e^x - e^-x cancels there); e^|x| / 2 as
+ * (e^(|x|/2) / 2) e^(|x|/2) near the top, where e^|x| alone overflows first. */
+static const wgt_wgsl_piece hyperbolic_f = {
+    "fn m2_sinh(x: f32) -> f32 {\n"
+    "  let a = abs(x);\n"
+    "  var r: f32;\n"
+    "  if (a < 1.0) {\n"
+    "    let z = a * a;\n"
+    "    r = ((2.03721912945e-4 * z + 8.33028376239e-3) * z + 1.66667160211e-1) * z * a + a;\n"
+    "  } else if (a < 88.0) {\n"
+    "    let e = m2_exp(a);\n"
+    "    r = 0.5 * e - 0.5 / e;\n"
+    "  } else {\n"
+    "    let h = m2_exp(0.5 * a);\n"
+    "    r = (0.5 * h) * h;\n"
+    "  }\n"
+    "  return wgt_with_sign(r, wgt_sign_bit(x));\n"
+    "}\n"
+    "fn m2_cosh(x: f32) -> f32 {\n"
+    "  let a = abs(x);\n"
+    "  if (a < 88.0) {\n"
+    "    let e = m2_exp(a);\n"
+    "    return 0.5 * e + 0.5 / e;\n"
+    "  }\n"
+    "  let h = m2_exp(0.5 * a);\n"
+    "  return (0.5 * h) * h;\n"
+    "}\n",
+    {&exp_f, &wgt_wgsl_float_bits}};
+
+/* asinh(a) = log1p(a + a^2 / (1 + sqrt(1 + a^2))) up to 2 (no cancellation near 0),
+ * log(2a + 1 / (sqrt(a^2 + 1) + a)) up to 2^12, log(a) + ln 2 beyond (a^2 would overflow).
+ * acosh likewise with t = x - 1; atanh(a) = log1p(2a / (1 - a)) / 2. */
+static const wgt_wgsl_piece inverse_hyperbolic_f = {
+    "fn m2_asinh(x: f32) -> f32 {\n"
+    "  let a = abs(x);\n"
+    "  var r: f32;\n"
+    "  if (a > 4096.0) { r = m2_ln(a) + 0.693147180559945; }\n"
+    "  else if (a > 2.0) { r = m2_ln(2.0 * a + 1.0 / (sqrt(a * a + 1.0) + a)); }\n"
+    "  else { let t = a * a; r = m2_log1p(a + t / (1.0 + sqrt(1.0 + t))); }\n"
+    "  return wgt_with_sign(r, wgt_sign_bit(x));\n"
+    "}\n"
+    "fn m2_acosh(x: f32) -> f32 {\n"
+    "  if (x < 1.0) { return wgt_nan(); }\n"
+    "  if (x > 4096.0) { return m2_ln(x) + 0.693147180559945; }\n"
+    "  if (x > 2.0) { return m2_ln(2.0 * x - 1.0 / (x + sqrt(x * x - 1.0))); }\n"
+    "  let t = x - 1.0;\n"
+    "  return m2_log1p(t + sqrt(2.0 * t + t * t));\n"
+    "}\n"
+    "fn m2_atanh(x: f32) -> f32 {\n"
+    "  let a = abs(x);\n"
+    "  if (a > 1.0) { return wgt_nan(); }\n"
+    "  if (a == 1.0) { return wgt_with_sign(wgt_inf(), wgt_sign_bit(x)); }\n"
+    "  var r: f32;\n"
+    "  if (a < 0.5) { r = 0.5 * m2_log1p(2.0 * a + 2.0 * a * a / (1.0 - a)); }\n"
+    "  else { r = 0.5 * m2_log1p(2.0 * a / (1.0 - a)); }\n"
+    "  return wgt_with_sign(r, wgt_sign_bit(x));\n"
+    "}\n",
+    {&log1p_acc, &wgt_wgsl_float_bits}};
+
+const char *wgt_wgpu_math2_unary(wgt_unary_op op, wgt_dtype d, const wgt_wgsl_piece **helpers) {
+    *helpers = NULL;
+    if (d == WGT_I32 || d == WGT_U32) {
+        switch (op) {
+        case WGT_UNARY_TRUNC: return "x";
+        case WGT_UNARY_ISFINITE: return "1u";
+        case WGT_UNARY_BITWISE_NOT: return "~x";
+        default: return NULL;
+        }
+    }
+    static const struct {
+        wgt_unary_op op;
+        const char *expr;
+        const wgt_wgsl_piece *piece;
+    } float_ops[] = {
+        {WGT_UNARY_TAN, "m2_tan(x)", &tan_f},
+        {WGT_UNARY_ASIN, "m2_asin(x)", &asin_f},
+        {WGT_UNARY_ACOS, "m2_acos(x)", &asin_f},
+        {WGT_UNARY_ATAN, "m2_atan(x)", &atan_f},
+        {WGT_UNARY_SINH, "m2_sinh(x)", &hyperbolic_f},
+        {WGT_UNARY_COSH, "m2_cosh(x)", &hyperbolic_f},
+        {WGT_UNARY_ASINH, "m2_asinh(x)", &inverse_hyperbolic_f},
+        {WGT_UNARY_ACOSH, "m2_acosh(x)", &inverse_hyperbolic_f},
+        {WGT_UNARY_ATANH, "m2_atanh(x)", &inverse_hyperbolic_f},
+        {WGT_UNARY_LOG2, "m2_log2(x)", &log_f},
+        {WGT_UNARY_LOG10, "m2_log10(x)", &log_f},
+        {WGT_UNARY_EXP2, "m2_exp2(x)", &exp2_f},
+        {WGT_UNARY_TRUNC, "trunc(x)", NULL},
+        {WGT_UNARY_SIGNBIT, "select(0u, 1u, wgt_sign_bit(x))", &wgt_wgsl_float_bits},
+        {WGT_UNARY_ISFINITE, "select(0u, 1u, (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u)", NULL},
+    };
+    for (size_t i = 0; i < sizeof float_ops / sizeof float_ops[0]; i++)
+        if (float_ops[i].op == op) {
+            *helpers = float_ops[i].piece;
+            return float_ops[i].expr;
+        }
+    return NULL;
+}
+
+/* ---- binary ---- */
+
+/* numpy's logaddexp: the larger plus log1p(e^-|x - y|); equal arguments give x + ln 2. */
+static const wgt_wgsl_piece logaddexp_f = {
+    "fn m2_logaddexp(x: f32, y: f32) -> f32 {\n"
+    "  if (wgt_is_nan(x) || wgt_is_nan(y)) { return wgt_nan(); }\n"
+    "  if (x == y) { return x + 0.693147180559945; }\n"
+    "  let d = x - y;\n"
+    "  if (d > 0.0) { return x + m2_log1p(m2_exp(-d)); }\n"
+    "  return y + m2_log1p(m2_exp(d));\n"
+    "}\n",
+    {&log1p_acc, &exp_f}};
+
+/* Both scaled by the larger's power of two (exactly), so the squares neither overflow nor
+ * underflow; an infinity wins over NaN, as C's hypot. */
+static const wgt_wgsl_piece hypot_f = {
+    "fn m2_hypot(x: f32, y: f32) -> f32 {\n"
+    "  if (wgt_is_inf(x) || wgt_is_inf(y)) { return wgt_inf(); }\n"
+    "  if (wgt_is_nan(x) || wgt_is_nan(y)) { return wgt_nan(); }\n"
+    "  let a = bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu);\n"
+    "  let b = bitcast<f32>(bitcast<u32>(y) & 0x7fffffffu);\n"
+    "  let hi = max(bitcast<u32>(a), bitcast<u32>(b));\n"
+    "  if (hi == 0u) { return 0.0; }\n"
+    "  let e = clamp(i32(hi >> 23u) - 127, -126, 126);\n"
+    "  let sa = a * m2_pow2i(-e);\n"
+    "  let sb = b * m2_pow2i(-e);\n"
+    "  return sqrt(sa * sa + sb * sb) * m2_pow2i(e);\n"
+    "}\n",
+    {&wgt_wgsl_float_bits, &pow2i}};
+
+/* The next value after x toward y, on the bits: an ordered key per value tells the
+ * direction, so subnormals are stepped even where the GPU would flush them in a compare.
+ * f16 steps on its own 16 bits (pack2x16float of an f16 value is exact). */
+static const wgt_wgsl_piece nextafter_f = {
+    "fn m2_order_key(b: u32, sign: u32) -> u32 { return select(b | sign, ~b & (sign | (sign - 1u)), (b & sign) != 0u); }\n"
+    "fn m2_next_bits(bx: u32, by: u32, sign: u32) -> u32 {\n"
+    "  if (bx == by || ((bx | by) & (sign - 1u)) == 0u) { return by; }\n"
+    "  if ((bx & (sign - 1u)) == 0u) { return (by & sign) | 1u; }\n"
+    "  let up = m2_order_key(bx, sign) < m2_order_key(by, sign);\n"
+    "  return select(bx - 1u, bx + 1u, up == ((bx & sign) == 0u));\n"
+    "}\n"
+    "fn m2_nextafter(x: f32, y: f32) -> f32 {\n"
+    "  if (wgt_is_nan(x) || wgt_is_nan(y)) { return wgt_nan(); }\n"
+    "  return bitcast<f32>(m2_next_bits(bitcast<u32>(x), bitcast<u32>(y), 0x80000000u));\n"
+    "}\n"
+    "fn m2_nextafter16(x: f32, y: f32) -> f32 {\n"
+    "  if (wgt_is_nan(x) || wgt_is_nan(y)) { return wgt_nan(); }\n"
+    "  let bx = pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu;\n"
+    "  let by = pack2x16float(vec2<f32>(y, 0.0)) & 0xffffu;\n"
+    "  return unpack2x16float(m2_next_bits(bx, by, 0x8000u)).x;\n"
+    "}\n",
+    {&wgt_wgsl_float_bits}};
+
+/* numpy's npy_divmod quotient, on binary.c's exact fmod: (x - fmod) / y moved down a step
+ * where the remainder moves to the divisor's side, then floored with the correction for a
+ * division that rounded just below a whole number. A zero divisor gives x / 0 (inf or NaN). */
+static const wgt_wgsl_piece floor_divide_f = {
+    "fn m2_floor_divide(x: f32, y: f32) -> f32 {\n"
+    "  if (wgt_is_nan(x) || wgt_is_nan(y) || wgt_is_inf(x)) { return wgt_nan(); }\n"
+    "  if ((bitcast<u32>(y) << 1u) == 0u) {\n"
+    "    if ((bitcast<u32>(x) << 1u) == 0u) { return wgt_nan(); }\n"
+    "    return wgt_with_sign(wgt_inf(), wgt_sign_bit(x) != wgt_sign_bit(y));\n"
+    "  }\n"
+    "  let m = wgt_fmod(x, y);\n"
+    "  var div = (x - m) / y;\n"
+    "  if (m != 0.0 && ((y < 0.0) != (m < 0.0))) { div = div - 1.0; }\n"
+    "  if (div == 0.0) { return wgt_with_sign(0.0, wgt_sign_bit(x) != wgt_sign_bit(y)); }\n"
+    "  let fl = floor(div);\n"
+    "  return select(fl, fl + 1.0, div - fl > 0.5);\n"
+    "}\n",
+    {&wgt_wgsl_float_bits, &wgt_wgsl_mod_f32}};
+
+/* Floor for integers: the truncated quotient one lower where the signs differ and it was not
+ * exact; a zero divisor gives 0 and MIN // -1 wraps (never a trap in the shader). */
+static const wgt_wgsl_piece floor_divide_int = {
+    "fn m2_floor_divide_i32(x: i32, y: i32) -> i32 {\n"
+    "  if (y == 0) { return 0; }\n"
+    "  if (y == -1) { return 0 - x; }\n"
+    "  let q = x / y;\n"
+    "  return select(q, q - 1, q * y != x && ((x < 0) != (y < 0)));\n"
+    "}\n"
+    "fn m2_floor_divide_u32(x: u32, y: u32) -> u32 { return select(x / max(y, 1u), 0u, y == 0u); }\n",
+    {NULL}};
+
+const char *wgt_wgpu_math2_binary(wgt_binary_op op, wgt_dtype d, const wgt_wgsl_piece **helpers) {
+    int fl = d == WGT_F32 || d == WGT_F16, i32 = d == WGT_I32;
+    *helpers = NULL;
+    switch (op) {
+    case WGT_BINARY_LOGADDEXP: *helpers = &logaddexp_f; return fl ? "m2_logaddexp(x, y)" : NULL;
+    case WGT_BINARY_HYPOT: *helpers = &hypot_f; return fl ? "m2_hypot(x, y)" : NULL;
+    case WGT_BINARY_COPYSIGN: *helpers = &wgt_wgsl_float_bits; return fl ? "wgt_with_sign(x, wgt_sign_bit(y))" : NULL;
+    case WGT_BINARY_NEXTAFTER:
+        *helpers = &nextafter_f;
+        return !fl ? NULL : d == WGT_F16 ? "m2_nextafter16(x, y)" : "m2_nextafter(x, y)";
+    case WGT_BINARY_BITWISE_AND: return fl ? NULL : "x & y";
+    case WGT_BINARY_BITWISE_OR: return fl ? NULL : "x | y";
+    case WGT_BINARY_BITWISE_XOR: return fl ? NULL : "x ^ y";
+    /* WGSL takes shift counts modulo 32: counts of 32 and more (negative ones read as huge
+     * u32 counts) are spelled out as NumPy's results. */
+    case WGT_BINARY_LEFT_SHIFT:
+        return fl ? NULL
+               : i32 ? "select(x << (bitcast<u32>(y) & 31u), 0i, bitcast<u32>(y) >= 32u)"
+                     : "select(x << (y & 31u), 0u, y >= 32u)";
+    case WGT_BINARY_RIGHT_SHIFT:
+        return fl ? NULL
+               : i32 ? "select(x >> (bitcast<u32>(y) & 31u), x >> 31u, bitcast<u32>(y) >= 32u)"
+                     : "select(x >> (y & 31u), 0u, y >= 32u)";
+    case WGT_BINARY_FLOOR_DIVIDE:
+        *helpers = fl ? &floor_divide_f : &floor_divide_int;
+        return fl ? "m2_floor_divide(x, y)" : i32 ? "m2_floor_divide_i32(x, y)" : "m2_floor_divide_u32(x, y)";
+    default: return NULL;
+    }
+}
