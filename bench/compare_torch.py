@@ -73,8 +73,14 @@ def workload(torch, name, size, dev):
         x = torch.randn(n, cin, h, w_, device=dev, dtype=f)
         w = torch.randn(cout, cin, k, k, device=dev, dtype=f)
         return lambda: torch.nn.functional.conv2d(x, w, padding=k // 2)
+    if name == "topk_f32":  # rows x cols, k
+        rows, cols, k = dims
+        x = torch.randn(rows, cols, device=dev, dtype=f)
+        return lambda: torch.topk(x, k, dim=-1, largest=True, sorted=True)
     rows, cols = dims
     x = torch.randn(rows, cols, device=dev, dtype=f)
+    if name == "sort_f32":  # stable, as wgtensor's sort
+        return lambda: torch.sort(x, dim=-1, stable=True)
     if name == "add_f32":
         y = torch.randn(rows, cols, device=dev, dtype=f)
         return lambda: x + y

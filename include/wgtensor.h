@@ -746,6 +746,40 @@ wgt_tensor *wgt_masked_fill(wgt_tensor *a, wgt_tensor *mask, double value);
 /* The entries of a where mask (broadcast to a's shape) is nonzero, in row-major order: a 1-D
  * tensor whose length is the mask's count, so the mask's values are read (a synchronisation). */
 wgt_tensor *wgt_masked_select(wgt_tensor *a, wgt_tensor *mask);
+/* ---- searching and sorting (src/core/sort.c, unique.c) ------------------------------- */
+/* f32, f16, i32 and u32 (others are WGT_ERR_DTYPE). The order is total: NaN counts as larger
+ * than +inf (last ascending, first descending; NaNs equal one another), -0.0 equals 0.0.
+ * Sorts are stable in both directions: equal elements keep their original order. Indices
+ * are i32 (positions along the axis). A rank-0 tensor is one row of one element. */
+/* Along axis (negative counts from the end); the result has a's shape (along an axis other
+ * than the last, a non-contiguous view). */
+wgt_tensor *wgt_sort(wgt_tensor *a, int axis, int descending);
+wgt_tensor *wgt_argsort(wgt_tensor *a, int axis, int descending);
+/* The k largest (largest != 0) or smallest elements along axis, and their indices: a's shape
+ * with k along axis. Results come sorted (largest first, or smallest first) whatever sorted
+ * says (0 only allows any order); equal elements come in index order. k may be 0; more than
+ * the axis length is WGT_ERR_SHAPE. values and indices must not be NULL; on failure both are
+ * set to NULL. */
+wgt_status wgt_topk(wgt_tensor *a, int64_t k, int axis, int largest, int sorted, wgt_tensor **values,
+                    wgt_tensor **indices);
+/* For each element of values, the i32 position in the 1-D ascending sorted_1d where it would
+ * be inserted to keep the order: before equal elements (right 0) or after them (right 1), as
+ * numpy.searchsorted. Same dtype for both; the result has values' shape. */
+wgt_tensor *wgt_searchsorted(wgt_tensor *sorted_1d, wgt_tensor *values, int right);
+/* The distinct elements of a (flattened), ascending; each NaN is distinct (the array API's
+ * rule), -0.0 and 0.0 are one value (the first of them in a). Any of the outputs may be NULL
+ * when not wanted: values (1-D, a's dtype), indices (i32, the flat position of each value's
+ * first occurrence), inverse (i32, a's shape: the position in values of each element) and
+ * counts (i32). The count of distinct elements is only known once a is computed: these wait
+ * for a (a sync), sort on the backend and size the outputs on the host. */
+wgt_status wgt_unique(wgt_tensor *a, wgt_tensor **values, wgt_tensor **indices, wgt_tensor **inverse,
+                      wgt_tensor **counts);
+/* Positions of the nonzero elements (NaN is nonzero, -0.0 is zero) in row-major order; they
+ * wait for a and are sized on the host. nonzero writes a's rank i32 tensors of the count,
+ * one per dimension, into out (rank 0 is WGT_ERR_SHAPE); argwhere gives one i32 tensor
+ * [count, rank]. */
+wgt_status wgt_nonzero(wgt_tensor *a, wgt_tensor **out);
+wgt_tensor *wgt_argwhere(wgt_tensor *a);
 
 /* ---- quantized weights (docs/quant.md) ---------------------------------------------- */
 /* Elements per block (32 for q8_0 and q4_0, 1 for the other types) and bytes per block (34,

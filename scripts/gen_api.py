@@ -35,7 +35,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = {"wgt_release", "wgt_eval", "wgt_concat", "wgt_stack", "wgt_split", "wgt_graph_build",
            "wgt_graph_dispatch", "wgt_kernel_dispatch", "wgt_kernel_release", "wgt_graph_release", "wgt_read_release", "wgt_context_release", "wgt_sgd", "wgt_adamw",
-           "wgt_clip_grad_norm", "wgt_save_safetensors", "wgt_einsum"}
+           "wgt_clip_grad_norm", "wgt_save_safetensors", "wgt_einsum",
+           "wgt_topk", "wgt_unique", "wgt_nonzero"}
 # What a call given a stale context returns: the neutral value its function returns for NULL.
 FAILED = {"wgt_status": "wgt_last_status()", "void": "", "wgt_backend_kind": "WGT_BACKEND_AUTO",
           "const char *": '""', "int": "0"}

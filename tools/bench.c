@@ -346,6 +346,50 @@ static bench_row bench_matvec_f16(bench_env *env, int64_t n, int64_t k) {
     return r;
 }
 
+/* ---- sorting ---- */
+
+typedef struct {
+    wgt_tensor *a;
+    int64_t k; /* top-k's k; 0: a full sort */
+} sort_arg;
+
+static wgt_tensor *run_sort(void *arg) {
+    sort_arg *s = arg;
+    if (!s->k) return wgt_sort(s->a, -1, 0);
+    wgt_tensor *v, *i;
+    if (wgt_topk(s->a, s->k, -1, 1, 1, &v, &i) != WGT_OK) return NULL;
+    wgt_release(i); /* the same node writes both */
+    return v;
+}
+
+/* A sort of each row (k 0) or the top k of each: checked on 8 rows, as 0 or infinity, by
+ * order and by the count of elements above the last one kept (none for a top-k's). */
+static bench_row bench_sort(bench_env *env, const char *name, int64_t rows, int64_t cols, int64_t k) {
+    bench_row r = {.name = name};
+    snprintf(r.size, sizeof r.size, k ? "%lldx%lldx%lld" : "%lldx%lld", (long long)rows, (long long)cols, (long long)k);
+    int64_t shape[2] = {rows, cols}, kept = k ? k : cols;
+    sort_arg s = {wgt_rand_normal(env->ctx, WGT_F32, 2, shape, 0, 1, 5), k};
+    if (s.a) {
+        time_op(env, run_sort, &s, &r);
+        wgt_tensor *o = run_sort(&s);
+        const float *x = wgt_tensor_data(s.a), *y = o ? wgt_tensor_data(o) : NULL;
+        r.max_rel_err = x && y ? 0 : INFINITY;
+        for (int t = 0; x && y && t < 8; t++) {
+            int64_t row = (t * 7919) % rows, above = 0;
+            const float *xr = x + row * cols, *yr = y + row * kept;
+            for (int64_t j = 1; j < kept; j++)
+                if (k ? yr[j] > yr[j - 1] : yr[j] < yr[j - 1]) r.max_rel_err = INFINITY;
+            for (int64_t j = 0; j < cols; j++) above += k ? xr[j] > yr[kept - 1] : 0;
+            if (above >= kept) r.max_rel_err = INFINITY;
+        }
+        r.ok = r.max_rel_err == 0;
+        wgt_release(o);
+    }
+    r.gbyte = 4.0 * ((double)rows * cols + (double)rows * kept * 2) * 1e-9; /* in read, values and indices written */
+    wgt_release(s.a);
+    return r;
+}
+
 /* ---- bandwidth workloads ---- */
 
 typedef struct {
@@ -686,6 +730,8 @@ int wgt_bench_main(int argc, char **argv) {
     RUN("softmax", bench_bw(&env, "softmax_rows", 3, 8192 / q, 4096, 0));
     RUN("layer_norm", bench_bw(&env, "layer_norm_rows", 4, 8192 / q, 4096, 0));
     RUN("rms_norm", bench_bw(&env, "rms_norm_rows", 5, 8192 / q, 4096, 0));
+    RUN("sort_f32", bench_sort(&env, "sort_f32", 1, (16 << 20) / q, 0));
+    RUN("topk_f32", bench_sort(&env, "topk_f32", 64 / q, 32000, 50));
     RUN("attention_causal", bench_attention(&env, "attention_causal", 32 / (q > 1 ? 4 : 1), 2048 / q, 2048 / q, 128, 1));
     /* One new query against a long cache of keys and values, as in decoding. */
     RUN("attention_decode", bench_attention(&env, "attention_decode", 32 / (q > 1 ? 4 : 1), 1, 8192 / q, 128, 0));

@@ -142,6 +142,8 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const mnorm[] = {"x", "keepdims", "ord"};
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
+    static const char *const sort[] = {"a", "axis", "descending"}, *const topk[] = {"a", "k", "axis", "largest"};
+    static const char *const search[] = {"a", "values", "right"};
     switch (sig) {
     case SIG_UNARY: return unary;
     case SIG_BINARY: case SIG_TRUE_DIVIDE: return binary;
@@ -186,13 +188,17 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_UPPER: return upper;
     case SIG_VNORM: return vnorm;
     case SIG_MNORM: return mnorm;
+    case SIG_SORT: return sort;
+    case SIG_TOPK: return topk;
+    case SIG_SEARCH: return search;
+    case SIG_UNIQUE: case SIG_NONZERO: return unary;
     }
     return unary;
 }
 
 static int n_names(sig_kind sig) {
     switch (sig) {
-    case SIG_UNARY: return 1;
+    case SIG_UNARY: case SIG_UNIQUE: case SIG_NONZERO: return 1;
     case SIG_BINARY: case SIG_TRUE_DIVIDE: case SIG_SCALAR: case SIG_UNARY_F: case SIG_AXIS: case SIG_AXIS_FLAT:
     case SIG_FLIP: case SIG_CAST: case SIG_DIAG: case SIG_SHAPE: case SIG_PERMUTE: case SIG_JOIN: case SIG_GATHER:
     case SIG_MASKED_SELECT:
@@ -211,6 +217,8 @@ static int n_names(sig_kind sig) {
     case SIG_UPPER: return 2;
     case SIG_VNORM: return 4;
     case SIG_MNORM: return 3;
+    case SIG_SORT: case SIG_SEARCH: return 3;
+    case SIG_TOPK: return 4;
     }
     return 1;
 }
@@ -221,6 +229,7 @@ static int n_required(sig_kind sig) {
     case SIG_LINEAR: case SIG_GATHER: case SIG_TAKE: case SIG_ONE_HOT: case SIG_ROLL: case SIG_REPEAT:
     case SIG_MASKED_SELECT:
     case SIG_TENSORDOT: case SIG_VECDOT:
+    case SIG_TOPK: case SIG_SEARCH:
         return 2;
     case SIG_SWAP: case SIG_AS_STRIDED: case SIG_PAD: case SIG_WHERE: case SIG_SET_ROWS: case SIG_ATTENTION:
     case SIG_MOVEAXIS: case SIG_MASKED_FILL:
@@ -782,6 +791,28 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         if (!v[2]) i0 = -1;
         RUN(wgt_vecdot(a->t, b->t, (int)i0));
         break;
+    case SIG_SORT:
+    case SIG_TOPK: {
+        int flag = e->sig == SIG_TOPK; /* topk: largest by default; sort: ascending */
+        i0 = -1;
+        if (e->sig == SIG_TOPK && int_arg(v[1], &i1, 0, INT64_MAX, e->name, "k") < 0) goto fail;
+        PyObject *axis_o = v[e->sig == SIG_TOPK ? 2 : 1], *flag_o = v[e->sig == SIG_TOPK ? 3 : 2];
+        if ((axis_o && AXIS_ARG(axis_o, i0) < 0) || (flag_o && (flag = PyObject_IsTrue(flag_o)) < 0)) goto fail;
+        if (e->sig == SIG_TOPK) {
+            out = wgtpy_topk(e, a, (int64_t)i1, (int)i0, flag);
+            goto done;
+        }
+        RUN(((arg_fn)e->fn)(a->t, (int)i0, flag));
+        break;
+    }
+    case SIG_SEARCH: {
+        int right = v[2] ? PyObject_IsTrue(v[2]) : 0;
+        if (right < 0 || other_tensor(v[1], a, &b, 0, e->name) < 0) goto fail;
+        RUN(wgt_searchsorted(a->t, b->t, right));
+        break;
+    }
+    case SIG_UNIQUE: out = wgtpy_unique(e, a); goto done;
+    case SIG_NONZERO: out = wgtpy_nonzero(e, a); goto done;
     default:
         PyErr_Format(PyExc_RuntimeError, "%s: signature kind %d has no caller", e->name, (int)e->sig);
         goto fail;

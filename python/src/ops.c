@@ -165,6 +165,14 @@ static const op_entry ops[] = {
     OP("one_hot", NULL, wgt_one_hot, SIG_ONE_HOT),
     OP("triu", NULL, wgt_triu, SIG_DIAG),
     OP("tril", NULL, wgt_tril, SIG_DIAG),
+    /* searching and sorting (the array API's signatures: wgtensor/_sorting.py) */
+    OP("_sort", NULL, wgt_sort, SIG_SORT),
+    OP("_argsort", NULL, wgt_argsort, SIG_SORT),
+    OP("_topk", NULL, wgt_topk, SIG_TOPK),
+    OP("_searchsorted", NULL, wgt_searchsorted, SIG_SEARCH),
+    OP("_unique", NULL, wgt_unique, SIG_UNIQUE),
+    OP("_nonzero", NULL, wgt_nonzero, SIG_NONZERO),
+    OP("argwhere", NULL, wgt_argwhere, SIG_UNARY),
     /* transformer pieces */
     OPD("rope", NULL, wgt_rope, SIG_ROPE, 10000.0, "base"),
     OP("attention", NULL, wgt_attention, SIG_ATTENTION),

@@ -69,6 +69,11 @@ typedef enum {
     SIG_UPPER,       /* f(a, upper=False) */
     SIG_VNORM,       /* f(x, axis=None, keepdims=False, ord=2) */
     SIG_MNORM,       /* f(x, keepdims=False, ord="fro") */
+    SIG_SORT,        /* f(a, axis=-1, descending=False) */
+    SIG_TOPK,        /* f(a, k, axis=-1, largest=True) -> (values, indices) */
+    SIG_SEARCH,      /* f(a, values, right=False) */
+    SIG_UNIQUE,      /* f(a) -> (values, indices, inverse, counts) */
+    SIG_NONZERO,     /* f(a) -> one tensor per dimension */
 } sig_kind;
 
 typedef struct op_entry {
@@ -80,6 +85,11 @@ typedef struct op_entry {
     double def;         /* the default of a SIG_UNARY_F, SIG_AXIS or norm parameter */
     const char *param;  /* the name of a SIG_UNARY_F parameter */
 } op_entry;
+
+/* sort_callers.c: the sorting ops with several results, as tuples */
+PyObject *wgtpy_topk(const op_entry *e, TensorObject *a, int64_t k, int axis, int largest);
+PyObject *wgtpy_unique(const op_entry *e, TensorObject *a);
+PyObject *wgtpy_nonzero(const op_entry *e, TensorObject *a);
 
 PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 

@@ -318,6 +318,17 @@ struct wgt_backend {
      * rest: nothing is read back here (the core reads the record at a synchronisation). */
     wgt_status (*index_check)(wgt_backend *be, const wgt_operand *indices, int64_t bound,
                               const wgt_operand *record);
+    /* Stable sort of each row (the last dimension, length n) of in (f32, f16, i32 or u32, any
+     * view): values (in's dtype) and indices (i32), contiguous with in's leading dimensions and
+     * k <= n last, receive the first k elements of each sorted row and their positions in it.
+     * The order: ascending (descending) by value where NaN is above +inf and -0.0 equals 0.0,
+     * ties by position (sort_keys.h's keys). */
+    wgt_status (*sort_rows)(wgt_backend *be, const wgt_operand *values, const wgt_operand *indices,
+                            const wgt_operand *in, int descending);
+    /* out (i32, contiguous, values' shape) = for each of values, the count of elements of the
+     * ascending 1-D sorted below it (right: at or below it), in sort_rows's order. */
+    wgt_status (*searchsorted)(wgt_backend *be, const wgt_operand *out, const wgt_operand *sorted,
+                               const wgt_operand *values, int right);
     /* Scaled dot-product attention in one kernel: out [batch..., Lq, Dv] (contiguous) =
      * softmax(q k^T * scale) v for q [batch..., Lq, D], k [batch..., Lk, D], v [batch..., Lk, Dv]
      * with the batch dimensions already broadcast (stride 0 where repeated), any strides, Lk > 0.

@@ -198,6 +198,10 @@ wgt_tensor *wgt_trace(wgt_tensor *a, int64_t offset, int axis1, int axis2) { wgt
 wgt_tensor *wgt_diag(wgt_tensor *a, int64_t k) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_diag", wgt_ag_rule_diag(wgt_impl_diag(r_a, k), r_a, k)); }
 wgt_tensor *wgt_masked_fill(wgt_tensor *a, wgt_tensor *mask, double value) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_mask = wgt_handle_arg(mask); return wgt_handle_out("wgt_masked_fill", wgt_ag_rule_masked_fill(wgt_impl_masked_fill(r_a, r_mask, value), r_a, r_mask, value)); }
 wgt_tensor *wgt_masked_select(wgt_tensor *a, wgt_tensor *mask) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_mask = wgt_handle_arg(mask); return wgt_handle_out("wgt_masked_select", wgt_ag_rule_masked_select(wgt_impl_masked_select(r_a, r_mask), r_a, r_mask)); }
+wgt_tensor *wgt_sort(wgt_tensor *a, int axis, int descending) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_sort", wgt_ag_untracked("wgt_sort", wgt_impl_sort(r_a, axis, descending), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_argsort(wgt_tensor *a, int axis, int descending) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_argsort", wgt_ag_untracked("wgt_argsort", wgt_impl_argsort(r_a, axis, descending), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_searchsorted(wgt_tensor *sorted_1d, wgt_tensor *values, int right) { wgt_tensor *r_sorted_1d = wgt_handle_arg(sorted_1d); wgt_tensor *r_values = wgt_handle_arg(values); return wgt_handle_out("wgt_searchsorted", wgt_ag_untracked("wgt_searchsorted", wgt_impl_searchsorted(r_sorted_1d, r_values, right), 2, (wgt_tensor *[]){r_sorted_1d, r_values})); }
+wgt_tensor *wgt_argwhere(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_argwhere", wgt_ag_untracked("wgt_argwhere", wgt_impl_argwhere(r_a), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_quantize(wgt_tensor *a, wgt_dtype dtype) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_quantize", wgt_ag_untracked("wgt_quantize", wgt_impl_quantize(r_a, dtype), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_dequantize(wgt_tensor *q, wgt_dtype dtype) { wgt_tensor *r_q = wgt_handle_arg(q); return wgt_handle_out("wgt_dequantize", wgt_ag_untracked("wgt_dequantize", wgt_impl_dequantize(r_q, dtype), 1, (wgt_tensor *[]){r_q})); }
 wgt_tensor *wgt_matmul_quantized(wgt_tensor *x, wgt_tensor *w) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_w = wgt_handle_arg(w); return wgt_handle_out("wgt_matmul_quantized", wgt_ag_untracked("wgt_matmul_quantized", wgt_impl_matmul_quantized(r_x, r_w), 2, (wgt_tensor *[]){r_x, r_w})); }
@@ -430,6 +434,13 @@ const char *const wgt_handle_functions[] = {
     "wgt_diag",
     "wgt_masked_fill",
     "wgt_masked_select",
+    "wgt_sort",
+    "wgt_argsort",
+    "wgt_topk",
+    "wgt_searchsorted",
+    "wgt_unique",
+    "wgt_nonzero",
+    "wgt_argwhere",
     "wgt_quantize",
     "wgt_dequantize",
     "wgt_matmul_quantized",

@@ -211,6 +211,13 @@ wgt_tensor *wgt_impl_trace(wgt_tensor *a, int64_t offset, int axis1, int axis2);
 wgt_tensor *wgt_impl_diag(wgt_tensor *a, int64_t k);
 wgt_tensor *wgt_impl_masked_fill(wgt_tensor *a, wgt_tensor *mask, double value);
 wgt_tensor *wgt_impl_masked_select(wgt_tensor *a, wgt_tensor *mask);
+wgt_tensor *wgt_impl_sort(wgt_tensor *a, int axis, int descending);
+wgt_tensor *wgt_impl_argsort(wgt_tensor *a, int axis, int descending);
+wgt_status wgt_impl_topk(wgt_tensor *a, int64_t k, int axis, int largest, int sorted, wgt_tensor **values, wgt_tensor **indices);
+wgt_tensor *wgt_impl_searchsorted(wgt_tensor *sorted_1d, wgt_tensor *values, int right);
+wgt_status wgt_impl_unique(wgt_tensor *a, wgt_tensor **values, wgt_tensor **indices, wgt_tensor **inverse, wgt_tensor **counts);
+wgt_status wgt_impl_nonzero(wgt_tensor *a, wgt_tensor **out);
+wgt_tensor *wgt_impl_argwhere(wgt_tensor *a);
 wgt_tensor *wgt_impl_quantize(wgt_tensor *a, wgt_dtype dtype);
 wgt_tensor *wgt_impl_dequantize(wgt_tensor *q, wgt_dtype dtype);
 wgt_tensor *wgt_impl_matmul_quantized(wgt_tensor *x, wgt_tensor *w);
@@ -445,6 +452,13 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_diag wgt_impl_diag
 #define wgt_masked_fill wgt_impl_masked_fill
 #define wgt_masked_select wgt_impl_masked_select
+#define wgt_sort wgt_impl_sort
+#define wgt_argsort wgt_impl_argsort
+#define wgt_topk wgt_impl_topk
+#define wgt_searchsorted wgt_impl_searchsorted
+#define wgt_unique wgt_impl_unique
+#define wgt_nonzero wgt_impl_nonzero
+#define wgt_argwhere wgt_impl_argwhere
 #define wgt_quantize wgt_impl_quantize
 #define wgt_dequantize wgt_impl_dequantize
 #define wgt_matmul_quantized wgt_impl_matmul_quantized

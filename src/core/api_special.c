@@ -201,4 +201,49 @@ wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *ope
                                      : NULL;
     free(heap);
     return out;
+/* Several results of one tensor argument (top-k, unique, nonzero): each marked as having no
+ * gradient (wgt_ag_untracked) and turned into a handle; on failure none is handed out. */
+static wgt_status hand_out_untracked(const char *fn, wgt_tensor *arg, int n, wgt_tensor **out) {
+    wgt_status st = WGT_OK;
+    for (int i = 0; i < n; i++)
+        if (out[i] && !(out[i] = wgt_ag_untracked(fn, out[i], 1, &arg)) && st == WGT_OK) st = wgt_last_status();
+    if (st != WGT_OK) {
+        for (int i = 0; i < n; i++) {
+            if (out[i]) wgt_impl_release(out[i]);
+            out[i] = NULL;
+        }
+        return st;
+    }
+    return hand_out(fn, n, out);
+}
+
+wgt_status wgt_topk(wgt_tensor *a, int64_t k, int axis, int largest, int sorted, wgt_tensor **values,
+                    wgt_tensor **indices) {
+    wgt_tensor *ra = wgt_handle_arg(a), *out[2];
+    wgt_status st = wgt_impl_topk(ra, k, axis, largest, sorted, values, indices);
+    if (st != WGT_OK) return st;
+    out[0] = *values;
+    out[1] = *indices;
+    st = hand_out_untracked("wgt_topk", ra, 2, out);
+    *values = out[0];
+    *indices = out[1];
+    return st;
+}
+
+wgt_status wgt_unique(wgt_tensor *a, wgt_tensor **values, wgt_tensor **indices, wgt_tensor **inverse,
+                      wgt_tensor **counts) {
+    wgt_tensor *ra = wgt_handle_arg(a), **where[4] = {values, indices, inverse, counts}, *out[4];
+    wgt_status st = wgt_impl_unique(ra, values, indices, inverse, counts);
+    if (st != WGT_OK) return st;
+    for (int i = 0; i < 4; i++) out[i] = where[i] ? *where[i] : NULL;
+    st = hand_out_untracked("wgt_unique", ra, 4, out);
+    for (int i = 0; i < 4; i++)
+        if (where[i]) *where[i] = out[i];
+    return st;
+}
+
+wgt_status wgt_nonzero(wgt_tensor *a, wgt_tensor **out) {
+    wgt_tensor *ra = wgt_handle_arg(a);
+    wgt_status st = wgt_impl_nonzero(ra, out);
+    return st != WGT_OK ? st : hand_out_untracked("wgt_nonzero", ra, ra ? wgt_impl_tensor_ndim(ra) : 0, out);
 }

@@ -34,6 +34,8 @@ typedef enum wgt_node_kind {
     WGT_NODE_DEQUANTIZE,
     WGT_NODE_MATMUL_QUANTIZED,
     WGT_NODE_CONV,
+    WGT_NODE_SORT,         /* values and indices (both written), then the input; op: descending */
+    WGT_NODE_SEARCHSORTED, /* op: right */
     WGT_NODE_USER_KERNEL, /* a caller's WGSL kernel (user_kernel.c): several bindings, several written */
     WGT_NODE_KIND_COUNT
 } wgt_node_kind;
@@ -141,6 +143,16 @@ wgt_status wgt_record_matmul_quantized(wgt_context *ctx, const char *fn, const w
 /* params: the backend conv entry's eight (stride, padding, dilation, input dilation). */
 wgt_status wgt_record_conv(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *x,
                            const wgt_operand *w, const int64_t *params);
+/* Sorting (sort.c): the first values->shape[last] elements of each sorted row of in (its
+ * last dimension), both outputs written by one node. */
+wgt_status wgt_record_sort(wgt_context *ctx, const char *fn, const wgt_operand *values, const wgt_operand *indices,
+                           const wgt_operand *in, int descending);
+/* The first k (k < 0: all) elements of each sorted row along axis of a, and their positions:
+ * both results of one sort, in a's axis order (sort.c). On failure both are NULL. */
+wgt_status wgt_sort_along(const char *fn, wgt_tensor *a, int axis, int descending, int64_t k, wgt_tensor **values,
+                          wgt_tensor **indices);
+wgt_status wgt_record_searchsorted(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *sorted,
+                                   const wgt_operand *values, int right);
 
 /* A user kernel's dispatch goes with its node (user_kernel.c). */
 void wgt_user_call_free(struct wgt_user_call *call);

@@ -97,6 +97,19 @@ wgt_status wgt_record_cumsum(wgt_context *ctx, const char *fn, const wgt_operand
     return wgt_record(ctx, n);
 }
 
+wgt_status wgt_record_sort(wgt_context *ctx, const char *fn, const wgt_operand *values, const wgt_operand *indices,
+                           const wgt_operand *in, int descending) {
+    RECORD(WGT_NODE_SORT, descending, 3, values, indices, in)
+    n->nwrites = 2;
+    return wgt_record(ctx, n);
+}
+
+wgt_status wgt_record_searchsorted(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *sorted,
+                                   const wgt_operand *values, int right) {
+    RECORD(WGT_NODE_SEARCHSORTED, right, 3, out, sorted, values)
+    return wgt_record(ctx, n);
+}
+
 wgt_status wgt_record_matmul(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *a,
                              const wgt_operand *b) {
     RECORD(WGT_NODE_MATMUL, 0, 3, out, a, b)

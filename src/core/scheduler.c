@@ -498,6 +498,8 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     case WGT_NODE_DEQUANTIZE: st = be->dequantize(be, &a[0], &a[1], a[2].storage ? &a[2] : NULL); break;
     case WGT_NODE_MATMUL_QUANTIZED: st = be->matmul_quantized(be, &a[0], &a[1], &a[2], n->op); break;
     case WGT_NODE_CONV: st = be->conv(be, &a[0], &a[1], &a[2], n->box); break;
+    case WGT_NODE_SORT: st = be->sort_rows(be, &a[0], &a[1], &a[2], n->op); break;
+    case WGT_NODE_SEARCHSORTED: st = be->searchsorted(be, &a[0], &a[1], &a[2], n->op); break;
     case WGT_NODE_USER_KERNEL: st = wgt_user_call_run(be, n->user, a, n->nargs); break;
     default: st = wgt_error(WGT_ERR_INTERNAL, "unknown node kind %d", (int)n->kind);
     }

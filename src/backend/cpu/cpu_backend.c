@@ -81,6 +81,8 @@ wgt_backend *wgt_cpu_backend_create(int threads) {
     be->cast = wgt_cpu_cast;
     be->reduce = wgt_cpu_reduce;
     be->cumsum = wgt_cpu_cumsum;
+    be->sort_rows = wgt_cpu_sort_rows;
+    be->searchsorted = wgt_cpu_searchsorted;
     be->where = wgt_cpu_where;
     be->matmul = wgt_cpu_matmul;
     be->conv = wgt_cpu_conv;

@@ -37,6 +37,11 @@ wgt_status wgt_cpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out,
                         const wgt_operand *weight, const wgt_operand *bias, double eps);
 wgt_status wgt_cpu_where(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond, const wgt_operand *a,
                          const wgt_operand *b);
+/* cpu_sort.c: stable row sorts and binary searches (backend.h's sort_rows, searchsorted) */
+wgt_status wgt_cpu_sort_rows(wgt_backend *be, const wgt_operand *values, const wgt_operand *indices,
+                             const wgt_operand *in, int descending);
+wgt_status wgt_cpu_searchsorted(wgt_backend *be, const wgt_operand *out, const wgt_operand *sorted,
+                                const wgt_operand *values, int right);
 /* cpu_matmul.c: OpenBLAS sgemv and sgemm for f32, a blocked double-accumulating loop for f16 */
 wgt_status wgt_cpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
 /* cpu_conv.c: the general convolution, im2col and a BLAS product */

@@ -369,6 +369,11 @@ int wgt_wgpu_is_fixed(const wgt_operand *in, int ndim, const int64_t *shape);
 wgt_status wgt_wgpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
                            int reduce_ndim, double param);
 wgt_status wgt_wgpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
+/* sort.c: bitonic row sorts (wgsl/sort_*.wgsl) and binary searches (wgsl/searchsorted.wgsl) */
+wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const wgt_operand *indices,
+                              const wgt_operand *in, int descending);
+wgt_status wgt_wgpu_searchsorted(wgt_backend *be, const wgt_operand *out, const wgt_operand *sorted,
+                                 const wgt_operand *values, int right);
 wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);
 /* matmul.c: tiled and matrix-vector matmul kernels (wgsl/matmul.wgsl) */
 wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
