@@ -201,6 +201,8 @@ wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *ope
                                      : NULL;
     free(heap);
     return out;
+}
+
 /* Several results of one tensor argument (top-k, unique, nonzero): each marked as having no
  * gradient (wgt_ag_untracked) and turned into a handle; on failure none is handed out. */
 static wgt_status hand_out_untracked(const char *fn, wgt_tensor *arg, int n, wgt_tensor **out) {
