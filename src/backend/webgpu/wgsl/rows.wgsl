@@ -99,8 +99,6 @@ fn rstd(v: f32) -> f32 {
 
 // ---- the norms' scale -----------------------------------------------------------------
 
-const FLT_MIN: f32 = 1.17549435e-38;
-
 // 2^e for -126 <= e <= 127, from its bits.
 fn pow2(e: i32) -> f32 { return bitcast<f32>(u32(e + 127) << 23u); }
 
@@ -152,24 +150,36 @@ fn max_nan(a: f32, b: f32) -> f32 {
     return a;
 }
 
-// x * s, s a power of two: exact unless the result is below FLT_MIN. Rows scaled up by 2^23
-// or more may hold only subnormal elements, which a GPU that flushes subnormals would take
-// for 0: there they are read from their bits (significand * 2^-149, the factor built from s
-// in two normal steps).
-fn scaled(x: f32, s: f32) -> f32 {
-    let bits = bitcast<u32>(x);
-    if (s < 8388608.0 || (bits & 0x7f800000u) != 0u) { return x * s; }
-    let v = f32(bits & 0x7fffffu) * ((s * FLT_MIN) * 1.1920929e-7);
-    return select(v, -v, bits >= 0x80000000u);
+// log2 of s, a normal power of two, read from its bits.
+fn log2_of(s: f32) -> i32 { return i32((bitcast<u32>(s) >> 23u) & 0xffu) - 127; }
+
+// v unchanged, through an integer operation the compiler cannot see through (an OR with a
+// uniform that is 0 at run time). NVIDIA's Vulkan compiler reassociates float products and
+// flushes subnormals: (x s)^2 became x^2 s^2 (0 for x = 1e-30, s = 2^100), and x s c became
+// x (s c), which underflows for s = 2^-63. A product passed through this is computed as
+// written.
+fn opaque4(v: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(v) | vec4<u32>(params.inf_bits ^ 0x7f800000u));
 }
 
+// x s, s a power of two (the row's scale): exact unless the result is below FLT_MIN; x
+// itself at scale 1, which rows in range take. Rows scaled up by 2^23 or more may hold only
+// subnormal elements, which a GPU that flushes subnormals would take for 0: there they are
+// read from their bits, significand times 2^(k - 149) for s = 2^k, a normal factor built
+// from bits (a float constant 2^-149 would itself be subnormal).
 fn scaled4(x: vec4<f32>, s: f32) -> vec4<f32> {
-    if (s < 8388608.0) { return x * s; }
-    let bits = bitcast<vec4<u32>>(x);
-    let v = vec4<f32>(bits & vec4<u32>(0x7fffffu)) * ((s * FLT_MIN) * 1.1920929e-7);
-    let sub = (bits & vec4<u32>(0x7f800000u)) == vec4<u32>(0u);
-    return select(x * s, select(v, -v, bits >= vec4<u32>(0x80000000u)), sub);
+    if (s == 1.0) { return x; }
+    var y = x * s;
+    if (s >= 8388608.0) {
+        let bits = bitcast<vec4<u32>>(x);
+        let v = vec4<f32>(bits & vec4<u32>(0x7fffffu)) * pow2(log2_of(s) - 149);
+        let sub = (bits & vec4<u32>(0x7f800000u)) == vec4<u32>(0u);
+        y = select(y, select(v, -v, bits >= vec4<u32>(0x80000000u)), sub);
+    }
+    return opaque4(y);
 }
+
+fn scaled(x: f32, s: f32) -> f32 { return scaled4(vec4<f32>(x, 0.0, 0.0, 0.0), s).x; }
 
 // The factor c of a norm's output d_s c, d_s the scaled deviations (or scaled values), from
 // their scaled mean square v: 1 / sqrt(v + eps s^2), which is s times smaller than
@@ -177,7 +187,8 @@ fn scaled4(x: vec4<f32>, s: f32) -> vec4<f32> {
 // negligible beside it and c is 1 / (s sqrt(eps)); a row with no spread (v = 0: d is 0
 // everywhere) and eps > 0 gives 0 whatever eps s^2 rounded to.
 fn scaled_rstd(v: f32, s: f32) -> f32 {
-    if (params.eps > 0.0 && v == 0.0) { return 0.0; }
+    if (params.eps == 0.0) { return rstd(v); }
+    if (v == 0.0) { return 0.0; }
     let eps_s = (params.eps * s) * s;
     if (!is_finite(eps_s)) { return rstd(params.eps) * bitcast<f32>((254u << 23u) - bitcast<u32>(s)); }
     return rstd(v + eps_s);
@@ -189,7 +200,7 @@ fn scaled_rstd(v: f32, s: f32) -> f32 {
 // element whose result is above FLT_MIN, and the product rounds once.
 fn rms_stats(v: f32, s: f32) -> vec4<f32> {
     let c = scaled_rstd(v, s);
-    if (s < 1.0) { return vec4<f32>(1.08420217e-19, 0.0, 0.0, c * (s * 9.22337204e18)); }
+    if (s < 1.0) { return vec4<f32>(1.08420217e-19, 0.0, 0.0, c * pow2(log2_of(s) + 63)); }
     return vec4<f32>(s, 0.0, 0.0, c);
 }
 
