@@ -353,3 +353,38 @@ TEST_BACKENDS(scatter_gradients) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) gradcheck(ctx, &cases[i]);
 }
+
+/* index_add of values computed from graph inputs, replayed: each dispatch gives what the
+ * eager op gives on its inputs (replays must not add onto the last one's sums), onto a base
+ * with data and onto zeros (as gather gradients scatter). */
+TEST_BACKENDS(scatter_index_add_in_a_compiled_graph) {
+    int64_t bshape[2] = {5, 3}, sshape[2] = {4, 3}, ishape[1] = {4}, iv[4] = {1, 4, 1, 0};
+    wgt_tensor *base = ramp(ctx, 2, bshape, 0.25), *zeros = wgt_zeros(ctx, WGT_F32, 2, bshape);
+    wgt_tensor *idx = index_tensor(ctx, WGT_I32, 1, ishape, iv);
+    wgt_tensor *in = wgt_graph_input(ctx, "src", WGT_F32, 2, sshape);
+    wgt_tensor *onto_base = wgt_index_add(base, 0, idx, in), *onto_zeros = wgt_index_add(zeros, 0, idx, in);
+    CHECK(onto_base && onto_zeros, "recording: %s", wgt_last_error());
+    wgt_binding outs[2] = {{"onto_base", onto_base}, {"onto_zeros", onto_zeros}};
+    wgt_graph *g = onto_base && onto_zeros ? wgt_graph_build(ctx, 2, outs) : NULL;
+    CHECK(g != NULL, "wgt_graph_build: %s", wgt_last_error());
+    for (int run = 0; g && run < 3; run++) {
+        wgt_tensor *src = ramp(ctx, 2, sshape, 1.0 + run), *want_base = wgt_index_add(base, 0, idx, src);
+        wgt_tensor *want_zeros = wgt_index_add(zeros, 0, idx, src);
+        wgt_tensor *got_base = wgt_zeros(ctx, WGT_F32, 2, bshape), *got_zeros = wgt_zeros(ctx, WGT_F32, 2, bshape);
+        wgt_binding ins[1] = {{"src", src}}, bound[2] = {{"onto_base", got_base}, {"onto_zeros", got_zeros}};
+        CHECK(wgt_graph_dispatch(g, 1, ins, 2, bound) == WGT_OK, "dispatch %d: %s", run, wgt_last_error());
+        double *gb = test_read_f64(got_base), *wb = test_read_f64(want_base);
+        double *gz = test_read_f64(got_zeros), *wz = test_read_f64(want_zeros);
+        for (int i = 0; gb && wb && gz && wz && i < 15; i++) {
+            CHECK(fabs(gb[i] - wb[i]) <= 1e-6 * (1 + fabs(wb[i])), "dispatch %d onto base, element %d: %g, want %g", run,
+                  i, gb[i], wb[i]);
+            CHECK(gz[i] == wz[i], "dispatch %d onto zeros, element %d: %g, want %g", run, i, gz[i], wz[i]);
+        }
+        free(gb), free(wb), free(gz), free(wz);
+        wgt_tensor *all[] = {src, want_base, want_zeros, got_base, got_zeros};
+        for (int k = 0; k < 5; k++) wgt_release(all[k]);
+    }
+    wgt_graph_release(g);
+    wgt_tensor *all[] = {base, zeros, idx, in, onto_base, onto_zeros};
+    for (int k = 0; k < 6; k++) wgt_release(all[k]);
+}

@@ -256,7 +256,15 @@ wgt_tensor *wgt_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tens
         }
     wgt_tensor *am = wgt_tensor_new_view(a, a->ndim, shape, strides, a->offset);
     wgt_tensor *sm = am ? wgt_tensor_new_view(src, src->ndim, sshape, sstrides, src->offset) : NULL;
-    wgt_tensor *acc = sm ? fresh_copy(fn, am) : NULL, *out = NULL;
+    /* Recording a compiled graph (src or indices computed from graph inputs), the sums go
+     * into a fresh tensor, which every replay starts from zeros, and a is added after: a
+     * tensor holding data cannot take a graph's partial write (each replay would add onto
+     * the last one's result). There a nonzero a rounds twice; gradients scatter into zeros. */
+    int in_graph = src->storage->symbolic || indices->storage->symbolic;
+    wgt_tensor *acc = !sm ? NULL
+                      : in_graph ? wgt_tensor_new(a->storage->ctx, fn, a->dtype, am->ndim, am->shape, WGT_USAGE_DEFAULT)
+                                 : fresh_copy(fn, am);
+    wgt_tensor *out = NULL;
     if (acc && (wgt_numel(src->ndim, src->shape) == 0 ||
                 scatter_rows(fn, acc, indices, sm, 1, deferred) == WGT_OK)) {
         int64_t cs[WGT_MAX_DIMS];
@@ -265,6 +273,11 @@ wgt_tensor *wgt_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tens
         for (int d = 0, k = 1; d < a->ndim; d++)
             if (d != ax) shape[d] = acc->shape[k], strides[d] = cs[k++];
         out = wgt_tensor_new_view(acc, a->ndim, shape, strides, 0);
+    }
+    if (out && in_graph) {
+        wgt_tensor *sum = wgt_add(a, out);
+        wgt_release(out);
+        out = sum;
     }
     wgt_release(am);
     wgt_release(sm);
