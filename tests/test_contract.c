@@ -36,7 +36,7 @@ static void reference(int nops, const spec *in, double *const *x, const spec *ou
     int64_t out_n = 1;
     for (int d = 0; d < out->n; d++) out_n *= out->shape[d];
     for (int64_t i = 0; i < out_n; i++) val[i] = abs_sum[i] = 0;
-    int64_t idx[64] = {0};
+    int64_t idx[WGT_MAX_DIMS * 64] = {0}; /* by label (a letter's code), as sizes */
     int64_t total = 1;
     for (int k = 0; k < nall; k++) total *= sizes[all[k]];
     for (int64_t it = 0; it < total; it++) {
