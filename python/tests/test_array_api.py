@@ -1,7 +1,8 @@
 """The Python array API standard, version 2024.12
 (https://data-apis.org/array-api/2024.12/API_specification/), function by function: whether
 wgtensor has the name, whether it takes the standard's parameters (each call below passes the
-standard's keywords), and whether it agrees with NumPy (float64 or exact) on random inputs of
+standard's keywords: most functions are C builtins, which inspect.signature cannot read, so
+calling is the check for all), and whether it agrees with NumPy (float64 or exact) on random inputs of
 odd shapes, on both backends. A missing function or a signature gap is listed, not failed; a
 present function that gives a wrong answer fails. The coverage (functions present, taking the
 standard's parameters and agreeing with NumPy on both backends, out of the standard's 134) is
