@@ -8,14 +8,23 @@
 typedef enum { FILL_ZEROS, FILL_ONES, FILL_FULL, FILL_EMPTY } fill_kind;
 
 static PyObject *fill(PyObject *args, PyObject *kw, fill_kind kind, const char *fn) {
-    static char *names_full[] = {"shape", "fill_value", "dtype", "ctx", NULL};
-    static char *names[] = {"shape", "dtype", "ctx", NULL};
-    PyObject *shape_obj, *dtype_obj = Py_None, *ctx_obj = Py_None;
+    static char *names_full[] = {"shape", "fill_value", "dtype", "ctx", "device", NULL};
+    static char *names[] = {"shape", "dtype", "ctx", "device", NULL};
+    PyObject *shape_obj, *dtype_obj = Py_None, *ctx_obj = Py_None, *device_obj = Py_None;
     double value = 0;
-    int ok = kind == FILL_FULL
-                 ? PyArg_ParseTupleAndKeywords(args, kw, "Od|OO", names_full, &shape_obj, &value, &dtype_obj, &ctx_obj)
-                 : PyArg_ParseTupleAndKeywords(args, kw, "O|OO", names, &shape_obj, &dtype_obj, &ctx_obj);
+    int ok = kind == FILL_FULL ? PyArg_ParseTupleAndKeywords(args, kw, "Od|OO$O", names_full, &shape_obj, &value,
+                                                             &dtype_obj, &ctx_obj, &device_obj)
+                               : PyArg_ParseTupleAndKeywords(args, kw, "O|OO$O", names, &shape_obj, &dtype_obj,
+                                                             &ctx_obj, &device_obj);
     if (!ok) return NULL;
+    /* device= is the array API's name for the context (a tensor's .device is its Context). */
+    if (device_obj != Py_None) {
+        if (ctx_obj != Py_None && ctx_obj != device_obj) {
+            PyErr_Format(PyExc_ValueError, "%s: ctx and device name two different contexts", fn);
+            return NULL;
+        }
+        ctx_obj = device_obj;
+    }
     int64_t shape[WGT_MAX_DIMS];
     int ndim = wgtpy_shape_arg(shape_obj, shape, fn);
     if (ndim < 0) return NULL;
@@ -90,7 +99,7 @@ PyMethodDef wgtpy_creation_methods[] = {
     {"zeros", FN(py_zeros), KW, "zeros(shape, dtype=float32, ctx=None)"},
     {"ones", FN(py_ones), KW, "ones(shape, dtype=float32, ctx=None)"},
     {"full", FN(py_full), KW, "full(shape, fill_value, dtype=float32, ctx=None): the value must be one of the type's"},
-    {"empty", FN(py_empty), KW, "empty(shape, dtype=float32, ctx=None) (zero-filled, as the C API's tensors are)"},
+    {"empty", FN(py_empty), KW, "empty(shape, dtype=float32, ctx=None, *, device=None) (zero-filled, as the C API's tensors are)"},
     {"_arange", FN(py_arange), METH_VARARGS, "_arange(start, stop, step, dtype, ctx)"},
     {"_random", FN(py_random), METH_VARARGS, "_random(kind, shape, a, b, seed, dtype, ctx)"},
     {NULL, NULL, 0, NULL},

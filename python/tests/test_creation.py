@@ -113,3 +113,27 @@ def test_random_is_the_same_on_both_backends():
     a = wt.random.normal(size=(64,), seed=3, ctx=make_context("cpu")).numpy()
     b = wt.random.normal(size=(64,), seed=3, ctx=make_context("webgpu")).numpy()
     np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_device_keyword_names_the_context_and_copy_rules():
+    cpu = wt.Context(backend="cpu", quiet=True)
+    for t in (wt.zeros((2, 3), device=cpu), wt.ones((2,), device=cpu), wt.empty((1,), device=cpu),
+              wt.full((2,), 1.5, device=cpu), wt.arange(5, device=cpu), wt.linspace(0, 1, 3, device=cpu),
+              wt.eye(3, device=cpu), wt.asarray([1, 2], device=cpu)):
+        assert t.device is cpu
+    base = wt.asarray(np.arange(6, dtype=np.float32).reshape(2, 3), ctx=cpu)
+    for like in (wt.zeros_like(base, device=cpu), wt.ones_like(base, device=cpu), wt.empty_like(base, device=cpu),
+                 wt.full_like(base, 2.0, device=cpu)):
+        assert like.device is cpu and like.shape == (2, 3)
+    other = wt.Context(backend="cpu", quiet=True)
+    with pytest.raises(ValueError, match="two different contexts"):
+        wt.zeros((2,), ctx=cpu, device=other)
+    with pytest.raises(ValueError, match="two different contexts"):
+        wt.asarray([1.0], ctx=cpu, device=other)
+    assert wt.asarray(base, copy=False) is base
+    copied = wt.asarray(base, copy=True)
+    assert copied is not base and np.array_equal(copied.numpy(), base.numpy())
+    with pytest.raises(ValueError, match="copy=False"):
+        wt.asarray(np.zeros(3, np.float32), copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        wt.asarray(base, dtype=wt.int32, copy=False)

@@ -176,18 +176,37 @@ def _to_numpy_source(obj):
     return a
 
 
-def asarray(obj, dtype=None, ctx=None):
+def _place(fn, ctx, device):
+    """The context from ctx= or device= (the array API's name for it: a tensor's .device is
+    its Context); both given must agree."""
+    if device is None:
+        return ctx
+    if ctx is not None and ctx is not device:
+        raise ValueError("%s: ctx and device name two different contexts" % fn)
+    return device
+
+
+def asarray(obj, dtype=None, ctx=None, *, device=None, copy=None):
     """A tensor of obj: a Tensor (as is, or cast / moved when dtype or ctx differ), a NumPy
     array of any layout (one copy, straight into the tensor's storage), a Python scalar or
     nested lists. Without dtype, float64 becomes float32 and wider or narrower integers int32
-    (uint32 for unsigned ones and bool); a value the type cannot hold is an error naming it."""
+    (uint32 for unsigned ones and bool); a value the type cannot hold is an error naming it.
+    copy (the array API's): True always gives a new tensor; False never copies, so anything
+    but a Tensor already of that dtype and context is a ValueError; None copies when needed."""
+    ctx = _place("asarray", ctx, device)
     if isinstance(obj, Tensor):
         t = obj
         if ctx is not None and t.ctx is not ctx:
             t = t.to(ctx)
         if dtype is not None and t.dtype != dtype:
             t = t.astype(dtype)
+        if copy is False and t is not obj:
+            raise ValueError("asarray: copy=False, but the tensor's dtype or context differ")
+        if copy and t is obj:
+            t = _core._from_buffer(t.numpy(), None, t.ctx)
         return t
+    if copy is False:
+        raise ValueError("asarray: copy=False, but a %s must be copied into a tensor" % type(obj).__name__)
     if isinstance(obj, memoryview):
         return _core._from_buffer(obj, dtype, ctx)
     return _core._from_buffer(_to_numpy_source(obj), dtype, ctx)
@@ -240,28 +259,33 @@ def _like(t, dtype):
     return t, (t.dtype if dtype is None else dtype)
 
 
-def zeros_like(a, dtype=None, ctx=None):
+def zeros_like(a, dtype=None, ctx=None, *, device=None):
+    ctx = _place("zeros_like", ctx, device)
     a, d = _like(a, dtype)
     return zeros(a.shape, d, ctx or a.ctx)
 
 
-def ones_like(a, dtype=None, ctx=None):
+def ones_like(a, dtype=None, ctx=None, *, device=None):
+    ctx = _place("ones_like", ctx, device)
     a, d = _like(a, dtype)
     return ones(a.shape, d, ctx or a.ctx)
 
 
-def empty_like(a, dtype=None, ctx=None):
+def empty_like(a, dtype=None, ctx=None, *, device=None):
+    ctx = _place("empty_like", ctx, device)
     a, d = _like(a, dtype)
     return empty(a.shape, d, ctx or a.ctx)
 
 
-def full_like(a, fill_value, dtype=None, ctx=None):
+def full_like(a, fill_value, dtype=None, ctx=None, *, device=None):
+    ctx = _place("full_like", ctx, device)
     a, d = _like(a, dtype)
     return full(a.shape, fill_value, d, ctx or a.ctx)
 
 
-def arange(start, stop=None, step=1, dtype=None, ctx=None):
+def arange(start, stop=None, step=1, dtype=None, ctx=None, *, device=None):
     """NumPy's arange: int32 when start, stop and step are ints, else float32."""
+    ctx = _place("arange", ctx, device)
     if stop is None:
         start, stop = 0, start
     for v in (start, stop, step):
@@ -272,13 +296,13 @@ def arange(start, stop=None, step=1, dtype=None, ctx=None):
     return _core._arange(float(start), float(stop), float(step), dtype, ctx)
 
 
-def linspace(start, stop, num=50, endpoint=True, dtype=float32, ctx=None):
+def linspace(start, stop, num=50, endpoint=True, dtype=float32, ctx=None, *, device=None):
     """num values from start to stop, computed in float64 and rounded once."""
-    return asarray(_np.linspace(start, stop, num, endpoint=endpoint), dtype, ctx)
+    return asarray(_np.linspace(start, stop, num, endpoint=endpoint), dtype, _place("linspace", ctx, device))
 
 
-def eye(N, M=None, k=0, dtype=float32, ctx=None):
-    return asarray(_np.eye(N, M, k), dtype, ctx)
+def eye(N, M=None, k=0, dtype=float32, ctx=None, *, device=None):
+    return asarray(_np.eye(N, M, k), dtype, _place("eye", ctx, device))
 
 
 class _Random:
@@ -400,10 +424,13 @@ Tensor.numpy_async = _numpy_async
 Tensor.__array_namespace__ = lambda self, api_version=None: _sys.modules[__name__]
 
 
-def from_dlpack(x, ctx=None):
+def from_dlpack(x, ctx=None, *, device=None, copy=None):
     """A tensor of a DLPack-exporting array (NumPy, PyTorch on the CPU, ...): NumPy imports it
-    without a copy, then asarray copies it once into the new tensor's storage."""
-    return asarray(_np.from_dlpack(x), ctx=ctx)
+    without a copy, then asarray copies it once into the new tensor's storage (so copy=False
+    is a ValueError)."""
+    if copy is False:
+        raise ValueError("from_dlpack: copy=False, but the data must be copied into a tensor")
+    return asarray(_np.from_dlpack(x), ctx=_place("from_dlpack", ctx, device))
 
 
 class compile:
