@@ -8,7 +8,9 @@
  */
 #include "lapack.h"
 
+#ifndef __wasi__
 #include <dlfcn.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +24,13 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static const char *const names[] = {"dgetrf_", "dgetrs_", "dpotrf_"};
 
+#ifdef __wasi__
+/* WASI has no dynamic loading, so the WebAssembly build has no LAPACK to find. */
+static void load(void) {
+    missing = names[0];
+    snprintf(where, sizeof where, "the WebAssembly build (no dynamic loading)");
+}
+#else
 static int resolve(void *h) {
     void *f[3];
     for (int i = 0; i < 3; i++)
@@ -47,6 +56,7 @@ static void load(void) {
     }
     snprintf(where, sizeof where, "neither the loaded BLAS nor liblapack.so.3");
 }
+#endif
 
 const wgt_lapack *wgt_lapack_get(const char *fn) {
     pthread_once(&once, load);
