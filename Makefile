@@ -243,8 +243,9 @@ ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 \
 # Tests whose kernels take seconds natively (hours under memcheck), and whose memory handling
 # the other tests share, are left out (counted as skipped, the reason printed); they run
 # natively and under ASan. VALGRIND_EXCLUDE= runs them all (names separated by spaces).
+# tests/valgrind.supp names glibc's thread-stack cache only (a joined thread's TLS vector).
 VALGRIND = valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --track-origins=yes \
-	--error-exitcode=1
+	--suppressions=$(CURDIR)/tests/valgrind.supp --error-exitcode=1
 VALGRIND_EXCLUDE ?= cpu_f32_matmul_with_any_blas_threads cpu_thread_count_keeps_bits threads_cpu_worker_pools \
 	matmul_tiles_128 matmul_split_k matmul_few_rows matmul_f16_past_the_cpu_blocks matmul_exact_every_kernel \
 	elementwise_beyond_one_dispatch_dimension index_many_indices_2d_grid reduce_many_outputs_2d_grid scale_
