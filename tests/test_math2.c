@@ -443,3 +443,46 @@ TEST_BACKENDS(math2_empty_and_errors) {
     CHECK(!wgt_clip(NULL, f, f) && !wgt_logaddexp(f, NULL) && !wgt_atanh(NULL), "NULL inputs give NULL");
     wgt_release(e), wgt_release(ei), wgt_release(f), wgt_release(i32), wgt_release(f3);
 }
+
+/* Every binary op given an f32 and an f16 operand promotes (array API) and runs on f32
+ * copies: the result equals the op on operands cast first, bit for bit; the integer-only ops
+ * refuse the pair with WGT_ERR_DTYPE. An op whose promotion path had no entry point crashed. */
+TEST_BACKENDS(math2_binary_ops_promote_mixed_floats) {
+    static const struct {
+        const char *name;
+        wgt_tensor *(*fn)(wgt_tensor *, wgt_tensor *);
+        int int_only;
+    } ops[] = {
+        {"add", wgt_add, 0}, {"sub", wgt_sub, 0}, {"mul", wgt_mul, 0}, {"div", wgt_div, 0}, {"pow", wgt_pow, 0},
+        {"maximum", wgt_maximum, 0}, {"minimum", wgt_minimum, 0}, {"mod", wgt_mod, 0}, {"atan2", wgt_atan2, 0},
+        {"eq", wgt_eq, 0}, {"ne", wgt_ne, 0}, {"lt", wgt_lt, 0}, {"le", wgt_le, 0}, {"gt", wgt_gt, 0},
+        {"ge", wgt_ge, 0}, {"logical_and", wgt_logical_and, 0}, {"logical_or", wgt_logical_or, 0},
+        {"logaddexp", wgt_logaddexp, 0}, {"hypot", wgt_hypot, 0}, {"copysign", wgt_copysign, 0},
+        {"nextafter", wgt_nextafter, 0}, {"floor_divide", wgt_floor_divide, 0}, {"bitwise_and", wgt_bitwise_and, 1},
+        {"bitwise_or", wgt_bitwise_or, 1}, {"bitwise_xor", wgt_bitwise_xor, 1},
+        {"bitwise_left_shift", wgt_bitwise_left_shift, 1}, {"bitwise_right_shift", wgt_bitwise_right_shift, 1},
+    };
+    float av[6] = {1.5f, -2.25f, 3.0f, 0.5f, -0.75f, 4.0f}, bv[3] = {0.5f, -1.5f, 2.0f};
+    int64_t sa[2] = {2, 3}, sb[1] = {3};
+    wgt_tensor *a = wgt_tensor_from_data(ctx, WGT_F32, 2, sa, av, sizeof av, WGT_USAGE_DEFAULT);
+    wgt_tensor *b32 = wgt_tensor_from_data(ctx, WGT_F32, 1, sb, bv, sizeof bv, WGT_USAGE_DEFAULT);
+    wgt_tensor *b16 = b32 ? wgt_cast(b32, WGT_F16) : NULL;
+    CHECK(a && b16, "inputs: %s", wgt_last_error());
+    for (size_t i = 0; a && b16 && i < sizeof ops / sizeof *ops; i++) {
+        wgt_tensor *got = ops[i].fn(a, b16), *want = ops[i].int_only ? NULL : ops[i].fn(a, b32);
+        if (ops[i].int_only) {
+            CHECK(!got && wgt_last_status() == WGT_ERR_DTYPE, "%s(f32, f16): status %s, want a dtype error", ops[i].name,
+                  wgt_status_name(wgt_last_status()));
+            wgt_clear_error();
+        } else {
+            double *g = got ? test_read_f64(got) : NULL, *w = want ? test_read_f64(want) : NULL;
+            CHECK(g && w, "%s(f32, f16): %s", ops[i].name, wgt_last_error());
+            for (int k = 0; g && w && k < 6; k++)
+                CHECK(g[k] == w[k] || (isnan(g[k]) && isnan(w[k])), "%s(f32, f16) element %d: %g, want %g", ops[i].name,
+                      k, g[k], w[k]);
+            free(g), free(w);
+        }
+        wgt_release(got), wgt_release(want);
+    }
+    wgt_release(a), wgt_release(b32), wgt_release(b16);
+}

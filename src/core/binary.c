@@ -18,40 +18,41 @@ typedef enum {
     KIND_INT      /* as ARITH, integer types only (bitwise ops) */
 } op_kind;
 
+/* Each op's name, kind and entry point (for running it again on promoted or widened
+ * operands): one table, so an op added without its entry is a visible gap here. */
 static const struct {
     const char *name;
     op_kind kind;
+    wgt_tensor *(*entry)(wgt_tensor *, wgt_tensor *);
 } binary_ops[WGT_BINARY_COUNT] = {
-    [WGT_BINARY_ADD] = {"wgt_add", KIND_ARITH},
-    [WGT_BINARY_SUB] = {"wgt_sub", KIND_ARITH},
-    [WGT_BINARY_MUL] = {"wgt_mul", KIND_ARITH},
-    [WGT_BINARY_DIV] = {"wgt_div", KIND_ARITH},
-    [WGT_BINARY_POW] = {"wgt_pow", KIND_ARITH},
-    [WGT_BINARY_MAXIMUM] = {"wgt_maximum", KIND_ARITH},
-    [WGT_BINARY_MINIMUM] = {"wgt_minimum", KIND_ARITH},
-    [WGT_BINARY_MOD] = {"wgt_mod", KIND_ARITH},
-    [WGT_BINARY_ATAN2] = {"wgt_atan2", KIND_FLOAT},
-    [WGT_BINARY_EQ] = {"wgt_eq", KIND_COMPARE},
-    [WGT_BINARY_NE] = {"wgt_ne", KIND_COMPARE},
-    [WGT_BINARY_LT] = {"wgt_lt", KIND_COMPARE},
-    [WGT_BINARY_LE] = {"wgt_le", KIND_COMPARE},
-    [WGT_BINARY_GT] = {"wgt_gt", KIND_COMPARE},
-    [WGT_BINARY_GE] = {"wgt_ge", KIND_COMPARE},
-    [WGT_BINARY_LOGICAL_AND] = {"wgt_logical_and", KIND_LOGICAL},
-    [WGT_BINARY_LOGICAL_OR] = {"wgt_logical_or", KIND_LOGICAL},
-    [WGT_BINARY_LOGADDEXP] = {"wgt_logaddexp", KIND_FLOAT},
-    [WGT_BINARY_HYPOT] = {"wgt_hypot", KIND_FLOAT},
-    [WGT_BINARY_COPYSIGN] = {"wgt_copysign", KIND_FLOAT},
-    [WGT_BINARY_NEXTAFTER] = {"wgt_nextafter", KIND_FLOAT},
-    [WGT_BINARY_BITWISE_AND] = {"wgt_bitwise_and", KIND_INT},
-    [WGT_BINARY_BITWISE_OR] = {"wgt_bitwise_or", KIND_INT},
-    [WGT_BINARY_BITWISE_XOR] = {"wgt_bitwise_xor", KIND_INT},
-    [WGT_BINARY_LEFT_SHIFT] = {"wgt_bitwise_left_shift", KIND_INT},
-    [WGT_BINARY_RIGHT_SHIFT] = {"wgt_bitwise_right_shift", KIND_INT},
-    [WGT_BINARY_FLOOR_DIVIDE] = {"wgt_floor_divide", KIND_ARITH},
+    [WGT_BINARY_ADD] = {"wgt_add", KIND_ARITH, wgt_add},
+    [WGT_BINARY_SUB] = {"wgt_sub", KIND_ARITH, wgt_sub},
+    [WGT_BINARY_MUL] = {"wgt_mul", KIND_ARITH, wgt_mul},
+    [WGT_BINARY_DIV] = {"wgt_div", KIND_ARITH, wgt_div},
+    [WGT_BINARY_POW] = {"wgt_pow", KIND_ARITH, wgt_pow},
+    [WGT_BINARY_MAXIMUM] = {"wgt_maximum", KIND_ARITH, wgt_maximum},
+    [WGT_BINARY_MINIMUM] = {"wgt_minimum", KIND_ARITH, wgt_minimum},
+    [WGT_BINARY_MOD] = {"wgt_mod", KIND_ARITH, wgt_mod},
+    [WGT_BINARY_ATAN2] = {"wgt_atan2", KIND_FLOAT, wgt_atan2},
+    [WGT_BINARY_EQ] = {"wgt_eq", KIND_COMPARE, wgt_eq},
+    [WGT_BINARY_NE] = {"wgt_ne", KIND_COMPARE, wgt_ne},
+    [WGT_BINARY_LT] = {"wgt_lt", KIND_COMPARE, wgt_lt},
+    [WGT_BINARY_LE] = {"wgt_le", KIND_COMPARE, wgt_le},
+    [WGT_BINARY_GT] = {"wgt_gt", KIND_COMPARE, wgt_gt},
+    [WGT_BINARY_GE] = {"wgt_ge", KIND_COMPARE, wgt_ge},
+    [WGT_BINARY_LOGICAL_AND] = {"wgt_logical_and", KIND_LOGICAL, wgt_logical_and},
+    [WGT_BINARY_LOGICAL_OR] = {"wgt_logical_or", KIND_LOGICAL, wgt_logical_or},
+    [WGT_BINARY_LOGADDEXP] = {"wgt_logaddexp", KIND_FLOAT, wgt_logaddexp},
+    [WGT_BINARY_HYPOT] = {"wgt_hypot", KIND_FLOAT, wgt_hypot},
+    [WGT_BINARY_COPYSIGN] = {"wgt_copysign", KIND_FLOAT, wgt_copysign},
+    [WGT_BINARY_NEXTAFTER] = {"wgt_nextafter", KIND_FLOAT, wgt_nextafter},
+    [WGT_BINARY_BITWISE_AND] = {"wgt_bitwise_and", KIND_INT, wgt_bitwise_and},
+    [WGT_BINARY_BITWISE_OR] = {"wgt_bitwise_or", KIND_INT, wgt_bitwise_or},
+    [WGT_BINARY_BITWISE_XOR] = {"wgt_bitwise_xor", KIND_INT, wgt_bitwise_xor},
+    [WGT_BINARY_LEFT_SHIFT] = {"wgt_bitwise_left_shift", KIND_INT, wgt_bitwise_left_shift},
+    [WGT_BINARY_RIGHT_SHIFT] = {"wgt_bitwise_right_shift", KIND_INT, wgt_bitwise_right_shift},
+    [WGT_BINARY_FLOOR_DIVIDE] = {"wgt_floor_divide", KIND_ARITH, wgt_floor_divide},
 };
-
-static wgt_tensor *(*const entry[WGT_BINARY_COUNT])(wgt_tensor *, wgt_tensor *);
 
 /* New references to a and b cast to their common type; 0 (nothing held) on failure. */
 static int cast_pair(wgt_tensor *a, wgt_tensor *b, wgt_dtype common, wgt_tensor **pa, wgt_tensor **pb) {
@@ -66,7 +67,7 @@ static int cast_pair(wgt_tensor *a, wgt_tensor *b, wgt_dtype common, wgt_tensor 
 static wgt_tensor *promoted(wgt_binary_op op, wgt_tensor *a, wgt_tensor *b, wgt_dtype common) {
     wgt_tensor *pa, *pb;
     if (!cast_pair(a, b, common, &pa, &pb)) return NULL;
-    wgt_tensor *out = entry[op](pa, pb);
+    wgt_tensor *out = binary_ops[op].entry(pa, pb);
     wgt_release(pa);
     wgt_release(pb);
     return out;
@@ -103,7 +104,7 @@ static wgt_tensor *run_binary(const char *fn, wgt_binary_op op, wgt_tensor *a, w
     if (wgt_broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &ndim, shape) != WGT_OK) return NULL;
     if (kind != KIND_LOGICAL && a->dtype != b->dtype) return promoted(op, a, b, common);
     if (wgt_dtype_is_narrow(a->dtype) || wgt_dtype_is_narrow(b->dtype)) /* comparisons and logic only */
-        return wgt_narrow_binary(a, b, entry[op]);
+        return wgt_narrow_binary(a, b, binary_ops[op].entry);
     wgt_context *ctx = a->storage->ctx;
     wgt_dtype out_dtype = kind == KIND_COMPARE || kind == KIND_LOGICAL ? WGT_U32 : a->dtype;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, out_dtype, ndim, shape, WGT_USAGE_DEFAULT);
@@ -122,15 +123,6 @@ fail:
     wgt_release(out);
     return NULL;
 }
-
-/* The entry of each op, for running it again on promoted or widened operands. */
-static wgt_tensor *(*const entry[WGT_BINARY_COUNT])(wgt_tensor *, wgt_tensor *) = {
-    [WGT_BINARY_ADD] = wgt_add, [WGT_BINARY_SUB] = wgt_sub, [WGT_BINARY_MUL] = wgt_mul, [WGT_BINARY_DIV] = wgt_div,
-    [WGT_BINARY_POW] = wgt_pow, [WGT_BINARY_MAXIMUM] = wgt_maximum, [WGT_BINARY_MINIMUM] = wgt_minimum,
-    [WGT_BINARY_MOD] = wgt_mod, [WGT_BINARY_ATAN2] = wgt_atan2, [WGT_BINARY_EQ] = wgt_eq, [WGT_BINARY_NE] = wgt_ne,
-    [WGT_BINARY_LT] = wgt_lt, [WGT_BINARY_LE] = wgt_le, [WGT_BINARY_GT] = wgt_gt, [WGT_BINARY_GE] = wgt_ge,
-    [WGT_BINARY_LOGICAL_AND] = wgt_logical_and, [WGT_BINARY_LOGICAL_OR] = wgt_logical_or,
-};
 
 #define BINARY(name, op) \
     wgt_tensor *wgt_##name(wgt_tensor *a, wgt_tensor *b) { return run_binary("wgt_" #name, op, a, b); }
