@@ -326,8 +326,10 @@ static void touch(wgt_tensor *t, int write) {
 static void check_tensor(wgt_tensor *t, wgt_context *want, int created) {
     int nd = wgt_tensor_ndim(t), zero = 0, ovf = 0;
     const int64_t *sh = wgt_tensor_shape(t), *st = wgt_tensor_strides(t);
-    size_t es = wgt_dtype_size(wgt_tensor_dtype(t));
-    if (nd < 0 || nd > WGT_MAX_DIMS || !sh || !st || !es) violation("rank %d, dtype %d", nd, wgt_tensor_dtype(t));
+    wgt_dtype dt = wgt_tensor_dtype(t);
+    size_t es = wgt_dtype_size(dt);
+    int64_t block = wgt_dtype_block_elements(dt); /* q8_0, q4_0: whole blocks of 32, no lone elements */
+    if (nd < 0 || nd > WGT_MAX_DIMS || !sh || !st || (!es && block <= 1)) violation("rank %d, dtype %d", nd, dt);
     int64_t n = 1;
     for (int d = 0; d < nd; d++) {
         if (sh[d] < 0) violation("dimension %d is %lld", d, (long long)sh[d]);
@@ -337,13 +339,14 @@ static void check_tensor(wgt_tensor *t, wgt_context *want, int created) {
     }
     if (zero) n = 0;
     else if (ovf || n > INT64_MAX / 8) violation("a tensor whose byte count overflows");
-    if (wgt_tensor_numel(t) != n || wgt_tensor_nbytes(t) != (size_t)n * es)
+    size_t nbytes = block > 1 ? (size_t)(n / block) * wgt_dtype_block_bytes(dt) : (size_t)n * es;
+    if (wgt_tensor_numel(t) != n || (block > 1 && n % block) || wgt_tensor_nbytes(t) != nbytes)
         violation("numel %lld, nbytes %zu for %lld elements", (long long)wgt_tensor_numel(t), wgt_tensor_nbytes(t),
                   (long long)n);
     if (wgt_tensor_usage(t) & ~7u || wgt_tensor_offset(t) < 0) violation("usage 0x%x", wgt_tensor_usage(t));
     if (want && wgt_tensor_context(t) != want) violation("the result belongs to another context");
     /* A giant from a lazy creation call has no memory yet: touching would allocate it. */
-    if (wgt_tensor_usage(t) & WGT_USAGE_READABLE && (!created || n <= OUT_CAP)) touch(t, 0);
+    if (block <= 1 && wgt_tensor_usage(t) & WGT_USAGE_READABLE && (!created || n <= OUT_CAP)) touch(t, 0);
 }
 
 /* Adds t with the graph inputs it is computed from (mask) and, for a placeholder, its ph[]
