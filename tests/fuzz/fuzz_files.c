@@ -45,10 +45,14 @@ static void check_failure(const char *fn) {
 static void check_tensor(wgt_tensor *t, int ndim, const int64_t *shape, const char *fn) {
     if (wgt_tensor_ndim(t) != ndim) die(fn);
     int64_t count = 1;
+    int empty = 0, overflow = 0;
     for (int d = 0; d < ndim; d++) {
         if (wgt_tensor_shape(t)[d] != shape[d]) die(fn);
-        count *= shape[d];
+        if (shape[d] == 0) empty = 1;
+        else if (!overflow && __builtin_mul_overflow(count, shape[d], &count)) overflow = 1;
     }
+    if (empty) count = 0;
+    else if (overflow) die("a loaded tensor's element count overflows");
     if (wgt_tensor_numel(t) != count) die(fn);
     size_t nbytes = wgt_tensor_nbytes(t);
     void *buf = malloc(nbytes ? nbytes : 1);
