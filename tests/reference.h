@@ -1,6 +1,7 @@
 /*
- * Helpers of tests that compute references entry by entry (test_scatter.c, test_manip.c):
- * row-major coordinates and positions, and an exact comparison of a result with them.
+ * Helpers of tests that compute references entry by entry (test_indexing.c, test_scatter.c,
+ * test_manip.c, test_binary.c): a seeded generator, element counts, row-major coordinates and
+ * positions, and an exact comparison of a result with them.
  */
 #ifndef WGT_TEST_COORDS_H
 #define WGT_TEST_COORDS_H
@@ -9,6 +10,20 @@
 #include <stdlib.h>
 
 #include "test.h"
+
+/* The next value of a splitmix64 sequence. */
+static inline uint64_t next_u64(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static inline int64_t numel_of(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    return n;
+}
 
 /* Coordinates at[0..ndim) of flat position i in shape. */
 static inline void coords(int ndim, const int64_t *shape, int64_t i, int64_t *at) {

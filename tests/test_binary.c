@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reference.h"
 #include "test.h"
 
 enum { ADD, SUB, MUL, DIV, POW, MAX, MIN, MOD, ATAN2, EQ, NE, LT, LE, GT, GE, AND, OR, NOPS };
@@ -35,12 +36,6 @@ static int accepts(int op, wgt_dtype d) { return op != ATAN2 || !is_int(d); }
 
 /* ---- seeded host values ---- */
 
-static uint64_t next_u64(uint64_t *s) { /* splitmix64 */
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 static int64_t irange(uint64_t *s, int64_t lo, int64_t hi) { return lo + (int64_t)(next_u64(s) % (uint64_t)(hi - lo + 1)); }
 static double uniform(uint64_t *s, double lo, double hi) { return lo + (hi - lo) * (double)(next_u64(s) >> 11) * 0x1p-53; }
 

@@ -13,24 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reference.h"
 #include "test.h"
 
 static const wgt_dtype dtypes[] = {WGT_F32, WGT_F16, WGT_I32, WGT_U32};
 static const wgt_dtype index_dtypes[] = {WGT_I32, WGT_U32};
 #define NDT 4
-
-static uint64_t next_u64(uint64_t *s) { /* splitmix64 */
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static int64_t numel_of(int ndim, const int64_t *shape) {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= shape[i];
-    return n;
-}
 
 /* A tensor of random bit patterns. */
 static wgt_tensor *bits_tensor(wgt_context *ctx, wgt_dtype dt, int ndim, const int64_t *shape, uint64_t seed,

@@ -15,19 +15,6 @@
 #include "reference.h"
 #include "gradcheck.h"
 
-static uint64_t next_u64(uint64_t *s) { /* splitmix64 */
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static int64_t numel_of(int ndim, const int64_t *shape) {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= shape[i];
-    return n;
-}
-
 /* f32 tensor with values k - 40 for k = 0, 1, ... times 0.5 (exact in f32 and in any sum here). */
 static wgt_tensor *ramp(wgt_context *ctx, int ndim, const int64_t *shape, double scale) {
     int64_t n = numel_of(ndim, shape);
