@@ -5,7 +5,9 @@
  * position order), so the indices must match exactly and the values bit for bit (NaN for
  * NaN, the sign of zero). Every dtype, contiguous, transposed and strided (negative step)
  * inputs, the first and last axis, both directions; row lengths 1, 2, 3, 1000 and 65537
- * (past the one-workgroup tile of the WebGPU sort, up to many merge passes); values with many
+ * (past the one-workgroup tile of the WebGPU sort, up to many merge passes), lengths and
+ * batches around the WebGPU radix sort's threshold and tiles, all-equal rows, 2^20 + 3
+ * elements; values with many
  * duplicates, NaN, infinities, -0.0 and subnormals; empty tensors; and the errors. The
  * runner's poisoned pass shows unwritten outputs.
  */
@@ -353,5 +355,70 @@ TEST_BACKENDS(sort_errors) {
     CHECK_ERROR(wgt_searchsorted(a, a, 0) == NULL, WGT_ERR_SHAPE, "1-D");
     wgt_release(q);
     wgt_release(b);
+    wgt_release(a);
+}
+
+/* Row lengths around the WebGPU choice between the bitonic network (up to 2048) and the
+ * radix sort (2049 on), and around the radix sort's tiles of 4096: one short tile, a row
+ * ending a tile exactly, a tile plus one; batches whose rows span several tiles, and every
+ * layout, so rows never mix and each tile's places follow the previous rows'. */
+TEST_BACKENDS(sort_radix_lengths) {
+    static const int64_t lengths[] = {2048, 2049, 4096, 4097, 8191, 12289};
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++)
+        for (size_t t = 0; t < sizeof dtypes / sizeof *dtypes; t++) {
+            int64_t n = lengths[li];
+            int l = (int)((li + t) % LAYOUT_COUNT), desc = (int)(li % 2);
+            wgt_tensor *a = make_input(ctx, dtypes[t], (layout)l, 1, &n, 61 + li * 5 + t, (li + t) % 2 ? WIDE_VALUES : FEW_VALUES);
+            char what[128];
+            snprintf(what, sizeof what, "sort %s %s length %lld%s", wgt_dtype_name(dtypes[t]), layout_names[l],
+                     (long long)n, desc ? " descending" : "");
+            check_sort(a, 0, desc, what);
+            wgt_release(a);
+        }
+    static const int64_t batches[][2] = {{5, 4097}, {3, 9000}, {70, 2049}};
+    for (size_t b = 0; b < sizeof batches / sizeof *batches; b++)
+        for (int l = 0; l < LAYOUT_COUNT; l++) {
+            wgt_dtype dt = dtypes[(b + (size_t)l) % 4];
+            wgt_tensor *a = make_input(ctx, dt, (layout)l, 2, batches[b], 71 + b * 3 + (uint64_t)l, l % 2 ? FEW_VALUES : WIDE_VALUES);
+            char what[128];
+            snprintf(what, sizeof what, "sort %s %s [%lld, %lld]%s", wgt_dtype_name(dt), layout_names[l],
+                     (long long)batches[b][0], (long long)batches[b][1], l == 1 ? " descending" : "");
+            check_sort(a, 1, l == 1, what);
+            wgt_release(a);
+        }
+}
+
+/* Equal keys keep their order: all-equal rows (every digit of every pass the same, so each
+ * pass's whole ranking is the stable rank), and rows of two values, where a descending sort
+ * is not the reverse of an ascending one; -0.0 and 0.0 count as one value and keep order. */
+TEST_BACKENDS(sort_radix_stability) {
+    int64_t shape[2] = {3, 5000};
+    wgt_tensor *z = wgt_zeros(ctx, WGT_F32, 2, shape);
+    check_sort(z, 1, 0, "sort of equal f32 rows");
+    check_sort(z, 1, 1, "sort of equal f32 rows, descending");
+    wgt_release(z);
+    int64_t n = 9001;
+    float *raw = malloc(sizeof *raw * (size_t)n);
+    uint64_t s = 5;
+    for (int64_t i = 0; raw && i < n; i++) raw[i] = rng(&s) % 3 == 0 ? -0.0f : rng(&s) % 2 ? 0.0f : 1.0f;
+    wgt_tensor *a = raw ? wgt_tensor_from_data(ctx, WGT_F32, 1, &n, raw, sizeof *raw * (size_t)n, WGT_USAGE_DEFAULT) : NULL;
+    CHECK(a != NULL, "%s", wgt_last_error());
+    check_sort(a, 0, 0, "sort of zeros, negative zeros and ones");
+    check_sort(a, 0, 1, "sort of zeros, negative zeros and ones, descending");
+    free(raw);
+    wgt_release(a);
+    wgt_tensor *h = wgt_full(ctx, WGT_F16, 1, &n, 3);
+    check_sort(h, 0, 1, "sort of equal f16, descending");
+    check_topk(h, 700, 0, 1, "topk 700 of equal f16");
+    wgt_release(h);
+}
+
+/* 2^20 + 3 elements in one row (256 tiles, a two-level scan of their counts), and top-k
+ * past a tile of a long row, which the radix sort serves whole. */
+TEST_BACKENDS(sort_radix_large) {
+    int64_t n = (1 << 20) + 3;
+    wgt_tensor *a = make_input(ctx, WGT_F32, CONTIGUOUS, 1, &n, 81, WIDE_VALUES);
+    check_sort(a, 0, 0, "sort f32 of 2^20 + 3");
+    check_topk(a, 1000, 0, 1, "topk 1000 of 2^20 + 3");
     wgt_release(a);
 }

@@ -1,37 +1,40 @@
 /*
- * Sorting and searching on WebGPU. A row sort is a bitonic sort of (key, position) pairs in
- * two scratch buffers, all rows at once: sort_init turns each row (any view) into a segment
- * of 2^log_p pairs (keys of src/backend/sort_keys.h, complemented for a descending sort,
- * padded with pairs that sort last); sort_local sorts every 512-pair tile in workgroup
- * memory; then for each longer block size sort_step makes the compare-exchange steps whose
- * partners lie in different tiles, one dispatch per step, and sort_local the rest of the
- * merge. Comparing (key, position) makes the order total, so the unstable network gives the
- * stable result. sort_out reads back the first k pairs of each segment: the positions, and
- * the input's elements at them bit for bit. A row of n costs about log2(n)^2 / 2 steps, of
- * which only those with partners 512 or more apart go through global memory.
+ * Sorting and searching on WebGPU. A row sort turns each row (any view) into a segment of
+ * (key, position) pairs in scratch buffers, all rows at once (sort_init; keys of
+ * src/backend/sort_keys.h, complemented for a descending sort), orders the segments, and
+ * sort_out reads back the first k pairs of each: the positions, and the input's elements at
+ * them bit for bit. Rows of WGT_WGPU_RADIX_MIN_ROW (sort_radix.h) and more go to the LSD
+ * radix sort of sort_radix.c, unpadded. Shorter rows take a bitonic sort over segments of
+ * 2^log_p pairs, padded with pairs that sort last: sort_local sorts every 512-pair tile in
+ * workgroup memory; then for each longer block size sort_step makes the compare-exchange
+ * steps whose partners lie in different tiles, one dispatch per step, and sort_local the rest
+ * of the merge. Comparing (key, position) makes the order total, so the unstable network
+ * gives the stable result. A row of n costs about log2(n)^2 / 2 steps, of which only those
+ * with partners 512 or more apart go through global memory.
  * A top-k with k <= 512 sorts no more than it keeps: blocks of b = 2^ceil(log2 k) pairs are
  * sorted in alternating directions, then each round (sort_halve) keeps the b smallest of each
  * pair of blocks and merges them (sort_local), halving the segment until one block is left:
  * for [64, 32000] with k = 50 about 30M compare-exchanges (21M of them in the first local sort)
- * instead of a full sort's 120M, in 19 dispatches over shrinking data instead of 28 over 2M pairs.
+ * instead of a full bitonic sort's 120M, in 19 dispatches over shrinking data instead of 28 over 2M pairs.
  * searchsorted is one binary search per value in the same key order.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "webgpu_internal.h"
+#include "sort_radix.h"
 
 #define WORKGROUP_SIZE 256u
 #define TILE 512u /* pairs sorted in one workgroup's memory (sort_local.wgsl) */
 
 typedef struct {
-    uint32_t rows, n, log_p, k;
+    uint32_t rows, n, seg, k; /* seg: the length of each row's segment of pairs */
     uint32_t ndim, offset;
     int32_t row_stride;
     uint32_t last; /* sort_init: descending; sort_out: the number of outputs */
     uint32_t shape[8];
     int32_t strides[8];
+    uint32_t pos_at, pad[3]; /* sort_out: where the positions start in their buffer */
 } rows_params;
 
 typedef struct {
@@ -193,9 +196,16 @@ wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const 
         return wgt_error(WGT_ERR_LIMIT, "sort: %llu rows of %lld elements pad to more than 2^32 pairs",
                          (unsigned long long)rows, (long long)n);
     uint32_t total = (uint32_t)(rows << log_p);
+    /* A top-k of at most a tile: rounds of halving (top_blocks) instead of a full sort. */
+    uint32_t log_b = 0;
+    while (((int64_t)1 << log_b) < k) log_b++;
+    int halving = k < n && log_b <= 9 && log_b < log_p;
+    /* Long rows (and top-k past a tile of them): a radix sort of unpadded rows. */
+    int radix = !halving && n >= WGT_WGPU_RADIX_MIN_ROW;
+    if (radix) total = (uint32_t)(rows * (uint64_t)n);
     rp.rows = (uint32_t)rows;
     rp.n = (uint32_t)n;
-    rp.log_p = log_p;
+    rp.seg = radix ? (uint32_t)n : 1u << log_p;
     rp.k = (uint32_t)k;
     rp.ndim = (uint32_t)(in->ndim - 1);
     rp.offset = (uint32_t)in->offset;
@@ -203,11 +213,7 @@ wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const 
     rp.last = descending != 0;
 
     wgt_pipeline *init, *out;
-    wgt_buffer *keys = NULL, *pos = NULL, *keys2 = NULL, *pos2 = NULL, *pos_out;
-    /* A top-k of at most a tile: rounds of halving (top_blocks) instead of a full sort. */
-    uint32_t log_b = 0;
-    while (((int64_t)1 << log_b) < k) log_b++;
-    int halving = k < n && log_b <= 9 && log_b < log_p;
+    wgt_buffer *keys = NULL, *pos = NULL, *keys2 = NULL, *pos2 = NULL, *sorted = NULL, *pos_out;
     wgt_status st;
     if ((st = pipeline(w, "sort_init", in->dtype, 3, 2, &init)) != WGT_OK ||
         (st = pipeline(w, "sort_out", in->dtype, 4, 2, &out)) != WGT_OK)
@@ -217,13 +223,19 @@ wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const 
     wgt_buffer *ib[3] = {in->buffer, keys, pos};
     if ((st = wgt_wgpu_dispatch(w, init, ib, &rp, sizeof rp, groups_for(total))) != WGT_OK) goto done;
     pos_out = pos;
-    if (halving) {
+    if (radix) {
+        /* f16 keys (complemented or not) differ only in their low 16 bits: two passes. */
+        uint32_t bits = in->dtype == WGT_F16 ? 16 : 32;
+        if ((st = wgt_wgpu_radix_sort(w, keys, pos, rp.rows, rp.n, bits, &sorted)) != WGT_OK) goto done;
+        pos_out = sorted;
+        rp.pos_at = total;
+    } else if (halving) {
         if ((st = wgt_wgpu_buffer_create(be, (size_t)total * 2, 0, &keys2)) != WGT_OK ||
             (st = wgt_wgpu_buffer_create(be, (size_t)total * 2, 0, &pos2)) != WGT_OK)
             goto done;
         wgt_buffer *k1 = keys, *p1 = pos;
         if ((st = top_blocks(w, &k1, &p1, keys2, pos2, total, log_p, log_b)) != WGT_OK) goto done;
-        rp.log_p = log_b; /* each row's first k now lead a segment of 2^log_b */
+        rp.seg = 1u << log_b; /* each row's first k now lead a segment of 2^log_b */
         pos_out = p1;
     } else if ((st = bitonic(w, keys, pos, total, log_p)) != WGT_OK) {
         goto done;
@@ -238,6 +250,7 @@ done:
     if (pos) wgt_wgpu_buffer_destroy(be, pos);
     if (keys2) wgt_wgpu_buffer_destroy(be, keys2);
     if (pos2) wgt_wgpu_buffer_destroy(be, pos2);
+    if (sorted) wgt_wgpu_buffer_destroy(be, sorted);
     return st;
 }
 

@@ -5,7 +5,7 @@
 struct Params {
     rows: u32,
     n: u32,
-    log_p: u32,
+    seg: u32,         // the sorted segments' length
     k: u32,
     ndim: u32,
     offset: u32,
@@ -13,6 +13,10 @@ struct Params {
     count: u32,       // outputs: rows * k
     shape: array<vec4<u32>, 2>,
     strides: array<vec4<i32>, 2>,
+    pos_at: u32,      // where pos's positions start
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 };
 
 @group(0) @binding(0) var<storage, read> inp: array<u32>;
@@ -35,7 +39,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (e >= params.count) { break; }
         let row = e / params.k;
         let x = e - row * params.k;
-        let p = pos[(row << params.log_p) + x];
+        let p = pos[params.pos_at + row * params.seg + x];
         let src = i32(params.offset) + view_offset(row, params.ndim, params.shape, params.strides) + i32(p) * params.row_stride;
         word = word | (raw_inp(u32(src)) << (h * 16u));
         indices[e] = i32(p);
