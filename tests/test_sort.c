@@ -7,7 +7,7 @@
  * inputs, the first and last axis, both directions; row lengths 1, 2, 3, 1000 and 65537
  * (past the one-workgroup tile of the WebGPU sort, up to many merge passes), lengths and
  * batches around the WebGPU radix sort's threshold and tiles, all-equal rows, 2^20 + 3
- * elements; values with many
+ * elements, the narrow types (bf16, i16, u16, i8, u8, bool); values with many
  * duplicates, NaN, infinities, -0.0 and subnormals; empty tensors; and the errors. The
  * runner's poisoned pass shows unwritten outputs.
  */
@@ -19,6 +19,7 @@
 #include "test.h"
 
 static const wgt_dtype dtypes[] = {WGT_F32, WGT_F16, WGT_I32, WGT_U32};
+static const wgt_dtype narrow_dtypes[] = {WGT_BF16, WGT_I16, WGT_U16, WGT_I8, WGT_U8, WGT_BOOL};
 
 static uint32_t rng(uint64_t *s) {
     *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -44,6 +45,22 @@ static double draw(wgt_dtype dt, value_kind k, uint64_t *s) {
     return ((double)r / 4294967296.0 - 0.5) * (dt == WGT_F16 ? 100 : 1e6);
 }
 
+/* The bits of a value of a narrow type: FEW_VALUES from a small pool (for bf16 NaN, the
+ * infinities, both zeros and a subnormal; for integers the extremes), WIDE_VALUES any bits. */
+static uint32_t draw_narrow(wgt_dtype dt, value_kind k, uint64_t *s) {
+    static const uint32_t bpool[] = {0x0000, 0x8000, 0x3f80, 0xbf80, 0x7f80, 0xff80, 0x7fc0, 0x0001, 0x4020};
+    static const uint32_t ipool[] = {0, 1, 0xffffffffu, 7, 0xfffffff9u, 0x80000000u, 0x7fffffffu};
+    uint32_t r = rng(s), bits = 8 * (uint32_t)wgt_dtype_size(dt), mask = (1u << bits) - 1;
+    if (dt == WGT_BOOL) return r & 1;
+    if (dt == WGT_BF16) return k == FEW_VALUES ? bpool[r % 9] : r & mask;
+    if (k == WIDE_VALUES) return r & mask;
+    uint32_t v = ipool[r % 7];
+    /* The extremes of the narrow type: its sign bit alone, or all bits below it. */
+    if (v == 0x80000000u) v = 1u << (bits - 1);
+    if (v == 0x7fffffffu) v = (1u << (bits - 1)) - 1;
+    return v & mask;
+}
+
 static wgt_tensor *host_tensor(wgt_context *ctx, wgt_dtype dt, int ndim, const int64_t *shape, uint64_t seed,
                                value_kind k) {
     int64_t n = 1;
@@ -52,6 +69,11 @@ static wgt_tensor *host_tensor(wgt_context *ctx, wgt_dtype dt, int ndim, const i
     char *raw = malloc((size_t)(n > 0 ? n : 1) * es);
     uint64_t s = seed * 7919 + 17;
     for (int64_t i = 0; raw && i < n; i++) {
+        if (dt != WGT_F32 && dt != WGT_F16 && dt != WGT_I32 && dt != WGT_U32) {
+            uint32_t b = draw_narrow(dt, k, &s);
+            memcpy(raw + (size_t)i * es, &b, es); /* little-endian: the low bytes */
+            continue;
+        }
         double v = draw(dt, k, &s);
         switch (dt) {
         case WGT_F32: ((float *)raw)[i] = (float)v; break;
@@ -94,6 +116,41 @@ static wgt_tensor *make_input(wgt_context *ctx, wgt_dtype dt, layout l, int ndim
     return v;
 }
 
+/* The elements of t as doubles, for every sortable type; malloc'd, or NULL. */
+static double *read_f64(wgt_tensor *t) {
+    if (!t) return NULL;
+    wgt_dtype dt = wgt_tensor_dtype(t);
+    if (dt == WGT_F32 || dt == WGT_F16 || dt == WGT_I32 || dt == WGT_U32) return test_read_f64(t);
+    int64_t n = wgt_tensor_numel(t);
+    size_t nbytes = wgt_tensor_nbytes(t);
+    double *out = malloc((size_t)(n > 0 ? n : 1) * sizeof *out);
+    unsigned char *raw = malloc(nbytes ? nbytes : 1);
+    if (!out || !raw || wgt_tensor_read(t, raw, nbytes) != WGT_OK) {
+        free(out);
+        free(raw);
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, raw + 2 * i, dt == WGT_BF16 || dt == WGT_I16 || dt == WGT_U16 ? 2 : 0);
+        switch (dt) {
+        case WGT_BF16: {
+            uint32_t b = (uint32_t)h << 16;
+            float f;
+            memcpy(&f, &b, 4);
+            out[i] = f;
+            break;
+        }
+        case WGT_I16: out[i] = (int16_t)h; break;
+        case WGT_U16: out[i] = h; break;
+        case WGT_I8: out[i] = (int8_t)raw[i]; break;
+        default: out[i] = raw[i]; break; /* u8, bool */
+        }
+    }
+    free(raw);
+    return out;
+}
+
 /* The reference order: -1, 0 or 1 as a sorts before, with or after b (NaN largest). */
 static int order(double a, double b) {
     if (isnan(a) || isnan(b)) return isnan(a) - isnan(b);
@@ -128,7 +185,7 @@ static int check_rows(wgt_tensor *a, int axis, int descending, int64_t k, wgt_te
     }
     CHECK(values && wgt_tensor_dtype(values) == wgt_tensor_dtype(a) && wgt_tensor_dtype(indices) == WGT_I32,
           "%s: %s", what, wgt_last_error());
-    double *x = test_read_f64(a), *got = values ? test_read_f64(values) : NULL;
+    double *x = read_f64(a), *got = values ? read_f64(values) : NULL;
     double *gi = indices ? test_read_f64(indices) : NULL;
     double *row = malloc(sizeof *row * (size_t)(n ? n : 1));
     int64_t *ref = malloc(sizeof *ref * (size_t)(n ? n : 1));
@@ -296,31 +353,38 @@ static int64_t search_ref(const double *s, int64_t n, double v, int right) {
     return c;
 }
 
+/* searchsorted of vals (count of them) into srt (n), both sides, against search_ref; the
+ * tensors stay the caller's. */
+static void check_search(wgt_tensor *srt, wgt_tensor *vals, int64_t n, int64_t count) {
+    const char *name = wgt_dtype_name(wgt_tensor_dtype(vals));
+    double *s = read_f64(srt), *v = read_f64(vals);
+    for (int right = 0; right < 2; right++) {
+        wgt_tensor *r = wgt_searchsorted(srt, vals, right);
+        double *got = r ? test_read_f64(r) : NULL;
+        CHECK(got && s && v && wgt_tensor_dtype(r) == WGT_I32 && wgt_tensor_ndim(r) == wgt_tensor_ndim(vals),
+              "searchsorted %s: %s", name, wgt_last_error());
+        for (int64_t i = 0; got && s && v && i < count; i++) {
+            int64_t want = search_ref(s, n, v[i], right);
+            if (got[i] != (double)want) {
+                CHECK(0, "searchsorted %s right %d: value %lld (%.9g) at %.0f, want %lld", name, right, (long long)i,
+                      v[i], got[i], (long long)want);
+                break;
+            }
+        }
+        free(got);
+        wgt_release(r);
+    }
+    free(s);
+    free(v);
+}
+
 TEST_BACKENDS(searchsorted_sides) {
     for (size_t t = 0; t < sizeof dtypes / sizeof *dtypes; t++) {
         int64_t n = 301, vs[2] = {6, 17};
         wgt_tensor *raw = make_input(ctx, dtypes[t], STRIDED, 1, &n, 31 + t, FEW_VALUES);
         wgt_tensor *srt = wgt_sort(raw, 0, 0);
         wgt_tensor *vals = make_input(ctx, dtypes[t], TRANSPOSED, 2, vs, 41 + t, t % 2 ? WIDE_VALUES : FEW_VALUES);
-        double *s = test_read_f64(srt), *v = test_read_f64(vals);
-        for (int right = 0; right < 2; right++) {
-            wgt_tensor *r = wgt_searchsorted(srt, vals, right);
-            double *got = r ? test_read_f64(r) : NULL;
-            CHECK(got && s && v && wgt_tensor_dtype(r) == WGT_I32 && wgt_tensor_ndim(r) == 2,
-                  "searchsorted %s: %s", wgt_dtype_name(dtypes[t]), wgt_last_error());
-            for (int64_t i = 0; got && i < vs[0] * vs[1]; i++) {
-                int64_t want = search_ref(s, n, v[i], right);
-                if (got[i] != (double)want) {
-                    CHECK(0, "searchsorted %s right %d: value %lld (%.9g) at %.0f, want %lld", wgt_dtype_name(dtypes[t]),
-                          right, (long long)i, v[i], got[i], (long long)want);
-                    break;
-                }
-            }
-            free(got);
-            wgt_release(r);
-        }
-        free(s);
-        free(v);
+        check_search(srt, vals, n, vs[0] * vs[1]);
         wgt_release(raw);
         wgt_release(srt);
         wgt_release(vals);
@@ -421,4 +485,38 @@ TEST_BACKENDS(sort_radix_large) {
     check_sort(a, 0, 0, "sort f32 of 2^20 + 3");
     check_topk(a, 1000, 0, 1, "topk 1000 of 2^20 + 3");
     wgt_release(a);
+}
+
+/* bf16, i16, u16, i8, u8 and bool through the same keys: rows short enough for the bitonic
+ * network and long enough for the radix sort (one pass per byte of the element), in every
+ * layout, both directions and axes; top-k; and searchsorted on their keys. */
+TEST_BACKENDS(sort_narrow_dtypes) {
+    static const int64_t shapes[][2] = {{5, 37}, {3, 5001}};
+    for (size_t t = 0; t < sizeof narrow_dtypes / sizeof *narrow_dtypes; t++) {
+        wgt_dtype dt = narrow_dtypes[t];
+        for (int sh = 0; sh < 2; sh++)
+            for (int l = 0; l < LAYOUT_COUNT; l++) {
+                value_kind k = (l + sh) % 2 ? WIDE_VALUES : FEW_VALUES;
+                wgt_tensor *a = make_input(ctx, dt, (layout)l, 2, shapes[sh], 91 + t * 7 + (uint64_t)(l + 3 * sh), k);
+                CHECK(a != NULL, "%s", wgt_last_error());
+                char what[128];
+                for (int axis = sh; a && axis < 2; axis++)
+                    for (int desc = 0; desc < 2; desc++) {
+                        snprintf(what, sizeof what, "sort %s %s %s [%lld, %lld] axis %d%s", wgt_dtype_name(dt),
+                                 layout_names[l], k == WIDE_VALUES ? "wide" : "few", (long long)shapes[sh][0],
+                                 (long long)shapes[sh][1], axis, desc ? " descending" : "");
+                        check_sort(a, axis, desc, what);
+                    }
+                snprintf(what, sizeof what, "topk 20 %s %s", wgt_dtype_name(dt), layout_names[l]);
+                if (a) check_topk(a, 20, 1, l % 2, what);
+                wgt_release(a);
+            }
+        int64_t n = 301, vs = 40;
+        wgt_tensor *raw = make_input(ctx, dt, STRIDED, 1, &n, 97 + t, FEW_VALUES);
+        wgt_tensor *srt = wgt_sort(raw, 0, 0), *vals = make_input(ctx, dt, CONTIGUOUS, 1, &vs, 98 + t, WIDE_VALUES);
+        check_search(srt, vals, n, vs);
+        wgt_release(raw);
+        wgt_release(srt);
+        wgt_release(vals);
+    }
 }

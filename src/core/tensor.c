@@ -40,6 +40,8 @@ static const char *const narrow_functions[] = {
     "wgt_detach", "wgt_cast", "wgt_concat", "wgt_stack", "wgt_pad", "wgt_where", "wgt_eq", "wgt_ne", "wgt_lt",
     "wgt_le", "wgt_gt", "wgt_ge", "wgt_logical_and", "wgt_logical_or", "wgt_logical_not", "wgt_save_npy",
     "wgt_load_npy", "wgt_save_safetensors", "wgt_load_safetensors",
+    /* Sorting orders them by keys of their own bits (sort.c), computing nothing. */
+    "wgt_sort", "wgt_argsort", "wgt_topk", "wgt_searchsorted",
 };
 
 int wgt_takes_narrow(const char *fn) {

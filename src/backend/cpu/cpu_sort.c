@@ -18,8 +18,9 @@
 
 static uint32_t load_raw(const wgt_operand *t, int64_t i) {
     const uint8_t *p = t->host;
-    switch (t->dtype) {
-    case WGT_F16: {
+    switch (wgt_dtype_size(t->dtype)) {
+    case 1: return p[i];
+    case 2: {
         uint16_t h;
         memcpy(&h, p + (size_t)i * 2, 2);
         return h;
@@ -34,7 +35,10 @@ static uint32_t load_raw(const wgt_operand *t, int64_t i) {
 
 static void store_raw(const wgt_operand *t, int64_t i, uint32_t bits) {
     uint8_t *p = t->host;
-    if (t->dtype == WGT_F16) {
+    size_t size = wgt_dtype_size(t->dtype);
+    if (size == 1) {
+        p[i] = (uint8_t)bits;
+    } else if (size == 2) {
         uint16_t h = (uint16_t)bits;
         memcpy(p + (size_t)i * 2, &h, 2);
     } else {
@@ -46,9 +50,12 @@ static uint32_t key_of(const wgt_operand *t, int64_t i) {
     uint32_t b = load_raw(t, i);
     switch (t->dtype) {
     case WGT_F16: return wgt_sort_key_f16(b);
+    case WGT_BF16: return wgt_sort_key_bf16(b);
     case WGT_F32: return wgt_sort_key_f32(b);
     case WGT_I32: return b ^ 0x80000000u;
-    default: return b;
+    case WGT_I16: return b ^ 0x8000u;
+    case WGT_I8: return b ^ 0x80u;
+    default: return b; /* u32, u16, u8, bool */
     }
 }
 

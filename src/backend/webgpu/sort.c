@@ -64,24 +64,41 @@ typedef struct {
     wgt_dtype dtype;
 } sort_kernel;
 
-/* The key functions for dtype, and raw loads (one element's bits, a half in the low 16)
- * from each named storage array: the text pasted at {{KEYS}}. malloc'd, or NULL. */
+/* The key of a raw element of dtype (its bits in the low 8, 16 or 32 of b), in WGSL. */
+static const char *key_expr(wgt_dtype dtype) {
+    switch (dtype) {
+    case WGT_F32: return "key_f32(b)";
+    case WGT_F16: return "key_half(b, 0x7c00u)";
+    case WGT_BF16: return "key_half(b, 0x7f80u)";
+    case WGT_I32: return "b ^ 0x80000000u";
+    case WGT_I16: return "b ^ 0x8000u";
+    case WGT_I8: return "b ^ 0x80u";
+    default: return "b"; /* u32, u16, u8, bool */
+    }
+}
+
+/* The key functions for dtype, and raw loads (one element's bits, a narrow one in the low 8
+ * or 16, from the packed words) from each named storage array: the text pasted at {{KEYS}}.
+ * malloc'd, or NULL. */
 static char *keys_text(wgt_dtype dtype, const char *const *arrays, int narrays) {
     const char *common = wgt_wgsl_source("sort_keys");
     if (!common) return NULL;
-    const char *key = dtype == WGT_F32 ? "key_f32(b)" : dtype == WGT_F16 ? "key_f16(b)"
-                      : dtype == WGT_I32 ? "b ^ 0x80000000u" : "b";
     size_t cap = strlen(common) + 512 * (size_t)(narrays + 1);
     char *s = malloc(cap);
     if (!s) return NULL;
-    int used = snprintf(s, cap, "%s\nfn key_of(b: u32) -> u32 { return %s; }\n", common, key);
+    int used = snprintf(s, cap, "%s\nfn key_of(b: u32) -> u32 { return %s; }\n", common, key_expr(dtype));
+    size_t size = wgt_dtype_size(dtype);
     for (int i = 0; i < narrays; i++)
         used += snprintf(s + used, cap - (size_t)used,
-                         dtype == WGT_F16 ? "fn raw_%s(i: u32) -> u32 { return (%s[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu; }\n"
-                                          : "fn raw_%s(i: u32) -> u32 { return %s[i]; }\n",
+                         size == 1   ? "fn raw_%s(i: u32) -> u32 { return (%s[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu; }\n"
+                         : size == 2 ? "fn raw_%s(i: u32) -> u32 { return (%s[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu; }\n"
+                                     : "fn raw_%s(i: u32) -> u32 { return %s[i]; }\n",
                          arrays[i], arrays[i]);
     return s;
 }
+
+/* Elements of dtype per 32-bit word: sort_out writes whole words. */
+static uint32_t per_word(wgt_dtype dtype) { return 4 / (uint32_t)wgt_dtype_size(dtype); }
 
 static char *build(wgt_webgpu *w, const void *arg) {
     (void)w;
@@ -94,7 +111,9 @@ static char *build(wgt_webgpu *w, const void *arg) {
     int steps = !strncmp(k->kernel, "sort_", 5) && strcmp(k->kernel, "sort_init") && strcmp(k->kernel, "sort_out");
     char *keys = keys_text(k->dtype, search ? both : inp, search ? 2 : steps ? 0 : 1);
     if (!keys) return NULL;
-    const char *pairs[] = {"KEYS", keys, "ELEMS", k->dtype == WGT_F16 ? "2" : "1", NULL};
+    char elems[4];
+    snprintf(elems, sizeof elems, "%u", per_word(k->dtype));
+    const char *pairs[] = {"KEYS", keys, "ELEMS", elems, NULL};
     char *out = wgt_wgsl_expand(text, pairs);
     free(keys);
     return out;
@@ -224,8 +243,9 @@ wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const 
     if ((st = wgt_wgpu_dispatch(w, init, ib, &rp, sizeof rp, groups_for(total))) != WGT_OK) goto done;
     pos_out = pos;
     if (radix) {
-        /* f16 keys (complemented or not) differ only in their low 16 bits: two passes. */
-        uint32_t bits = in->dtype == WGT_F16 ? 16 : 32;
+        /* Narrow keys (complemented or not) differ only in their low 8 or 16 bits: one pass
+         * per byte of the element. */
+        uint32_t bits = 8 * (uint32_t)wgt_dtype_size(in->dtype);
         if ((st = wgt_wgpu_radix_sort(w, keys, pos, rp.rows, rp.n, bits, &sorted)) != WGT_OK) goto done;
         pos_out = sorted;
         rp.pos_at = total;
@@ -240,7 +260,7 @@ wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const 
     } else if ((st = bitonic(w, keys, pos, total, log_p)) != WGT_OK) {
         goto done;
     }
-    uint64_t count = rows * (uint64_t)k, per = in->dtype == WGT_F16 ? 2 : 1;
+    uint64_t count = rows * (uint64_t)k, per = per_word(in->dtype);
     rp.last = (uint32_t)count;
     wgt_buffer *ob[4] = {in->buffer, pos_out, values->buffer, indices->buffer};
     st = wgt_wgpu_dispatch(w, out, ob, &rp, sizeof rp, groups_for((count + per - 1) / per));

@@ -1,6 +1,7 @@
 // Last pass of a row sort: the first k positions of each sorted segment, and the input's
-// elements at them read back bit for bit. Values are written a 32-bit word at a time, so an
-// f16 output has each invocation write a pair of halves whole (ELEMS 2).
+// elements at them read back bit for bit. Values are written a 32-bit word at a time, so a
+// 16-bit output has each invocation write a pair of halves whole (ELEMS 2), an 8-bit one
+// four bytes (ELEMS 4).
 
 struct Params {
     rows: u32,
@@ -41,7 +42,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let x = e - row * params.k;
         let p = pos[params.pos_at + row * params.seg + x];
         let src = i32(params.offset) + view_offset(row, params.ndim, params.shape, params.strides) + i32(p) * params.row_stride;
-        word = word | (raw_inp(u32(src)) << (h * 16u));
+        word = word | (raw_inp(u32(src)) << (h * (32u / ELEMS)));
         indices[e] = i32(p);
     }
     values[w] = word;
