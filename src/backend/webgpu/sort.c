@@ -34,7 +34,7 @@ typedef struct {
     uint32_t last; /* sort_init: descending; sort_out: the number of outputs */
     uint32_t shape[8];
     int32_t strides[8];
-    uint32_t pos_at, pad[3]; /* sort_out: where the positions start in their buffer */
+    uint32_t pos_at, pos_stride, pad[2]; /* sort_out: position i is at pos_at + i * pos_stride */
 } rows_params;
 
 typedef struct {
@@ -230,6 +230,7 @@ wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const 
     rp.offset = (uint32_t)in->offset;
     rp.row_stride = (int32_t)in->strides[last];
     rp.last = descending != 0;
+    rp.pos_stride = 1;
 
     wgt_pipeline *init, *out;
     wgt_buffer *keys = NULL, *pos = NULL, *keys2 = NULL, *pos2 = NULL, *sorted = NULL, *pos_out;
@@ -247,8 +248,9 @@ wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const 
          * per byte of the element. */
         uint32_t bits = 8 * (uint32_t)wgt_dtype_size(in->dtype);
         if ((st = wgt_wgpu_radix_sort(w, keys, pos, rp.rows, rp.n, bits, &sorted)) != WGT_OK) goto done;
-        pos_out = sorted;
-        rp.pos_at = total;
+        pos_out = sorted; /* (key, position) pairs */
+        rp.pos_at = 1;
+        rp.pos_stride = 2;
     } else if (halving) {
         if ((st = wgt_wgpu_buffer_create(be, (size_t)total * 2, 0, &keys2)) != WGT_OK ||
             (st = wgt_wgpu_buffer_create(be, (size_t)total * 2, 0, &pos2)) != WGT_OK)

@@ -24,7 +24,7 @@
 
 typedef struct {
     uint32_t rows, n, tiles, shift;
-    uint32_t pos_at, total, pad[2]; /* the scatter's: where positions start in its input, output */
+    uint32_t stride, pos_at, pad[2]; /* pair i: key at i * stride, position at pos_at + i * stride */
 } radix_params;
 
 typedef struct {
@@ -78,23 +78,23 @@ wgt_status wgt_wgpu_radix_sort(wgt_webgpu *w, wgt_buffer *keys, wgt_buffer *pos,
     if (ncounts > UINT32_MAX)
         return wgt_error(WGT_ERR_LIMIT, "sort: %u rows of %u elements need %llu digit counts, more than 2^32", rows, n,
                          (unsigned long long)ncounts);
-    /* Two buffers of keys then positions, written in turn. */
+    /* Two buffers of (key, position) pairs side by side, written in turn. */
     wgt_buffer *counts = NULL, *pairs[2] = {NULL, NULL}, *sums[SCAN_LEVELS] = {0};
     if ((st = wgt_wgpu_buffer_create(&w->base, (size_t)ncounts * 4, 0, &counts)) != WGT_OK ||
         (st = wgt_wgpu_buffer_create(&w->base, (size_t)total * 8, 0, &pairs[0])) != WGT_OK ||
         (st = wgt_wgpu_buffer_create(&w->base, (size_t)total * 8, 0, &pairs[1])) != WGT_OK)
         goto done;
     wgt_buffer *from_k = keys, *from_p = pos, *to = pairs[0];
-    uint32_t pos_at = 0;
+    uint32_t stride = 1, pos_at = 0;
     for (uint32_t shift = 0; shift < key_bits; shift += 8) {
-        radix_params rp = {rows, n, tiles, shift, pos_at, total, {0, 0}};
+        radix_params rp = {rows, n, tiles, shift, stride, pos_at, {0, 0}};
         wgt_buffer *hb[2] = {from_k, counts};
         if ((st = wgt_wgpu_dispatch(w, hist, hb, &rp, sizeof rp, groups)) != WGT_OK) goto done;
         if ((st = scan(w, counts, (uint32_t)ncounts, 0, sums)) != WGT_OK) goto done;
         wgt_buffer *xb[4] = {from_k, from_p, counts, to};
         if ((st = wgt_wgpu_dispatch(w, scatter, xb, &rp, sizeof rp, groups)) != WGT_OK) goto done;
         from_k = from_p = to;
-        pos_at = total;
+        stride = 2, pos_at = 1;
         to = to == pairs[0] ? pairs[1] : pairs[0];
     }
     *sorted = from_k;

@@ -18,8 +18,8 @@
 
 /* Sorts each of the rows segments of n (key, position) pairs in keys and pos (rows * n of
  * each, row after row) by the low key_bits (16 or 32) of the key, stably: ties keep their
- * order. *sorted (the caller releases it) gets the sorted keys, then from rows * n on their
- * positions. */
+ * order. *sorted (the caller releases it) gets the sorted (key, position) pairs, side by
+ * side. */
 wgt_status wgt_wgpu_radix_sort(wgt_webgpu *w, wgt_buffer *keys, wgt_buffer *pos, uint32_t rows, uint32_t n,
                                uint32_t key_bits, wgt_buffer **sorted);
 

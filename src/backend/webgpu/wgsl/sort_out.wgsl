@@ -14,8 +14,8 @@ struct Params {
     count: u32,       // outputs: rows * k
     shape: array<vec4<u32>, 2>,
     strides: array<vec4<i32>, 2>,
-    pos_at: u32,      // where pos's positions start
-    _pad0: u32,
+    pos_at: u32,      // position i is pos[pos_at + i * pos_stride]
+    pos_stride: u32,
     _pad1: u32,
     _pad2: u32,
 };
@@ -40,7 +40,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (e >= params.count) { break; }
         let row = e / params.k;
         let x = e - row * params.k;
-        let p = pos[params.pos_at + row * params.seg + x];
+        let p = pos[params.pos_at + (row * params.seg + x) * params.pos_stride];
         let src = i32(params.offset) + view_offset(row, params.ndim, params.shape, params.strides) + i32(p) * params.row_stride;
         word = word | (raw_inp(u32(src)) << (h * (32u / ELEMS)));
         indices[e] = i32(p);

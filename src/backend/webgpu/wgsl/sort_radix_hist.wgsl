@@ -22,7 +22,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     atomicStore(&hist[lid.x], 0u);
     workgroupBarrier();
     for (var x = lid.x; x < t.len; x = x + 256u) {
-        atomicAdd(&hist[(keys[t.base + x] >> params.shift) & 255u], 1u);
+        atomicAdd(&hist[(keys[(t.base + x) * params.stride] >> params.shift) & 255u], 1u);
     }
     workgroupBarrier();
     counts[(t.row * 256u + lid.x) * params.tiles + t.index] = atomicLoad(&hist[lid.x]);

@@ -5,14 +5,15 @@
 // invocation sets its bit, then counts the bits below its own). next[d] starts at the tile's
 // first place for digit d (the scanned counts) and grows by each chunk's count of d, so
 // equal digits keep their order across chunks and tiles: the pass is stable, and LSD passes
-// over stable passes sort by the whole key, ties in their input order. The pairs come as
-// keys and positions (pos_in from pos_at on: the first pass reads sort_init's two buffers,
-// the others one buffer bound twice) and go out as the keys, then the positions from total.
+// over stable passes sort by the whole key, ties in their input order. The first pass reads
+// sort_init's keys and positions; every pass writes (key, position) pairs side by side, one
+// 8-byte store each (a scattered store fills part of a memory sector: one store per pair
+// instead of two halves those), which the next pass reads as one buffer bound twice.
 
 @group(0) @binding(0) var<storage, read> keys_in: array<u32>;
 @group(0) @binding(1) var<storage, read> pos_in: array<u32>;
 @group(0) @binding(2) var<storage, read> offsets: array<u32>;
-@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec2<u32>>;
 @group(0) @binding(4) var<uniform> params: Params;
 
 {{TILE}}
@@ -41,8 +42,8 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         var p = 0u;
         var d = 0u;
         if (live) {
-            key = keys_in[base + c + lid.x];
-            p = pos_in[params.pos_at + base + c + lid.x];
+            key = keys_in[(base + c + lid.x) * params.stride];
+            p = pos_in[params.pos_at + (base + c + lid.x) * params.stride];
             d = (key >> params.shift) & 255u;
             atomicOr(&masks[d * 8u + word], 1u << (lid.x & 31u));
         }
@@ -57,8 +58,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
                 total = total + countOneBits(bits);
             }
             let dest = next[d] + rank;
-            out[dest] = key;
-            out[params.total + dest] = p;
+            out[dest] = vec2<u32>(key, p);
         }
         workgroupBarrier();
         // The digit's last invocation in the chunk moves next[d] past the chunk's ones.

@@ -7,8 +7,8 @@ struct Params {
     n: u32,       // row length
     tiles: u32,   // tiles per row
     shift: u32,   // the digit is (key >> shift) & 255
-    pos_at: u32,  // scatter: where pos_in's positions start
-    total: u32,   // scatter: rows * n, where out's positions start
+    stride: u32,  // pair i's key is keys[i * stride] (1: sort_init's keys; 2: pairs)
+    pos_at: u32,  // scatter: its position is pos_in[pos_at + i * stride]
     _pad0: u32,
     _pad1: u32,
 };
