@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
+#include "core/handles.h"
+#include "core/tensor.h"
 #include "test.h"
 
 static const wgt_dtype dtypes[] = {WGT_F32, WGT_F16, WGT_I32, WGT_U32};
@@ -519,4 +522,29 @@ TEST_BACKENDS(sort_narrow_dtypes) {
         wgt_release(srt);
         wgt_release(vals);
     }
+}
+
+/* A device whose binding size cannot hold a row's 8-byte (key, position) pairs sorts it by
+ * the bitonic network instead, which binds 4-byte keys and positions apart: a different
+ * number of dispatches, the same result. */
+TEST(sort_radix_binding_limit) {
+    wgt_context *gpu = test_webgpu_context();
+    if (!gpu) return;
+    int64_t n = 5000;
+    wgt_tensor *a = make_input(gpu, WGT_F32, CONTIGUOUS, 1, &n, 101, WIDE_VALUES);
+    CHECK(a && wgt_eval(1, &a) == WGT_OK, "%s", wgt_last_error());
+    uint64_t *max = &wgt_handle_record(a)->storage->ctx->backend->max_binding_bytes, saved = *max, used[2];
+    for (int narrow = 0; narrow < 2; narrow++) {
+        *max = narrow ? (uint64_t)n * 8 - 4 : saved;
+        wgt_stats before, after;
+        wgt_context_stats(gpu, &before);
+        check_sort(a, 0, narrow, narrow ? "sort under a small binding limit" : "sort under the device's limit");
+        wgt_context_stats(gpu, &after);
+        used[narrow] = after.dispatches - before.dispatches;
+    }
+    *max = saved;
+    CHECK(used[0] != used[1], "the same %llu dispatches under both limits: the radix sort ran under both",
+          (unsigned long long)used[0]);
+    wgt_release(a);
+    wgt_context_release(gpu);
 }

@@ -219,8 +219,10 @@ wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const 
     uint32_t log_b = 0;
     while (((int64_t)1 << log_b) < k) log_b++;
     int halving = k < n && log_b <= 9 && log_b < log_p;
-    /* Long rows (and top-k past a tile of them): a radix sort of unpadded rows. */
-    int radix = !halving && n >= WGT_WGPU_RADIX_MIN_ROW;
+    /* Long rows (and top-k past a tile of them): a radix sort of unpadded rows, whose buffer
+     * of 8-byte pairs must fit one binding (the bitonic sort binds keys and positions apart:
+     * a device at WebGPU's default 128 MiB still sorts 32M elements that way). */
+    int radix = !halving && n >= WGT_WGPU_RADIX_MIN_ROW && rows * (uint64_t)n * 8 <= be->max_binding_bytes;
     if (radix) total = (uint32_t)(rows * (uint64_t)n);
     rp.rows = (uint32_t)rows;
     rp.n = (uint32_t)n;
