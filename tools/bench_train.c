@@ -6,7 +6,9 @@
  * first op to the loss read back (a full synchronisation), eager (ops recorded and run per
  * step) and as one compiled graph dispatch per step (forward, backward and update recorded
  * once). No gradient clipping: it reads the norm back mid-step. bench/bench_train_torch.py
- * times the same model in PyTorch from the JSON this writes, for the ratio.
+ * times the same model in PyTorch from the JSON this writes, for the ratio. --profile runs one
+ * more step of each mode with every kernel timed on its own (GPU timestamps) and prints where
+ * the GPU time went, by kernel.
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/gpu_timing.h"
 #include "lm_model.h"
 
 typedef struct {
@@ -87,7 +90,27 @@ static wgt_status graph_step(wgt_graph *g, wgt_context *ctx, const int32_t *tok,
 }
 
 /* Runs warmup + steps of one mode on a fresh model from the same seed; 0 on success. */
-static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int steps, int graph, train_row *row) {
+/* The GPU time of one step by kernel, most first (where the device has timestamps). */
+static void print_profile(wgt_context *ctx, const char *mode, double step_ms) {
+    enum { SHOWN = 30 };
+    wgt_gpu_kernel_time k[SHOWN];
+    int n = wgt_context_gpu_kernel_times(ctx, k, SHOWN);
+    if (n < 0) {
+        printf("profile of one %s step: %s\n", mode, wgt_last_error());
+        return;
+    }
+    double total = 0;
+    for (int i = 0; i < n; i++) total += k[i].ms;
+    printf("profile of one %s step (each dispatch in a pass of its own; step %.2f ms wall):\n", mode, step_ms);
+    printf("  %9s %6s %9s  %s\n", "GPU ms", "share", "dispatches", "kernel");
+    for (int i = 0; i < n; i++)
+        printf("  %9.3f %5.1f%% %9llu  %s\n", k[i].ms, total > 0 ? 100 * k[i].ms / total : 0,
+               (unsigned long long)k[i].dispatches, k[i].label);
+    printf("  %9.3f GPU ms in the %d kernels shown\n", total, n);
+}
+
+static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int steps, int graph, int profile,
+                    train_row *row) {
     lm_model m;
     if (lm_init(&m, ctx, c, 1234) != WGT_OK) {
         fprintf(stderr, "bench-train: model: %s\n", wgt_last_error());
@@ -102,8 +125,13 @@ static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int
     int rc = !o || (graph && !g) || !lo || !tok || !tgt || !ms;
     if (rc) fprintf(stderr, "bench-train: %s\n", wgt_last_error());
     *row = (train_row){graph ? "graph" : "eager", NAN, NAN, NAN, NAN, steps};
-    for (int s = 0; !rc && s < warmup + steps; s++) {
+    for (int s = 0; !rc && s < warmup + steps + (profile != 0); s++) {
         double loss = NAN, t0;
+        int profiled = s == warmup + steps;
+        if (profiled && wgt_context_gpu_timing(ctx, 2) != WGT_OK) {
+            printf("profile: %s\n", wgt_last_error());
+            break;
+        }
         batch(c, B, s, tok, tgt);
         t0 = now_s();
         wgt_status st = graph ? graph_step(g, ctx, tok, tgt, B, c->context, lo, &loss) : eager_step(&m, o, tok, tgt, B, &loss);
@@ -111,6 +139,11 @@ static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int
         if (st != WGT_OK) {
             fprintf(stderr, "bench-train: %s step %d: %s\n", row->mode, s, wgt_last_error());
             rc = 1;
+        }
+        if (profiled) {
+            if (!rc) print_profile(ctx, row->mode, t);
+            wgt_context_gpu_timing(ctx, 0);
+            break;
         }
         if (s == 0) row->loss_first = loss;
         row->loss_last = loss;
@@ -137,13 +170,15 @@ static int64_t count_params(const lm_config *c) {
 static void usage(void) {
     printf("usage: wgtensor bench-train [--layers 12] [--width 768] [--heads 12] [--seq 1024] [--batch 1]\n"
            "         [--vocab 50257] [--steps 10] [--warmup 2] [--mode both|eager|graph] [--json FILE]\n"
+           "         [--profile]\n"
            "Times forward + backward + AdamW steps of a GPT-2-small-shaped model (f32); the median step,\n"
-           "tokens/s and model TFLOP/s (6 x parameters + 12 x layers x seq x width per token).\n");
+           "tokens/s and model TFLOP/s (6 x parameters + 12 x layers x seq x width per token).\n"
+           "--profile: one more step of each mode with every kernel timed apart, GPU time by kernel.\n");
 }
 
 int wgt_bench_train_main(int argc, char **argv) {
     lm_config c = {50257, 12, 768, 12, 1024};
-    int B = 1, steps = 10, warmup = 2, modes = 3;
+    int B = 1, steps = 10, warmup = 2, modes = 3, profile = 0;
     const char *json = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -156,6 +191,8 @@ int wgt_bench_train_main(int argc, char **argv) {
             return 0;
         } else if (slot && v) {
             *slot = atoi(v), i++;
+        } else if (!strcmp(a, "--profile")) {
+            profile = 1;
         } else if (!strcmp(a, "--json") && v) {
             json = v, i++;
         } else if (!strcmp(a, "--mode") && v && (!strcmp(v, "both") || !strcmp(v, "eager") || !strcmp(v, "graph"))) {
@@ -189,7 +226,7 @@ int wgt_bench_train_main(int argc, char **argv) {
     for (int k = 0; k < 2 && !rc; k++) {
         if (!(modes & (1 << k))) continue;
         train_row *r = &rows[nrows];
-        rc = run_mode(ctx, &c, B, warmup, steps, k, r);
+        rc = run_mode(ctx, &c, B, warmup, steps, k, profile, r);
         if (rc) break;
         nrows++;
         printf("%-6s %12.2f %10.2f %12.0f %9.3f %11.4f %11.4f\n", r->mode, r->ms_median, r->ms_min,

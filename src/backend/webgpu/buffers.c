@@ -72,6 +72,7 @@ wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset
         if (staged) return WGT_OK;
         if ((st = wgt_wgpu_submit(w)) != WGT_OK) return st;
     }
+    if (n > WGT_WGPU_UPLOAD_DIRECT_MAX) return wgt_wgpu_upload_staged(w, buf->handle, offset, src, n);
     w->p->wgpuQueueWriteBuffer(w->queue, buf->handle, offset, src, n);
     return wgt_wgpu_status(w);
 }
