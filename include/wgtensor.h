@@ -626,7 +626,8 @@ wgt_tensor *wgt_outer(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *operands);
 
 /* ---- dense factorizations (linalg) ----------------------------------------------------- */
-/* Batches of square f32 matrices [..., n, n], factorized in double precision on the host by
+/* Batches of square f32 matrices [..., n, n] (f16 ones are read exactly as f32 and the results
+ * rounded to f16), factorized in double precision on the host by
  * LAPACK (found at run time: OpenBLAS's or liblapack.so.3; WGT_ERR_UNAVAILABLE without one).
  * Eager: the input is evaluated and read back, the result is a new tensor. An exactly singular
  * matrix is an error (WGT_ERR_INVALID_ARGUMENT naming its batch index), as NumPy's LinAlgError.
@@ -647,8 +648,8 @@ wgt_tensor *wgt_linalg_vector_norm(wgt_tensor *a, double ord, int naxes, const i
 wgt_tensor *wgt_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims);
 
 /* ---- linear algebra: decompositions and what is built on them ---------------------------- */
-/* f32 batches [..., m, n], factorized on the host in double by LAPACK and eager, as the dense
- * factorizations above; a matrix that does not converge (or, for svd and eigh, holds a
+/* f32 (or f16) batches [..., m, n], factorized on the host in double by LAPACK and eager, as
+ * the dense factorizations above; a matrix that does not converge (or, for svd and eigh, holds a
  * non-finite value) is WGT_ERR_INVALID_ARGUMENT naming its batch index.
  * qr (dgeqrf, dorgqr): a = Q R, Q [..., m, k] with orthonormal columns, R [..., k, n] upper
  * triangular, k = min(m, n); complete: Q [..., m, m], R [..., m, n].
@@ -671,7 +672,7 @@ wgt_tensor *wgt_linalg_eigvalsh(wgt_tensor *a);
 wgt_tensor *wgt_linalg_pinv(wgt_tensor *a, double rtol);
 wgt_tensor *wgt_linalg_matrix_rank(wgt_tensor *a, double rtol);
 /* a^n for square a [..., n, n] (f32, f16) by repeated squaring with matmul (lazy, both
- * backends); n = 0 gives the identity, n < 0 the power of wgt_linalg_inv(a) (f32). */
+ * backends); n = 0 gives the identity, n < 0 the power of wgt_linalg_inv(a). */
 wgt_tensor *wgt_linalg_matrix_power(wgt_tensor *a, int64_t n);
 /* The cross product of 3-vectors along axis (of the broadcast shape; negative counts from the
  * end, and must be when the ranks differ): a and b broadcast and both have length 3 there. Any

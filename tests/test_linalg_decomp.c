@@ -470,15 +470,15 @@ TEST_BACKENDS(linalg_pinv_and_matrix_rank_match_reference) {
 
 TEST_BACKENDS(linalg_decomp_errors) {
     int64_t s3[1] = {3}, s23[2] = {2, 3}, s22[3] = {2, 2, 2};
-    wgt_tensor *v = wgt_zeros(ctx, WGT_F32, 1, s3), *h = wgt_zeros(ctx, WGT_F16, 2, s23), *r = wgt_zeros(ctx, WGT_F32, 2, s23);
+    wgt_tensor *v = wgt_zeros(ctx, WGT_F32, 1, s3), *h = wgt_zeros(ctx, WGT_I32, 2, s23), *r = wgt_zeros(ctx, WGT_F32, 2, s23);
     wgt_tensor *x = NULL, *y = NULL, *z = NULL;
     CHECK_ERROR(wgt_linalg_qr(v, 0, &x, &y) != WGT_OK && !x && !y, WGT_ERR_SHAPE, "[3]");
-    CHECK_ERROR(wgt_linalg_qr(h, 0, &x, &y) != WGT_OK, WGT_ERR_DTYPE, "f16");
+    CHECK_ERROR(wgt_linalg_qr(h, 0, &x, &y) != WGT_OK, WGT_ERR_DTYPE, "i32");
     CHECK_ERROR(wgt_linalg_qr(r, 0, NULL, &y) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "NULL");
     CHECK_ERROR(wgt_linalg_svd(v, 1, &x, &y, &z) != WGT_OK && !x && !y && !z, WGT_ERR_SHAPE, "[3]");
     CHECK_ERROR(wgt_linalg_slogdet(r, &x, &y) != WGT_OK, WGT_ERR_SHAPE, "square");
     CHECK_ERROR(wgt_linalg_eigh(r, &x, &y) != WGT_OK, WGT_ERR_SHAPE, "square");
-    CHECK_ERROR(!wgt_linalg_eigvalsh(h), WGT_ERR_DTYPE, "f16");
+    CHECK_ERROR(!wgt_linalg_eigvalsh(h), WGT_ERR_DTYPE, "i32");
     CHECK_ERROR(!wgt_linalg_svdvals(NULL), WGT_ERR_INVALID_ARGUMENT, "wgt_linalg_svdvals");
     CHECK_ERROR(!wgt_linalg_matrix_rank(v, -1), WGT_ERR_SHAPE, "[3]");
     /* A non-finite value: svd names the matrix rather than answer with garbage. */
@@ -497,4 +497,41 @@ TEST_BACKENDS(linalg_decomp_errors) {
         free(g);
     }
     wgt_release(nuc), wgt_release(e), wgt_release(bad), wgt_release(v), wgt_release(h), wgt_release(r);
+}
+
+/* f16 operands are read exactly as f32 and computed the same way, so every result is the f32
+ * op's on the same values, rounded to f16 (the comparison is exact). */
+static void same_as_f32(const char *what, wgt_tensor *h, wgt_tensor *f) {
+    CHECK(h && f, "%s: %s", what, wgt_last_error());
+    if (!h || !f) return;
+    CHECK(wgt_tensor_dtype(h) == WGT_F16, "%s: result is not f16", what);
+    wgt_tensor *fh = wgt_cast(f, WGT_F16);
+    double *x = test_read_f64(h), *y = test_read_f64(fh);
+    int64_t count = numel_of(wgt_tensor_ndim(h), wgt_tensor_shape(h));
+    for (int64_t i = 0, bad = 0; i < count && bad < 3; i++)
+        if (x[i] != y[i] && bad++ < 3) CHECK(0, "%s: element %lld is %g, the f32 op's rounds to %g", what, (long long)i, x[i], y[i]);
+    free(x), free(y);
+    wgt_release(fh);
+}
+
+TEST_BACKENDS(linalg_f16_inputs_match_f32) {
+    int64_t s3[3] = {2, 3, 3}, s32[3] = {2, 3, 2};
+    wgt_tensor *f = random_matrices(ctx, 3, s3, 600, 1), *h = wgt_cast(f, WGT_F16), *f2 = wgt_cast(h, WGT_F32);
+    wgt_tensor *bf = random_matrices(ctx, 3, s32, 601, 0), *bh = wgt_cast(bf, WGT_F16), *b2 = wgt_cast(bh, WGT_F32);
+    /* f2, b2: the f16 values in f32, which the f16 path computes with */
+    same_as_f32("inv", wgt_linalg_inv(h), wgt_linalg_inv(f2));
+    same_as_f32("det", wgt_linalg_det(h), wgt_linalg_det(f2));
+    same_as_f32("solve", wgt_linalg_solve(h, bh), wgt_linalg_solve(f2, b2));
+    same_as_f32("svdvals", wgt_linalg_svdvals(h), wgt_linalg_svdvals(f2));
+    same_as_f32("eigvalsh", wgt_linalg_eigvalsh(h), wgt_linalg_eigvalsh(f2));
+    same_as_f32("pinv", wgt_linalg_pinv(h, -1), wgt_linalg_pinv(f2, -1));
+    wgt_tensor *q[2] = {0}, *r[2] = {0};
+    CHECK(wgt_linalg_qr(h, 0, &q[0], &r[0]) == WGT_OK && wgt_linalg_qr(f2, 0, &q[1], &r[1]) == WGT_OK, "%s", wgt_last_error());
+    same_as_f32("qr Q", q[0], q[1]);
+    same_as_f32("qr R", r[0], r[1]);
+    wgt_tensor *rk = wgt_linalg_matrix_rank(h, -1);
+    CHECK(rk && wgt_tensor_dtype(rk) == WGT_I32, "matrix_rank of f16: %s", wgt_last_error());
+    CHECK_ERROR(!wgt_linalg_solve(h, bf), WGT_ERR_DTYPE, "operand types differ");
+    for (int i = 0; i < 2; i++) wgt_release(q[i]), wgt_release(r[i]);
+    wgt_release(rk), wgt_release(f), wgt_release(h), wgt_release(f2), wgt_release(bf), wgt_release(bh), wgt_release(b2);
 }

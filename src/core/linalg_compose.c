@@ -40,7 +40,7 @@ wgt_tensor *wgt_linalg_matrix_power(wgt_tensor *a, int64_t n) {
         return NULL;
     }
     if (n == 0) return identity_like(fn, a);
-    /* a^-k = (a^-1)^k; the inverse is the host's (f32), and fails naming a singular matrix. */
+    /* a^-k = (a^-1)^k; the inverse is the host's, and fails naming a singular matrix. */
     wgt_tensor *base = n < 0 ? wgt_linalg_inv(a) : wgt_retain(a), *acc = NULL;
     uint64_t k = n < 0 ? (uint64_t)0 - (uint64_t)n : (uint64_t)n;
     while (base) {

@@ -16,13 +16,13 @@
 
 #include "linalg_host.h"
 
-/* A new f32 tensor [a's batch..., d[0], ..., d[trailing - 1]] from doubles (row-major). */
+/* A new tensor of a's type [a's batch..., d[0], ..., d[trailing - 1]] from doubles (row-major). */
 static wgt_tensor *batch_result(const char *fn, const wgt_tensor *a, int trailing, const int64_t *d, const double *v) {
     int64_t shape[WGT_MAX_DIMS], count = 1;
     int nb = a->ndim - 2;
     for (int i = 0; i < nb; i++) count *= shape[i] = a->shape[i];
     for (int i = 0; i < trailing; i++) count *= shape[nb + i] = d[i];
-    return wgt_linalg_from_doubles(a->storage->ctx, fn, nb + trailing, shape, v, count);
+    return wgt_linalg_from_doubles(a, fn, nb + trailing, shape, v, count);
 }
 
 static void *host_alloc(const char *fn, size_t count, size_t size) {

@@ -1,6 +1,6 @@
 /*
  * Dense factorizations on the host: inv, solve, det and cholesky of batches of small f32
- * matrices. LU and Cholesky are sequential pivoting algorithms that a GPU runs poorly at the
+ * matrices (f16 ones are read exactly as f32 and their results rounded to f16). LU and Cholesky are sequential pivoting algorithms that a GPU runs poorly at the
  * sizes these are used for (a few to a few hundred), so on either backend the input is read
  * back, each matrix factorized in double precision by LAPACK (lapack.c) and the result
  * written to a new tensor: eager, unlike the other ops, since the answer (or an error for a
@@ -20,9 +20,9 @@ wgt_status wgt_linalg_check_matrices(const char *fn, const char *name, const wgt
     if (wgt_check_tensor(fn, name, a) != WGT_OK) return wgt_last_status();
     char s[256];
     wgt_format_shape(s, sizeof s, a->ndim, a->shape);
-    if (a->dtype != WGT_F32)
-        return wgt_error(WGT_ERR_DTYPE, "%s: takes f32 (factorized in double on the host), but %s is %s", fn, name,
-                         wgt_dtype_name(a->dtype));
+    if (a->dtype != WGT_F32 && a->dtype != WGT_F16)
+        return wgt_error(WGT_ERR_DTYPE, "%s: takes f32 or f16 (factorized in double on the host), but %s is %s", fn,
+                         name, wgt_dtype_name(a->dtype));
     if (a->ndim < 2)
         return wgt_error(WGT_ERR_SHAPE, "%s: %s must be a (batch of) matrices [..., m, n], not %s", fn, name, s);
     if (a->shape[a->ndim - 1] > 46340 || a->shape[a->ndim - 2] > 46340) /* m * n must fit LAPACK's int */
@@ -40,7 +40,7 @@ wgt_status wgt_linalg_check_square(const char *fn, const char *name, const wgt_t
 }
 
 double *wgt_linalg_read_doubles(const char *fn, wgt_tensor *t, int64_t count) {
-    wgt_tensor *c = wgt_contiguous(t);
+    wgt_tensor *c = t->dtype == WGT_F32 ? wgt_contiguous(t) : wgt_cast(t, WGT_F32); /* f16: exactly */
     float *f = malloc(sizeof(float) * (size_t)(count ? count : 1));
     double *d = malloc(sizeof(double) * (size_t)(count ? count : 1));
     if (!c || !f || !d || (count && wgt_tensor_read(c, f, sizeof(float) * (size_t)count) != WGT_OK)) {
@@ -102,14 +102,18 @@ int wgt_linalg_workspace(const char *fn, const wgt_tensor *a, double query) {
     return -1;
 }
 
-wgt_tensor *wgt_linalg_from_doubles(wgt_context *ctx, const char *fn, int nd, const int64_t *shape, const double *v,
-                                int64_t count) {
+wgt_tensor *wgt_linalg_from_doubles(const wgt_tensor *like, const char *fn, int nd, const int64_t *shape, const double *v,
+                                    int64_t count) {
     float *f = malloc(sizeof(float) * (size_t)(count ? count : 1));
     if (!f) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for the result", fn), NULL;
     for (int64_t i = 0; i < count; i++) f[i] = (float)v[i];
-    wgt_tensor *t = wgt_tensor_from_data(ctx, WGT_F32, nd, shape, f, sizeof(float) * (size_t)count, WGT_USAGE_DEFAULT);
+    wgt_tensor *t = wgt_tensor_from_data(like->storage->ctx, WGT_F32, nd, shape, f, sizeof(float) * (size_t)count,
+                                         WGT_USAGE_DEFAULT);
     free(f);
-    return t;
+    if (!t || like->dtype == WGT_F32) return t;
+    wgt_tensor *c = wgt_cast(t, like->dtype); /* f16: computed in double, rounded to f32, then to f16 */
+    wgt_release(t);
+    return c;
 }
 
 wgt_status wgt_linalg_singular(const char *fn, const char *name, const wgt_tensor *a, int64_t b, int pivot) {
@@ -162,7 +166,7 @@ wgt_tensor *wgt_linalg_inv(wgt_tensor *a) {
     }
     wgt_linalg_to_column_major(x, h.batch, n, n, scratch); /* a transpose: column-major back to row-major */
     free(scratch);
-    out = wgt_linalg_from_doubles(a->storage->ctx, fn, a->ndim, a->shape, x, count);
+    out = wgt_linalg_from_doubles(a, fn, a->ndim, a->shape, x, count);
 done:
     free(x);
     free(h.m);
@@ -177,8 +181,9 @@ wgt_tensor *wgt_linalg_solve(wgt_tensor *a, wgt_tensor *b) {
     char sa[256], sb[256];
     wgt_format_shape(sa, sizeof sa, a->ndim, a->shape);
     wgt_format_shape(sb, sizeof sb, b->ndim, b->shape);
-    if (b->dtype != WGT_F32) {
-        wgt_error(WGT_ERR_DTYPE, "%s: takes f32 (factorized in double on the host), but b is %s", fn, wgt_dtype_name(b->dtype));
+    if (b->dtype != a->dtype) {
+        wgt_error(WGT_ERR_DTYPE, "%s: operand types differ (a is %s, b is %s); cast one first", fn, wgt_dtype_name(a->dtype),
+                  wgt_dtype_name(b->dtype));
         return NULL;
     }
     int64_t n = a->shape[a->ndim - 1];
@@ -229,7 +234,7 @@ wgt_tensor *wgt_linalg_solve(wgt_tensor *a, wgt_tensor *b) {
     /* Back to row-major [n, k]: the column-major [n, k] is a row-major [k, n]. */
     wgt_linalg_to_column_major(x, batch, (int)k, (int)n, scratch);
     if (vec) shape[nbatch] = n;
-    out = wgt_linalg_from_doubles(a->storage->ctx, fn, nbatch + (vec ? 1 : 2), shape, x, batch * n * k);
+    out = wgt_linalg_from_doubles(a, fn, nbatch + (vec ? 1 : 2), shape, x, batch * n * k);
 done:
     wgt_release(ab);
     wgt_release(bb);
@@ -259,7 +264,7 @@ wgt_tensor *wgt_linalg_det(wgt_tensor *a) {
         for (int i = 0; i < n; i++) d *= piv[i] != i + 1 ? -m[i + i * n] : m[i + i * n];
         det[b] = d;
     }
-    out = wgt_linalg_from_doubles(a->storage->ctx, fn, a->ndim - 2, a->shape, det, h.batch);
+    out = wgt_linalg_from_doubles(a, fn, a->ndim - 2, a->shape, det, h.batch);
 done:
     free(piv);
     free(det);
@@ -298,7 +303,7 @@ wgt_tensor *wgt_linalg_cholesky(wgt_tensor *a, int upper) {
                 r[b * n * n + i * n + j] = hi <= lo ? m[lo + hi * n] : 0;
             }
     }
-    out = wgt_linalg_from_doubles(a->storage->ctx, fn, a->ndim, a->shape, r, count);
+    out = wgt_linalg_from_doubles(a, fn, a->ndim, a->shape, r, count);
 done:
     free(r);
     free(h.m);

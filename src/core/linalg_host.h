@@ -1,6 +1,6 @@
 /* The host side shared by the dense factorizations (linalg_host.c, linalg_decomp.c): operands
  * read back as doubles, column-major per matrix as LAPACK takes them, and results written to
- * new f32 tensors. */
+ * new tensors of the operand's type. */
 #ifndef WGT_LINALG_HOST_H
 #define WGT_LINALG_HOST_H
 
@@ -15,18 +15,19 @@ typedef struct {
     double *m;      /* batch * rows * cols */
 } host_batch;
 
-/* a is f32 [..., n, n] (square) with n within what LAPACK's int indexes. */
+/* a is f32 or f16 [..., n, n] (square) with n within what LAPACK's int indexes. */
 wgt_status wgt_linalg_check_square(const char *fn, const char *name, const wgt_tensor *a);
-/* a is f32 [..., m, n] of any m, n, each within what LAPACK's int indexes. */
+/* a is f32 or f16 [..., m, n] of any m, n, each within what LAPACK's int indexes. */
 wgt_status wgt_linalg_check_matrices(const char *fn, const char *name, const wgt_tensor *a);
-/* t's values as doubles, in row-major order of t's shape (any layout). */
+/* t's values (f32 or f16) as doubles, in row-major order of t's shape (any layout). */
 double *wgt_linalg_read_doubles(const char *fn, wgt_tensor *t, int64_t count);
 /* Row-major [rows, cols] blocks to column-major, in place through a scratch copy. */
 void wgt_linalg_to_column_major(double *m, int64_t blocks, int rows, int cols, double *scratch);
 /* a [..., rows, cols] (checked) read into h; h->m is the caller's to free. */
 wgt_status wgt_linalg_read_batch(const char *fn, wgt_tensor *a, host_batch *h);
-/* A new f32 tensor of the given shape from doubles (row-major). */
-wgt_tensor *wgt_linalg_from_doubles(wgt_context *ctx, const char *fn, int nd, const int64_t *shape, const double *v,
+/* A new tensor of like's context and type (f32, f16) and the given shape from doubles
+ * (row-major). */
+wgt_tensor *wgt_linalg_from_doubles(const wgt_tensor *like, const char *fn, int nd, const int64_t *shape, const double *v,
                                     int64_t count);
 /* The error for an exactly singular matrix b of the batch (pivot: LAPACK's 1-based info). */
 wgt_status wgt_linalg_singular(const char *fn, const char *name, const wgt_tensor *a, int64_t b, int pivot);
