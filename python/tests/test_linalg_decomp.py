@@ -207,3 +207,24 @@ def test_linalg_extension_complete():
     names = ("cholesky cross det diagonal eigh eigvalsh inv matmul matrix_norm matrix_power matrix_rank matrix_transpose "
              "outer pinv qr slogdet solve svd svdvals tensordot trace vecdot vector_norm").split()
     assert [n for n in names if not hasattr(wt.linalg, n)] == []
+
+
+def test_linalg_gradients_against_closed_forms(ctx):
+    """Gradients through the factorizations reach Python's autograd: d log|det| / dA = A^-T,
+    d det / dA = det A^-T, d inv(A).sum() / dA = -A^-T 1 A^-T, and the sum of eigh's
+    eigenvalues is the trace, whose gradient is the identity (on the lower triangle read)."""
+    a = np.array([[3, 1, 0], [1, -4, 1], [0, 2, 5]], np.float32)
+    a64 = a.astype(np.float64)
+    inv_t = np.linalg.inv(a64).T
+    x = wt.asarray(a).requires_grad_()
+    wt.linalg.slogdet(x).logabsdet.backward()
+    np.testing.assert_allclose(x.grad.numpy(), inv_t, rtol=4 * U, atol=4 * U)
+    x = wt.asarray(a).requires_grad_()
+    wt.linalg.det(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.linalg.det(a64) * inv_t, rtol=8 * U, atol=8 * U)
+    x = wt.asarray(a).requires_grad_()
+    wt.linalg.inv(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), -inv_t @ np.ones((3, 3)) @ inv_t, rtol=16 * U, atol=16 * U)
+    x = wt.asarray(a).requires_grad_()
+    wt.linalg.eigh(x).eigenvalues.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.eye(3), atol=16 * U)
