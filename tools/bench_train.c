@@ -46,14 +46,17 @@ static void batch(const lm_config *c, int B, int s, int32_t *tok, int32_t *tgt) 
     }
 }
 
+/* *recorded: seconds (now_s) when the step's work was recorded, before the loss is read. */
 static wgt_status eager_step(lm_model *m, wgt_optimizer *o, const int32_t *tok, const int32_t *tgt, int B,
-                             double *loss) {
+                             double *loss, double *recorded) {
     wgt_status st = wgt_optimizer_zero_grad(o);
     wgt_tensor *l = st == WGT_OK ? lm_loss(m, tok, tgt, B, m->cfg.context) : NULL;
     float v = NAN;
     if (!l) return st ? st : wgt_last_status();
-    if ((st = wgt_backward(l, NULL)) == WGT_OK && (st = wgt_optimizer_step(o)) == WGT_OK)
+    if ((st = wgt_backward(l, NULL)) == WGT_OK && (st = wgt_optimizer_step(o)) == WGT_OK) {
+        *recorded = now_s();
         st = wgt_tensor_read(l, &v, sizeof v);
+    }
     wgt_release(l);
     *loss = v;
     return st;
@@ -74,7 +77,7 @@ static wgt_graph *record_graph(lm_model *m, wgt_optimizer *o, int B) {
 }
 
 static wgt_status graph_step(wgt_graph *g, wgt_context *ctx, const int32_t *tok, const int32_t *tgt, int B, int T,
-                             wgt_tensor *lo, double *loss) {
+                             wgt_tensor *lo, double *loss, double *recorded) {
     const int64_t shape[2] = {B, T};
     size_t nb = sizeof *tok * (size_t)B * (size_t)T;
     wgt_tensor *x = wgt_tensor_from_data(ctx, WGT_I32, 2, shape, tok, nb, WGT_USAGE_DEFAULT);
@@ -83,6 +86,7 @@ static wgt_status graph_step(wgt_graph *g, wgt_context *ctx, const int32_t *tok,
     wgt_status st = x && y ? wgt_graph_dispatch(g, 2, (wgt_binding[]){{"bench_train_tokens", x}, {"bench_train_targets", y}},
                                                 1, (wgt_binding[]){{"loss", lo}})
                            : wgt_last_status();
+    *recorded = now_s();
     if (st == WGT_OK) st = wgt_tensor_read(lo, &v, sizeof v);
     wgt_release(x), wgt_release(y);
     *loss = v;
@@ -92,21 +96,25 @@ static wgt_status graph_step(wgt_graph *g, wgt_context *ctx, const int32_t *tok,
 /* Runs warmup + steps of one mode on a fresh model from the same seed; 0 on success. */
 /* The GPU time of one step by kernel, most first (where the device has timestamps). */
 static void print_profile(wgt_context *ctx, const char *mode, double step_ms) {
-    enum { SHOWN = 30 };
-    wgt_gpu_kernel_time k[SHOWN];
-    int n = wgt_context_gpu_kernel_times(ctx, k, SHOWN);
+    enum { KEPT = 1024, SHOWN = 30 };
+    wgt_gpu_kernel_time *k = malloc(sizeof *k * KEPT);
+    int n = k ? wgt_context_gpu_kernel_times(ctx, k, KEPT) : -1;
     if (n < 0) {
-        printf("profile of one %s step: %s\n", mode, wgt_last_error());
+        printf("profile of one %s step: %s\n", mode, k ? wgt_last_error() : "out of memory");
+        free(k);
         return;
     }
-    double total = 0;
-    for (int i = 0; i < n; i++) total += k[i].ms;
+    double total = 0, shown = 0;
+    uint64_t dispatches = 0;
+    for (int i = 0; i < n; i++) total += k[i].ms, dispatches += k[i].dispatches;
     printf("profile of one %s step (each dispatch in a pass of its own; step %.2f ms wall):\n", mode, step_ms);
     printf("  %9s %6s %9s  %s\n", "GPU ms", "share", "dispatches", "kernel");
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && i < SHOWN; i++, shown += k[i - 1].ms)
         printf("  %9.3f %5.1f%% %9llu  %s\n", k[i].ms, total > 0 ? 100 * k[i].ms / total : 0,
                (unsigned long long)k[i].dispatches, k[i].label);
-    printf("  %9.3f GPU ms in the %d kernels shown\n", total, n);
+    printf("  %9.3f GPU ms in all %d kernels (%llu dispatches); %.3f in the %d shown\n", total, n,
+           (unsigned long long)dispatches, shown, n < SHOWN ? n : SHOWN);
+    free(k);
 }
 
 static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int steps, int graph, int profile,
@@ -125,22 +133,32 @@ static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int
     int rc = !o || (graph && !g) || !lo || !tok || !tgt || !ms;
     if (rc) fprintf(stderr, "bench-train: %s\n", wgt_last_error());
     *row = (train_row){graph ? "graph" : "eager", NAN, NAN, NAN, NAN, steps};
-    for (int s = 0; !rc && s < warmup + steps + (profile != 0); s++) {
-        double loss = NAN, t0;
-        int profiled = s == warmup + steps;
-        if (profiled && wgt_context_gpu_timing(ctx, 2) != WGT_OK) {
+    /* --profile: one step with every pass timed, then one with every dispatch timed. */
+    for (int s = 0; !rc && s < warmup + steps + 2 * (profile != 0); s++) {
+        double loss = NAN, t0, recorded = NAN;
+        int profiled = s >= warmup + steps ? s - (warmup + steps) + 1 : 0;
+        if (profiled && wgt_context_gpu_timing(ctx, profiled) != WGT_OK) {
             printf("profile: %s\n", wgt_last_error());
             break;
         }
         batch(c, B, s, tok, tgt);
         t0 = now_s();
-        wgt_status st = graph ? graph_step(g, ctx, tok, tgt, B, c->context, lo, &loss) : eager_step(&m, o, tok, tgt, B, &loss);
+        wgt_status st = graph ? graph_step(g, ctx, tok, tgt, B, c->context, lo, &loss, &recorded)
+                              : eager_step(&m, o, tok, tgt, B, &loss, &recorded);
         double t = (now_s() - t0) * 1e3;
         if (st != WGT_OK) {
             fprintf(stderr, "bench-train: %s step %d: %s\n", row->mode, s, wgt_last_error());
             rc = 1;
         }
-        if (profiled) {
+        if (profiled == 1) {
+            wgt_gpu_time gt;
+            if (!rc && wgt_context_gpu_time(ctx, &gt) == WGT_OK)
+                printf("one %s step: %.2f ms wall, recorded after %.2f ms; GPU busy in compute passes %.2f ms "
+                       "(%llu passes)\n", row->mode, t, (recorded - t0) * 1e3, gt.ms, (unsigned long long)gt.passes);
+            wgt_context_gpu_timing(ctx, 0);
+            continue;
+        }
+        if (profiled == 2) {
             if (!rc) print_profile(ctx, row->mode, t);
             wgt_context_gpu_timing(ctx, 0);
             break;
