@@ -594,6 +594,17 @@ wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims);
 /* Running sum along axis, same shape (f16 accumulates in f32). */
 wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis);
+/* ---- scans: running products, maxima and minima ------------------------------------ */
+/* Along axis (negative counts from the end), same shape as a; f32, f16, i32 and u32.
+ * cumprod: f16 accumulates in f32, integer products wrap around in 32 bits. cummax and
+ * cummin propagate NaN (from the first NaN on, the value is that NaN). cumargmax and
+ * cumargmin give the i32 position along axis that each running value came from: the latest
+ * of equal values, the first NaN once there is one (as torch.cummax and torch.cummin). */
+wgt_tensor *wgt_cumprod(wgt_tensor *a, int axis);
+wgt_tensor *wgt_cummax(wgt_tensor *a, int axis);
+wgt_tensor *wgt_cummin(wgt_tensor *a, int axis);
+wgt_tensor *wgt_cumargmax(wgt_tensor *a, int axis);
+wgt_tensor *wgt_cumargmin(wgt_tensor *a, int axis);
 /* Over the axes listed, as above, of a != 0 (NaN counts as nonzero): any and all give u32 0/1
  * (empty: 0 and 1), count_nonzero i32 (empty: 0). Every type but the block types. */
 wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);

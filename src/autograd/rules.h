@@ -93,6 +93,9 @@ wgt_tensor *wgt_ag_rule_prod(wgt_tensor *out, wgt_tensor *a, int naxes, const in
 wgt_tensor *wgt_ag_rule_var(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims, int correction);
 wgt_tensor *wgt_ag_rule_std(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims, int correction);
 wgt_tensor *wgt_ag_rule_cumsum(wgt_tensor *out, wgt_tensor *a, int axis);
+wgt_tensor *wgt_ag_rule_cumprod(wgt_tensor *out, wgt_tensor *a, int axis);
+wgt_tensor *wgt_ag_rule_cummax(wgt_tensor *out, wgt_tensor *a, int axis);
+wgt_tensor *wgt_ag_rule_cummin(wgt_tensor *out, wgt_tensor *a, int axis);
 wgt_tensor *wgt_ag_rule_logsumexp(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_ag_rule_matmul(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ag_rule_linear(wgt_tensor *out, wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias);

@@ -163,6 +163,11 @@ wgt_tensor *wgt_impl_std(wgt_tensor *a, int naxes, const int *axes, int keepdims
 wgt_tensor *wgt_impl_argmax(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_impl_argmin(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_impl_cumsum(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_cumprod(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_cummax(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_cummin(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_cumargmax(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_cumargmin(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_impl_all(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_impl_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims);
@@ -404,6 +409,11 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_argmax wgt_impl_argmax
 #define wgt_argmin wgt_impl_argmin
 #define wgt_cumsum wgt_impl_cumsum
+#define wgt_cumprod wgt_impl_cumprod
+#define wgt_cummax wgt_impl_cummax
+#define wgt_cummin wgt_impl_cummin
+#define wgt_cumargmax wgt_impl_cumargmax
+#define wgt_cumargmin wgt_impl_cumargmin
 #define wgt_any wgt_impl_any
 #define wgt_all wgt_impl_all
 #define wgt_count_nonzero wgt_impl_count_nonzero
