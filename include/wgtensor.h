@@ -443,6 +443,11 @@ wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape);
 /* A new tensor with the same elements in row-major storage. */
 wgt_tensor *wgt_contiguous(wgt_tensor *t);
 
+/* ---- views and broadcasting of the array API ---------------------------------------- */
+/* wgt_reshape that never copies: a layout that cannot be seen in the new shape is
+ * WGT_ERR_SHAPE (the array API's reshape(copy=False)). */
+wgt_tensor *wgt_reshape_view(wgt_tensor *t, int ndim, const int64_t *shape);
+
 /* ---- elementwise ops (NumPy broadcasting; any views) -------------------------------- */
 /* Operands of two types are first cast to their common type by the array API's promotion
  * table (docs/ops.md, "Type promotion": f16 with f32 gives f32, u8 with i8 i16); pairs it

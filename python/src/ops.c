@@ -98,11 +98,11 @@ static const op_entry ops[] = {
     OP("clip", "clip", wgt_clamp, SIG_CLIP),
     OP("astype", "astype", wgt_cast, SIG_CAST),
     /* reductions */
-    OP("sum", "sum", wgt_sum, SIG_REDUCE),
+    OP("sum", "sum", wgt_sum, SIG_REDUCE_DTYPE),
     OP("mean", "mean", wgt_mean, SIG_REDUCE),
     OP("max", "max", wgt_max, SIG_REDUCE),
     OP("min", "min", wgt_min, SIG_REDUCE),
-    OP("prod", "prod", wgt_prod, SIG_REDUCE),
+    OP("prod", "prod", wgt_prod, SIG_REDUCE_DTYPE),
     OP("var", "var", wgt_var, SIG_REDUCE_DDOF),
     OP("std", "std", wgt_std, SIG_REDUCE_DDOF),
     OP("argmax", "argmax", wgt_argmax, SIG_ARG),
@@ -136,7 +136,7 @@ static const op_entry ops[] = {
     OPD("layer_norm", NULL, wgt_layer_norm, SIG_LAYER_NORM, 1e-5, "eps"),
     OPD("rms_norm", NULL, wgt_rms_norm, SIG_RMS_NORM, 1e-6, "eps"),
     /* views and shape */
-    OP("reshape", "reshape", wgt_reshape, SIG_SHAPE),
+    OP("reshape", "reshape", wgt_reshape, SIG_RESHAPE),
     OP("broadcast_to", NULL, wgt_broadcast_to, SIG_SHAPE),
     OP("expand", "expand", wgt_expand, SIG_SHAPE),
     OP("contiguous", "contiguous", wgt_contiguous, SIG_UNARY),

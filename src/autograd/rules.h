@@ -23,6 +23,7 @@ wgt_tensor *wgt_ag_rule_slice(wgt_tensor *out, wgt_tensor *t, int axis, int64_t 
 wgt_tensor *wgt_ag_rule_broadcast_to(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_ag_rule_reshape(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_ag_rule_contiguous(wgt_tensor *out, wgt_tensor *t);
+wgt_tensor *wgt_ag_rule_reshape_view(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_ag_rule_add(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ag_rule_sub(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ag_rule_mul(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);

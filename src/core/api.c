@@ -60,6 +60,7 @@ wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int6
 wgt_tensor *wgt_broadcast_to(wgt_tensor *t, int ndim, const int64_t *shape) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_broadcast_to", wgt_ag_rule_broadcast_to(wgt_impl_broadcast_to(r_t, ndim, shape), r_t, ndim, shape)); }
 wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_reshape", wgt_ag_rule_reshape(wgt_impl_reshape(r_t, ndim, shape), r_t, ndim, shape)); }
 wgt_tensor *wgt_contiguous(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_contiguous", wgt_ag_rule_contiguous(wgt_impl_contiguous(r_t), r_t)); }
+wgt_tensor *wgt_reshape_view(wgt_tensor *t, int ndim, const int64_t *shape) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_reshape_view", wgt_ag_rule_reshape_view(wgt_impl_reshape_view(r_t, ndim, shape), r_t, ndim, shape)); }
 wgt_tensor *wgt_add(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_add", wgt_ag_rule_add(wgt_impl_add(r_a, r_b), r_a, r_b)); }
 wgt_tensor *wgt_sub(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_sub", wgt_ag_rule_sub(wgt_impl_sub(r_a, r_b), r_a, r_b)); }
 wgt_tensor *wgt_mul(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_mul", wgt_ag_rule_mul(wgt_impl_mul(r_a, r_b), r_a, r_b)); }
@@ -297,6 +298,7 @@ const char *const wgt_handle_functions[] = {
     "wgt_broadcast_to",
     "wgt_reshape",
     "wgt_contiguous",
+    "wgt_reshape_view",
     "wgt_add",
     "wgt_sub",
     "wgt_mul",
