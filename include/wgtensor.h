@@ -447,6 +447,14 @@ wgt_tensor *wgt_contiguous(wgt_tensor *t);
 /* wgt_reshape that never copies: a layout that cannot be seen in the new shape is
  * WGT_ERR_SHAPE (the array API's reshape(copy=False)). */
 wgt_tensor *wgt_reshape_view(wgt_tensor *t, int ndim, const int64_t *shape);
+/* Views of the count tensors at their common broadcast shape (stride 0 where repeated), as
+ * NumPy's broadcast_arrays: out receives count new tensors (all NULL on failure). */
+wgt_status wgt_broadcast_arrays(int count, wgt_tensor *const *tensors, wgt_tensor **out);
+/* Coordinate grids of count (at most WGT_MAX_DIMS) 1-D tensors, as NumPy's meshgrid: out[i]
+ * is tensors[i] seen along its own axis of the grid and repeated along the others, a view.
+ * indexing_ij 1 gives the grid the shape (n0, n1, n2, ...); 0 ('xy', NumPy's default) swaps
+ * the first two axes: (n1, n0, n2, ...). */
+wgt_status wgt_meshgrid(int count, wgt_tensor *const *tensors, int indexing_ij, wgt_tensor **out);
 
 /* ---- elementwise ops (NumPy broadcasting; any views) -------------------------------- */
 /* Operands of two types are first cast to their common type by the array API's promotion

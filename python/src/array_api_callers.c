@@ -121,3 +121,61 @@ PyObject *wgtpy_reshape(const op_entry *e, TensorObject *a, PyObject *shape_obj,
     }
     return wgtpy_wrap(r, a->ctx, e->name, 0);
 }
+
+typedef wgt_status (*views_fn)(int, wgt_tensor *const *, int, wgt_tensor **);
+
+/* broadcast_arrays and meshgrid: one C call over the tensors (on the first one's context)
+ * giving a list of views. */
+static wgt_status broadcast_arrays(int n, wgt_tensor *const *in, int flag, wgt_tensor **out) {
+    (void)flag;
+    return wgt_broadcast_arrays(n, in, out);
+}
+
+PyObject *wgtpy_views(const op_entry *e, PyObject *tensors, PyObject *flag_obj) {
+    int flag = flag_obj ? PyObject_IsTrue(flag_obj) : 0;
+    PyObject *seq = flag < 0 ? NULL : PySequence_Fast(tensors, "expected a sequence of tensors");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    views_fn fn = e->fn == (void (*)(void))wgt_meshgrid ? wgt_meshgrid : broadcast_arrays;
+    TensorObject **ts = PyMem_Calloc((size_t)(n ? n : 1), sizeof *ts);
+    wgt_tensor **hs = PyMem_Calloc((size_t)(n ? n : 1), sizeof *hs), **outs = PyMem_Calloc((size_t)(n ? n : 1), sizeof *outs);
+    PyObject *out = NULL;
+    if (!ts || !hs || !outs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (n > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd tensors", e->name, n);
+        goto done;
+    }
+    if (n == 0) {
+        out = PyList_New(0);
+        goto done;
+    }
+    if (!(ts[0] = wgtpy_first_tensor(PySequence_Fast_GET_ITEM(seq, 0), e->name))) goto done;
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (wgtpy_other_tensor(PySequence_Fast_GET_ITEM(seq, i), ts[0], &ts[i], 0, e->name) < 0) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) hs[i] = ts[i]->t;
+    wgt_status st;
+    LOCKED(ts[0], st = fn((int)n, hs, flag, outs));
+    if (st != WGT_OK) {
+        wgtpy_raise(e->name, 0);
+        goto done;
+    }
+    out = PyList_New(n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *p = wgtpy_wrap(outs[i], ts[0]->ctx, e->name, 0);
+        outs[i] = NULL;
+        if (out && p) PyList_SET_ITEM(out, i, p);
+        else Py_XDECREF(p);
+        if (!p) Py_CLEAR(out);
+    }
+done:
+    for (Py_ssize_t i = 0; ts && i < n; i++) Py_XDECREF(ts[i]);
+    for (Py_ssize_t i = 0; outs && i < n; i++) wgt_release(outs[i]);
+    PyMem_Free(ts);
+    PyMem_Free(hs);
+    PyMem_Free(outs);
+    Py_DECREF(seq);
+    return out;
+}

@@ -139,6 +139,7 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const ddof[] = {"a", "axis", "ddof", "keepdims", "correction"}, *const axis[] = {"a", "axis"};
     static const char *const cast[] = {"a", "dtype", "copy", "device"}, *const swap[] = {"a", "axis1", "axis2"};
     static const char *const reduce_dtype[] = {"a", "axis", "keepdims", "dtype"}, *const reshape[] = {"a", "shape", "copy"};
+    static const char *const views[] = {"tensors", "flag"};
     static const char *const diag[] = {"a", "k"}, *const shape[] = {"a", "shape"}, *const axes[] = {"a", "axes"};
     static const char *const slice[] = {"a", "axis", "start", "stop", "step"};
     static const char *const strided[] = {"a", "shape", "strides", "offset"}, *const join[] = {"tensors", "axis"};
@@ -209,6 +210,7 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_UNIQUE: case SIG_NONZERO: return unary;
     case SIG_REDUCE_DTYPE: return reduce_dtype;
     case SIG_RESHAPE: return reshape;
+    case SIG_VIEWS: return views;
     }
     return unary;
 }
@@ -238,6 +240,7 @@ static int n_names(sig_kind sig) {
     case SIG_TOPK: return 4;
     case SIG_REDUCE_DTYPE: return 4;
     case SIG_RESHAPE: return 3;
+    case SIG_VIEWS: return 2;
     }
     return 1;
 }
@@ -516,6 +519,7 @@ fail:
 
 static PyObject *run_op(const op_entry *e, PyObject **v) {
     if (e->sig == SIG_JOIN) return join(e, v);
+    if (e->sig == SIG_VIEWS) return wgtpy_views(e, v[0], v[1]);
     if (e->sig == SIG_BINARY || e->sig == SIG_TRUE_DIVIDE)
         return wgtpy_binary((wgtpy_binary_fn)e->fn, v[0], v[1], e->name, e->sig == SIG_TRUE_DIVIDE ? BIN_TRUE_DIVIDE : 0);
     TensorObject *a = first_tensor(v[0], e->name), *b = NULL, *c = NULL;

@@ -150,6 +150,8 @@ static const op_entry ops[] = {
     OP("concat", NULL, wgt_concat, SIG_JOIN),
     OP("stack", NULL, wgt_stack, SIG_JOIN),
     OP("_split_sizes", NULL, wgt_split, SIG_SPLIT),
+    OP("_broadcast_arrays", NULL, wgt_broadcast_arrays, SIG_VIEWS), /* wgtensor/_manip.py */
+    OP("_meshgrid", NULL, wgt_meshgrid, SIG_VIEWS),
     OP("_pad", NULL, wgt_pad, SIG_PAD),
     /* indexing */
     OP("gather_rows", NULL, wgt_gather_rows, SIG_GATHER),

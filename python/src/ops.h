@@ -76,6 +76,7 @@ typedef enum {
     SIG_NONZERO,     /* f(a) -> one tensor per dimension */
     SIG_REDUCE_DTYPE, /* f(a, axis=None, keepdims=False, *, dtype=None): a converted to dtype first */
     SIG_RESHAPE,     /* f(a, shape, *, copy=None) or a.f(*shape) (array_api_callers.c) */
+    SIG_VIEWS,       /* f(tensors, flag=0) -> list: broadcast_arrays, meshgrid (flag: indexing 'ij') */
 } sig_kind;
 
 typedef struct op_entry {
@@ -98,6 +99,7 @@ PyObject *wgtpy_moveaxis(const op_entry *e, TensorObject *a, PyObject *source, P
 wgt_tensor *wgtpy_concat_flat(wgt_tensor *const *hs, int n);
 PyObject *wgtpy_astype(const op_entry *e, TensorObject *a, PyObject *dtype_obj, PyObject *copy_obj, PyObject *device);
 PyObject *wgtpy_reshape(const op_entry *e, TensorObject *a, PyObject *shape_obj, PyObject *copy_obj);
+PyObject *wgtpy_views(const op_entry *e, PyObject *tensors, PyObject *flag);
 
 PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 

@@ -299,6 +299,8 @@ const char *const wgt_handle_functions[] = {
     "wgt_reshape",
     "wgt_contiguous",
     "wgt_reshape_view",
+    "wgt_broadcast_arrays",
+    "wgt_meshgrid",
     "wgt_add",
     "wgt_sub",
     "wgt_mul",

@@ -70,6 +70,8 @@ wgt_tensor *wgt_impl_broadcast_to(wgt_tensor *t, int ndim, const int64_t *shape)
 wgt_tensor *wgt_impl_reshape(wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_impl_contiguous(wgt_tensor *t);
 wgt_tensor *wgt_impl_reshape_view(wgt_tensor *t, int ndim, const int64_t *shape);
+wgt_status wgt_impl_broadcast_arrays(int count, wgt_tensor *const *tensors, wgt_tensor **out);
+wgt_status wgt_impl_meshgrid(int count, wgt_tensor *const *tensors, int indexing_ij, wgt_tensor **out);
 wgt_tensor *wgt_impl_add(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_sub(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_mul(wgt_tensor *a, wgt_tensor *b);
@@ -317,6 +319,8 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_reshape wgt_impl_reshape
 #define wgt_contiguous wgt_impl_contiguous
 #define wgt_reshape_view wgt_impl_reshape_view
+#define wgt_broadcast_arrays wgt_impl_broadcast_arrays
+#define wgt_meshgrid wgt_impl_meshgrid
 #define wgt_add wgt_impl_add
 #define wgt_sub wgt_impl_sub
 #define wgt_mul wgt_impl_mul
