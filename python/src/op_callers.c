@@ -124,6 +124,7 @@ typedef wgt_tensor *(*arg_fn)(wgt_tensor *, int, int);
 typedef wgt_tensor *(*axis_fn)(wgt_tensor *, int);
 typedef wgt_tensor *(*shape_fn)(wgt_tensor *, int, const int64_t *);
 typedef wgt_tensor *(*diag_fn)(wgt_tensor *, int64_t);
+typedef wgt_tensor *(*binary_axis_fn)(wgt_tensor *, wgt_tensor *, int);
 
 /* Calls with a's context locked; the result is wrapped on that context. */
 #define RUN(expr)                                                                               \
@@ -159,7 +160,7 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
     static const char *const sort[] = {"a", "axis", "descending"}, *const topk[] = {"a", "k", "axis", "largest"};
-    static const char *const search[] = {"a", "values", "right"};
+    static const char *const search[] = {"a", "values", "right"}, *const multi[] = {"a", "flag"};
     switch (sig) {
     case SIG_UNARY: return unary;
     case SIG_BINARY: case SIG_TRUE_DIVIDE: return binary;
@@ -211,6 +212,7 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_REDUCE_DTYPE: return reduce_dtype;
     case SIG_RESHAPE: return reshape;
     case SIG_VIEWS: return views;
+    case SIG_LINALG_MULTI: return multi;
     }
     return unary;
 }
@@ -241,6 +243,7 @@ static int n_names(sig_kind sig) {
     case SIG_REDUCE_DTYPE: return 4;
     case SIG_RESHAPE: return 3;
     case SIG_VIEWS: return 2;
+    case SIG_LINALG_MULTI: return 2;
     }
     return 1;
 }
@@ -854,7 +857,7 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     case SIG_VECDOT:
         if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (v[2] && AXIS_ARG(v[2], i0) < 0)) goto fail;
         if (!v[2]) i0 = -1;
-        RUN(wgt_vecdot(a->t, b->t, (int)i0));
+        RUN(((binary_axis_fn)e->fn)(a->t, b->t, (int)i0)); /* vecdot, linalg cross */
         break;
     case SIG_SORT:
     case SIG_TOPK: {
@@ -878,6 +881,12 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     }
     case SIG_UNIQUE: out = wgtpy_unique(e, a); goto done;
     case SIG_NONZERO: out = wgtpy_nonzero(e, a); goto done;
+    case SIG_LINALG_MULTI: {
+        int flag = v[1] ? PyObject_IsTrue(v[1]) : 0;
+        if (flag < 0) goto fail;
+        out = wgtpy_linalg_multi(e, a, flag);
+        goto done;
+    }
     default:
         PyErr_Format(PyExc_RuntimeError, "%s: signature kind %d has no caller", e->name, (int)e->sig);
         goto fail;

@@ -77,6 +77,7 @@ typedef enum {
     SIG_REDUCE_DTYPE, /* f(a, axis=None, keepdims=False, *, dtype=None): a converted to dtype first */
     SIG_RESHAPE,     /* f(a, shape, *, copy=None) or a.f(*shape) (array_api_callers.c) */
     SIG_VIEWS,       /* f(tensors, flag=0) -> list: broadcast_arrays, meshgrid (flag: indexing 'ij') */
+    SIG_LINALG_MULTI, /* f(a, flag=False) -> the decomposition's tensors (qr, slogdet, svd, eigh) */
 } sig_kind;
 
 typedef struct op_entry {
@@ -89,7 +90,9 @@ typedef struct op_entry {
     const char *param;  /* the name of a SIG_UNARY_F parameter */
 } op_entry;
 
-/* sort_callers.c: the sorting ops with several results, as tuples */
+/* sort_callers.c: the sorting ops with several results, as tuples; a tuple of the n tensors in t
+ * (NULL entries become None), which it takes over */
+PyObject *wgtpy_tuple_of(const op_entry *e, TensorObject *a, int n, wgt_tensor **t);
 PyObject *wgtpy_topk(const op_entry *e, TensorObject *a, int64_t k, int axis, int largest);
 PyObject *wgtpy_unique(const op_entry *e, TensorObject *a);
 PyObject *wgtpy_nonzero(const op_entry *e, TensorObject *a);
@@ -100,6 +103,9 @@ wgt_tensor *wgtpy_concat_flat(wgt_tensor *const *hs, int n);
 PyObject *wgtpy_astype(const op_entry *e, TensorObject *a, PyObject *dtype_obj, PyObject *copy_obj, PyObject *device);
 PyObject *wgtpy_reshape(const op_entry *e, TensorObject *a, PyObject *shape_obj, PyObject *copy_obj);
 PyObject *wgtpy_views(const op_entry *e, PyObject *tensors, PyObject *flag);
+/* linalg_callers.c: the decompositions with several results, as tuples; flag: qr's complete,
+ * svd's full_matrices */
+PyObject *wgtpy_linalg_multi(const op_entry *e, TensorObject *a, int flag);
 
 PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 
