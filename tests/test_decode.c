@@ -113,7 +113,7 @@ TEST_BACKENDS(decode_generate_matches_synchronous_loop) {
     /* The caches are rewritten from position 0: the same prompt gives the same state. */
     l = llama_forward(&m, prompt, 3, 0);
     collected got = {ctx, {0}, {0}, 0};
-    CHECK(l && llama_generate(&m, l, 3, count, 0, 0, 1, collect, &got) == 0, "%s", wgt_last_error());
+    CHECK(l && llama_generate(&m, l, 3, count, 0, 0, 1, collect, &got, NULL) == 0, "%s", wgt_last_error());
     CHECK(got.n == count, "%d tokens", got.n);
     for (int i = 0; i < got.n && i < count; i++) CHECK(got.tokens[i] == want[i], "token %d: %d, want %d", i, got.tokens[i], want[i]);
     /* On the GPU each token's read submits its step, one submission a token: when token i

@@ -9,6 +9,7 @@
  * the host without looking at any result, so nothing waits for it either.
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include "llama.h"
 
@@ -22,6 +23,12 @@ static double step_uniform(uint64_t seed, int64_t step) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
     return (double)(z >> 11) / 9007199254740992.0;
+}
+
+static double decode_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static wgt_tensor *after(wgt_tensor *result, wgt_tensor *done) {
@@ -51,31 +58,38 @@ wgt_tensor *llama_sample(wgt_tensor *logits, double temperature, int64_t top_k, 
 }
 
 int llama_generate(llama_model *m, wgt_tensor *logits, int64_t pos, int64_t count, double temperature, int64_t top_k,
-                   uint64_t seed, llama_token_fn on_token, void *arg) {
+                   uint64_t seed, llama_token_fn on_token, void *arg, llama_decode_stats *stats) {
     int32_t got[DECODE_LAG + 1];
     wgt_read *pending[DECODE_LAG + 1] = {0};
     wgt_tensor *tokens[DECODE_LAG + 1] = {0};
     wgt_tensor *l = wgt_retain(logits);
     int rc = 0;
     int64_t made = 0, seen = 0;
+    double record = 0, submit = 0, wait = 0;
     while (seen < count) {
         if (!rc && made < count && made - seen <= DECODE_LAG) { /* a free slot: queue a step */
+            double t0 = decode_seconds();
             int slot = (int)(made % (DECODE_LAG + 1));
             wgt_tensor *t = llama_sample(l, temperature, top_k, seed, made);
             wgt_release(l);
             l = NULL;
             /* Submits the step; the read finishes once the device gets there. */
+            double t1 = decode_seconds();
             pending[slot] = t ? wgt_read_begin(t, &got[slot], sizeof got[slot]) : NULL;
+            submit += decode_seconds() - t1;
             tokens[slot] = t;
             rc = !pending[slot];
             /* The next step is recorded now and submitted with the next sample's read: one
              * submission a token. */
             if (!rc && ++made < count) rc = !(l = llama_forward_ids(m, t, pos++));
+            record += decode_seconds() - t0;
             continue;
         }
         if (seen == made) break; /* failed with nothing queued */
         int slot = (int)(seen % (DECODE_LAG + 1));
+        double t0 = decode_seconds();
         if (!rc && wgt_read_wait(pending[slot]) != WGT_OK) rc = 1;
+        wait += decode_seconds() - t0;
         if (!rc) on_token(arg, got[slot]);
         wgt_read_release(pending[slot]);
         wgt_release(tokens[slot]);
@@ -84,5 +98,6 @@ int llama_generate(llama_model *m, wgt_tensor *logits, int64_t pos, int64_t coun
     }
     for (int i = 0; i <= DECODE_LAG; i++) wgt_read_release(pending[i]), wgt_release(tokens[i]);
     wgt_release(l);
+    if (stats) stats->record_s = record - submit, stats->submit_s = submit, stats->wait_s = wait;
     return rc ? -1 : 0;
 }

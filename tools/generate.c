@@ -116,7 +116,7 @@ int wgt_generate_main(int argc, char **argv) {
     printer pr = {&m, 0};
     double t2 = gen_seconds();
     if (!rc && count > 0)
-        rc = llama_generate(&m, l, n, count, o.temperature, o.top_k, o.sample_seed, print_token, &pr) != 0;
+        rc = llama_generate(&m, l, n, count, o.temperature, o.top_k, o.sample_seed, print_token, &pr, NULL) != 0;
     wgt_release(l);
     int64_t made = pr.made;
     decode_s = gen_seconds() - t2;
