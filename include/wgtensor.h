@@ -443,6 +443,19 @@ wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape);
 /* A new tensor with the same elements in row-major storage. */
 wgt_tensor *wgt_contiguous(wgt_tensor *t);
 
+/* ---- views and broadcasting of the array API ---------------------------------------- */
+/* wgt_reshape that never copies: a layout that cannot be seen in the new shape is
+ * WGT_ERR_SHAPE (the array API's reshape(copy=False)). */
+wgt_tensor *wgt_reshape_view(wgt_tensor *t, int ndim, const int64_t *shape);
+/* Views of the count tensors at their common broadcast shape (stride 0 where repeated), as
+ * NumPy's broadcast_arrays: out receives count new tensors (all NULL on failure). */
+wgt_status wgt_broadcast_arrays(int count, wgt_tensor *const *tensors, wgt_tensor **out);
+/* Coordinate grids of count (at most WGT_MAX_DIMS) 1-D tensors, as NumPy's meshgrid: out[i]
+ * is tensors[i] seen along its own axis of the grid and repeated along the others, a view.
+ * indexing_ij 1 gives the grid the shape (n0, n1, n2, ...); 0 ('xy', NumPy's default) swaps
+ * the first two axes: (n1, n0, n2, ...). */
+wgt_status wgt_meshgrid(int count, wgt_tensor *const *tensors, int indexing_ij, wgt_tensor **out);
+
 /* ---- elementwise ops (NumPy broadcasting; any views) -------------------------------- */
 /* Operands of two types are first cast to their common type by the array API's promotion
  * table (docs/ops.md, "Type promotion": f16 with f32 gives f32, u8 with i8 i16); pairs it
@@ -594,6 +607,17 @@ wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims);
 /* Running sum along axis, same shape (f16 accumulates in f32). */
 wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis);
+/* ---- scans: running products, maxima and minima ------------------------------------ */
+/* Along axis (negative counts from the end), same shape as a; f32, f16, i32 and u32.
+ * cumprod: f16 accumulates in f32, integer products wrap around in 32 bits. cummax and
+ * cummin propagate NaN (from the first NaN on, the value is that NaN). cumargmax and
+ * cumargmin give the i32 position along axis that each running value came from: the latest
+ * of equal values, the first NaN once there is one (as torch.cummax and torch.cummin). */
+wgt_tensor *wgt_cumprod(wgt_tensor *a, int axis);
+wgt_tensor *wgt_cummax(wgt_tensor *a, int axis);
+wgt_tensor *wgt_cummin(wgt_tensor *a, int axis);
+wgt_tensor *wgt_cumargmax(wgt_tensor *a, int axis);
+wgt_tensor *wgt_cumargmin(wgt_tensor *a, int axis);
 /* Over the axes listed, as above, of a != 0 (NaN counts as nonzero): any and all give u32 0/1
  * (empty: 0 and 1), count_nonzero i32 (empty: 0). Every type but the block types. */
 wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);

@@ -26,6 +26,7 @@ wgt_tensor *wgt_ag_rule_slice(wgt_tensor *out, wgt_tensor *t, int axis, int64_t 
 wgt_tensor *wgt_ag_rule_broadcast_to(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_ag_rule_reshape(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_ag_rule_contiguous(wgt_tensor *out, wgt_tensor *t);
+wgt_tensor *wgt_ag_rule_reshape_view(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_ag_rule_add(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ag_rule_sub(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ag_rule_mul(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
@@ -96,6 +97,9 @@ wgt_tensor *wgt_ag_rule_prod(wgt_tensor *out, wgt_tensor *a, int naxes, const in
 wgt_tensor *wgt_ag_rule_var(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims, int correction);
 wgt_tensor *wgt_ag_rule_std(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims, int correction);
 wgt_tensor *wgt_ag_rule_cumsum(wgt_tensor *out, wgt_tensor *a, int axis);
+wgt_tensor *wgt_ag_rule_cumprod(wgt_tensor *out, wgt_tensor *a, int axis);
+wgt_tensor *wgt_ag_rule_cummax(wgt_tensor *out, wgt_tensor *a, int axis);
+wgt_tensor *wgt_ag_rule_cummin(wgt_tensor *out, wgt_tensor *a, int axis);
 wgt_tensor *wgt_ag_rule_logsumexp(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_ag_rule_matmul(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ag_rule_linear(wgt_tensor *out, wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias);

@@ -60,6 +60,7 @@ wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int6
 wgt_tensor *wgt_broadcast_to(wgt_tensor *t, int ndim, const int64_t *shape) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_broadcast_to", wgt_ag_rule_broadcast_to(wgt_impl_broadcast_to(r_t, ndim, shape), r_t, ndim, shape)); }
 wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_reshape", wgt_ag_rule_reshape(wgt_impl_reshape(r_t, ndim, shape), r_t, ndim, shape)); }
 wgt_tensor *wgt_contiguous(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_contiguous", wgt_ag_rule_contiguous(wgt_impl_contiguous(r_t), r_t)); }
+wgt_tensor *wgt_reshape_view(wgt_tensor *t, int ndim, const int64_t *shape) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_reshape_view", wgt_ag_rule_reshape_view(wgt_impl_reshape_view(r_t, ndim, shape), r_t, ndim, shape)); }
 wgt_tensor *wgt_add(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_add", wgt_ag_rule_add(wgt_impl_add(r_a, r_b), r_a, r_b)); }
 wgt_tensor *wgt_sub(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_sub", wgt_ag_rule_sub(wgt_impl_sub(r_a, r_b), r_a, r_b)); }
 wgt_tensor *wgt_mul(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_mul", wgt_ag_rule_mul(wgt_impl_mul(r_a, r_b), r_a, r_b)); }
@@ -154,6 +155,11 @@ wgt_tensor *wgt_std(wgt_tensor *a, int naxes, const int *axes, int keepdims, int
 wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_argmax", wgt_ag_untracked("wgt_argmax", wgt_impl_argmax(r_a, axis, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_argmin", wgt_ag_untracked("wgt_argmin", wgt_impl_argmin(r_a, axis, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumsum", wgt_ag_rule_cumsum(wgt_impl_cumsum(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_cumprod(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumprod", wgt_ag_rule_cumprod(wgt_impl_cumprod(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_cummax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cummax", wgt_ag_rule_cummax(wgt_impl_cummax(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_cummin(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cummin", wgt_ag_rule_cummin(wgt_impl_cummin(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_cumargmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumargmax", wgt_ag_untracked("wgt_cumargmax", wgt_impl_cumargmax(r_a, axis), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_cumargmin(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumargmin", wgt_ag_untracked("wgt_cumargmin", wgt_impl_cumargmin(r_a, axis), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_any", wgt_ag_untracked("wgt_any", wgt_impl_any(r_a, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_all(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_all", wgt_ag_untracked("wgt_all", wgt_impl_all(r_a, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_count_nonzero", wgt_ag_untracked("wgt_count_nonzero", wgt_impl_count_nonzero(r_a, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
@@ -298,6 +304,9 @@ const char *const wgt_handle_functions[] = {
     "wgt_broadcast_to",
     "wgt_reshape",
     "wgt_contiguous",
+    "wgt_reshape_view",
+    "wgt_broadcast_arrays",
+    "wgt_meshgrid",
     "wgt_add",
     "wgt_sub",
     "wgt_mul",
@@ -392,6 +401,11 @@ const char *const wgt_handle_functions[] = {
     "wgt_argmax",
     "wgt_argmin",
     "wgt_cumsum",
+    "wgt_cumprod",
+    "wgt_cummax",
+    "wgt_cummin",
+    "wgt_cumargmax",
+    "wgt_cumargmin",
     "wgt_any",
     "wgt_all",
     "wgt_count_nonzero",

@@ -69,6 +69,9 @@ wgt_tensor *wgt_impl_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop,
 wgt_tensor *wgt_impl_broadcast_to(wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_impl_reshape(wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_impl_contiguous(wgt_tensor *t);
+wgt_tensor *wgt_impl_reshape_view(wgt_tensor *t, int ndim, const int64_t *shape);
+wgt_status wgt_impl_broadcast_arrays(int count, wgt_tensor *const *tensors, wgt_tensor **out);
+wgt_status wgt_impl_meshgrid(int count, wgt_tensor *const *tensors, int indexing_ij, wgt_tensor **out);
 wgt_tensor *wgt_impl_add(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_sub(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_mul(wgt_tensor *a, wgt_tensor *b);
@@ -163,6 +166,11 @@ wgt_tensor *wgt_impl_std(wgt_tensor *a, int naxes, const int *axes, int keepdims
 wgt_tensor *wgt_impl_argmax(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_impl_argmin(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_impl_cumsum(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_cumprod(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_cummax(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_cummin(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_cumargmax(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_cumargmin(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_impl_all(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_impl_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims);
@@ -320,6 +328,9 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_broadcast_to wgt_impl_broadcast_to
 #define wgt_reshape wgt_impl_reshape
 #define wgt_contiguous wgt_impl_contiguous
+#define wgt_reshape_view wgt_impl_reshape_view
+#define wgt_broadcast_arrays wgt_impl_broadcast_arrays
+#define wgt_meshgrid wgt_impl_meshgrid
 #define wgt_add wgt_impl_add
 #define wgt_sub wgt_impl_sub
 #define wgt_mul wgt_impl_mul
@@ -414,6 +425,11 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_argmax wgt_impl_argmax
 #define wgt_argmin wgt_impl_argmin
 #define wgt_cumsum wgt_impl_cumsum
+#define wgt_cumprod wgt_impl_cumprod
+#define wgt_cummax wgt_impl_cummax
+#define wgt_cummin wgt_impl_cummin
+#define wgt_cumargmax wgt_impl_cumargmax
+#define wgt_cumargmin wgt_impl_cumargmin
 #define wgt_any wgt_impl_any
 #define wgt_all wgt_impl_all
 #define wgt_count_nonzero wgt_impl_count_nonzero
