@@ -463,7 +463,8 @@ wgt_tensor *wgt_maximum(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_minimum(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_mod(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_atan2(wgt_tensor *a, wgt_tensor *b);
-/* Comparisons and logic give u32 tensors of 0 and 1; logic treats nonzero as true. */
+/* Comparisons and logic give bool tensors (WGT_BOOL; they gave u32 0/1 before: docs/ops.md,
+ * "Changes"); logic takes any type, nonzero (NaN too) being true. */
 wgt_tensor *wgt_eq(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ne(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_lt(wgt_tensor *a, wgt_tensor *b);
@@ -473,7 +474,12 @@ wgt_tensor *wgt_ge(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_and(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_or(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_not(wgt_tensor *a);
-/* cond (any type, nonzero is true) ? a : b, all three broadcast together; a and b promote. */
+
+/* ---- bool results: logical_xor ------------------------------------------------------ */
+/* a != 0 differs from b != 0, as bool; any types, broadcast (as logical_and). */
+wgt_tensor *wgt_logical_xor(wgt_tensor *a, wgt_tensor *b);
+
+/* cond (any type, bool above all; nonzero is true) ? a : b, all three broadcast together; a and b promote. */
 wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b);
 /* Tensor-with-scalar forms: the scalar becomes a rank-0 tensor of a's type. A scalar the type
  * cannot hold is an error, never converted: for i32/u32 a fraction, NaN or infinity is
@@ -491,7 +497,7 @@ wgt_tensor *wgt_scalar(wgt_context *ctx, wgt_dtype dtype, double value);
 
 /* ---- unary ops ---------------------------------------------------------------------- */
 /* All types: neg (wraps for integers), abs, sign, square, relu, clamp, floor, ceil and round
- * (identity on integers). isnan and isinf give u32 0/1 (always 0 for integers). The rest
+ * (identity on integers). isnan and isinf give bool (always false for integers). The rest
  * take floating types only (f32, f16; computed in f32). round is half to even. */
 wgt_tensor *wgt_neg(wgt_tensor *a);
 wgt_tensor *wgt_abs(wgt_tensor *a);
@@ -527,7 +533,7 @@ wgt_tensor *wgt_clamp(wgt_tensor *a, double lo, double hi);
 /* Floating types (f32, f16; computed in f32): tan, asin, acos, atan, sinh, cosh, asinh, acosh,
  * atanh, log2, log10, exp2 (IEEE special values as libm; NaN outside the domain). trunc rounds
  * toward zero (identity on integers). signbit (floating types) and isfinite (all types; 1 for
- * integers) give u32 0/1 as isnan does. bitwise_not (i32, u32) flips every bit. */
+ * integers) give bool as isnan does. bitwise_not (i32, u32) flips every bit. */
 wgt_tensor *wgt_tan(wgt_tensor *a);
 wgt_tensor *wgt_asin(wgt_tensor *a);
 wgt_tensor *wgt_acos(wgt_tensor *a);
@@ -594,8 +600,8 @@ wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims);
 /* Running sum along axis, same shape (f16 accumulates in f32). */
 wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis);
-/* Over the axes listed, as above, of a != 0 (NaN counts as nonzero): any and all give u32 0/1
- * (empty: 0 and 1), count_nonzero i32 (empty: 0). Every type but the block types. */
+/* Over the axes listed, as above, of a != 0 (NaN counts as nonzero): any and all give bool
+ * (empty: false and true), count_nonzero i32 (empty: 0). Every type but the block types. */
 wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_all(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims);
