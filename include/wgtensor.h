@@ -448,8 +448,9 @@ wgt_tensor *wgt_contiguous(wgt_tensor *t);
  * table (docs/ops.md, "Type promotion": f16 with f32 gives f32, u8 with i8 i16); pairs it
  * leaves undefined (an integer with a float, bool with a number) or whose common type would
  * be i64 (u32 with a signed type) are WGT_ERR_DTYPE. The same holds for where's a and b. */
-/* Integer arithmetic wraps around (two's complement); integer division truncates toward
- * zero, and a division by zero gives 0. f16 is computed in f32 and rounded once. */
+/* Integer arithmetic wraps around (two's complement), i8, u8, i16 and u16 included (computed
+ * in i32 and cast back); integer division truncates toward zero, and a division by zero gives
+ * 0. f16 is computed in f32 and rounded once. bool and bf16 take no arithmetic here. */
 
 wgt_tensor *wgt_add(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_sub(wgt_tensor *a, wgt_tensor *b);
@@ -533,7 +534,8 @@ wgt_tensor *wgt_clamp(wgt_tensor *a, double lo, double hi);
 /* Floating types (f32, f16; computed in f32): tan, asin, acos, atan, sinh, cosh, asinh, acosh,
  * atanh, log2, log10, exp2 (IEEE special values as libm; NaN outside the domain). trunc rounds
  * toward zero (identity on integers). signbit (floating types) and isfinite (all types; 1 for
- * integers) give bool as isnan does. bitwise_not (i32, u32) flips every bit. */
+ * integers) give bool as isnan does. bitwise_not (integers) flips every bit; of bool it is
+ * logical_not. */
 wgt_tensor *wgt_tan(wgt_tensor *a);
 wgt_tensor *wgt_asin(wgt_tensor *a);
 wgt_tensor *wgt_acos(wgt_tensor *a);
@@ -584,7 +586,8 @@ wgt_tensor *wgt_cast(wgt_tensor *a, wgt_dtype dtype);
 /* ---- reductions --------------------------------------------------------------------- */
 /* Over the axes listed (negative counts from the end; naxes 0 means every axis); keepdims
  * keeps the reduced axes with length 1. f16 accumulates in f32. Integer sum and prod wrap
- * around in 32 bits; mean, var and std of integers give f32. var and std divide by
+ * around in 32 bits, and of i8, i16 and bool (sum only: the count of trues) give i32, of u8
+ * and u16 u32 (cumsum likewise); mean, var and std of integers give f32. var and std divide by
  * N - correction (0: population, 1: sample). max and min propagate NaN; over zero elements
  * sum is 0, prod 1, and max, min, mean, var, std give an error. */
 wgt_tensor *wgt_sum(wgt_tensor *a, int naxes, const int *axes, int keepdims);
@@ -746,7 +749,7 @@ wgt_tensor *wgt_trace(wgt_tensor *a, int64_t offset, int axis1, int axis2);
 /* numpy.diag: a vector gives a new square matrix with it on diagonal k (zeros elsewhere), a
  * matrix its diagonal k (a view). */
 wgt_tensor *wgt_diag(wgt_tensor *a, int64_t k);
-/* a where mask (any type, nonzero is true, broadcast to a's shape) is false, value where it
+/* a where mask (bool, or any type with nonzero true; broadcast to a's shape) is false, value where it
  * is true; value must fit a's type as for the scalar ops. */
 wgt_tensor *wgt_masked_fill(wgt_tensor *a, wgt_tensor *mask, double value);
 /* The entries of a where mask (broadcast to a's shape) is nonzero, in row-major order: a 1-D

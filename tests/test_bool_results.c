@@ -250,6 +250,17 @@ TEST_BACKENDS(bool_in_fused_chains_and_graphs) {
         wgt_release(in), wgt_release(o1), wgt_release(o2);
     }
     wgt_graph_release(g);
-    wgt_tensor *tmp[] = {x, one, two, s, p, end, lt, e, n, w, mid, nan, both, gx, gs, gp, g1, glt, ge, gw, gge, gnan, g2};
+    /* On WebGPU the comparison and its pack to bool join the chain: one kernel in all. */
+    wgt_tensor *fx = wgt_graph_input(ctx, "bool_fx", WGT_F32, 1, shape), *fs = wgt_add(fx, one), *fm = wgt_mul(fs, two);
+    wgt_tensor *fg = wgt_gt(fm, one), *fw = wgt_where(fg, fm, fx);
+    wgt_binding fouts[2] = {{"mask", fg}, {"picked", fw}};
+    wgt_graph *fused = fg && fw ? wgt_graph_build(ctx, 2, fouts) : NULL;
+    CHECK(fused, "graph build: %s", wgt_last_error());
+    if (fused && wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU)
+        CHECK(wgt_graph_launches(fused) == 1, "a chain ending in a comparison and a where on it: %d launches",
+              wgt_graph_launches(fused));
+    wgt_graph_release(fused);
+    wgt_tensor *tmp[] = {x,  one, two, s,  p,  end, lt,   e,  n,  w,  mid, nan, both, gx, gs,
+                         gp, g1,  glt, ge, gw, gge, gnan, g2, fx, fs, fm,  fg,  fw};
     for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++) wgt_release(tmp[i]);
 }

@@ -88,14 +88,13 @@ static wgt_status integer_bounds(const char *fn, wgt_dtype dtype, double *lo, do
 static wgt_tensor *run_unary(wgt_unary_op op, wgt_tensor *a, double p0, double p1) {
     const char *fn = unary_ops[op].name;
     if (wgt_check_tensor(fn, "a", a) != WGT_OK) return NULL;
+    if (a->dtype == WGT_BOOL && op == WGT_UNARY_BITWISE_NOT) op = WGT_UNARY_LOGICAL_NOT; /* the array API's ~ */
     int predicate = unary_ops[op].flags & GIVES_BOOL;
-    /* bool and bf16 take the predicates (and bool bitwise_not, which is logical_not) only. */
-    if (wgt_dtype_is_narrow(a->dtype) && !is_integer(a->dtype) && !predicate &&
-        !(a->dtype == WGT_BOOL && op == WGT_UNARY_BITWISE_NOT)) {
+    /* bool and bf16 take the predicates only. */
+    if (wgt_dtype_is_narrow(a->dtype) && !is_integer(a->dtype) && !predicate) {
         wgt_error(WGT_ERR_DTYPE, "%s: takes no %s operand; cast first", fn, wgt_dtype_name(a->dtype));
         return NULL;
     }
-    if (a->dtype == WGT_BOOL && op == WGT_UNARY_BITWISE_NOT) op = WGT_UNARY_LOGICAL_NOT;
     if (op == WGT_UNARY_SIGNBIT && wgt_dtype_is_narrow(a->dtype) && a->dtype != WGT_BF16) {
         wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16, bf16), not %s", fn, wgt_dtype_name(a->dtype));
         return NULL;
