@@ -110,6 +110,7 @@ typedef wgt_tensor *(*arg_fn)(wgt_tensor *, int, int);
 typedef wgt_tensor *(*axis_fn)(wgt_tensor *, int);
 typedef wgt_tensor *(*shape_fn)(wgt_tensor *, int, const int64_t *);
 typedef wgt_tensor *(*diag_fn)(wgt_tensor *, int64_t);
+typedef wgt_tensor *(*binary_axis_fn)(wgt_tensor *, wgt_tensor *, int);
 
 /* Calls with a's context locked; the result is wrapped on that context. */
 #define RUN(expr)                                                                               \
@@ -143,7 +144,7 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
     static const char *const sort[] = {"a", "axis", "descending"}, *const topk[] = {"a", "k", "axis", "largest"};
-    static const char *const search[] = {"a", "values", "right"};
+    static const char *const search[] = {"a", "values", "right"}, *const multi[] = {"a", "flag"};
     switch (sig) {
     case SIG_UNARY: return unary;
     case SIG_BINARY: case SIG_TRUE_DIVIDE: return binary;
@@ -192,6 +193,7 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_TOPK: return topk;
     case SIG_SEARCH: return search;
     case SIG_UNIQUE: case SIG_NONZERO: return unary;
+    case SIG_LINALG_MULTI: return multi;
     }
     return unary;
 }
@@ -219,6 +221,7 @@ static int n_names(sig_kind sig) {
     case SIG_MNORM: return 3;
     case SIG_SORT: case SIG_SEARCH: return 3;
     case SIG_TOPK: return 4;
+    case SIG_LINALG_MULTI: return 2;
     }
     return 1;
 }
@@ -789,7 +792,7 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     case SIG_VECDOT:
         if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (v[2] && AXIS_ARG(v[2], i0) < 0)) goto fail;
         if (!v[2]) i0 = -1;
-        RUN(wgt_vecdot(a->t, b->t, (int)i0));
+        RUN(((binary_axis_fn)e->fn)(a->t, b->t, (int)i0)); /* vecdot, linalg cross */
         break;
     case SIG_SORT:
     case SIG_TOPK: {
@@ -813,6 +816,12 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     }
     case SIG_UNIQUE: out = wgtpy_unique(e, a); goto done;
     case SIG_NONZERO: out = wgtpy_nonzero(e, a); goto done;
+    case SIG_LINALG_MULTI: {
+        int flag = v[1] ? PyObject_IsTrue(v[1]) : 0;
+        if (flag < 0) goto fail;
+        out = wgtpy_linalg_multi(e, a, flag);
+        goto done;
+    }
     default:
         PyErr_Format(PyExc_RuntimeError, "%s: signature kind %d has no caller", e->name, (int)e->sig);
         goto fail;

@@ -72,6 +72,7 @@ typedef enum {
     SIG_SEARCH,      /* f(a, values, right=False) */
     SIG_UNIQUE,      /* f(a) -> (values, indices, inverse, counts) */
     SIG_NONZERO,     /* f(a) -> one tensor per dimension */
+    SIG_LINALG_MULTI, /* f(a, flag=False) -> the decomposition's tensors (qr, slogdet, svd, eigh) */
 } sig_kind;
 
 typedef struct op_entry {
@@ -84,10 +85,16 @@ typedef struct op_entry {
     const char *param;  /* the name of a SIG_UNARY_F parameter */
 } op_entry;
 
-/* sort_callers.c: the sorting ops with several results, as tuples */
+/* sort_callers.c: the sorting ops with several results, as tuples; a tuple of the n tensors in t
+ * (NULL entries become None), which it takes over */
+PyObject *wgtpy_tuple_of(const op_entry *e, TensorObject *a, int n, wgt_tensor **t);
 PyObject *wgtpy_topk(const op_entry *e, TensorObject *a, int64_t k, int axis, int largest);
 PyObject *wgtpy_unique(const op_entry *e, TensorObject *a);
 PyObject *wgtpy_nonzero(const op_entry *e, TensorObject *a);
+
+/* linalg_callers.c: the decompositions with several results, as tuples; flag: qr's complete,
+ * svd's full_matrices */
+PyObject *wgtpy_linalg_multi(const op_entry *e, TensorObject *a, int flag);
 
 PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 

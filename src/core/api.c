@@ -164,12 +164,18 @@ wgt_tensor *wgt_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias) { wgt_ten
 wgt_tensor *wgt_tensordot(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_tensordot", wgt_ag_rule_tensordot(wgt_impl_tensordot(r_a, r_b, naxes, axes_a, axes_b), r_a, r_b, naxes, axes_a, axes_b)); }
 wgt_tensor *wgt_vecdot(wgt_tensor *a, wgt_tensor *b, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_vecdot", wgt_ag_rule_vecdot(wgt_impl_vecdot(r_a, r_b, axis), r_a, r_b, axis)); }
 wgt_tensor *wgt_outer(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_outer", wgt_ag_rule_outer(wgt_impl_outer(r_a, r_b), r_a, r_b)); }
-wgt_tensor *wgt_linalg_inv(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_inv", wgt_ag_untracked("wgt_linalg_inv", wgt_impl_linalg_inv(r_a), 1, (wgt_tensor *[]){r_a})); }
-wgt_tensor *wgt_linalg_solve(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_linalg_solve", wgt_ag_untracked("wgt_linalg_solve", wgt_impl_linalg_solve(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
-wgt_tensor *wgt_linalg_det(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_det", wgt_ag_untracked("wgt_linalg_det", wgt_impl_linalg_det(r_a), 1, (wgt_tensor *[]){r_a})); }
-wgt_tensor *wgt_linalg_cholesky(wgt_tensor *a, int upper) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_cholesky", wgt_ag_untracked("wgt_linalg_cholesky", wgt_impl_linalg_cholesky(r_a, upper), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_inv(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_inv", wgt_ag_rule_linalg_inv(wgt_impl_linalg_inv(r_a), r_a)); }
+wgt_tensor *wgt_linalg_solve(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_linalg_solve", wgt_ag_rule_linalg_solve(wgt_impl_linalg_solve(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_linalg_det(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_det", wgt_ag_rule_linalg_det(wgt_impl_linalg_det(r_a), r_a)); }
+wgt_tensor *wgt_linalg_cholesky(wgt_tensor *a, int upper) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_cholesky", wgt_ag_rule_linalg_cholesky(wgt_impl_linalg_cholesky(r_a, upper), r_a, upper)); }
 wgt_tensor *wgt_linalg_vector_norm(wgt_tensor *a, double ord, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_vector_norm", wgt_ag_untracked("wgt_linalg_vector_norm", wgt_impl_linalg_vector_norm(r_a, ord, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_matrix_norm", wgt_ag_untracked("wgt_linalg_matrix_norm", wgt_impl_linalg_matrix_norm(r_a, ord, keepdims), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_svdvals(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_svdvals", wgt_ag_untracked("wgt_linalg_svdvals", wgt_impl_linalg_svdvals(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_eigvalsh(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_eigvalsh", wgt_ag_untracked("wgt_linalg_eigvalsh", wgt_impl_linalg_eigvalsh(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_pinv(wgt_tensor *a, double rtol) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_pinv", wgt_ag_untracked("wgt_linalg_pinv", wgt_impl_linalg_pinv(r_a, rtol), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_matrix_rank(wgt_tensor *a, double rtol) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_matrix_rank", wgt_ag_untracked("wgt_linalg_matrix_rank", wgt_impl_linalg_matrix_rank(r_a, rtol), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_matrix_power(wgt_tensor *a, int64_t n) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_matrix_power", wgt_ag_untracked("wgt_linalg_matrix_power", wgt_impl_linalg_matrix_power(r_a, n), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_cross(wgt_tensor *a, wgt_tensor *b, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_linalg_cross", wgt_ag_rule_linalg_cross(wgt_impl_linalg_cross(r_a, r_b, axis), r_a, r_b, axis)); }
 wgt_tensor *wgt_softmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_softmax", wgt_ag_rule_softmax(wgt_impl_softmax(r_a, axis), r_a, axis)); }
 wgt_tensor *wgt_log_softmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_log_softmax", wgt_ag_rule_log_softmax(wgt_impl_log_softmax(r_a, axis), r_a, axis)); }
 wgt_tensor *wgt_layer_norm(wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_layer_norm", wgt_ag_rule_layer_norm(wgt_impl_layer_norm(r_a, r_weight, r_bias, eps), r_a, r_weight, r_bias, eps)); }
@@ -404,6 +410,16 @@ const char *const wgt_handle_functions[] = {
     "wgt_linalg_cholesky",
     "wgt_linalg_vector_norm",
     "wgt_linalg_matrix_norm",
+    "wgt_linalg_qr",
+    "wgt_linalg_slogdet",
+    "wgt_linalg_svd",
+    "wgt_linalg_svdvals",
+    "wgt_linalg_eigh",
+    "wgt_linalg_eigvalsh",
+    "wgt_linalg_pinv",
+    "wgt_linalg_matrix_rank",
+    "wgt_linalg_matrix_power",
+    "wgt_linalg_cross",
     "wgt_softmax",
     "wgt_log_softmax",
     "wgt_layer_norm",

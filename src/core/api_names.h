@@ -180,6 +180,16 @@ wgt_tensor *wgt_impl_linalg_det(wgt_tensor *a);
 wgt_tensor *wgt_impl_linalg_cholesky(wgt_tensor *a, int upper);
 wgt_tensor *wgt_impl_linalg_vector_norm(wgt_tensor *a, double ord, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_impl_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims);
+wgt_status wgt_impl_linalg_qr(wgt_tensor *a, int complete, wgt_tensor **q, wgt_tensor **r);
+wgt_status wgt_impl_linalg_slogdet(wgt_tensor *a, wgt_tensor **sign, wgt_tensor **logabsdet);
+wgt_status wgt_impl_linalg_svd(wgt_tensor *a, int full_matrices, wgt_tensor **u, wgt_tensor **s, wgt_tensor **vh);
+wgt_tensor *wgt_impl_linalg_svdvals(wgt_tensor *a);
+wgt_status wgt_impl_linalg_eigh(wgt_tensor *a, wgt_tensor **eigenvalues, wgt_tensor **eigenvectors);
+wgt_tensor *wgt_impl_linalg_eigvalsh(wgt_tensor *a);
+wgt_tensor *wgt_impl_linalg_pinv(wgt_tensor *a, double rtol);
+wgt_tensor *wgt_impl_linalg_matrix_rank(wgt_tensor *a, double rtol);
+wgt_tensor *wgt_impl_linalg_matrix_power(wgt_tensor *a, int64_t n);
+wgt_tensor *wgt_impl_linalg_cross(wgt_tensor *a, wgt_tensor *b, int axis);
 wgt_tensor *wgt_impl_softmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_log_softmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_layer_norm(wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps);
@@ -422,6 +432,16 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_linalg_cholesky wgt_impl_linalg_cholesky
 #define wgt_linalg_vector_norm wgt_impl_linalg_vector_norm
 #define wgt_linalg_matrix_norm wgt_impl_linalg_matrix_norm
+#define wgt_linalg_qr wgt_impl_linalg_qr
+#define wgt_linalg_slogdet wgt_impl_linalg_slogdet
+#define wgt_linalg_svd wgt_impl_linalg_svd
+#define wgt_linalg_svdvals wgt_impl_linalg_svdvals
+#define wgt_linalg_eigh wgt_impl_linalg_eigh
+#define wgt_linalg_eigvalsh wgt_impl_linalg_eigvalsh
+#define wgt_linalg_pinv wgt_impl_linalg_pinv
+#define wgt_linalg_matrix_rank wgt_impl_linalg_matrix_rank
+#define wgt_linalg_matrix_power wgt_impl_linalg_matrix_power
+#define wgt_linalg_cross wgt_impl_linalg_cross
 #define wgt_softmax wgt_impl_softmax
 #define wgt_log_softmax wgt_impl_log_softmax
 #define wgt_layer_norm wgt_impl_layer_norm
