@@ -461,8 +461,9 @@ wgt_status wgt_meshgrid(int count, wgt_tensor *const *tensors, int indexing_ij, 
  * table (docs/ops.md, "Type promotion": f16 with f32 gives f32, u8 with i8 i16); pairs it
  * leaves undefined (an integer with a float, bool with a number) or whose common type would
  * be i64 (u32 with a signed type) are WGT_ERR_DTYPE. The same holds for where's a and b. */
-/* Integer arithmetic wraps around (two's complement); integer division truncates toward
- * zero, and a division by zero gives 0. f16 is computed in f32 and rounded once. */
+/* Integer arithmetic wraps around (two's complement), i8, u8, i16 and u16 included (computed
+ * in i32 and cast back); integer division truncates toward zero, and a division by zero gives
+ * 0. f16 is computed in f32 and rounded once. bool and bf16 take no arithmetic here. */
 
 wgt_tensor *wgt_add(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_sub(wgt_tensor *a, wgt_tensor *b);
@@ -476,7 +477,8 @@ wgt_tensor *wgt_maximum(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_minimum(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_mod(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_atan2(wgt_tensor *a, wgt_tensor *b);
-/* Comparisons and logic give u32 tensors of 0 and 1; logic treats nonzero as true. */
+/* Comparisons and logic give bool tensors (WGT_BOOL; they gave u32 0/1 before: docs/ops.md,
+ * "Changes"); logic takes any type, nonzero (NaN too) being true. */
 wgt_tensor *wgt_eq(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ne(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_lt(wgt_tensor *a, wgt_tensor *b);
@@ -486,7 +488,12 @@ wgt_tensor *wgt_ge(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_and(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_or(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_logical_not(wgt_tensor *a);
-/* cond (any type, nonzero is true) ? a : b, all three broadcast together; a and b promote. */
+
+/* ---- bool results: logical_xor ------------------------------------------------------ */
+/* a != 0 differs from b != 0, as bool; any types, broadcast (as logical_and). */
+wgt_tensor *wgt_logical_xor(wgt_tensor *a, wgt_tensor *b);
+
+/* cond (any type, bool above all; nonzero is true) ? a : b, all three broadcast together; a and b promote. */
 wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b);
 /* Tensor-with-scalar forms: the scalar becomes a rank-0 tensor of a's type. A scalar the type
  * cannot hold is an error, never converted: for i32/u32 a fraction, NaN or infinity is
@@ -504,7 +511,7 @@ wgt_tensor *wgt_scalar(wgt_context *ctx, wgt_dtype dtype, double value);
 
 /* ---- unary ops ---------------------------------------------------------------------- */
 /* All types: neg (wraps for integers), abs, sign, square, relu, clamp, floor, ceil and round
- * (identity on integers). isnan and isinf give u32 0/1 (always 0 for integers). The rest
+ * (identity on integers). isnan and isinf give bool (always false for integers). The rest
  * take floating types only (f32, f16; computed in f32). round is half to even. */
 wgt_tensor *wgt_neg(wgt_tensor *a);
 wgt_tensor *wgt_abs(wgt_tensor *a);
@@ -540,7 +547,8 @@ wgt_tensor *wgt_clamp(wgt_tensor *a, double lo, double hi);
 /* Floating types (f32, f16; computed in f32): tan, asin, acos, atan, sinh, cosh, asinh, acosh,
  * atanh, log2, log10, exp2 (IEEE special values as libm; NaN outside the domain). trunc rounds
  * toward zero (identity on integers). signbit (floating types) and isfinite (all types; 1 for
- * integers) give u32 0/1 as isnan does. bitwise_not (i32, u32) flips every bit. */
+ * integers) give bool as isnan does. bitwise_not (integers) flips every bit; of bool it is
+ * logical_not. */
 wgt_tensor *wgt_tan(wgt_tensor *a);
 wgt_tensor *wgt_asin(wgt_tensor *a);
 wgt_tensor *wgt_acos(wgt_tensor *a);
@@ -591,7 +599,8 @@ wgt_tensor *wgt_cast(wgt_tensor *a, wgt_dtype dtype);
 /* ---- reductions --------------------------------------------------------------------- */
 /* Over the axes listed (negative counts from the end; naxes 0 means every axis); keepdims
  * keeps the reduced axes with length 1. f16 accumulates in f32. Integer sum and prod wrap
- * around in 32 bits; mean, var and std of integers give f32. var and std divide by
+ * around in 32 bits, and of i8, i16 and bool (sum only: the count of trues) give i32, of u8
+ * and u16 u32 (cumsum likewise); mean, var and std of integers give f32. var and std divide by
  * N - correction (0: population, 1: sample). max and min propagate NaN; over zero elements
  * sum is 0, prod 1, and max, min, mean, var, std give an error. */
 wgt_tensor *wgt_sum(wgt_tensor *a, int naxes, const int *axes, int keepdims);
@@ -618,8 +627,8 @@ wgt_tensor *wgt_cummax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_cummin(wgt_tensor *a, int axis);
 wgt_tensor *wgt_cumargmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_cumargmin(wgt_tensor *a, int axis);
-/* Over the axes listed, as above, of a != 0 (NaN counts as nonzero): any and all give u32 0/1
- * (empty: 0 and 1), count_nonzero i32 (empty: 0). Every type but the block types. */
+/* Over the axes listed, as above, of a != 0 (NaN counts as nonzero): any and all give bool
+ * (empty: false and true), count_nonzero i32 (empty: 0). Every type but the block types. */
 wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_all(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims);
@@ -798,7 +807,7 @@ wgt_tensor *wgt_trace(wgt_tensor *a, int64_t offset, int axis1, int axis2);
 /* numpy.diag: a vector gives a new square matrix with it on diagonal k (zeros elsewhere), a
  * matrix its diagonal k (a view). */
 wgt_tensor *wgt_diag(wgt_tensor *a, int64_t k);
-/* a where mask (any type, nonzero is true, broadcast to a's shape) is false, value where it
+/* a where mask (bool, or any type with nonzero true; broadcast to a's shape) is false, value where it
  * is true; value must fit a's type as for the scalar ops. */
 wgt_tensor *wgt_masked_fill(wgt_tensor *a, wgt_tensor *mask, double value);
 /* The entries of a where mask (broadcast to a's shape) is nonzero, in row-major order: a 1-D

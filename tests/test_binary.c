@@ -31,7 +31,7 @@ static const wgt_dtype dtypes[] = {WGT_F32, WGT_F16, WGT_I32, WGT_U32};
 #define NDT 4
 
 static int is_int(wgt_dtype d) { return d == WGT_I32 || d == WGT_U32; }
-static int gives_u32(int op) { return op >= EQ; }
+static int gives_bool(int op) { return op >= EQ; }
 static int accepts(int op, wgt_dtype d) { return op != ATAN2 || !is_int(d); }
 
 /* ---- seeded host values ---- */
@@ -211,7 +211,7 @@ static double reference(int op, wgt_dtype dt, double x, double y) {
  * f16 keeps test_tolerance, which one f16 rounding dominates. Everything else is exact
  * or as test_tolerance says (the WebGPU mod is exact like the CPU's). */
 static double tolerance(int op, wgt_dtype dt, int gpu, double want, double x, double y) {
-    if (gives_u32(op) || op == MAX || op == MIN) return 0;
+    if (gives_bool(op) || op == MAX || op == MIN) return 0;
     if (gpu && dt == WGT_F32 && op == POW) {
         double t = fabs(y * log2(fabs(x))); /* not finite: a special case, which is exact */
         return (1e-5 + (isfinite(t) ? 2.4e-7 * t : 0)) * fabs(want) + 1e-37;
@@ -235,7 +235,7 @@ static int check_case(wgt_context *ctx, int op, wgt_dtype da, wgt_dtype db, int 
     wgt_tensor *c = ops[op].fn(a, b);
     int rank0 = pairs[pair][0] == V_RANK0 && pairs[pair][1] == V_RANK0, bad = 0;
     int64_t shape[2] = {rows, cols}, n = rank0 ? 1 : rows * cols;
-    wgt_dtype out_dt = gives_u32(op) ? WGT_U32 : da;
+    wgt_dtype out_dt = gives_bool(op) ? WGT_BOOL : da;
 #define CASE_FMT "%s %s,%s %s,%s [%lld, %lld] seed %llu"
 #define CASE_ARGS ops[op].name, wgt_dtype_name(da), wgt_dtype_name(db), view_names[pairs[pair][0]], \
                   view_names[pairs[pair][1]], (long long)rows, (long long)cols, (unsigned long long)seed
@@ -363,7 +363,7 @@ static void expect_op(wgt_context *ctx, int op, wgt_dtype dt, int n, const doubl
     double *got = c ? test_read_f64(c) : NULL;
     CHECK(got != NULL, "%s %s: %s", ops[op].name, wgt_dtype_name(dt), wgt_last_error());
     for (int i = 0; got && i < n; i++) {
-        double w = gives_u32(op) ? want[i] : test_round_to(dt, want[i]);
+        double w = gives_bool(op) ? want[i] : test_round_to(dt, want[i]);
         int ok = isnan(w) ? isnan(got[i]) : w == 0 ? got[i] == 0 && !signbit(got[i]) == !signbit(w)
                                                    : got[i] == w || fabs(got[i] - w) <= rel * fabs(w);
         CHECK(ok, "%s %s element %d: f(%g, %g) = %g, want %g", ops[op].name, wgt_dtype_name(dt), i, x[i], y[i], got[i], w);

@@ -137,6 +137,14 @@ static int has_word(const char *text, const char *word) {
     return 0;
 }
 
+/* Whether a types cell names one of the narrow types (bool, the 8- and 16-bit ones). */
+static int names_a_narrow_type(const char *types) {
+    static const char *const names[] = {"bool", "BOOL", "i8", "u8", "i16", "u16", "bf16"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (has_word(types, names[i])) return 1;
+    return 0;
+}
+
 static void check_row(const char *name, void *docs) {
     char types[512] = "", backends[128] = "";
     int found = row_cells(docs, name, types, sizeof types, backends, sizeof backends);
@@ -149,7 +157,7 @@ static void check_row(const char *name, void *docs) {
     CHECK(!has_word(types, "all"), "docs/ops.md: %s: types '%s' says 'all': name the types", name, types);
     int narrow = wgt_takes_narrow(name), blocks = wgt_takes_blocks(name);
     int every = strstr(types, "every type") || strstr(types, "every pair");
-    CHECK(narrow ? every || has_word(types, "bool") || has_word(types, "BOOL") : !every,
+    CHECK(narrow ? every || names_a_narrow_type(types) : !every && !names_a_narrow_type(types),
           "docs/ops.md: %s: types '%s', but the core %s the narrow types (wgt_takes_narrow)", name, types,
           narrow ? "takes" : "refuses");
     CHECK(!blocks || strstr(types, "block types") || strstr(types, "q8_0"),

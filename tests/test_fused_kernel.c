@@ -190,19 +190,27 @@ static wgt_tensor *(*const binary_ref[WGT_BINARY_COUNT])(wgt_tensor *, wgt_tenso
     wgt_add, wgt_sub, wgt_mul, wgt_div, wgt_pow, wgt_maximum, wgt_minimum, wgt_mod, wgt_atan2,
     wgt_eq, wgt_ne, wgt_lt, wgt_le, wgt_gt, wgt_ge, wgt_logical_and, wgt_logical_or, wgt_logaddexp, wgt_hypot,
     wgt_copysign, wgt_nextafter, wgt_bitwise_and, wgt_bitwise_or, wgt_bitwise_xor, wgt_bitwise_left_shift,
-    wgt_bitwise_right_shift, wgt_floor_divide};
+    wgt_bitwise_right_shift, wgt_floor_divide, wgt_logical_xor};
 
 static int gives_u32(wgt_unary_op op) { return wgt_unary_gives_u32(op); }
 
+/* The public predicates give bool; the kernels' u32 0/1 is compared with it cast to u32. */
+static wgt_tensor *as_kernel_type(wgt_tensor *ref, wgt_dtype kernel_type) {
+    if (!ref || wgt_tensor_dtype(ref) == kernel_type) return ref;
+    wgt_tensor *c = wgt_cast(ref, kernel_type);
+    wgt_release(ref);
+    return c;
+}
+
 /* Parameters are passed as the core passes them: integer clamp bounds already integers. */
 static int chain_unary(chain *c, wgt_unary_op op, int a, double p0, double p1) {
-    return add_step(c, WGT_FUSED_UNARY, op, a, 0, 0, gives_u32(op) ? WGT_U32 : c->type[a], p0, p1,
-                    unary_ref(op, c->ref[a], p0, p1));
+    wgt_dtype t = gives_u32(op) ? WGT_U32 : c->type[a];
+    return add_step(c, WGT_FUSED_UNARY, op, a, 0, 0, t, p0, p1, as_kernel_type(unary_ref(op, c->ref[a], p0, p1), t));
 }
 
 static int chain_binary(chain *c, wgt_binary_op op, int a, int b) {
-    return add_step(c, WGT_FUSED_BINARY, op, a, b, 0, wgt_binary_gives_u32(op) ? WGT_U32 : c->type[a], 0, 0,
-                    binary_ref[op](c->ref[a], c->ref[b]));
+    wgt_dtype t = wgt_binary_gives_u32(op) ? WGT_U32 : c->type[a];
+    return add_step(c, WGT_FUSED_BINARY, op, a, b, 0, t, 0, 0, as_kernel_type(binary_ref[op](c->ref[a], c->ref[b]), t));
 }
 
 static int chain_cast(chain *c, int a, wgt_dtype d) {

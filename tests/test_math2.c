@@ -201,12 +201,12 @@ TEST_BACKENDS(math2_trunc_signbit_isfinite_bitwise_not) {
     const wgt_dtype floats[] = {WGT_F32, WGT_F16};
     for (int k = 0; k < 2; k++) {
         check_exact_unary(ctx, "trunc", wgt_trunc, floats[k], f, nf, ref_trunc, floats[k]);
-        check_exact_unary(ctx, "signbit", wgt_signbit, floats[k], f, nf, ref_signbit, WGT_U32);
-        check_exact_unary(ctx, "isfinite", wgt_isfinite, floats[k], f, nf, ref_isfinite, WGT_U32);
+        check_exact_unary(ctx, "signbit", wgt_signbit, floats[k], f, nf, ref_signbit, WGT_BOOL);
+        check_exact_unary(ctx, "isfinite", wgt_isfinite, floats[k], f, nf, ref_isfinite, WGT_BOOL);
     }
     check_exact_unary(ctx, "trunc", wgt_trunc, WGT_I32, ints, 7, ref_trunc, WGT_I32);
-    check_exact_unary(ctx, "isfinite", wgt_isfinite, WGT_I32, ints, 7, ref_isfinite, WGT_U32);
-    check_exact_unary(ctx, "isfinite", wgt_isfinite, WGT_U32, uints, 5, ref_isfinite, WGT_U32);
+    check_exact_unary(ctx, "isfinite", wgt_isfinite, WGT_I32, ints, 7, ref_isfinite, WGT_BOOL);
+    check_exact_unary(ctx, "isfinite", wgt_isfinite, WGT_U32, uints, 5, ref_isfinite, WGT_BOOL);
     check_exact_unary(ctx, "bitwise_not", wgt_bitwise_not, WGT_I32, ints, 7, ref_not_i32, WGT_I32);
     check_exact_unary(ctx, "bitwise_not", wgt_bitwise_not, WGT_U32, uints, 5, ref_not_u32, WGT_U32);
 }
@@ -433,8 +433,8 @@ TEST_BACKENDS(math2_empty_and_errors) {
     wgt_tensor *f3 = wgt_ones(ctx, WGT_F32, 1, &three);
     CHECK_ERROR(!wgt_tan(i32), WGT_ERR_DTYPE, "wgt_tan");
     CHECK_ERROR(!wgt_signbit(i32), WGT_ERR_DTYPE, "wgt_signbit");
-    CHECK_ERROR(!wgt_bitwise_not(f), WGT_ERR_DTYPE, "wgt_bitwise_not: takes integer types (i32, u32), not f32");
-    CHECK_ERROR(!wgt_bitwise_and(f, f), WGT_ERR_DTYPE, "wgt_bitwise_and: takes integer types (i32, u32), not f32");
+    CHECK_ERROR(!wgt_bitwise_not(f), WGT_ERR_DTYPE, "wgt_bitwise_not: takes integer types (i32, u32, i16, u16, i8, u8) and bool, not f32");
+    CHECK_ERROR(!wgt_bitwise_and(f, f), WGT_ERR_DTYPE, "wgt_bitwise_and: takes integer types (i32, u32, i16, u16, i8, u8, bool), not f32");
     CHECK_ERROR(!wgt_hypot(i32, i32), WGT_ERR_DTYPE, "wgt_hypot");
     CHECK_ERROR(!wgt_bitwise_left_shift(i32, f), WGT_ERR_DTYPE, "operand types differ");
     CHECK_ERROR(!wgt_floor_divide(f, f3), WGT_ERR_SHAPE, "wgt_floor_divide");

@@ -106,7 +106,7 @@ static void check_all_subsets(int op, wgt_tensor *a, const char *what) {
                 free(ref);
                 continue;
             }
-            wgt_dtype want_dt = op == 3 ? dt : op == 2 ? WGT_I32 : WGT_U32;
+            wgt_dtype want_dt = op == 3 ? dt : op == 2 ? WGT_I32 : WGT_BOOL;
             CHECK(wgt_tensor_dtype(got) == want_dt, "%s: dtype %s", names[op], wgt_dtype_name(wgt_tensor_dtype(got)));
             int want_nd = 0;
             for (int d = 0; d < nd; d++) want_nd += keep || !red[d];

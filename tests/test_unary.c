@@ -37,7 +37,7 @@ static wgt_tensor *call_leaky_relu(wgt_tensor *a, double p0, double p1) { (void)
 static wgt_tensor *call_elu(wgt_tensor *a, double p0, double p1) { (void)p1; return wgt_elu(a, p0); }
 static wgt_tensor *call_clamp(wgt_tensor *a, double p0, double p1) { return wgt_clamp(a, p0, p1); }
 
-enum { ANY = 1, U32_OUT = 2, EXACT = 4, SATURATES = 8 };
+enum { ANY = 1, BOOL_OUT = 2, EXACT = 4, SATURATES = 8 };
 static const struct {
     const char *name;
     wgt_tensor *(*fn)(wgt_tensor *, double, double);
@@ -72,16 +72,16 @@ static const struct {
     [CEIL] = {"ceil", call_ceil, ANY | EXACT, -10, 10, 0, 0, 0, 0},
     [ROUND] = {"round", call_round, ANY | EXACT, -10, 10, 0, 0, 0, 0},
     [ERF] = {"erf", call_erf, SATURATES, -4, 4, 0, 0, 1e-5, 0},
-    [ISNAN] = {"isnan", call_isnan, ANY | U32_OUT | EXACT, -5, 5, 0, 0, 0, 0},
-    [ISINF] = {"isinf", call_isinf, ANY | U32_OUT | EXACT, -5, 5, 0, 0, 0, 0},
+    [ISNAN] = {"isnan", call_isnan, ANY | BOOL_OUT | EXACT, -5, 5, 0, 0, 0, 0},
+    [ISINF] = {"isinf", call_isinf, ANY | BOOL_OUT | EXACT, -5, 5, 0, 0, 0, 0},
     [CLAMP] = {"clamp", call_clamp, ANY | EXACT, -5, 5, -1.5, 2, 0, 0},
-    [NOT] = {"logical_not", call_logical_not, ANY | U32_OUT | EXACT, -2, 2, 0, 0, 0, 0},
+    [NOT] = {"logical_not", call_logical_not, ANY | BOOL_OUT | EXACT, -2, 2, 0, 0, 0, 0},
 };
 static const wgt_dtype dtypes[] = {WGT_F32, WGT_F16, WGT_I32, WGT_U32};
 
 static int is_int(wgt_dtype d) { return d == WGT_I32 || d == WGT_U32; }
 static int accepts(int op, wgt_dtype d) { return !is_int(d) || (ops[op].flags & ANY); }
-static wgt_dtype out_type(int op, wgt_dtype d) { return ops[op].flags & U32_OUT ? WGT_U32 : d; }
+static wgt_dtype out_type(int op, wgt_dtype d) { return ops[op].flags & BOOL_OUT ? WGT_BOOL : d; }
 
 /* Bits of a 64-bit integer result kept in 32, as i32 or u32. */
 static double wrap32(wgt_dtype dt, int64_t v) {

@@ -22,6 +22,11 @@ double *test_read_f64(wgt_tensor *t) {
         case WGT_F16: out[i] = wgt_f16_to_f32(((uint16_t *)raw)[i]); break;
         case WGT_I32: out[i] = ((int32_t *)raw)[i]; break;
         case WGT_U32: out[i] = ((uint32_t *)raw)[i]; break;
+        case WGT_BOOL: case WGT_U8: out[i] = ((uint8_t *)raw)[i]; break;
+        case WGT_I8: out[i] = ((int8_t *)raw)[i]; break;
+        case WGT_I16: out[i] = ((int16_t *)raw)[i]; break;
+        case WGT_U16: out[i] = ((uint16_t *)raw)[i]; break;
+        case WGT_BF16: out[i] = wgt_bf16_to_f32(((uint16_t *)raw)[i]); break;
         default: break;
         }
     }

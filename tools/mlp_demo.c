@@ -188,7 +188,7 @@ static double test_accuracy(wgt_context *ctx, const digits *d, wgt_tensor *w1, w
     wgt_tensor *y = upload_labels(ctx, d->n_test, &d->y[d->n_train]);
     wgt_tensor *hpre = wgt_linear(x, w1, b1), *h = wgt_relu(hpre), *logits = wgt_linear(h, w2, b2);
     wgt_tensor *pred = wgt_argmax(logits, 1, 0), *hit = wgt_eq(pred, y), *hits = wgt_sum(hit, 0, NULL, 0);
-    uint32_t correct = 0;
+    int32_t correct = 0; /* the sum of a bool mask is its i32 count of trues */
     int ok = hits && wgt_tensor_read(hits, &correct, sizeof correct) == WGT_OK;
     wgt_tensor *all[] = {x, y, hpre, h, logits, pred, hit, hits};
     drop(all, 8);

@@ -44,9 +44,10 @@ static int parse_format(const char *fmt, Py_ssize_t itemsize, src_type *out) {
 }
 
 /* The type a source becomes without dtype=: float64 -> float32, wider or narrower integers
- * -> int32 / uint32 (checked per value), bool -> uint32 (comparisons give uint32 too). */
+ * -> int32 / uint32 (checked per value), bool -> bool (as comparisons give). */
 static wgt_dtype default_dtype(src_type s) {
     if (s.kind == K_FLOAT) return s.size == 2 ? WGT_F16 : WGT_F32;
+    if (s.kind == K_BOOL) return WGT_BOOL;
     return s.kind == K_INT ? WGT_I32 : WGT_U32;
 }
 

@@ -892,7 +892,6 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         goto fail;
     }
     out = wgtpy_wrap(r, a->ctx, e->name, index_errors);
-    if (out) ((TensorObject *)out)->is_mask = wgtpy_gives_mask(e->fn);
     goto done;
 fail:
     out = NULL;

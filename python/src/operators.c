@@ -91,21 +91,7 @@ PyObject *wgtpy_binary(wgtpy_binary_fn fn, PyObject *x, PyObject *y, const char 
     PyObject *out = wgtpy_wrap(r, ctx, name, 0);
     Py_DECREF(a);
     Py_DECREF(b);
-    if (out) ((TensorObject *)out)->is_mask = wgtpy_gives_mask((void (*)(void))fn);
     return out;
-}
-
-int wgtpy_gives_mask(void (*fn)(void)) {
-    static void (*const masks[])(void) = {
-        (void (*)(void))wgt_eq, (void (*)(void))wgt_ne, (void (*)(void))wgt_lt, (void (*)(void))wgt_le,
-        (void (*)(void))wgt_gt, (void (*)(void))wgt_ge, (void (*)(void))wgt_logical_and,
-        (void (*)(void))wgt_logical_or, (void (*)(void))wgt_logical_not, (void (*)(void))wgt_isnan,
-        (void (*)(void))wgt_isinf, (void (*)(void))wgt_signbit, (void (*)(void))wgt_isfinite,
-        (void (*)(void))wgt_any, (void (*)(void))wgt_all,
-    };
-    for (size_t i = 0; i < sizeof masks / sizeof masks[0]; i++)
-        if (fn == masks[i]) return 1;
-    return 0;
 }
 
 #define BINOP(pyname, cfn, label, flags)                                                        \

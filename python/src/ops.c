@@ -30,6 +30,7 @@ static const op_entry ops[] = {
     OP("ge", NULL, wgt_ge, SIG_BINARY),
     OP("logical_and", NULL, wgt_logical_and, SIG_BINARY),
     OP("logical_or", NULL, wgt_logical_or, SIG_BINARY),
+    OP("logical_xor", NULL, wgt_logical_xor, SIG_BINARY),
     OP("logical_not", NULL, wgt_logical_not, SIG_UNARY),
     OP("where", NULL, wgt_where, SIG_WHERE),
     OP("floor_divide", NULL, wgt_floor_divide, SIG_BINARY),

@@ -12,8 +12,6 @@ enum { BIN_TRUE_DIVIDE = 1 }; /* integer operands become float32 first (NumPy's 
 int wgtpy_operands(PyObject *x, PyObject *y, TensorObject **a, TensorObject **b, const char *fn);
 int wgtpy_promote(TensorObject **a, TensorObject **b, const char *fn);
 PyObject *wgtpy_binary(wgtpy_binary_fn fn, PyObject *x, PyObject *y, const char *name, int flags);
-/* Whether fn gives a 0/1 mask (comparisons, logic, isnan, isinf). */
-int wgtpy_gives_mask(void (*fn)(void));
 
 /* How an op's Python arguments map onto its C function. */
 typedef enum {

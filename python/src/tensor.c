@@ -28,7 +28,6 @@ PyObject *wgtpy_wrap(wgt_tensor *t, CtxObject *ctx, const char *fn, int index_er
     self->ctx = ctx;
     self->exports = 0;
     self->weakrefs = NULL;
-    self->is_mask = 0;
     PyObject_GC_Track(self); /* (PyObject_GC_New took the instance's reference to its heap type) */
     return (PyObject *)self;
 }
@@ -289,8 +288,6 @@ static PyMethodDef tensor_methods[] = {
 
 static PyMemberDef tensor_members[] = {
     {"__weaklistoffset__", T_PYSSIZET, offsetof(TensorObject, weakrefs), READONLY, NULL},
-    {"_is_mask", T_BOOL, offsetof(TensorObject, is_mask), 0,
-     "made by a comparison or logic op (0/1 uint32): indexing with it selects where it is 1"},
     {NULL, 0, 0, 0, NULL},
 };
 

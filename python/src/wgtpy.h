@@ -32,7 +32,6 @@ typedef struct {
     CtxObject *ctx;     /* strong: the context outlives its tensors */
     Py_ssize_t exports; /* buffer views handed out over the host copy */
     PyObject *weakrefs;
-    char is_mask;       /* made by a comparison or logic op: t[mask] selects, not gathers */
 } TensorObject;
 
 /* Module state kept in globals: the module is single-phase and loaded once per process. */

@@ -20,7 +20,7 @@ LAYOUTS = {
 def test_asarray_of_numpy_any_layout(ctx, layout, src):
     a = LAYOUTS[layout]((np.arange(24).reshape(4, 6) % 5).astype(src))
     t = wt.asarray(a)
-    expect = {"f": np.float32, "i": np.int32, "u": np.uint32, "b": np.uint32}[np.dtype(src).kind]
+    expect = {"f": np.float32, "i": np.int32, "u": np.uint32, "b": np.bool_}[np.dtype(src).kind]
     if src == np.float16:
         expect = np.float16
     assert t.dtype == expect and t.shape == a.shape
@@ -54,7 +54,7 @@ def test_asarray_refuses_values_the_type_cannot_hold(ctx):
 
 def test_asarray_of_scalars_and_lists(ctx):
     assert wt.asarray(3).dtype == wt.int32 and wt.asarray(3).shape == ()
-    assert wt.asarray(2.5).dtype == wt.float32 and wt.asarray(True).dtype == wt.uint32
+    assert wt.asarray(2.5).dtype == wt.float32 and wt.asarray(True).dtype == wt.bool
     t = wt.asarray([[1, 2], [3, 4]])
     assert t.dtype == wt.int32 and t.tolist() == [[1, 2], [3, 4]]
     assert wt.asarray([[1.5, 2], [3, 4]]).dtype == wt.float32

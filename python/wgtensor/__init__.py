@@ -86,7 +86,7 @@ def _parse_dtype(o):
     if o is int:
         return int32
     if o is _builtins.bool:
-        return uint32
+        return bool
     try:
         npd = _np.dtype(o)
     except (TypeError, ValueError):
@@ -157,7 +157,7 @@ def _to_numpy_source(obj):
     if isinstance(obj, _np.ndarray):
         a = obj
     elif isinstance(obj, _builtins.bool):
-        return _np.asarray(obj, dtype=_np.uint32)
+        return _np.asarray(obj, dtype=_np.bool_)
     elif isinstance(obj, int):
         if not -2**31 <= obj < 2**31:
             raise ValueError("asarray: integer %d is outside the range of int32 (give dtype=uint32 or a float type)"
@@ -189,8 +189,8 @@ def _place(fn, ctx, device):
 def asarray(obj, dtype=None, ctx=None, *, device=None, copy=None):
     """A tensor of obj: a Tensor (as is, or cast / moved when dtype or ctx differ), a NumPy
     array of any layout (one copy, straight into the tensor's storage), a Python scalar or
-    nested lists. Without dtype, float64 becomes float32 and wider or narrower integers int32
-    (uint32 for unsigned ones and bool); a value the type cannot hold is an error naming it.
+    nested lists. Without dtype, float64 becomes float32, wider or narrower integers int32
+    (uint32 for unsigned ones) and bool stays bool; a value the type cannot hold is an error naming it.
     copy (the array API's): True always gives a new tensor; False never copies, so anything
     but a Tensor already of that dtype and context is a ValueError; None copies when needed."""
     ctx = _place("asarray", ctx, device)
@@ -594,7 +594,7 @@ _UFUNCS = {
     "floor_divide": floor_divide, "remainder": mod, "power": pow, "maximum": maximum,
     "minimum": minimum, "arctan2": atan2, "equal": eq, "not_equal": ne, "less": lt,
     "less_equal": le, "greater": gt, "greater_equal": ge, "logical_and": logical_and,
-    "logical_or": logical_or, "logical_not": logical_not, "negative": neg, "absolute": abs,
+    "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not, "negative": neg, "absolute": abs,
     "sign": sign, "square": square, "sqrt": sqrt, "reciprocal": reciprocal, "exp": exp,
     "expm1": expm1, "log": log, "log1p": log1p, "sin": sin, "cos": cos, "tanh": tanh,
     "floor": floor, "ceil": ceil, "isnan": isnan, "isinf": isinf, "matmul": matmul,

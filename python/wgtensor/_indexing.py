@@ -4,7 +4,7 @@ its in-place write, wgt_set_rows.
 Basic indices (ints, slices with any step, None, Ellipsis) give views that share storage, as
 in NumPy. One integer array (a list, a NumPy array or an integer tensor) gathers along its
 axis (wgt_index_select; negative indices from the host are wrapped first). A boolean mask (a
-NumPy bool array, a list of bools, or a tensor made by a comparison or logic op) selects the
+NumPy bool array, a list of bools, or a bool tensor such as a comparison gives) selects the
 elements where it is true: its indices are found on the host (reading the mask), then
 gathered. Writes go through wgt_set_rows over the first axis of the target view, so they
 land in the shared storage; a masked write is where(mask, value, old) written back whole.
@@ -22,7 +22,7 @@ def _is_int(k):
 
 def _is_mask(k):
     if isinstance(k, _core.Tensor):
-        return k._is_mask
+        return k.dtype.name == "bool"
     if isinstance(k, _np.ndarray):
         return k.dtype == _np.bool_
     if isinstance(k, (list, tuple)) and k and all(isinstance(x, (bool, _np.bool_)) for x in _np.ravel(k)):
@@ -130,7 +130,7 @@ def _basic(t, key):
         elif isinstance(k, slice):
             v = _slice(v, ax, k)
             ax += 1
-        elif _is_int(k) or (isinstance(k, _core.Tensor) and k.ndim == 0 and not k._is_mask):
+        elif _is_int(k) or (isinstance(k, _core.Tensor) and k.ndim == 0 and not _is_mask(k)):
             v = _int_index(v, ax, k)
         elif _is_array(k) or _is_mask(k):
             if array is not None:
@@ -155,7 +155,7 @@ def getitem(t, key):
     # (a slice between), the array's dimensions go first.
     keys = _normalise(t, key)
     advanced = [i for i, e in enumerate(keys) if _is_int(e) or e is k or
-                (isinstance(e, _core.Tensor) and e.ndim == 0 and not e._is_mask)]
+                (isinstance(e, _core.Tensor) and e.ndim == 0 and not _is_mask(e))]
     if ax and advanced[-1] - advanced[0] + 1 != len(advanced):
         order = list(range(ax, ax + added)) + [i for i in range(r.ndim) if not ax <= i < ax + added]
         r = _core.transpose(r, order)

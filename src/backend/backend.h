@@ -58,6 +58,7 @@ typedef enum wgt_binary_op {
     WGT_BINARY_LEFT_SHIFT,
     WGT_BINARY_RIGHT_SHIFT,
     WGT_BINARY_FLOOR_DIVIDE,
+    WGT_BINARY_LOGICAL_XOR,
     WGT_BINARY_COUNT
 } wgt_binary_op;
 
@@ -113,8 +114,11 @@ typedef enum wgt_unary_op {
     WGT_UNARY_COUNT
 } wgt_unary_op;
 
-/* Ops whose result is u32 0/1 whatever the input type. */
-static inline int wgt_binary_gives_u32(wgt_binary_op op) { return op >= WGT_BINARY_EQ && op <= WGT_BINARY_LOGICAL_OR; }
+/* Ops whose kernels give u32 0/1 whatever the input type (the core casts these to bool
+ * for the caller: core/binary.c and core/unary.c). */
+static inline int wgt_binary_gives_u32(wgt_binary_op op) {
+    return (op >= WGT_BINARY_EQ && op <= WGT_BINARY_LOGICAL_OR) || op == WGT_BINARY_LOGICAL_XOR;
+}
 static inline int wgt_unary_gives_u32(wgt_unary_op op) {
     return op == WGT_UNARY_ISNAN || op == WGT_UNARY_ISINF || op == WGT_UNARY_LOGICAL_NOT || op == WGT_UNARY_SIGNBIT ||
            op == WGT_UNARY_ISFINITE;

@@ -79,6 +79,7 @@ wgt_tensor *wgt_ge(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_
 wgt_tensor *wgt_logical_and(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_logical_and", wgt_ag_untracked("wgt_logical_and", wgt_impl_logical_and(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
 wgt_tensor *wgt_logical_or(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_logical_or", wgt_ag_untracked("wgt_logical_or", wgt_impl_logical_or(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
 wgt_tensor *wgt_logical_not(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_logical_not", wgt_ag_untracked("wgt_logical_not", wgt_impl_logical_not(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_logical_xor(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_logical_xor", wgt_ag_untracked("wgt_logical_xor", wgt_impl_logical_xor(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
 wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_cond = wgt_handle_arg(cond); wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_where", wgt_ag_rule_where(wgt_impl_where(r_cond, r_a, r_b), r_cond, r_a, r_b)); }
 wgt_tensor *wgt_add_scalar(wgt_tensor *a, double s) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_add_scalar", wgt_ag_rule_add_scalar(wgt_impl_add_scalar(r_a, s), r_a, s)); }
 wgt_tensor *wgt_sub_scalar(wgt_tensor *a, double s) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_sub_scalar", wgt_ag_rule_sub_scalar(wgt_impl_sub_scalar(r_a, s), r_a, s)); }
@@ -325,6 +326,7 @@ const char *const wgt_handle_functions[] = {
     "wgt_logical_and",
     "wgt_logical_or",
     "wgt_logical_not",
+    "wgt_logical_xor",
     "wgt_where",
     "wgt_add_scalar",
     "wgt_sub_scalar",

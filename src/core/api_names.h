@@ -90,6 +90,7 @@ wgt_tensor *wgt_impl_ge(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_logical_and(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_logical_or(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_logical_not(wgt_tensor *a);
+wgt_tensor *wgt_impl_logical_xor(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_impl_add_scalar(wgt_tensor *a, double s);
 wgt_tensor *wgt_impl_sub_scalar(wgt_tensor *a, double s);
@@ -349,6 +350,7 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_logical_and wgt_impl_logical_and
 #define wgt_logical_or wgt_impl_logical_or
 #define wgt_logical_not wgt_impl_logical_not
+#define wgt_logical_xor wgt_impl_logical_xor
 #define wgt_where wgt_impl_where
 #define wgt_add_scalar wgt_impl_add_scalar
 #define wgt_sub_scalar wgt_impl_sub_scalar

@@ -13,8 +13,8 @@
 typedef enum {
     KIND_ARITH,   /* a and b share a type; the result has it */
     KIND_FLOAT,   /* as ARITH, floating types only */
-    KIND_COMPARE, /* a and b share a type; the result is u32 0/1 */
-    KIND_LOGICAL, /* any types, may differ; the result is u32 0/1 */
+    KIND_COMPARE, /* a and b share a type; the result is bool */
+    KIND_LOGICAL, /* any types, may differ (nonzero is true); the result is bool */
     KIND_INT      /* as ARITH, integer types only (bitwise ops) */
 } op_kind;
 
@@ -52,6 +52,7 @@ static const struct {
     [WGT_BINARY_LEFT_SHIFT] = {"wgt_bitwise_left_shift", KIND_INT, wgt_bitwise_left_shift},
     [WGT_BINARY_RIGHT_SHIFT] = {"wgt_bitwise_right_shift", KIND_INT, wgt_bitwise_right_shift},
     [WGT_BINARY_FLOOR_DIVIDE] = {"wgt_floor_divide", KIND_ARITH, wgt_floor_divide},
+    [WGT_BINARY_LOGICAL_XOR] = {"wgt_logical_xor", KIND_LOGICAL, wgt_logical_xor},
 };
 
 /* New references to a and b cast to their common type; 0 (nothing held) on failure. */
@@ -95,21 +96,36 @@ static wgt_tensor *run_binary(const char *fn, wgt_binary_op op, wgt_tensor *a, w
         wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16), not %s", fn, wgt_dtype_name(a->dtype));
         return NULL;
     }
-    if (kind == KIND_INT && a->dtype != WGT_I32 && a->dtype != WGT_U32) {
-        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32), not %s", fn, wgt_dtype_name(a->dtype));
+    /* bool takes the bitwise and, or and xor (as the array API asks), never the shifts. */
+    int bitwise_logic = op == WGT_BINARY_BITWISE_AND || op == WGT_BINARY_BITWISE_OR || op == WGT_BINARY_BITWISE_XOR;
+    if (kind == KIND_INT && a->dtype == b->dtype && !wgt_dtype_is_integer(a->dtype) &&
+        !(a->dtype == WGT_BOOL && bitwise_logic)) {
+        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32, i16, u16, i8, u8%s), not %s", fn,
+                  bitwise_logic ? ", bool" : "", wgt_dtype_name(a->dtype));
+        return NULL;
+    }
+    /* Arithmetic on the narrow types: the integers only (bool and bf16 take none). */
+    if (kind == KIND_ARITH && a->dtype == b->dtype && wgt_dtype_is_narrow(a->dtype) && !wgt_dtype_is_integer(a->dtype)) {
+        wgt_error(WGT_ERR_DTYPE, "%s: takes no %s operands (the array API leaves this arithmetic undefined); cast first",
+                  fn, wgt_dtype_name(a->dtype));
         return NULL;
     }
     int ndim;
     int64_t shape[WGT_MAX_DIMS], sa[WGT_MAX_DIMS], sb[WGT_MAX_DIMS];
     if (wgt_broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &ndim, shape) != WGT_OK) return NULL;
     if (kind != KIND_LOGICAL && a->dtype != b->dtype) return promoted(op, a, b, common);
-    if (wgt_dtype_is_narrow(a->dtype) || wgt_dtype_is_narrow(b->dtype)) /* comparisons and logic only */
-        return wgt_narrow_binary(a, b, binary_ops[op].entry);
+    int predicate = kind == KIND_COMPARE || kind == KIND_LOGICAL;
+    if (wgt_dtype_is_narrow(a->dtype) || wgt_dtype_is_narrow(b->dtype)) { /* computed wide (narrow.c) */
+        wgt_tensor *wide = wgt_narrow_binary(a, b, binary_ops[op].entry);
+        /* Predicates give bool already; bitwise ops on bool give 0 or 1, so the cast back is exact. */
+        return predicate ? wide : wgt_narrow_cast_to(wide, a->dtype);
+    }
     wgt_context *ctx = a->storage->ctx;
-    wgt_dtype out_dtype = kind == KIND_COMPARE || kind == KIND_LOGICAL ? WGT_U32 : a->dtype;
+    /* The kernels give predicates as u32 0/1, cast to bool below. */
+    wgt_dtype out_dtype = predicate ? WGT_U32 : a->dtype;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, out_dtype, ndim, shape, WGT_USAGE_DEFAULT);
     if (!out) return NULL;
-    if (wgt_tensor_numel(out) == 0) return out;
+    if (wgt_tensor_numel(out) == 0) return predicate ? wgt_narrow_cast_to(out, WGT_BOOL) : out;
     if (wgt_check_kernel_size(fn, out) != WGT_OK) goto fail;
     wgt_broadcast_strides(a, ndim, shape, sa);
     wgt_broadcast_strides(b, ndim, shape, sb);
@@ -118,7 +134,7 @@ static wgt_tensor *run_binary(const char *fn, wgt_binary_op op, wgt_tensor *a, w
         wgt_output_operand(out, &oo) != WGT_OK)
         goto fail;
     if (wgt_record_binary(ctx, fn, op, &oo, &oa, &ob) != WGT_OK) goto fail;
-    return out;
+    return predicate ? wgt_narrow_cast_to(out, WGT_BOOL) : out;
 fail:
     wgt_release(out);
     return NULL;
@@ -153,6 +169,7 @@ BINARY(bitwise_xor, WGT_BINARY_BITWISE_XOR)
 BINARY(bitwise_left_shift, WGT_BINARY_LEFT_SHIFT)
 BINARY(bitwise_right_shift, WGT_BINARY_RIGHT_SHIFT)
 BINARY(floor_divide, WGT_BINARY_FLOOR_DIVIDE)
+BINARY(logical_xor, WGT_BINARY_LOGICAL_XOR)
 #undef BINARY
 
 wgt_tensor *wgt_scalar(wgt_context *ctx, wgt_dtype dtype, double value) {
@@ -232,7 +249,9 @@ wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b) {
         wgt_release(pb);
         return out;
     }
-    if (wgt_dtype_is_narrow(cond->dtype) || wgt_dtype_is_narrow(a->dtype)) return wgt_narrow_where(cond, a, b);
+    /* The backends read a bool condition as it is; other narrow operands are widened. */
+    if ((wgt_dtype_is_narrow(cond->dtype) && cond->dtype != WGT_BOOL) || wgt_dtype_is_narrow(a->dtype))
+        return wgt_narrow_where(cond, a, b);
     wgt_context *ctx = a->storage->ctx;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, a->dtype, ndim, shape, WGT_USAGE_DEFAULT);
     if (!out) return NULL;

@@ -318,7 +318,7 @@ static wgt_tensor *compose_one_hot(const char *fn, wgt_tensor *indices, int64_t 
     wgt_tensor *col = wgt_tensor_new_view(indices, indices->ndim + 1, shape, strides, indices->offset);
     wgt_tensor *ar = col ? wgt_arange(indices->storage->ctx, indices->dtype, 0, (double)classes, 1) : NULL;
     wgt_tensor *eq = ar ? wgt_eq(col, ar) : NULL;
-    wgt_tensor *out = !eq ? NULL : dtype == WGT_U32 ? wgt_retain(eq) : wgt_cast(eq, dtype);
+    wgt_tensor *out = !eq ? NULL : wgt_cast(eq, dtype);
     wgt_release(col);
     wgt_release(ar);
     wgt_release(eq);

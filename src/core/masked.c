@@ -1,5 +1,5 @@
 /*
- * masked_fill and masked_select. A mask is a tensor of any type (nonzero is true) that
+ * masked_fill and masked_select. A mask is a bool tensor, or one of any type (nonzero is true), that
  * broadcasts to a's shape. masked_fill is a where with a scalar of a's type (the value
  * checked as the scalar ops check theirs). masked_select's length depends on the mask's
  * values, so it reads the mask (waiting for whatever computes it) and gathers the selected
@@ -10,6 +10,7 @@
 
 #include "indexing.h"
 #include "masked.h"
+#include "core/dtype_table.h"
 
 static wgt_status check_mask(const char *fn, wgt_tensor *a, wgt_tensor *mask) {
     wgt_status st;
@@ -46,10 +47,10 @@ wgt_tensor *wgt_masked_positions(const char *fn, wgt_tensor *a, wgt_tensor *mask
         wgt_error(WGT_ERR_LIMIT, "%s: %lld elements are beyond the 2^31 - 1 supported", fn, (long long)n);
         return NULL;
     }
-    /* The mask as u32 0/1 in a's shape, read to the host. */
-    wgt_tensor *zero = wgt_zeros(ctx, mask->dtype, 0, NULL), *ne = zero ? wgt_ne(mask, zero) : NULL;
+    /* The mask as bool in a's shape, read to the host. */
+    wgt_tensor *ne = mask->dtype == WGT_BOOL ? wgt_retain(mask) : wgt_cast(mask, WGT_BOOL);
     wgt_tensor *full = ne ? wgt_broadcast_to(ne, a->ndim, a->shape) : NULL, *flat = NULL;
-    uint32_t *bits = malloc((size_t)(n ? n : 1) * sizeof *bits);
+    uint8_t *bits = malloc((size_t)(n ? n : 1) * sizeof *bits);
     int32_t *pos = malloc((size_t)(n ? n : 1) * sizeof *pos);
     int64_t count = 0, all = n;
     wgt_tensor *out = NULL;
@@ -63,7 +64,7 @@ wgt_tensor *wgt_masked_positions(const char *fn, wgt_tensor *a, wgt_tensor *mask
     }
     free(bits);
     free(pos);
-    wgt_tensor *tmp[] = {zero, ne, full, flat};
+    wgt_tensor *tmp[] = {ne, full, flat};
     for (size_t k = 0; k < sizeof tmp / sizeof *tmp; k++) wgt_release(tmp[k]);
     return out;
 }
@@ -71,6 +72,11 @@ wgt_tensor *wgt_masked_positions(const char *fn, wgt_tensor *a, wgt_tensor *mask
 wgt_tensor *wgt_masked_select(wgt_tensor *a, wgt_tensor *mask) {
     static const char fn[] = "wgt_masked_select";
     if (check_mask(fn, a, mask) != WGT_OK) return NULL;
+    if (wgt_dtype_is_narrow(a->dtype)) { /* the mask may be narrow, a not (no gather of them) */
+        wgt_error(WGT_ERR_DTYPE, "%s: a is %s, which this function does not take; cast a first", fn,
+                  wgt_dtype_name(a->dtype));
+        return NULL;
+    }
     wgt_tensor *pos = wgt_masked_positions(fn, a, mask);
     int64_t all = -1;
     wgt_tensor *flat = pos ? wgt_reshape(a, 1, &all) : NULL;

@@ -11,6 +11,7 @@
 
 #include "node.h"
 #include "reduce_axes.h"
+#include "core/dtype_table.h"
 
 static const char *const op_names[WGT_REDUCE_COUNT] = {"sum", "mean", "max", "min", "prod", "var", "argmax", "argmin"};
 
@@ -134,11 +135,36 @@ int wgt_reduce_mark_axes(const char *fn, const wgt_tensor *a, int naxes, const i
     return 1;
 }
 
+/* The narrow types reduce widened (core/narrow.c): sum and prod in the type
+ * wgt_narrow_sum_type names, the others in i32 (max and min then cast back, exactly).
+ * bool takes sum only (a count of trues, as count_nonzero), bf16 nothing here. A new
+ * reference to the tensor to reduce, or NULL with the error set. */
+static wgt_tensor *reduce_input(const char *fn, wgt_reduce_op op, wgt_tensor *a) {
+    if (!wgt_dtype_is_narrow(a->dtype)) return wgt_retain(a);
+    if (a->dtype == WGT_BF16 || (a->dtype == WGT_BOOL && op != WGT_REDUCE_SUM)) {
+        wgt_error(WGT_ERR_DTYPE, "%s: takes no %s operand%s; cast first", fn, wgt_dtype_name(a->dtype),
+                  a->dtype == WGT_BOOL ? " (bool takes wgt_sum, which counts the trues)" : "");
+        return NULL;
+    }
+    if (op == WGT_REDUCE_SUM || op == WGT_REDUCE_PROD) return wgt_cast(a, wgt_narrow_sum_type(a->dtype));
+    return wgt_narrow_widen(a);
+}
+
+/* The reduction of a (checked, axes marked) with the narrow types' widening around it. */
+static wgt_tensor *reduce_checked(const char *fn, wgt_reduce_op op, wgt_tensor *a, const int *reduced, int keepdims,
+                                  double param) {
+    wgt_tensor *in = reduce_input(fn, op, a);
+    wgt_tensor *out = in ? reduce_axes(fn, op, in, reduced, keepdims, param) : NULL;
+    wgt_release(in);
+    if (op == WGT_REDUCE_MAX || op == WGT_REDUCE_MIN) out = wgt_narrow_cast_to(out, a->dtype);
+    return out;
+}
+
 static wgt_tensor *run_reduce(const char *fn, wgt_reduce_op op, wgt_tensor *a, int naxes, const int *axes,
                               int keepdims, double param) {
     int reduced[WGT_MAX_DIMS];
     if (wgt_check_tensor(fn, "a", a) != WGT_OK || !wgt_reduce_mark_axes(fn, a, naxes, axes, reduced)) return NULL;
-    return reduce_axes(fn, op, a, reduced, keepdims, param);
+    return reduce_checked(fn, op, a, reduced, keepdims, param);
 }
 
 wgt_tensor *wgt_sum(wgt_tensor *a, int naxes, const int *axes, int keepdims) {
@@ -188,7 +214,7 @@ static wgt_tensor *run_arg(const char *fn, wgt_reduce_op op, wgt_tensor *a, int 
     int ax, reduced[WGT_MAX_DIMS] = {0};
     if (wgt_check_tensor(fn, "a", a) != WGT_OK || !wgt_normalize_axis(fn, axis, a->ndim, &ax)) return NULL;
     reduced[ax] = 1;
-    return reduce_axes(fn, op, a, reduced, keepdims, 0);
+    return reduce_checked(fn, op, a, reduced, keepdims, 0);
 }
 
 wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims) {
@@ -202,6 +228,12 @@ wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis) {
     static const char fn[] = "wgt_cumsum";
     int ax;
     if (wgt_check_tensor(fn, "a", a) != WGT_OK || !wgt_normalize_axis(fn, axis, a->ndim, &ax)) return NULL;
+    if (wgt_dtype_is_narrow(a->dtype)) { /* summed in the type sum gives, as the array API asks */
+        wgt_tensor *in = reduce_input(fn, WGT_REDUCE_SUM, a);
+        wgt_tensor *out = in ? wgt_cumsum(in, axis) : NULL;
+        wgt_release(in);
+        return out;
+    }
     wgt_context *ctx = a->storage->ctx;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, a->dtype, a->ndim, a->shape, WGT_USAGE_DEFAULT);
     if (!out || wgt_tensor_numel(out) == 0) return out;

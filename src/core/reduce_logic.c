@@ -29,12 +29,11 @@ static int listed(int ndim, const int *reduced, int *axes) {
     return n;
 }
 
-/* a != 0 as a u32 0/1 mask (NaN counts as nonzero, as in NumPy). */
+/* a != 0 as an i32 0/1 mask (NaN counts as nonzero, as in NumPy): the cast to bool is the
+ * test, and i32 is a type the reductions take. */
 static wgt_tensor *nonzero_mask(wgt_tensor *a) {
-    wgt_tensor *zero = wgt_scalar(a->storage->ctx, a->dtype, 0);
-    wgt_tensor *m = zero ? wgt_ne(a, zero) : NULL;
-    wgt_release(zero);
-    return m;
+    wgt_tensor *b = a->dtype == WGT_BOOL ? wgt_retain(a) : wgt_cast(a, WGT_BOOL);
+    return wgt_narrow_cast_to(b, WGT_I32);
 }
 
 typedef enum { LOGIC_ANY, LOGIC_ALL, LOGIC_COUNT } logic_op;
@@ -48,17 +47,15 @@ static wgt_tensor *logic(const char *fn, logic_op op, wgt_tensor *a, int naxes, 
                   wgt_dtype_name(a->dtype));
         return NULL;
     }
-    wgt_dtype dt = op == LOGIC_COUNT ? WGT_I32 : WGT_U32;
+    wgt_dtype dt = op == LOGIC_COUNT ? WGT_I32 : WGT_BOOL;
     if (out_shape_of(a, reduced, keepdims, shape, &nd))
         return wgt_full(a->storage->ctx, dt, nd, shape, op == LOGIC_ALL ? 1 : 0);
     int n = listed(a->ndim, reduced, list);
     wgt_tensor *m = nonzero_mask(a), *r = NULL;
     if (op == LOGIC_COUNT) { /* counted in i32, as argmax's indices are */
-        wgt_tensor *mi = m ? wgt_cast(m, WGT_I32) : NULL;
-        r = mi ? wgt_sum(mi, n, list, keepdims) : NULL;
-        wgt_release(mi);
+        r = m ? wgt_sum(m, n, list, keepdims) : NULL;
     } else if (m) {
-        r = op == LOGIC_ANY ? wgt_max(m, n, list, keepdims) : wgt_min(m, n, list, keepdims);
+        r = wgt_narrow_cast_to(op == LOGIC_ANY ? wgt_max(m, n, list, keepdims) : wgt_min(m, n, list, keepdims), WGT_BOOL);
     }
     wgt_release(m);
     return r;

@@ -25,10 +25,11 @@
 
 static int fusible(const wgt_node *n) {
     if (n->partial || n->index_bound) return 0;
-    /* The fused kernels load and store the 4- and 2-byte types; a cast to or from a narrow
-     * type runs alone. */
+    /* The fused kernels load and store the 4- and 2-byte types and bool (the predicates'
+     * results and where's conditions, packed whole words at a time as the ops' own kernels
+     * do); a cast to or from another narrow type runs alone. */
     for (int j = 0; j < n->nargs; j++)
-        if (n->args[j].storage && wgt_dtype_is_narrow(n->args[j].dtype)) return 0;
+        if (n->args[j].storage && wgt_dtype_is_narrow(n->args[j].dtype) && n->args[j].dtype != WGT_BOOL) return 0;
     return n->kind == WGT_NODE_BINARY || n->kind == WGT_NODE_UNARY || n->kind == WGT_NODE_CAST ||
            n->kind == WGT_NODE_WHERE;
 }
@@ -72,7 +73,7 @@ typedef struct {
 static int is_constant(const planner *p, const wgt_operand *op) {
     wgt_storage *s = op->storage;
     if (!s || s->symbolic || !s->host_valid || !s->host || s->pending_writers || s->check_mask || !p->foldable ||
-        !p->foldable(s, p->arg))
+        !p->foldable(s, p->arg) || wgt_dtype_is_narrow(op->dtype)) /* constants are 2- and 4-byte words */
         return 0;
     for (int d = 0; d < op->ndim; d++)
         if (op->shape[d] != 1 && op->strides[d] != 0) return 0;

@@ -29,9 +29,8 @@ int wgt_takes_blocks(const char *fn) {
 }
 
 /* The public functions that take the narrow types (bool, i8, u8, i16, u16, bf16): storage,
- * data movement, views and copies, casts, the shape ops that move elements, where and the
- * comparisons and logic (these two compute in a wider type). Everything else refuses them
- * at its argument check. */
+ * data movement, views and copies, casts, the shape ops that move elements, and the ops
+ * computed in a wider type below. Everything else refuses them at its argument check. */
 static const char *const narrow_functions[] = {
     "wgt_tensor_create", "wgt_tensor_from_data", "wgt_zeros", "wgt_ones", "wgt_full", "wgt_arange", "wgt_scalar",
     "wgt_tensor_read", "wgt_tensor_write", "wgt_tensor_data", "wgt_tensor_data_mut", "wgt_tensor_export_buffer",
@@ -43,6 +42,19 @@ static const char *const narrow_functions[] = {
     "wgt_meshgrid",
     /* Sorting orders them by keys of their own bits (sort.c), computing nothing. */
     "wgt_sort", "wgt_argsort", "wgt_topk", "wgt_searchsorted",
+    /* Computed wide (core/narrow.c): every predicate, the bitwise ops (bool: and, or, xor,
+     * not) and, for the narrow integers, arithmetic and the reductions; each op refuses the
+     * narrow types it does not define (bool and bf16 arithmetic). */
+    "wgt_logical_xor", "wgt_isnan", "wgt_isinf", "wgt_isfinite", "wgt_signbit", "wgt_any", "wgt_all",
+    "wgt_count_nonzero", "wgt_masked_fill", "wgt_masked_select", "wgt_add", "wgt_sub", "wgt_mul", "wgt_div",
+    "wgt_pow", "wgt_maximum", "wgt_minimum", "wgt_mod", "wgt_floor_divide", "wgt_bitwise_and", "wgt_bitwise_or",
+    "wgt_bitwise_xor", "wgt_bitwise_left_shift", "wgt_bitwise_right_shift", "wgt_bitwise_not", "wgt_add_scalar",
+    "wgt_sub_scalar", "wgt_mul_scalar", "wgt_div_scalar", "wgt_pow_scalar", "wgt_maximum_scalar",
+    "wgt_minimum_scalar", "wgt_neg", "wgt_abs", "wgt_sign", "wgt_square", "wgt_relu", "wgt_clamp", "wgt_floor",
+    "wgt_ceil", "wgt_round", "wgt_trunc", "wgt_sum", "wgt_prod", "wgt_max", "wgt_min", "wgt_mean", "wgt_var",
+    "wgt_std", "wgt_argmax", "wgt_argmin", "wgt_cumsum",
+    /* Compiled graphs take and give them as the ops recorded in them do. */
+    "wgt_graph_input", "wgt_graph_build", "wgt_graph_dispatch",
 };
 
 int wgt_takes_narrow(const char *fn) {

@@ -151,12 +151,17 @@ static inline size_t wgt_dtype_bytes(wgt_dtype dtype, int64_t n) {
 }
 /* Whether the public function fn takes block-type tensors (docs/quant.md lists them). */
 int wgt_takes_blocks(const char *fn);
-/* Narrow operands of comparisons, logic and where computed in a wide type (narrow.c):
- * the wide type (i32, or f32 for bf16; other types map to themselves), a new reference to t
- * widened (NULL on failure), op on both operands widened, and where with the result cast
- * back to a's type. The callers have checked the operands. */
+/* Narrow operands computed in a wide type (narrow.c): the wide type (i32, or f32 for bf16;
+ * other types map to themselves), a new reference to t widened (NULL on failure), t cast to
+ * dtype taking t's reference (t itself when of that type; NULL stays NULL), op on both
+ * operands widened, and where with the result cast back to a's type. The callers have
+ * checked the operands. */
 wgt_dtype wgt_narrow_wide_type(wgt_dtype dtype);
 wgt_tensor *wgt_narrow_widen(wgt_tensor *t);
+wgt_tensor *wgt_narrow_cast_to(wgt_tensor *t, wgt_dtype dtype);
+/* The type sum, prod and cumsum give for dtype: i32 for bool, i8 and i16, u32 for u8 and u16
+ * (the one place to change when i64 comes), dtype itself for the rest. */
+wgt_dtype wgt_narrow_sum_type(wgt_dtype dtype);
 wgt_tensor *wgt_narrow_binary(wgt_tensor *a, wgt_tensor *b, wgt_tensor *(*op)(wgt_tensor *, wgt_tensor *));
 wgt_tensor *wgt_narrow_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b);
 /* Whether the public function fn takes the narrow types (bool, i8, u8, i16, u16, bf16). */

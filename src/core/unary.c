@@ -13,8 +13,8 @@
 
 enum {
     ANY_TYPE = 1, /* integers accepted too; the rest take f32 and f16 only */
-    GIVES_U32 = 2, /* the result is u32 0/1 whatever the input type */
-    INT_ONLY = 4   /* i32 and u32 only (bitwise ops) */
+    GIVES_BOOL = 2, /* a predicate: the result is bool whatever the input type */
+    INT_ONLY = 4   /* integer types only (bitwise ops; bool too, as logical_not) */
 };
 
 static const struct {
@@ -47,10 +47,10 @@ static const struct {
     [WGT_UNARY_CEIL] = {"wgt_ceil", ANY_TYPE},
     [WGT_UNARY_ROUND] = {"wgt_round", ANY_TYPE},
     [WGT_UNARY_ERF] = {"wgt_erf", 0},
-    [WGT_UNARY_ISNAN] = {"wgt_isnan", ANY_TYPE | GIVES_U32},
-    [WGT_UNARY_ISINF] = {"wgt_isinf", ANY_TYPE | GIVES_U32},
+    [WGT_UNARY_ISNAN] = {"wgt_isnan", ANY_TYPE | GIVES_BOOL},
+    [WGT_UNARY_ISINF] = {"wgt_isinf", ANY_TYPE | GIVES_BOOL},
     [WGT_UNARY_CLAMP] = {"wgt_clamp", ANY_TYPE},
-    [WGT_UNARY_LOGICAL_NOT] = {"wgt_logical_not", ANY_TYPE | GIVES_U32},
+    [WGT_UNARY_LOGICAL_NOT] = {"wgt_logical_not", ANY_TYPE | GIVES_BOOL},
     [WGT_UNARY_TAN] = {"wgt_tan", 0},
     [WGT_UNARY_ASIN] = {"wgt_asin", 0},
     [WGT_UNARY_ACOS] = {"wgt_acos", 0},
@@ -64,19 +64,18 @@ static const struct {
     [WGT_UNARY_LOG10] = {"wgt_log10", 0},
     [WGT_UNARY_EXP2] = {"wgt_exp2", 0},
     [WGT_UNARY_TRUNC] = {"wgt_trunc", ANY_TYPE},
-    [WGT_UNARY_SIGNBIT] = {"wgt_signbit", GIVES_U32}, /* the array API defines it for floats only */
-    [WGT_UNARY_ISFINITE] = {"wgt_isfinite", ANY_TYPE | GIVES_U32},
+    [WGT_UNARY_SIGNBIT] = {"wgt_signbit", GIVES_BOOL}, /* the array API defines it for floats only */
+    [WGT_UNARY_ISFINITE] = {"wgt_isfinite", ANY_TYPE | GIVES_BOOL},
     [WGT_UNARY_BITWISE_NOT] = {"wgt_bitwise_not", ANY_TYPE | INT_ONLY},
 };
 
-static int is_integer(wgt_dtype d) { return d == WGT_I32 || d == WGT_U32; }
+static int is_integer(wgt_dtype d) { return wgt_dtype_is_integer(d); }
 
 /* Integer clamp bounds become the nearest values of the type inside [lo, hi] (ceil of lo,
  * floor of hi, saturated), so the result never leaves the range the caller asked for.
  * A range holding no value of the type is an error rather than a silent widening. */
 static wgt_status integer_bounds(const char *fn, wgt_dtype dtype, double *lo, double *hi) {
-    double tmin = dtype == WGT_I32 ? -2147483648.0 : 0.0;
-    double tmax = dtype == WGT_I32 ? 2147483647.0 : 4294967295.0;
+    double tmin = wgt_dtype_info_of(dtype)->min, tmax = wgt_dtype_info_of(dtype)->max;
     double l = fmin(fmax(ceil(*lo), tmin), tmax), h = fmin(fmax(floor(*hi), tmin), tmax);
     if (l > h || ceil(*lo) > tmax || floor(*hi) < tmin)
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: no %s value lies in [lo, hi] = [%g, %g]", fn,
@@ -89,11 +88,16 @@ static wgt_status integer_bounds(const char *fn, wgt_dtype dtype, double *lo, do
 static wgt_tensor *run_unary(wgt_unary_op op, wgt_tensor *a, double p0, double p1) {
     const char *fn = unary_ops[op].name;
     if (wgt_check_tensor(fn, "a", a) != WGT_OK) return NULL;
-    if (wgt_dtype_is_narrow(a->dtype)) { /* logical_not: the other unary ops refuse narrow types */
-        wgt_tensor *wide = wgt_narrow_widen(a);
-        wgt_tensor *out = wide ? run_unary(op, wide, p0, p1) : NULL;
-        wgt_release(wide);
-        return out;
+    if (a->dtype == WGT_BOOL && op == WGT_UNARY_BITWISE_NOT) op = WGT_UNARY_LOGICAL_NOT; /* the array API's ~ */
+    int predicate = unary_ops[op].flags & GIVES_BOOL;
+    /* bool and bf16 take the predicates only. */
+    if (wgt_dtype_is_narrow(a->dtype) && !is_integer(a->dtype) && !predicate) {
+        wgt_error(WGT_ERR_DTYPE, "%s: takes no %s operand; cast first", fn, wgt_dtype_name(a->dtype));
+        return NULL;
+    }
+    if (op == WGT_UNARY_SIGNBIT && wgt_dtype_is_narrow(a->dtype) && a->dtype != WGT_BF16) {
+        wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16, bf16), not %s", fn, wgt_dtype_name(a->dtype));
+        return NULL;
     }
     if (is_integer(a->dtype) && !(unary_ops[op].flags & ANY_TYPE)) {
         wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16), not %s; cast first", fn,
@@ -101,7 +105,8 @@ static wgt_tensor *run_unary(wgt_unary_op op, wgt_tensor *a, double p0, double p
         return NULL;
     }
     if (!is_integer(a->dtype) && (unary_ops[op].flags & INT_ONLY)) {
-        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32), not %s", fn, wgt_dtype_name(a->dtype));
+        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32, i16, u16, i8, u8) and bool, not %s", fn,
+                  wgt_dtype_name(a->dtype));
         return NULL;
     }
     if (op == WGT_UNARY_CLAMP) {
@@ -114,11 +119,18 @@ static wgt_tensor *run_unary(wgt_unary_op op, wgt_tensor *a, double p0, double p
         wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s is NaN", fn, op == WGT_UNARY_ELU ? "alpha" : "negative_slope");
         return NULL;
     }
+    if (wgt_dtype_is_narrow(a->dtype)) { /* computed wide, the result cast back (narrow.c) */
+        wgt_tensor *wide = wgt_narrow_widen(a);
+        wgt_tensor *out = wide ? run_unary(op, wide, p0, p1) : NULL;
+        wgt_release(wide);
+        return predicate ? out : wgt_narrow_cast_to(out, a->dtype);
+    }
     wgt_context *ctx = a->storage->ctx;
-    wgt_dtype out_dtype = unary_ops[op].flags & GIVES_U32 ? WGT_U32 : a->dtype;
+    /* The kernels give predicates as u32 0/1, cast to bool below. */
+    wgt_dtype out_dtype = predicate ? WGT_U32 : a->dtype;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, out_dtype, a->ndim, a->shape, WGT_USAGE_DEFAULT);
     if (!out) return NULL;
-    if (wgt_tensor_numel(out) == 0) return out;
+    if (wgt_tensor_numel(out) == 0) return predicate ? wgt_narrow_cast_to(out, WGT_BOOL) : out;
     const double params[2] = {p0, p1};
     wgt_operand oa, oo;
     if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_view_operand(a, a->ndim, a->shape, a->strides, &oa) != WGT_OK ||
@@ -127,7 +139,7 @@ static wgt_tensor *run_unary(wgt_unary_op op, wgt_tensor *a, double p0, double p
         wgt_release(out);
         return NULL;
     }
-    return out;
+    return predicate ? wgt_narrow_cast_to(out, WGT_BOOL) : out;
 }
 
 #define UNARY(name, op) \

@@ -171,6 +171,7 @@ static uint32_t predicate(wgt_binary_op op, double x, double y) {
     /* Nonzero is true; NaN != 0 holds, so NaN is true as in NumPy. */
     case WGT_BINARY_LOGICAL_AND: return x != 0 && y != 0;
     case WGT_BINARY_LOGICAL_OR: return x != 0 || y != 0;
+    case WGT_BINARY_LOGICAL_XOR: return (x != 0) != (y != 0);
     default: return 0;
     }
 }
@@ -201,11 +202,13 @@ static uint32_t predicate(wgt_binary_op op, double x, double y) {
     WGT_CPU_DEFINE_MAP2(prefix##_gt, uint32_t, T, x > y)             \
     WGT_CPU_DEFINE_MAP2(prefix##_ge, uint32_t, T, x >= y)            \
     WGT_CPU_DEFINE_MAP2(prefix##_and, uint32_t, T, x != 0 && y != 0) \
-    WGT_CPU_DEFINE_MAP2(prefix##_or, uint32_t, T, x != 0 || y != 0)
+    WGT_CPU_DEFINE_MAP2(prefix##_or, uint32_t, T, x != 0 || y != 0)  \
+    WGT_CPU_DEFINE_MAP2(prefix##_xor, uint32_t, T, (x != 0) != (y != 0))
 #define PREDICATE_TABLE(prefix)                                                                  \
     [WGT_BINARY_EQ] = prefix##_eq, [WGT_BINARY_NE] = prefix##_ne, [WGT_BINARY_LT] = prefix##_lt, \
     [WGT_BINARY_LE] = prefix##_le, [WGT_BINARY_GT] = prefix##_gt, [WGT_BINARY_GE] = prefix##_ge, \
-    [WGT_BINARY_LOGICAL_AND] = prefix##_and, [WGT_BINARY_LOGICAL_OR] = prefix##_or
+    [WGT_BINARY_LOGICAL_AND] = prefix##_and, [WGT_BINARY_LOGICAL_OR] = prefix##_or,               \
+    [WGT_BINARY_LOGICAL_XOR] = prefix##_xor
 
 ARITHMETIC_MAPS(f32_map, float, f32_op)
 WGT_CPU_DEFINE_MAP2(f32_map_atan2, float, float, f32_op(WGT_BINARY_ATAN2, x, y))

@@ -3,7 +3,8 @@
  * contiguous) and where. Elements move as their bits, so NaN payloads and signed zeros pass
  * through unchanged. Every element type is 1, 2 or 4 bytes, so elements are loaded and stored
  * as 8-, 16- or 32-bit words; dense runs of a copy are one memcpy. where takes 2- and 4-byte
- * types (the core widens the narrow ones first).
+ * values (the core widens the narrow ones first) and conditions of those and bool (the
+ * predicates' type, read as it is so a mask needs no widening pass).
  */
 #include <string.h>
 
@@ -28,13 +29,18 @@ WHERE_LOOP(where_4_4, uint32_t, uint32_t)
 WHERE_LOOP(where_4_2, uint32_t, uint16_t)
 WHERE_LOOP(where_2_4, uint16_t, uint32_t)
 WHERE_LOOP(where_2_2, uint16_t, uint16_t)
+WHERE_LOOP(where_4_1, uint32_t, uint8_t)
+WHERE_LOOP(where_2_1, uint16_t, uint8_t)
 
 static void where_run(void *arg, const int64_t *base, const int64_t *step, int64_t len, int slot) {
     (void)slot;
     const where_job *j = arg;
-    int wide = wgt_dtype_size(j->out->dtype) == 4, wide_cond = wgt_dtype_size(j->cond->dtype) == 4;
-    if (wide) wide_cond ? where_4_4(j, base, step, len) : where_4_2(j, base, step, len);
-    else wide_cond ? where_2_4(j, base, step, len) : where_2_2(j, base, step, len);
+    int wide = wgt_dtype_size(j->out->dtype) == 4;
+    size_t cond_size = wgt_dtype_size(j->cond->dtype);
+    if (wide) cond_size == 4 ? where_4_4(j, base, step, len) : cond_size == 2 ? where_4_2(j, base, step, len)
+                                                                              : where_4_1(j, base, step, len);
+    else cond_size == 4 ? where_2_4(j, base, step, len) : cond_size == 2 ? where_2_2(j, base, step, len)
+                                                                        : where_2_1(j, base, step, len);
 }
 
 wgt_status wgt_cpu_where(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond, const wgt_operand *a,

@@ -216,7 +216,7 @@ static const wgt_wgsl_piece mod_int = {
 static const char *const op_names[WGT_BINARY_COUNT] = {
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "atan2",
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logaddexp", "hypot", "copysign", "nextafter",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "floor_divide"};
+    "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "floor_divide", "logical_xor"};
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 static int is_dtype(wgt_dtype d) { return is_float(d) || d == WGT_I32 || d == WGT_U32; }
@@ -231,7 +231,7 @@ static void truth(char *buf, size_t size, const char *v, wgt_dtype d) {
 wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_dtype out, char *expr, size_t size,
                                 wgt_wgsl_pieces *helpers) {
     if ((unsigned)op >= WGT_BINARY_COUNT) return wgt_error(WGT_ERR_INTERNAL, "unknown binary op %d", (int)op);
-    int fl = is_float(a), i32 = a == WGT_I32, logical = op == WGT_BINARY_LOGICAL_AND || op == WGT_BINARY_LOGICAL_OR;
+    int fl = is_float(a), i32 = a == WGT_I32, logical = wgt_binary_gives_u32(op) && op > WGT_BINARY_GE;
     if (!is_dtype(a) || !is_dtype(b) || (!logical && a != b) || (op == WGT_BINARY_ATAN2 && !fl))
         return wgt_error(WGT_ERR_INTERNAL, "binary op %s on %s and %s", op_names[op], wgt_dtype_name(a),
                          wgt_dtype_name(b));
@@ -242,13 +242,14 @@ wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_
     const char *e = NULL;
     const wgt_wgsl_piece *piece = NULL;
     char buf[256];
-    if (op > WGT_BINARY_LOGICAL_OR) { /* the array API's additions: math2.c */
+    int math2 = op > WGT_BINARY_LOGICAL_OR && op != WGT_BINARY_LOGICAL_XOR;
+    if (math2) { /* the array API's additions: math2.c */
         e = wgt_wgpu_math2_binary(op, a, &piece);
         if (!e)
             return wgt_error(WGT_ERR_INTERNAL, "binary op %s on %s and %s", op_names[op], wgt_dtype_name(a),
                              wgt_dtype_name(b));
     }
-    switch (op > WGT_BINARY_LOGICAL_OR ? WGT_BINARY_COUNT : op) {
+    switch (math2 ? WGT_BINARY_COUNT : op) {
     case WGT_BINARY_COUNT: break;
     case WGT_BINARY_ADD: e = "x + y"; break;
     case WGT_BINARY_SUB: e = "x - y"; break;
@@ -277,11 +278,13 @@ wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_
         piece = &atan2_f32;
         break;
     case WGT_BINARY_LOGICAL_AND:
-    case WGT_BINARY_LOGICAL_OR: {
+    case WGT_BINARY_LOGICAL_OR:
+    case WGT_BINARY_LOGICAL_XOR: {
         char tx[64], ty[64];
         truth(tx, sizeof tx, "x", a);
         truth(ty, sizeof ty, "y", b);
-        snprintf(buf, sizeof buf, "select(0u, 1u, %s %s %s)", tx, op == WGT_BINARY_LOGICAL_AND ? "&&" : "||", ty);
+        snprintf(buf, sizeof buf, "select(0u, 1u, %s %s %s)", tx,
+                 op == WGT_BINARY_LOGICAL_AND ? "&&" : op == WGT_BINARY_LOGICAL_OR ? "||" : "!=", ty);
         e = buf;
         break;
     }
@@ -314,7 +317,8 @@ wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand 
 }
 
 wgt_status wgt_wgpu_where_expr(wgt_dtype cond, wgt_dtype a, wgt_dtype b, wgt_dtype out, char *expr, size_t size) {
-    if (!is_dtype(cond) || !is_dtype(a) || a != b || a != out)
+    /* A bool condition is read from its packed bytes by the runner's loads. */
+    if ((!is_dtype(cond) && cond != WGT_BOOL) || !is_dtype(a) || a != b || a != out)
         return wgt_error(WGT_ERR_INTERNAL, "where on %s ? %s : %s giving %s", wgt_dtype_name(cond), wgt_dtype_name(a),
                          wgt_dtype_name(b), wgt_dtype_name(out));
     char t[64];

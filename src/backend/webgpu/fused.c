@@ -65,6 +65,8 @@ typedef struct {
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 static int is_dtype(wgt_dtype d) { return is_float(d) || d == WGT_I32 || d == WGT_U32; }
+/* Inputs, steps and outputs may be bool too (loaded and stored packed); constants may not. */
+static int is_value_type(wgt_dtype d) { return is_dtype(d) || d == WGT_BOOL; }
 
 static int step_args(wgt_fused_kind kind) {
     return kind == WGT_FUSED_BINARY ? 2 : kind == WGT_FUSED_WHERE ? 3 : 1;
@@ -112,7 +114,7 @@ static wgt_status check_kernel(const wgt_webgpu *w, const wgt_fused_kernel *k, p
     describe(p, "i");
     for (int i = 0; i < k->ninputs; i++) {
         const wgt_operand *in = &k->inputs[i];
-        if (!is_dtype(in->dtype) || !in->buffer || in->ndim != nd || in->offset < 0 || in->offset > UINT32_MAX)
+        if (!is_value_type(in->dtype) || !in->buffer || in->ndim != nd || in->offset < 0 || in->offset > UINT32_MAX)
             return wgt_error(WGT_ERR_INTERNAL, "fused kernel: input %d (type %d, rank %d, offset %lld) is malformed", i,
                              (int)in->dtype, in->ndim, (long long)in->offset);
         for (int d = 0; d < nd; d++)
@@ -133,7 +135,7 @@ static wgt_status check_kernel(const wgt_webgpu *w, const wgt_fused_kernel *k, p
         const wgt_fused_step *st = &k->steps[s];
         int v = k->ninputs + k->nconsts + s;
         p->slot[s] = -1;
-        if ((unsigned)st->kind > WGT_FUSED_WHERE || !is_dtype(st->dtype) ||
+        if ((unsigned)st->kind > WGT_FUSED_WHERE || !is_value_type(st->dtype) ||
             (st->kind == WGT_FUSED_UNARY && (unsigned)st->op >= WGT_UNARY_COUNT) ||
             (st->kind == WGT_FUSED_BINARY && (unsigned)st->op >= WGT_BINARY_COUNT))
             return wgt_error(WGT_ERR_INTERNAL, "fused kernel: step %d has kind %d, op %d, type %d", s, (int)st->kind,

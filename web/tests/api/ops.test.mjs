@@ -55,6 +55,19 @@ family("binary ops with broadcasting and scalars", (c, { a, b, col }) => ({
 family("comparisons, logic and where", (c, { a, b, col }) => ({
   lt: a.lt(col), eq: a.eq(a), ge: a.ge(b), and: a.gt(0).logicalAnd(b.gt(1)), where: a.gt(0).where(a, b),
 }));
+test("predicates give bool tensors, read as Uint8Array", async () => {
+  const a = cpu.tensor(new Float32Array([1, NaN, -2, 0]));
+  const m = a.gt(0), n = a.isnan(), x = n.logicalXor(m), count = m.logicalOr(n).sum([], 0);
+  assert.equal(m.dtype, "bool");
+  assert.equal(x.dtype, "bool");
+  const got = await m.read();
+  assert.ok(got instanceof Uint8Array);
+  assert.deepEqual(Array.from(got), [1, 0, 0, 0]);
+  assert.deepEqual(Array.from(await x.read()), [1, 1, 0, 0]);
+  assert.equal(count.dtype, "i32"); // a sum of bool counts the trues
+  assert.deepEqual(Array.from(await count.read()), [2]);
+  [a, m, n, x, count].forEach((t) => t.dispose());
+});
 family("unary ops", (c, { a, b }) => ({
   neg: a.neg(), abs: a.abs(), sqrt: b.sqrt(), rsqrt: b.rsqrt(), exp: a.exp(), log: b.log(), sin: a.sin(),
   cos: a.cos(), tanh: a.tanh(), sigmoid: a.sigmoid(), relu: a.relu(), gelu: a.gelu(), silu: a.silu(),
