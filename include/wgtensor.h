@@ -74,7 +74,13 @@ typedef enum wgt_dtype {
     WGT_U8 = 9,
     WGT_I16 = 10,
     WGT_U16 = 11,
-    WGT_BF16 = 12
+    WGT_BF16 = 12,
+    /* 64-bit integers (docs/ops.md, "64-bit integers"): int64_t and uint64_t on the host and
+     * the CPU; on WebGPU, which has no 64-bit integers, two u32 words (low, high) computed
+     * with explicit carries. They take creation, data movement, views, shape ops and casts;
+     * ops that do not take them refuse them with WGT_ERR_DTYPE rather than narrow them. */
+    WGT_I64 = 13,
+    WGT_U64 = 14
 } wgt_dtype;
 
 typedef enum wgt_backend_kind {

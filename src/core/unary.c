@@ -190,6 +190,12 @@ wgt_tensor *wgt_cast(wgt_tensor *a, wgt_dtype dtype) {
     if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_dtype(fn, dtype) != WGT_OK) return NULL;
     if (wgt_dtype_is_block(dtype)) return wgt_quant_quantize(fn, a, dtype);
     if (wgt_dtype_is_block(a->dtype)) return wgt_quant_dequantize(fn, a, dtype);
+    wgt_dtype via = wgt_int64_cast_via(a->dtype, dtype);
+    if (via != dtype) { /* a pair with i64 or u64 the backends cast in two steps (int64.c) */
+        wgt_tensor *mid = wgt_cast(a, via), *out = mid ? wgt_cast(mid, dtype) : NULL;
+        wgt_release(mid);
+        return out;
+    }
     wgt_context *ctx = a->storage->ctx;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, dtype, a->ndim, a->shape, WGT_USAGE_DEFAULT);
     if (!out) return NULL;

@@ -61,7 +61,7 @@ wgt_status wgt_cpu_scatter_add_rows(wgt_backend *be, const wgt_operand *dst, con
 wgt_status wgt_cpu_write_box(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
                              const wgt_operand *src);
 wgt_status wgt_cpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
-                       uint32_t value_bits);
+                       uint64_t value_bits);
 
 /* cpu_quant.c: the block types (backend.h) */
 wgt_status wgt_cpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *in);

@@ -373,7 +373,9 @@ static void cast_run(void *arg, const int64_t *base, const int64_t *step, int64_
 }
 
 wgt_status wgt_cpu_cast(wgt_backend *be, const wgt_operand *out, const wgt_operand *a) {
-    if (wgt_dtype_is_narrow(out->dtype) || wgt_dtype_is_narrow(a->dtype)) return wgt_cpu_cast_narrow(be, out, a);
+    if (wgt_dtype_is_narrow(out->dtype) || wgt_dtype_is_narrow(a->dtype) || wgt_dtype_is_64bit(out->dtype) ||
+        wgt_dtype_is_64bit(a->dtype))
+        return wgt_cpu_cast_narrow(be, out, a);
     wgt_cpu_advise_output(out);
     cast_job job = {out, a, cast_loop(a->dtype, out->dtype)};
     const wgt_operand *ops[2] = {out, a};

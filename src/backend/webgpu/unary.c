@@ -419,6 +419,7 @@ wgt_status wgt_wgpu_cast_expr(wgt_dtype in, wgt_dtype out, char *expr, size_t si
 }
 
 wgt_status wgt_wgpu_cast(wgt_backend *be, const wgt_operand *out, const wgt_operand *a) {
+    if (wgt_dtype_is_64bit(out->dtype) || wgt_dtype_is_64bit(a->dtype)) return wgt_wgpu_cast64(be, out, a);
     char expr[256];
     wgt_wgsl_pieces helpers = {0};
     wgt_status st = wgt_wgpu_cast_expr(a->dtype, out->dtype, expr, sizeof expr, &helpers);

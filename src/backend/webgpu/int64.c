@@ -1,0 +1,151 @@
+/*
+ * i64 and u64 on WebGPU, whose shaders have no 64-bit integers: an element is two u32 words
+ * (low, high). Ops that only move elements move the words: an 8-byte operand is seen as a
+ * u32 operand with one more dimension, of length 2 and stride 1 (the element's two words),
+ * and the existing u32 kernels run on it (write_box, so copies, pad, where, gather_rows and
+ * set_rows). The extra dimension needs a rank below WGT_MAX_DIMS: a rank-8 view of a 64-bit
+ * type is refused with WGT_ERR_LIMIT. Casts to and from these types run wgsl/int64_cast.wgsl
+ * on word pairs.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/dtype_table.h"
+#include "webgpu_internal.h"
+
+#define WORKGROUP_SIZE 256u
+
+/* The view of op's words; a length-1 extra dimension stands in for a missing one so all the
+ * operands of one call keep matching ranks. */
+static wgt_status split(const char *what, const wgt_operand *op, int words, wgt_operand *out) {
+    if (op->ndim >= WGT_MAX_DIMS)
+        return wgt_error(WGT_ERR_LIMIT, "%s: a rank-%d view of %s is beyond the WebGPU backend, which moves 64-bit "
+                         "elements as word pairs in one more dimension (at most rank %d)", what, op->ndim,
+                         wgt_dtype_name(op->dtype), WGT_MAX_DIMS - 1);
+    *out = *op;
+    int eight = wgt_dtype_size(op->dtype) == 8;
+    for (int d = 0; d < op->ndim; d++) out->strides[d] = eight ? 2 * op->strides[d] : op->strides[d];
+    out->offset = eight ? 2 * op->offset : op->offset;
+    out->shape[op->ndim] = words;
+    out->strides[op->ndim] = eight ? 1 : 0; /* a 4-byte operand (where's condition) repeats per word */
+    out->ndim = op->ndim + 1;
+    if (eight) out->dtype = WGT_U32;
+    return WGT_OK;
+}
+
+wgt_status wgt_wgpu_write_box64(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
+                                const wgt_operand *src) {
+    wgt_operand d, s;
+    int64_t start[WGT_MAX_DIMS] = {0};
+    wgt_status st;
+    if ((st = split("write_box", dst, 2, &d)) != WGT_OK || (st = split("write_box", src, 2, &s)) != WGT_OK) return st;
+    memcpy(start, box_start, sizeof *start * (size_t)dst->ndim);
+    return wgt_wgpu_write_box(be, &d, start, &s);
+}
+
+wgt_status wgt_wgpu_pad64(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
+                          uint64_t value_bits) {
+    wgt_operand o, i;
+    int64_t b[WGT_MAX_DIMS] = {0};
+    wgt_status st;
+    if ((st = split("pad", out, 2, &o)) != WGT_OK || (st = split("pad", in, 2, &i)) != WGT_OK) return st;
+    memcpy(b, before, sizeof *b * (size_t)out->ndim);
+    return wgt_wgpu_pad_words(be, &o, &i, b, (uint32_t)value_bits, (uint32_t)(value_bits >> 32), 1);
+}
+
+wgt_status wgt_wgpu_where64(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond, const wgt_operand *a,
+                            const wgt_operand *b) {
+    wgt_operand o, c, x, y;
+    wgt_status st;
+    if ((st = split("where", out, 2, &o)) != WGT_OK || (st = split("where", cond, 2, &c)) != WGT_OK ||
+        (st = split("where", a, 2, &x)) != WGT_OK || (st = split("where", b, 2, &y)) != WGT_OK)
+        return st;
+    return wgt_wgpu_where(be, &o, &c, &x, &y);
+}
+
+wgt_status wgt_wgpu_gather_rows64(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
+                                  const wgt_operand *indices) {
+    wgt_operand o, t;
+    wgt_status st;
+    if ((st = split("gather_rows", out, 2, &o)) != WGT_OK || (st = split("gather_rows", table, 2, &t)) != WGT_OK)
+        return st;
+    return wgt_wgpu_gather_rows(be, &o, &t, indices);
+}
+
+wgt_status wgt_wgpu_set_rows64(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
+                               const wgt_operand *rows) {
+    wgt_operand d, r;
+    wgt_status st;
+    if ((st = split("set_rows", dst, 2, &d)) != WGT_OK || (st = split("set_rows", rows, 2, &r)) != WGT_OK) return st;
+    return wgt_wgpu_set_rows(be, &d, indices, &r);
+}
+
+/* ---- casts ---- */
+
+typedef struct {
+    uint32_t count, ndim, in_offset, out_offset;
+    uint32_t shape[8];
+    int32_t in_strides[8];
+} cast_params;
+
+/* The kernel's type codes: 0 f32, 1 i32, 2 u32, 3 i64, 4 u64 (the core sends other pairs
+ * through one of these: src/core/int64.c). */
+static int type_code(wgt_dtype d) {
+    switch (d) {
+    case WGT_F32: return 0;
+    case WGT_I32: return 1;
+    case WGT_U32: return 2;
+    case WGT_I64: return 3;
+    case WGT_U64: return 4;
+    default: return -1;
+    }
+}
+
+static char *build_cast(wgt_webgpu *w, const void *arg) {
+    (void)w;
+    const int *codes = arg;
+    const char *text = wgt_wgsl_source("int64_cast");
+    if (!text) return NULL;
+    char in[4], out[4];
+    snprintf(in, sizeof in, "%d", codes[0]);
+    snprintf(out, sizeof out, "%d", codes[1]);
+    const char *pairs[] = {"IN", in, "OUT", out, NULL};
+    return wgt_wgsl_expand(text, pairs);
+}
+
+wgt_status wgt_wgpu_cast64(wgt_backend *be, const wgt_operand *out, const wgt_operand *a) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    int codes[2] = {type_code(a->dtype), type_code(out->dtype)};
+    if (codes[0] < 0 || codes[1] < 0 || (codes[0] < 3 && codes[1] < 3))
+        return wgt_error(WGT_ERR_INTERNAL, "cast64 from %s to %s", wgt_dtype_name(a->dtype),
+                         wgt_dtype_name(out->dtype));
+    cast_params p;
+    memset(&p, 0, sizeof p);
+    uint64_t numel = 1;
+    int64_t lo = a->offset, hi = a->offset;
+    for (int d = 0; d < a->ndim; d++) {
+        numel *= (uint64_t)a->shape[d];
+        p.shape[d] = (uint32_t)a->shape[d];
+        /* A length-1 dimension's stride is never multiplied by a nonzero coordinate. */
+        p.in_strides[d] = a->shape[d] > 1 ? (int32_t)a->strides[d] : 0;
+        int64_t span = (a->shape[d] - 1) * a->strides[d];
+        if (span < 0) lo += span;
+        else hi += span;
+    }
+    if (numel == 0) return WGT_OK;
+    /* Element indices are i32 in the kernel; word indices of an 8-byte side are twice that. */
+    if (lo < 0 || hi > INT32_MAX || (uint64_t)out->offset + numel > INT32_MAX)
+        return wgt_error(WGT_ERR_LIMIT, "cast: a view reaching elements %lld..%lld, or %llu output elements, is beyond "
+                         "32-bit indexing", (long long)lo, (long long)hi, (unsigned long long)numel);
+    p.count = (uint32_t)numel;
+    p.ndim = (uint32_t)a->ndim;
+    p.in_offset = (uint32_t)a->offset;
+    p.out_offset = (uint32_t)out->offset;
+    char key[32];
+    snprintf(key, sizeof key, "int64_cast:%d:%d", codes[0], codes[1]);
+    wgt_pipeline *pl;
+    wgt_status st = wgt_wgpu_pipeline(w, key, 2, build_cast, codes, &pl);
+    if (st != WGT_OK) return st;
+    wgt_buffer *buffers[2] = {a->buffer, out->buffer};
+    return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, (numel + WORKGROUP_SIZE - 1) / WORKGROUP_SIZE);
+}

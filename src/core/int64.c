@@ -1,0 +1,51 @@
+/*
+ * The 64-bit integer types (i64, u64) in the core: which public functions take them, and
+ * the casts the backends do not run directly. The backends implement casts between i64/u64
+ * and f32, i32, u32, i64, u64 only (on WebGPU these are kernels on word pairs); every other
+ * pair goes through one of those types, chosen so the result is what a direct cast gives
+ * under docs/ops.md's rules: the narrow integers and bool reach i64 exactly through i32, f16
+ * and bf16 exactly through f32; i64 to i8..u16 keeps the low bits through i32's low bits;
+ * i64 to bool is "nonzero" through f32 (no nonzero integer converts to 0.0); i64 to f16 and
+ * bf16 round twice through f32, as i32 to bf16 does.
+ */
+#include <string.h>
+
+#include "node.h"
+#include "core/dtype_table.h"
+
+/* Storage, data movement, views and copies, casts, the shape ops that move elements, where
+ * and the index ops that gather or scatter rows: what moves elements without arithmetic.
+ * Everything else refuses i64 and u64 at its argument check. */
+static const char *const int64_functions[] = {
+    "wgt_tensor_create", "wgt_tensor_from_data", "wgt_zeros", "wgt_ones", "wgt_full", "wgt_arange", "wgt_scalar",
+    "wgt_tensor_read", "wgt_tensor_write", "wgt_tensor_data", "wgt_tensor_data_mut", "wgt_tensor_export_buffer",
+    "wgt_read_begin", "wgt_eval", "wgt_as_strided", "wgt_slice", "wgt_reshape", "wgt_squeeze", "wgt_unsqueeze",
+    "wgt_split", "wgt_permute", "wgt_transpose", "wgt_expand", "wgt_broadcast_to", "wgt_flip", "wgt_contiguous",
+    "wgt_detach", "wgt_cast", "wgt_concat", "wgt_stack", "wgt_pad", "wgt_where", "wgt_save_npy", "wgt_load_npy",
+    "wgt_save_safetensors", "wgt_load_safetensors", "wgt_gather_rows", "wgt_index_select", "wgt_take",
+};
+
+int wgt_takes_int64(const char *fn) {
+    for (size_t i = 0; i < sizeof int64_functions / sizeof int64_functions[0]; i++)
+        if (strcmp(fn, int64_functions[i]) == 0) return 1;
+    return 0;
+}
+
+wgt_status wgt_int64_refused(const char *fn, const char *what, wgt_dtype dtype) {
+    return wgt_error(WGT_ERR_DTYPE, "%s: %s is %s, which this function does not take (docs/ops.md lists the functions "
+                     "of the 64-bit integer types; wgt_cast to another type first)", fn, what, wgt_dtype_name(dtype));
+}
+
+/* The types a backend casts to and from i64 and u64 directly. */
+static int direct(wgt_dtype d) {
+    return d == WGT_F32 || d == WGT_I32 || d == WGT_U32 || d == WGT_I64 || d == WGT_U64;
+}
+
+wgt_dtype wgt_int64_cast_via(wgt_dtype from, wgt_dtype to) {
+    if (!wgt_dtype_is_64bit(from) && !wgt_dtype_is_64bit(to)) return to;
+    if (direct(from) && direct(to)) return to;
+    wgt_dtype other = wgt_dtype_is_64bit(from) ? to : from;
+    /* Floats and bool meet the 64-bit types in f32, the narrow integers in i32. */
+    if (wgt_dtype_is_float(other) || (other == WGT_BOOL && wgt_dtype_is_64bit(from))) return WGT_F32;
+    return WGT_I32;
+}
