@@ -600,6 +600,15 @@ wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims);
 /* Running sum along axis, same shape (f16 accumulates in f32). */
 wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis);
+
+/* ---- 64-bit sums and products (docs/ops.md, "64-bit integers") ---- */
+/* wgt_sum, wgt_prod and wgt_cumsum accumulated in and returned as dtype: i64 or u64 for an
+ * integer a (i32, u32, i64, u64; each element converted first, signed types sign-extending),
+ * wrapping modulo 2^64; or the type the plain function gives for a, which it then is. Other
+ * types are WGT_ERR_DTYPE. Integer indices (argmax, argsort, nonzero) become i64 by wgt_cast. */
+wgt_tensor *wgt_sum_dtype(wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype);
+wgt_tensor *wgt_prod_dtype(wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype);
+wgt_tensor *wgt_cumsum_dtype(wgt_tensor *a, int axis, wgt_dtype dtype);
 /* Over the axes listed, as above, of a != 0 (NaN counts as nonzero): any and all give u32 0/1
  * (empty: 0 and 1), count_nonzero i32 (empty: 0). Every type but the block types. */
 wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);

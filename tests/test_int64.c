@@ -430,3 +430,88 @@ TEST_BACKENDS(int64_rank8_moves) {
     wgt_clear_error();
     wgt_release(a), wgt_release(p), wgt_release(c);
 }
+
+/* Sums and products of i32 in 64 bits (past 2^31: no wrap), of i64 and u64 wrapping modulo
+ * 2^64 (carries across the word boundary, a product's cross terms), over strided views, some
+ * axes, keepdims and empty axes; running sums along each axis of a transposed view. */
+TEST_BACKENDS(int64_sums_products_and_running_sums) {
+    enum { R = 6, C = 37 };
+    int32_t iv[R * C];
+    int64_t shape[2] = {R, C};
+    for (int i = 0; i < R * C; i++) iv[i] = (int32_t)((uint32_t)(i + 1) * 2654435761u); /* large, both signs */
+    wgt_tensor *a = wgt_tensor_from_data(ctx, WGT_I32, 2, shape, iv, sizeof iv, WGT_USAGE_DEFAULT);
+    int axes[2] = {1, 0}, col[1] = {0};
+    wgt_tensor *t = wgt_permute(a, axes); /* [C, R], strided */
+    wgt_tensor *all = wgt_sum_dtype(t, 0, NULL, 0, WGT_I64), *cols = wgt_sum_dtype(t, 1, col, 1, WGT_I64);
+    wgt_tensor *uall = wgt_sum_dtype(t, 0, NULL, 0, WGT_U64);
+    int64_t want_all = 0, want_cols[R] = {0}, got_all = 0, got_cols[R];
+    uint64_t got_u = 0;
+    for (int i = 0; i < R * C; i++) want_all += iv[i], want_cols[i / C] += iv[i];
+    CHECK(all && cols && uall && wgt_tensor_dtype(all) == WGT_I64 && wgt_tensor_read(all, &got_all, 8) == WGT_OK &&
+              wgt_tensor_read(cols, got_cols, sizeof got_cols) == WGT_OK && wgt_tensor_read(uall, &got_u, 8) == WGT_OK,
+          "%s", wgt_last_error());
+    CHECK(got_all == want_all && got_u == (uint64_t)want_all, "sum %lld, wanted %lld", (long long)got_all,
+          (long long)want_all);
+    CHECK(all && wgt_tensor_ndim(cols) == 2 && wgt_tensor_shape(cols)[0] == 1, "keepdims shape");
+    for (int r = 0; cols && r < R; r++) CHECK(got_cols[r] == want_cols[r], "column sum %d", r);
+    /* i64 and u64 values near 2^64: sums wrap, products keep the low 64 bits. */
+    int64_t n = NEDGES;
+    wgt_tensor *e = edges_tensor(ctx, WGT_U64), *es = wgt_sum(e, 0, NULL, 0), *ep = wgt_prod(e, 0, NULL, 0);
+    int64_t pshape[2] = {4, 7};
+    wgt_tensor *odd = wgt_arange(ctx, WGT_I64, -13, 15, 1), *odd2 = odd ? wgt_reshape(odd, 2, pshape) : NULL;
+    wgt_tensor *nz = odd2 ? wgt_slice(odd2, 1, 0, 7, 2) : NULL; /* [4, 4]: -13, -11, ... no zero */
+    int ax1[1] = {1};
+    wgt_tensor *rp = nz ? wgt_prod_dtype(nz, 1, ax1, 0, WGT_I64) : NULL;
+    uint64_t ws = 0, wp = 1, gs = 0, gp = 0;
+    for (int i = 0; i < NEDGES; i++) ws += (uint64_t)edges[i], wp *= edges[i] ? (uint64_t)edges[i] : 1;
+    wgt_tensor *nonzero = NULL;
+    {   /* the product without the zero edge, so its cross terms matter */
+        uint8_t keep[NEDGES];
+        for (int i = 0; i < NEDGES; i++) keep[i] = edges[i] != 0;
+        wgt_tensor *m = wgt_tensor_from_data(ctx, WGT_BOOL, 1, &n, keep, sizeof keep, WGT_USAGE_DEFAULT);
+        wgt_tensor *one = wgt_ones(ctx, WGT_U64, 1, &n);
+        nonzero = m && one && e ? wgt_where(m, e, one) : NULL;
+        wgt_release(m), wgt_release(one);
+    }
+    wgt_tensor *np = nonzero ? wgt_prod(nonzero, 0, NULL, 0) : NULL;
+    int64_t grp[4];
+    CHECK(es && ep && np && rp && wgt_tensor_read(es, &gs, 8) == WGT_OK && wgt_tensor_read(np, &gp, 8) == WGT_OK &&
+              wgt_tensor_read(rp, grp, sizeof grp) == WGT_OK,
+          "%s", wgt_last_error());
+    CHECK(gs == ws && gp == wp, "u64 sum 0x%llx (wanted 0x%llx), product 0x%llx (wanted 0x%llx)", (unsigned long long)gs,
+          (unsigned long long)ws, (unsigned long long)gp, (unsigned long long)wp);
+    for (int r = 0; rp && r < 4; r++) {
+        int64_t w = 1;
+        for (int k = 0; k < 7; k += 2) w *= -13 + r * 7 + k;
+        CHECK(grp[r] == w, "row product %d: %lld, wanted %lld", r, (long long)grp[r], (long long)w);
+    }
+    /* Running sums along both axes of the transposed i32 view, in u64. */
+    for (int axis = 0; axis < 2; axis++) {
+        wgt_tensor *cs = wgt_cumsum_dtype(t, axis, WGT_U64);
+        uint64_t got[R * C];
+        CHECK(cs && wgt_tensor_dtype(cs) == WGT_U64 && wgt_tensor_read(cs, got, sizeof got) == WGT_OK, "%s",
+              wgt_last_error());
+        for (int k = 0; cs && k < C; k++)
+            for (int r = 0; r < R; r++) {
+                uint64_t w = 0;
+                for (int j = 0; j <= (axis == 0 ? k : r); j++)
+                    w += (uint64_t)(int64_t)(axis == 0 ? iv[r * C + j] : iv[j * C + k]);
+                CHECK(got[k * R + r] == w, "cumsum axis %d at (%d, %d)", axis, k, r);
+            }
+        wgt_release(cs);
+    }
+    /* Empty reductions give the identities. */
+    int64_t eshape[2] = {3, 0};
+    wgt_tensor *empty = wgt_zeros(ctx, WGT_I64, 2, eshape);
+    wgt_tensor *esum = empty ? wgt_sum(empty, 1, ax1, 0) : NULL, *eprod = empty ? wgt_prod(empty, 1, ax1, 0) : NULL;
+    int64_t gsum[3] = {-1, -1, -1}, gprod[3] = {-1, -1, -1};
+    CHECK(esum && eprod && wgt_tensor_read(esum, gsum, sizeof gsum) == WGT_OK &&
+              wgt_tensor_read(eprod, gprod, sizeof gprod) == WGT_OK,
+          "%s", wgt_last_error());
+    for (int i = 0; esum && eprod && i < 3; i++) CHECK(gsum[i] == 0 && gprod[i] == 1, "empty identity %d", i);
+    CHECK_ERROR(wgt_sum_dtype(a, 0, NULL, 0, WGT_F32) == NULL, WGT_ERR_DTYPE, "wgt_sum_dtype: dtype f32 for a of i32");
+    wgt_tensor *f = wgt_zeros(ctx, WGT_F32, 2, shape);
+    CHECK_ERROR(wgt_cumsum_dtype(f, 0, WGT_I64) == NULL, WGT_ERR_DTYPE, "wgt_cumsum_dtype");
+    wgt_tensor *rel[] = {a, t, all, cols, uall, e, es, ep, odd, odd2, nz, rp, nonzero, np, empty, esum, eprod, f};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++) wgt_release(rel[k]);
+}

@@ -163,6 +163,9 @@ wgt_tensor *wgt_impl_std(wgt_tensor *a, int naxes, const int *axes, int keepdims
 wgt_tensor *wgt_impl_argmax(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_impl_argmin(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_impl_cumsum(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_sum_dtype(wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype);
+wgt_tensor *wgt_impl_prod_dtype(wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype);
+wgt_tensor *wgt_impl_cumsum_dtype(wgt_tensor *a, int axis, wgt_dtype dtype);
 wgt_tensor *wgt_impl_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_impl_all(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_impl_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims);
@@ -404,6 +407,9 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_argmax wgt_impl_argmax
 #define wgt_argmin wgt_impl_argmin
 #define wgt_cumsum wgt_impl_cumsum
+#define wgt_sum_dtype wgt_impl_sum_dtype
+#define wgt_prod_dtype wgt_impl_prod_dtype
+#define wgt_cumsum_dtype wgt_impl_cumsum_dtype
 #define wgt_any wgt_impl_any
 #define wgt_all wgt_impl_all
 #define wgt_count_nonzero wgt_impl_count_nonzero

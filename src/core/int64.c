@@ -14,15 +14,16 @@
 #include "core/dtype_table.h"
 
 /* Storage, data movement, views and copies, casts, the shape ops that move elements, where
- * and the index ops that gather or scatter rows: what moves elements without arithmetic.
- * Everything else refuses i64 and u64 at its argument check. */
+ * and the index ops that gather rows (what moves elements without arithmetic), and sums and
+ * products. Everything else refuses i64 and u64 at its argument check. */
 static const char *const int64_functions[] = {
     "wgt_tensor_create", "wgt_tensor_from_data", "wgt_zeros", "wgt_ones", "wgt_full", "wgt_arange", "wgt_scalar",
     "wgt_tensor_read", "wgt_tensor_write", "wgt_tensor_data", "wgt_tensor_data_mut", "wgt_tensor_export_buffer",
     "wgt_read_begin", "wgt_eval", "wgt_as_strided", "wgt_slice", "wgt_reshape", "wgt_squeeze", "wgt_unsqueeze",
     "wgt_split", "wgt_permute", "wgt_transpose", "wgt_expand", "wgt_broadcast_to", "wgt_flip", "wgt_contiguous",
     "wgt_detach", "wgt_cast", "wgt_concat", "wgt_stack", "wgt_pad", "wgt_where", "wgt_save_npy", "wgt_load_npy",
-    "wgt_save_safetensors", "wgt_load_safetensors", "wgt_gather_rows", "wgt_index_select", "wgt_take",
+    "wgt_save_safetensors", "wgt_load_safetensors", "wgt_gather_rows", "wgt_index_select", "wgt_take", "wgt_sum",
+    "wgt_prod", "wgt_cumsum", "wgt_sum_dtype", "wgt_prod_dtype", "wgt_cumsum_dtype",
 };
 
 int wgt_takes_int64(const char *fn) {
@@ -48,4 +49,33 @@ wgt_dtype wgt_int64_cast_via(wgt_dtype from, wgt_dtype to) {
     /* Floats and bool meet the 64-bit types in f32, the narrow integers in i32. */
     if (wgt_dtype_is_float(other) || (other == WGT_BOOL && wgt_dtype_is_64bit(from))) return WGT_F32;
     return WGT_I32;
+}
+
+/* The shared check of the *_dtype reductions: a new reference to a in the type to reduce,
+ * or NULL (error set). dtype must be i64 or u64 for an integer a, or a's own type. */
+static wgt_tensor *reduce_input(const char *fn, wgt_tensor *a, wgt_dtype dtype) {
+    if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_dtype(fn, dtype) != WGT_OK) return NULL;
+    if (dtype == a->dtype) return wgt_retain(a);
+    if (wgt_dtype_is_64bit(dtype) && wgt_dtype_is_integer(a->dtype)) return wgt_cast(a, dtype);
+    wgt_error(WGT_ERR_DTYPE, "%s: dtype %s for a of %s: takes i64 or u64 for an integer a, or a's own type", fn,
+              wgt_dtype_name(dtype), wgt_dtype_name(a->dtype));
+    return NULL;
+}
+
+wgt_tensor *wgt_sum_dtype(wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype) {
+    wgt_tensor *x = reduce_input("wgt_sum_dtype", a, dtype), *out = x ? wgt_sum(x, naxes, axes, keepdims) : NULL;
+    wgt_release(x);
+    return out;
+}
+
+wgt_tensor *wgt_prod_dtype(wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype) {
+    wgt_tensor *x = reduce_input("wgt_prod_dtype", a, dtype), *out = x ? wgt_prod(x, naxes, axes, keepdims) : NULL;
+    wgt_release(x);
+    return out;
+}
+
+wgt_tensor *wgt_cumsum_dtype(wgt_tensor *a, int axis, wgt_dtype dtype) {
+    wgt_tensor *x = reduce_input("wgt_cumsum_dtype", a, dtype), *out = x ? wgt_cumsum(x, axis) : NULL;
+    wgt_release(x);
+    return out;
 }

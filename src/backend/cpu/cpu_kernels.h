@@ -27,6 +27,9 @@ wgt_status wgt_cpu_unary(wgt_backend *be, wgt_unary_op op, const wgt_operand *ou
                          const double *params);
 wgt_status wgt_cpu_cast(wgt_backend *be, const wgt_operand *out, const wgt_operand *a);
 /* cpu_cast.c: casts with a narrow type (bool, i8, u8, i16, u16, bf16) on either side */
+/* cpu_int64.c: sum and prod of i64/u64 (wrapping modulo 2^64) and their running sum. */
+wgt_status wgt_cpu_reduce64(const wgt_operand *out, wgt_reduce_op op, const wgt_operand *in, int reduce_ndim);
+wgt_status wgt_cpu_cumsum64(const wgt_operand *out, const wgt_operand *in, int axis);
 wgt_status wgt_cpu_cast_narrow(wgt_backend *be, const wgt_operand *out, const wgt_operand *a);
 /* cpu_reduce.c */
 wgt_status wgt_cpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,

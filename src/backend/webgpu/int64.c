@@ -80,6 +80,30 @@ wgt_status wgt_wgpu_set_rows64(wgt_backend *be, const wgt_operand *dst, const wg
     return wgt_wgpu_set_rows(be, &d, indices, &r);
 }
 
+/* A template of wgsl/ with its two constants filled in. */
+typedef struct {
+    const char *name, *keys[2];
+    int values[2];
+} template_args;
+
+static char *build_template(wgt_webgpu *w, const void *arg) {
+    (void)w;
+    const template_args *t = arg;
+    const char *text = wgt_wgsl_source(t->name);
+    if (!text) return NULL;
+    char v0[12], v1[12];
+    snprintf(v0, sizeof v0, "%d", t->values[0]);
+    snprintf(v1, sizeof v1, "%d", t->values[1]);
+    const char *pairs[] = {t->keys[0], v0, t->keys[1], v1, NULL};
+    return wgt_wgsl_expand(text, pairs);
+}
+
+static wgt_status template_pipeline(wgt_webgpu *w, const template_args *t, wgt_pipeline **pl) {
+    char key[64];
+    snprintf(key, sizeof key, "%s:%d:%d", t->name, t->values[0], t->values[1]);
+    return wgt_wgpu_pipeline(w, key, 2, build_template, t, pl);
+}
+
 /* ---- casts ---- */
 
 typedef struct {
@@ -99,18 +123,6 @@ static int type_code(wgt_dtype d) {
     case WGT_U64: return 4;
     default: return -1;
     }
-}
-
-static char *build_cast(wgt_webgpu *w, const void *arg) {
-    (void)w;
-    const int *codes = arg;
-    const char *text = wgt_wgsl_source("int64_cast");
-    if (!text) return NULL;
-    char in[4], out[4];
-    snprintf(in, sizeof in, "%d", codes[0]);
-    snprintf(out, sizeof out, "%d", codes[1]);
-    const char *pairs[] = {"IN", in, "OUT", out, NULL};
-    return wgt_wgsl_expand(text, pairs);
 }
 
 wgt_status wgt_wgpu_cast64(wgt_backend *be, const wgt_operand *out, const wgt_operand *a) {
@@ -141,11 +153,83 @@ wgt_status wgt_wgpu_cast64(wgt_backend *be, const wgt_operand *out, const wgt_op
     p.ndim = (uint32_t)a->ndim;
     p.in_offset = (uint32_t)a->offset;
     p.out_offset = (uint32_t)out->offset;
-    char key[32];
-    snprintf(key, sizeof key, "int64_cast:%d:%d", codes[0], codes[1]);
+    template_args t = {"int64_cast", {"IN", "OUT"}, {codes[0], codes[1]}};
     wgt_pipeline *pl;
-    wgt_status st = wgt_wgpu_pipeline(w, key, 2, build_cast, codes, &pl);
+    wgt_status st = template_pipeline(w, &t, &pl);
     if (st != WGT_OK) return st;
     wgt_buffer *buffers[2] = {a->buffer, out->buffer};
     return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, (numel + WORKGROUP_SIZE - 1) / WORKGROUP_SIZE);
+}
+
+/* ---- sums, products and running sums ---- */
+
+typedef struct {
+    uint32_t count, keep, ndim, in_offset;
+    uint32_t out_offset, reduced, out_step, unused;
+    uint32_t shape[8];
+    int32_t in_strides[8];
+    uint32_t out_strides[8];
+} reduce64_params;
+
+/* in's first `keep` dimensions give the outputs (output strides out_strides), the rest are
+ * reduced in order; scan writes every step at out_step apart. */
+static wgt_status run_reduce64(wgt_webgpu *w, int prod, int scan, const wgt_operand *out, const wgt_operand *in,
+                               int keep, const int64_t *out_strides, int64_t out_step) {
+    reduce64_params p;
+    memset(&p, 0, sizeof p);
+    uint64_t outputs = 1, reduced = 1;
+    int64_t lo = in->offset, hi = in->offset, out_hi = out->offset;
+    for (int d = 0; d < in->ndim; d++) {
+        if (d < keep) outputs *= (uint64_t)in->shape[d];
+        else reduced *= (uint64_t)in->shape[d];
+        p.shape[d] = (uint32_t)in->shape[d];
+        p.in_strides[d] = in->shape[d] > 1 ? (int32_t)in->strides[d] : 0;
+        if (d < keep) p.out_strides[d] = (uint32_t)out_strides[d], out_hi += (in->shape[d] - 1) * out_strides[d];
+        int64_t span = (in->shape[d] - 1) * in->strides[d];
+        if (span < 0) lo += span;
+        else hi += span;
+    }
+    if (outputs == 0) return WGT_OK;
+    if (scan && reduced > 0) out_hi += ((int64_t)reduced - 1) * out_step;
+    if (lo < 0 || hi > INT32_MAX || out_hi > INT32_MAX || outputs > INT32_MAX || reduced > UINT32_MAX)
+        return wgt_error(WGT_ERR_LIMIT, "%s of i64/u64: a view reaching elements %lld..%lld into %llu outputs is beyond "
+                         "32-bit indexing", scan ? "cumsum" : "reduce", (long long)lo, (long long)hi,
+                         (unsigned long long)outputs);
+    p.count = (uint32_t)outputs;
+    p.keep = (uint32_t)keep;
+    p.ndim = (uint32_t)in->ndim;
+    p.in_offset = (uint32_t)in->offset;
+    p.out_offset = (uint32_t)out->offset;
+    p.reduced = (uint32_t)reduced;
+    p.out_step = (uint32_t)out_step;
+    template_args t = {"int64_reduce", {"OP", "SCAN"}, {prod, scan}};
+    wgt_pipeline *pl;
+    wgt_status st = template_pipeline(w, &t, &pl);
+    if (st != WGT_OK) return st;
+    wgt_buffer *buffers[2] = {in->buffer, out->buffer};
+    return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, (outputs + WORKGROUP_SIZE - 1) / WORKGROUP_SIZE);
+}
+
+wgt_status wgt_wgpu_reduce64(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
+                             int reduce_ndim) {
+    if (op != WGT_REDUCE_SUM && op != WGT_REDUCE_PROD)
+        return wgt_error(WGT_ERR_INTERNAL, "reduce op %d of %s", (int)op, wgt_dtype_name(in->dtype));
+    int keep = in->ndim - reduce_ndim;
+    int64_t strides[WGT_MAX_DIMS], s = 1; /* the output is contiguous over the kept dimensions */
+    for (int d = keep - 1; d >= 0; d--) strides[d] = s, s *= in->shape[d];
+    return run_reduce64((wgt_webgpu *)be, op == WGT_REDUCE_PROD, 0, out, in, keep, strides, 0);
+}
+
+wgt_status wgt_wgpu_cumsum64(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis) {
+    /* The axis moved last: every other dimension names a row. */
+    wgt_operand moved = *in;
+    int64_t out_strides[WGT_MAX_DIMS];
+    for (int d = 0, k = 0; d < in->ndim; d++) {
+        if (d == axis) continue;
+        moved.shape[k] = in->shape[d], moved.strides[k] = in->strides[d], out_strides[k] = out->strides[d];
+        k++;
+    }
+    moved.shape[in->ndim - 1] = in->shape[axis];
+    moved.strides[in->ndim - 1] = in->strides[axis];
+    return run_reduce64((wgt_webgpu *)be, 0, 1, out, &moved, in->ndim - 1, out_strides, out->strides[axis]);
 }

@@ -453,6 +453,10 @@ wgt_status wgt_wgpu_gather_rows64(wgt_backend *be, const wgt_operand *out, const
 wgt_status wgt_wgpu_set_rows64(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                                const wgt_operand *rows);
 wgt_status wgt_wgpu_cast64(wgt_backend *be, const wgt_operand *out, const wgt_operand *a);
+/* int64.c: sum and prod of i64/u64 and their running sum, wrapping modulo 2^64. */
+wgt_status wgt_wgpu_reduce64(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
+                             int reduce_ndim);
+wgt_status wgt_wgpu_cumsum64(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
 
 /* ---- buffer pools, bind-group cache, read requests -------------------------------------- */
 /* pool.c: driver buffers bucketed by size class (powers of two in four steps, so a buffer is
