@@ -394,8 +394,11 @@ TEST_BACKENDS(int64_refusals_name_op_and_type) {
     int64_t shape[2] = {2, 3};
     wgt_tensor *a = wgt_zeros(ctx, WGT_I64, 2, shape), *u = wgt_ones(ctx, WGT_U64, 2, shape);
     CHECK(a && u, "%s", wgt_last_error());
-    CHECK_ERROR(wgt_neg(a) == NULL, WGT_ERR_DTYPE, "wgt_neg: a is i64");
+    CHECK_ERROR(wgt_div(a, a) == NULL, WGT_ERR_DTYPE, "wgt_div: a is i64");
     CHECK_ERROR(wgt_sqrt(u) == NULL, WGT_ERR_DTYPE, "wgt_sqrt: a is u64");
+    CHECK_ERROR(wgt_mean(a, 0, NULL, 0) == NULL, WGT_ERR_DTYPE, "wgt_mean: a is i64");
+    CHECK_ERROR(wgt_argmax(a, 0, 0) == NULL, WGT_ERR_DTYPE, "wgt_argmax: a is i64");
+    CHECK_ERROR(wgt_floor_divide(u, u) == NULL, WGT_ERR_DTYPE, "u64");
     CHECK_ERROR(wgt_matmul(a, a) == NULL, WGT_ERR_DTYPE, "i64");
     CHECK_ERROR(wgt_softmax(u, -1) == NULL, WGT_ERR_DTYPE, "u64");
     CHECK_ERROR(wgt_rand_uniform(ctx, WGT_I64, 2, shape, 0, 1, 1) == NULL, WGT_ERR_DTYPE, "i64");
@@ -514,4 +517,95 @@ TEST_BACKENDS(int64_sums_products_and_running_sums) {
     CHECK_ERROR(wgt_cumsum_dtype(f, 0, WGT_I64) == NULL, WGT_ERR_DTYPE, "wgt_cumsum_dtype");
     wgt_tensor *rel[] = {a, t, all, cols, uall, e, es, ep, odd, odd2, nz, rp, nonzero, np, empty, esum, eprod, f};
     for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++) wgt_release(rel[k]);
+}
+
+/* The reference of docs/ops.md's 64-bit elementwise ops in C's own uint64_t arithmetic. */
+static uint64_t ref_binary(const char *op, uint64_t a, uint64_t b, int s) {
+    int lt = s ? (int64_t)a < (int64_t)b : a < b, gt = s ? (int64_t)a > (int64_t)b : a > b;
+    if (!strcmp(op, "add")) return a + b;
+    if (!strcmp(op, "sub")) return a - b;
+    if (!strcmp(op, "mul")) return a * b;
+    if (!strcmp(op, "maximum")) return lt ? b : a;
+    if (!strcmp(op, "minimum")) return gt ? b : a;
+    if (!strcmp(op, "and")) return a & b;
+    if (!strcmp(op, "or")) return a | b;
+    if (!strcmp(op, "xor")) return a ^ b;
+    if (!strcmp(op, "eq")) return a == b;
+    if (!strcmp(op, "ne")) return a != b;
+    if (!strcmp(op, "lt")) return lt;
+    if (!strcmp(op, "le")) return !gt;
+    if (!strcmp(op, "gt")) return gt;
+    return !lt; /* ge */
+}
+
+/* Every pair of edge values (a column broadcast against a row: carries across the word
+ * boundary, overflow wrap, the ends of the range), for both types, through every op; neg,
+ * abs and bitwise_not of a flipped view; and a chain of ops, which WebGPU does not fuse. */
+TEST_BACKENDS(int64_elementwise_every_pair_of_edges) {
+    static const struct {
+        const char *name;
+        wgt_tensor *(*fn)(wgt_tensor *, wgt_tensor *);
+    } ops[] = {{"add", wgt_add}, {"sub", wgt_sub}, {"mul", wgt_mul}, {"maximum", wgt_maximum},
+               {"minimum", wgt_minimum}, {"and", wgt_bitwise_and}, {"or", wgt_bitwise_or}, {"xor", wgt_bitwise_xor},
+               {"eq", wgt_eq}, {"ne", wgt_ne}, {"lt", wgt_lt}, {"le", wgt_le}, {"gt", wgt_gt}, {"ge", wgt_ge}};
+    const wgt_dtype types[2] = {WGT_I64, WGT_U64};
+    int64_t col[2] = {NEDGES, 1}, row[2] = {1, NEDGES};
+    static uint64_t got[NEDGES * NEDGES];
+    for (int t = 0; t < 2; t++) {
+        int s = types[t] == WGT_I64;
+        wgt_tensor *a = wgt_tensor_from_data(ctx, types[t], 2, col, edges, sizeof edges, WGT_USAGE_DEFAULT);
+        wgt_tensor *b = wgt_tensor_from_data(ctx, types[t], 2, row, edges, sizeof edges, WGT_USAGE_DEFAULT);
+        for (size_t k = 0; a && b && k < sizeof ops / sizeof ops[0]; k++) {
+            wgt_tensor *r = ops[k].fn(a, b);
+            int compare = k >= 8;
+            wgt_tensor *wide = r && compare ? wgt_cast(r, WGT_U64) : (r ? wgt_retain(r) : NULL);
+            CHECK(wide && wgt_tensor_dtype(r) == (compare ? wgt_tensor_dtype(r) : types[t]) &&
+                      wgt_tensor_read(wide, got, sizeof got) == WGT_OK,
+                  "%s %s: %s", wgt_dtype_name(types[t]), ops[k].name, wgt_last_error());
+            for (int i = 0, bad = 0; wide && i < NEDGES * NEDGES && bad < 3; i++) {
+                uint64_t x = (uint64_t)edges[i / NEDGES], y = (uint64_t)edges[i % NEDGES], want = ref_binary(ops[k].name, x, y, s);
+                if (got[i] != want) {
+                    CHECK(0, "%s %s(0x%llx, 0x%llx): 0x%llx, wanted 0x%llx", wgt_dtype_name(types[t]), ops[k].name,
+                          (unsigned long long)x, (unsigned long long)y, (unsigned long long)got[i],
+                          (unsigned long long)want);
+                    bad++;
+                }
+            }
+            wgt_release(r), wgt_release(wide);
+        }
+        /* Unary ops of the flipped column, and the chain -((a + b) * b) - 1 over the broadcast. */
+        int axis[1] = {0};
+        wgt_tensor *fl = a ? wgt_flip(a, 1, axis) : NULL;
+        wgt_tensor *un[3] = {fl ? wgt_neg(fl) : NULL, fl ? wgt_abs(fl) : NULL, fl ? wgt_bitwise_not(fl) : NULL};
+        for (int u = 0; u < 3; u++) {
+            uint64_t g[NEDGES];
+            CHECK(un[u] && wgt_tensor_read(un[u], g, sizeof g) == WGT_OK, "%s unary %d: %s", wgt_dtype_name(types[t]), u,
+                  wgt_last_error());
+            for (int i = 0; un[u] && i < NEDGES; i++) {
+                uint64_t x = (uint64_t)edges[NEDGES - 1 - i];
+                uint64_t want = u == 0 ? 0 - x : u == 1 ? (s && (int64_t)x < 0 ? 0 - x : x) : ~x;
+                CHECK(g[i] == want, "%s unary %d of 0x%llx: 0x%llx", wgt_dtype_name(types[t]), u, (unsigned long long)x,
+                      (unsigned long long)g[i]);
+            }
+            wgt_release(un[u]);
+        }
+        wgt_tensor *sum = a && b ? wgt_add(a, b) : NULL, *prod = sum ? wgt_mul(sum, b) : NULL;
+        wgt_tensor *neg = prod ? wgt_neg(prod) : NULL, *chain = neg ? wgt_sub_scalar(neg, 1) : NULL;
+        CHECK(chain && wgt_tensor_read(chain, got, sizeof got) == WGT_OK, "chain: %s", wgt_last_error());
+        for (int i = 0; chain && i < NEDGES * NEDGES; i++) {
+            uint64_t x = (uint64_t)edges[i / NEDGES], y = (uint64_t)edges[i % NEDGES];
+            CHECK(got[i] == 0 - (x + y) * y - 1, "chain at %d", i);
+        }
+        wgt_release(sum), wgt_release(prod), wgt_release(neg), wgt_release(chain), wgt_release(fl);
+        wgt_release(a), wgt_release(b);
+    }
+    /* Mixed types promote first: u32 with i32 computes in i64. */
+    int64_t one = 1;
+    wgt_tensor *u = wgt_full(ctx, WGT_U32, 1, &one, 4294967295.0), *i = wgt_full(ctx, WGT_I32, 1, &one, -2147483648.0);
+    wgt_tensor *m = u && i ? wgt_mul(u, i) : NULL;
+    int64_t gm = 0;
+    CHECK(m && wgt_tensor_dtype(m) == WGT_I64 && wgt_tensor_read(m, &gm, 8) == WGT_OK &&
+              gm == (int64_t)4294967295LL * -2147483648LL,
+          "u32 * i32 in i64: %lld (%s)", (long long)gm, wgt_last_error());
+    wgt_release(u), wgt_release(i), wgt_release(m);
 }

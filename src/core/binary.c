@@ -101,8 +101,8 @@ static wgt_tensor *run_binary(const char *fn, wgt_binary_op op, wgt_tensor *a, w
         wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16), not %s", fn, wgt_dtype_name(a->dtype));
         return NULL;
     }
-    if (kind == KIND_INT && a->dtype != WGT_I32 && a->dtype != WGT_U32) {
-        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32), not %s", fn, wgt_dtype_name(a->dtype));
+    if (kind == KIND_INT && a->dtype != WGT_I32 && a->dtype != WGT_U32 && !wgt_dtype_is_64bit(a->dtype)) {
+        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32, i64, u64), not %s", fn, wgt_dtype_name(a->dtype));
         return NULL;
     }
     int ndim;

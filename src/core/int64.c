@@ -14,8 +14,10 @@
 #include "core/dtype_table.h"
 
 /* Storage, data movement, views and copies, casts, the shape ops that move elements, where
- * and the index ops that gather rows (what moves elements without arithmetic), and sums and
- * products. Everything else refuses i64 and u64 at its argument check. */
+ * and the index ops that gather rows (what moves elements without arithmetic); sums and
+ * products; the elementwise ops with 64-bit kernels (add, sub, mul, maximum, minimum, the
+ * comparisons, bitwise and/or/xor/not, neg, abs). Everything else refuses i64 and u64 at its
+ * argument check. */
 static const char *const int64_functions[] = {
     "wgt_tensor_create", "wgt_tensor_from_data", "wgt_zeros", "wgt_ones", "wgt_full", "wgt_arange", "wgt_scalar",
     "wgt_tensor_read", "wgt_tensor_write", "wgt_tensor_data", "wgt_tensor_data_mut", "wgt_tensor_export_buffer",
@@ -23,7 +25,10 @@ static const char *const int64_functions[] = {
     "wgt_split", "wgt_permute", "wgt_transpose", "wgt_expand", "wgt_broadcast_to", "wgt_flip", "wgt_contiguous",
     "wgt_detach", "wgt_cast", "wgt_concat", "wgt_stack", "wgt_pad", "wgt_where", "wgt_save_npy", "wgt_load_npy",
     "wgt_save_safetensors", "wgt_load_safetensors", "wgt_gather_rows", "wgt_index_select", "wgt_take", "wgt_sum",
-    "wgt_prod", "wgt_cumsum", "wgt_sum_dtype", "wgt_prod_dtype", "wgt_cumsum_dtype",
+    "wgt_prod", "wgt_cumsum", "wgt_sum_dtype", "wgt_prod_dtype", "wgt_cumsum_dtype", "wgt_add", "wgt_sub", "wgt_mul",
+    "wgt_maximum", "wgt_minimum", "wgt_add_scalar", "wgt_sub_scalar", "wgt_mul_scalar", "wgt_maximum_scalar",
+    "wgt_minimum_scalar", "wgt_eq", "wgt_ne", "wgt_lt", "wgt_le", "wgt_gt", "wgt_ge", "wgt_bitwise_and",
+    "wgt_bitwise_or", "wgt_bitwise_xor", "wgt_neg", "wgt_abs", "wgt_bitwise_not",
 };
 
 int wgt_takes_int64(const char *fn) {

@@ -14,7 +14,7 @@
 enum {
     ANY_TYPE = 1, /* integers accepted too; the rest take f32 and f16 only */
     GIVES_U32 = 2, /* the result is u32 0/1 whatever the input type */
-    INT_ONLY = 4   /* i32 and u32 only (bitwise ops) */
+    INT_ONLY = 4   /* i32, u32, i64 and u64 only (bitwise ops) */
 };
 
 static const struct {
@@ -69,7 +69,7 @@ static const struct {
     [WGT_UNARY_BITWISE_NOT] = {"wgt_bitwise_not", ANY_TYPE | INT_ONLY},
 };
 
-static int is_integer(wgt_dtype d) { return d == WGT_I32 || d == WGT_U32; }
+static int is_integer(wgt_dtype d) { return d == WGT_I32 || d == WGT_U32 || wgt_dtype_is_64bit(d); }
 
 /* Integer clamp bounds become the nearest values of the type inside [lo, hi] (ceil of lo,
  * floor of hi, saturated), so the result never leaves the range the caller asked for.
@@ -101,7 +101,7 @@ static wgt_tensor *run_unary(wgt_unary_op op, wgt_tensor *a, double p0, double p
         return NULL;
     }
     if (!is_integer(a->dtype) && (unary_ops[op].flags & INT_ONLY)) {
-        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32), not %s", fn, wgt_dtype_name(a->dtype));
+        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32, i64, u64), not %s", fn, wgt_dtype_name(a->dtype));
         return NULL;
     }
     if (op == WGT_UNARY_CLAMP) {

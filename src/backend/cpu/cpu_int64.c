@@ -64,3 +64,67 @@ wgt_status wgt_cpu_cumsum64(const wgt_operand *out, const wgt_operand *in, int a
         fold(&moved, last, start_of(&moved, last, r), 0, out->host, start_of(&out_moved, last, r), out->strides[axis]);
     return WGT_OK;
 }
+
+/* ---- elementwise ---- */
+
+static int less(uint64_t a, uint64_t b, int is_signed) { return is_signed ? (int64_t)a < (int64_t)b : a < b; }
+
+/* The 64-bit result of op on a and b (neg, abs and bitwise_not take a alone: unary is set). */
+static uint64_t value64(int op, int unary, uint64_t a, uint64_t b, int s) {
+    if (unary) return op == WGT_UNARY_NEG ? 0 - a : op == WGT_UNARY_ABS ? (s && (int64_t)a < 0 ? 0 - a : a) : ~a;
+    switch (op) {
+    case WGT_BINARY_ADD: return a + b;
+    case WGT_BINARY_SUB: return a - b;
+    case WGT_BINARY_MUL: return a * b;
+    case WGT_BINARY_MAXIMUM: return less(a, b, s) ? b : a;
+    case WGT_BINARY_MINIMUM: return less(b, a, s) ? b : a;
+    case WGT_BINARY_BITWISE_AND: return a & b;
+    case WGT_BINARY_BITWISE_OR: return a | b;
+    case WGT_BINARY_BITWISE_XOR: return a ^ b;
+    case WGT_BINARY_EQ: return a == b;
+    case WGT_BINARY_NE: return a != b;
+    case WGT_BINARY_LT: return less(a, b, s);
+    case WGT_BINARY_LE: return !less(b, a, s);
+    case WGT_BINARY_GT: return less(b, a, s);
+    default: return !less(a, b, s); /* GE */
+    }
+}
+
+static wgt_status elementwise64(int op, int unary, const wgt_operand *out, const wgt_operand *a,
+                                const wgt_operand *b) {
+    static const wgt_binary_op taken[] = {WGT_BINARY_ADD, WGT_BINARY_SUB, WGT_BINARY_MUL, WGT_BINARY_MAXIMUM,
+                                          WGT_BINARY_MINIMUM, WGT_BINARY_EQ, WGT_BINARY_NE, WGT_BINARY_LT,
+                                          WGT_BINARY_LE, WGT_BINARY_GT, WGT_BINARY_GE, WGT_BINARY_BITWISE_AND,
+                                          WGT_BINARY_BITWISE_OR, WGT_BINARY_BITWISE_XOR};
+    int known = unary;
+    for (size_t k = 0; k < sizeof taken / sizeof taken[0]; k++) known |= op == (int)taken[k];
+    if (!known) return wgt_error(WGT_ERR_INTERNAL, "binary op %d of %s", op, wgt_dtype_name(a->dtype));
+    int64_t n = 1, index[WGT_MAX_DIMS] = {0}, ia = a->offset, ib = b->offset;
+    for (int d = 0; d < out->ndim; d++) n *= out->shape[d];
+    const uint64_t *xa = a->host, *xb = b->host;
+    size_t es = wgt_dtype_size(out->dtype);
+    int s = a->dtype == WGT_I64;
+    for (int64_t k = 0; k < n; k++) {
+        uint64_t r = value64(op, unary, xa[ia], xb[ib], s);
+        if (es == 8) ((uint64_t *)out->host)[out->offset + k] = r;
+        else if (es == 4) ((uint32_t *)out->host)[out->offset + k] = (uint32_t)r;
+        else ((uint8_t *)out->host)[out->offset + k] = (uint8_t)r;
+        for (int d = out->ndim - 1; d >= 0; d--) {
+            ia += a->strides[d], ib += b->strides[d];
+            if (++index[d] < out->shape[d]) break;
+            ia -= a->strides[d] * out->shape[d], ib -= b->strides[d] * out->shape[d];
+            index[d] = 0;
+        }
+    }
+    return WGT_OK;
+}
+
+wgt_status wgt_cpu_binary64(wgt_binary_op op, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b) {
+    return elementwise64((int)op, 0, out, a, b);
+}
+
+wgt_status wgt_cpu_unary64(wgt_unary_op op, const wgt_operand *out, const wgt_operand *a) {
+    if (op != WGT_UNARY_NEG && op != WGT_UNARY_ABS && op != WGT_UNARY_BITWISE_NOT)
+        return wgt_error(WGT_ERR_INTERNAL, "unary op %d of %s", (int)op, wgt_dtype_name(a->dtype));
+    return elementwise64((int)op, 1, out, a, a);
+}

@@ -30,6 +30,9 @@ wgt_status wgt_cpu_cast(wgt_backend *be, const wgt_operand *out, const wgt_opera
 /* cpu_int64.c: sum and prod of i64/u64 (wrapping modulo 2^64) and their running sum. */
 wgt_status wgt_cpu_reduce64(const wgt_operand *out, wgt_reduce_op op, const wgt_operand *in, int reduce_ndim);
 wgt_status wgt_cpu_cumsum64(const wgt_operand *out, const wgt_operand *in, int axis);
+/* cpu_int64.c: add, sub, mul, maximum, minimum, comparisons, bitwise ops; neg, abs, bitwise_not. */
+wgt_status wgt_cpu_binary64(wgt_binary_op op, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
+wgt_status wgt_cpu_unary64(wgt_unary_op op, const wgt_operand *out, const wgt_operand *a);
 wgt_status wgt_cpu_cast_narrow(wgt_backend *be, const wgt_operand *out, const wgt_operand *a);
 /* cpu_reduce.c */
 wgt_status wgt_cpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,

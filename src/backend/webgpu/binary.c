@@ -304,6 +304,7 @@ wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_
 
 wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
                            const wgt_operand *b) {
+    if (wgt_dtype_size(a->dtype) == 8) return wgt_wgpu_binary64(be, op, out, a, b);
     char expr[256];
     wgt_wgsl_pieces helpers = {0};
     wgt_status st = wgt_wgpu_binary_expr(op, a->dtype, b->dtype, out->dtype, expr, sizeof expr, &helpers);

@@ -80,10 +80,13 @@ wgt_status wgt_wgpu_set_rows64(wgt_backend *be, const wgt_operand *dst, const wg
     return wgt_wgpu_set_rows(be, &d, indices, &r);
 }
 
-/* A template of wgsl/ with its two constants filled in. */
+/* A template of wgsl/ with up to three constants filled in (keys NULL past the last) and the
+ * word-pair arithmetic of wgsl/int64_words.wgsl, and the storage bindings of its kernel (the
+ * last one written). */
 typedef struct {
-    const char *name, *keys[2];
-    int values[2];
+    const char *name, *keys[3];
+    int values[3];
+    int storage_count;
 } template_args;
 
 static char *build_template(wgt_webgpu *w, const void *arg) {
@@ -91,17 +94,22 @@ static char *build_template(wgt_webgpu *w, const void *arg) {
     const template_args *t = arg;
     const char *text = wgt_wgsl_source(t->name);
     if (!text) return NULL;
-    char v0[12], v1[12];
-    snprintf(v0, sizeof v0, "%d", t->values[0]);
-    snprintf(v1, sizeof v1, "%d", t->values[1]);
-    const char *pairs[] = {t->keys[0], v0, t->keys[1], v1, NULL};
+    char v[3][12];
+    const char *words = wgt_wgsl_source("int64_words");
+    if (!words) return NULL;
+    const char *pairs[9] = {"WORDS", words, NULL};
+    for (int k = 0, n = 2; k < 3 && t->keys[k]; k++) {
+        snprintf(v[k], sizeof v[k], "%d", t->values[k]);
+        pairs[n++] = t->keys[k];
+        pairs[n++] = v[k];
+    }
     return wgt_wgsl_expand(text, pairs);
 }
 
 static wgt_status template_pipeline(wgt_webgpu *w, const template_args *t, wgt_pipeline **pl) {
     char key[64];
-    snprintf(key, sizeof key, "%s:%d:%d", t->name, t->values[0], t->values[1]);
-    return wgt_wgpu_pipeline(w, key, 2, build_template, t, pl);
+    snprintf(key, sizeof key, "%s:%d:%d:%d", t->name, t->values[0], t->values[1], t->values[2]);
+    return wgt_wgpu_pipeline(w, key, t->storage_count, build_template, t, pl);
 }
 
 /* ---- casts ---- */
@@ -153,7 +161,7 @@ wgt_status wgt_wgpu_cast64(wgt_backend *be, const wgt_operand *out, const wgt_op
     p.ndim = (uint32_t)a->ndim;
     p.in_offset = (uint32_t)a->offset;
     p.out_offset = (uint32_t)out->offset;
-    template_args t = {"int64_cast", {"IN", "OUT"}, {codes[0], codes[1]}};
+    template_args t = {"int64_cast", {"IN", "OUT", NULL}, {codes[0], codes[1], 0}, 2};
     wgt_pipeline *pl;
     wgt_status st = template_pipeline(w, &t, &pl);
     if (st != WGT_OK) return st;
@@ -202,7 +210,7 @@ static wgt_status run_reduce64(wgt_webgpu *w, int prod, int scan, const wgt_oper
     p.out_offset = (uint32_t)out->offset;
     p.reduced = (uint32_t)reduced;
     p.out_step = (uint32_t)out_step;
-    template_args t = {"int64_reduce", {"OP", "SCAN"}, {prod, scan}};
+    template_args t = {"int64_reduce", {"OP", "SCAN", NULL}, {prod, scan, 0}, 2};
     wgt_pipeline *pl;
     wgt_status st = template_pipeline(w, &t, &pl);
     if (st != WGT_OK) return st;
@@ -232,4 +240,92 @@ wgt_status wgt_wgpu_cumsum64(wgt_backend *be, const wgt_operand *out, const wgt_
     moved.shape[in->ndim - 1] = in->shape[axis];
     moved.strides[in->ndim - 1] = in->strides[axis];
     return run_reduce64((wgt_webgpu *)be, 0, 1, out, &moved, in->ndim - 1, out_strides, out->strides[axis]);
+}
+
+/* ---- elementwise arithmetic, comparisons and bitwise ops ---- */
+
+typedef struct {
+    uint32_t count, ndim, a_offset, b_offset;
+    uint32_t out_offset, unused[3];
+    uint32_t shape[8];
+    int32_t a_strides[8];
+    int32_t b_strides[8];
+} binary64_params;
+
+/* The kernel's op codes (wgsl/int64_binary.wgsl); -1 for ops it does not have. */
+static int binary_code(wgt_binary_op op) {
+    switch (op) {
+    case WGT_BINARY_ADD: return 0;
+    case WGT_BINARY_SUB: return 1;
+    case WGT_BINARY_MUL: return 2;
+    case WGT_BINARY_MAXIMUM: return 3;
+    case WGT_BINARY_MINIMUM: return 4;
+    case WGT_BINARY_BITWISE_AND: return 5;
+    case WGT_BINARY_BITWISE_OR: return 6;
+    case WGT_BINARY_BITWISE_XOR: return 7;
+    case WGT_BINARY_EQ: return 8;
+    case WGT_BINARY_NE: return 9;
+    case WGT_BINARY_LT: return 10;
+    case WGT_BINARY_LE: return 11;
+    case WGT_BINARY_GT: return 12;
+    case WGT_BINARY_GE: return 13;
+    default: return -1;
+    }
+}
+
+static int unary_code(wgt_unary_op op) {
+    return op == WGT_UNARY_NEG ? 14 : op == WGT_UNARY_ABS ? 15 : op == WGT_UNARY_BITWISE_NOT ? 16 : -1;
+}
+
+static wgt_status run_binary64(wgt_webgpu *w, int code, const wgt_operand *out, const wgt_operand *a,
+                               const wgt_operand *b) {
+    size_t out_size = wgt_dtype_size(out->dtype);
+    if (code < 0 || (code >= 8 && code <= 13 ? out_size == 8 : out_size != 8) || (out_size == 1 && out->offset % 4))
+        return wgt_error(WGT_ERR_INTERNAL, "elementwise op %d of %s giving %s at %lld", code, wgt_dtype_name(a->dtype),
+                         wgt_dtype_name(out->dtype), (long long)out->offset);
+    binary64_params p;
+    memset(&p, 0, sizeof p);
+    uint64_t numel = 1;
+    const wgt_operand *ops[2] = {a, b};
+    for (int d = 0; d < out->ndim; d++) {
+        numel *= (uint64_t)out->shape[d];
+        p.shape[d] = (uint32_t)out->shape[d];
+    }
+    if (numel == 0) return WGT_OK;
+    for (int k = 0; k < 2; k++) {
+        int64_t lo = ops[k]->offset, hi = ops[k]->offset;
+        for (int d = 0; d < out->ndim; d++) {
+            int64_t span = (out->shape[d] - 1) * ops[k]->strides[d];
+            if (span < 0) lo += span;
+            else hi += span;
+            (k ? p.b_strides : p.a_strides)[d] = out->shape[d] > 1 ? (int32_t)ops[k]->strides[d] : 0;
+        }
+        if (lo < 0 || hi > INT32_MAX)
+            return wgt_error(WGT_ERR_LIMIT, "elementwise op of %s: a view reaching elements %lld..%lld is beyond 32-bit "
+                             "indexing", wgt_dtype_name(a->dtype), (long long)lo, (long long)hi);
+    }
+    if ((uint64_t)out->offset + numel > INT32_MAX)
+        return wgt_error(WGT_ERR_LIMIT, "elementwise op of %s: %llu elements are beyond 32-bit indexing",
+                         wgt_dtype_name(a->dtype), (unsigned long long)numel);
+    p.count = (uint32_t)numel;
+    p.ndim = (uint32_t)out->ndim;
+    p.a_offset = (uint32_t)a->offset;
+    p.b_offset = (uint32_t)b->offset;
+    p.out_offset = (uint32_t)out->offset;
+    template_args t = {"int64_binary", {"OP", "SIGNED", "OUT"}, {code, a->dtype == WGT_I64, (int)out_size}, 3};
+    wgt_pipeline *pl;
+    wgt_status st = template_pipeline(w, &t, &pl);
+    if (st != WGT_OK) return st;
+    uint64_t invocations = out_size == 1 ? (numel + 3) / 4 : numel;
+    wgt_buffer *buffers[3] = {a->buffer, b->buffer, out->buffer};
+    return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, (invocations + WORKGROUP_SIZE - 1) / WORKGROUP_SIZE);
+}
+
+wgt_status wgt_wgpu_binary64(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
+                             const wgt_operand *b) {
+    return run_binary64((wgt_webgpu *)be, binary_code(op), out, a, b);
+}
+
+wgt_status wgt_wgpu_unary64(wgt_backend *be, wgt_unary_op op, const wgt_operand *out, const wgt_operand *a) {
+    return run_binary64((wgt_webgpu *)be, unary_code(op), out, a, a);
 }

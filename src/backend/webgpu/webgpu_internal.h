@@ -457,6 +457,11 @@ wgt_status wgt_wgpu_cast64(wgt_backend *be, const wgt_operand *out, const wgt_op
 wgt_status wgt_wgpu_reduce64(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
                              int reduce_ndim);
 wgt_status wgt_wgpu_cumsum64(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
+/* int64.c: add, sub, mul, maximum, minimum, comparisons and bitwise ops of i64/u64, and neg,
+ * abs and bitwise_not (a alone). */
+wgt_status wgt_wgpu_binary64(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
+                             const wgt_operand *b);
+wgt_status wgt_wgpu_unary64(wgt_backend *be, wgt_unary_op op, const wgt_operand *out, const wgt_operand *a);
 
 /* ---- buffer pools, bind-group cache, read requests -------------------------------------- */
 /* pool.c: driver buffers bucketed by size class (powers of two in four steps, so a buffer is

@@ -23,11 +23,7 @@ const WORKGROUP_SIZE: u32 = 256u;
 const IN: u32 = {{IN}}u;
 const OUT: u32 = {{OUT}}u;
 
-// Two's complement negation of a pair: invert, add one, carry into the high word.
-fn neg64(a: vec2<u32>) -> vec2<u32> {
-    let lo = ~a.x + 1u;
-    return vec2<u32>(lo, ~a.y + select(0u, 1u, lo == 0u));
-}
+{{WORDS}}
 
 // u32 to f32 in two exact halves whose sum rounds once (WGSL lets f32(u32) round either way).
 fn u32_to_f32(x: u32) -> f32 { return f32(x & 0xffff0000u) + f32(x & 0xffffu); }
