@@ -431,7 +431,12 @@ TEST_BACKENDS(dtypes_binary_ops_promote_mixed_floats) {
     }
     int64_t one[1] = {1};
     wgt_tensor *i32 = wgt_ones(ctx, WGT_I32, 1, one), *u32 = wgt_ones(ctx, WGT_U32, 1, one);
-    CHECK_ERROR(wgt_add(i32, u32) == NULL, WGT_ERR_DTYPE, "wgt_add: i32 with u32 promotes to i64, which this function");
+    wgt_tensor *sum = wgt_add(i32, u32);
+    int64_t two = 0;
+    CHECK(sum && wgt_tensor_dtype(sum) == WGT_I64 && wgt_tensor_read(sum, &two, 8) == WGT_OK && two == 2,
+          "i32 + u32 in i64: %s", wgt_last_error());
+    wgt_release(sum);
+    CHECK_ERROR(wgt_div(i32, u32) == NULL, WGT_ERR_DTYPE, "wgt_div: i32 with u32 promotes to i64, which this function");
     CHECK_ERROR(wgt_mul(i32, a) == NULL, WGT_ERR_DTYPE, "an integer with a float undefined");
     wgt_release(a), wgt_release(b), wgt_release(s), wgt_release(lt), wgt_release(i32), wgt_release(u32);
 }
