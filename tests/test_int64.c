@@ -609,3 +609,40 @@ TEST_BACKENDS(int64_elementwise_every_pair_of_edges) {
           "u32 * i32 in i64: %lld (%s)", (long long)gm, wgt_last_error());
     wgt_release(u), wgt_release(i), wgt_release(m);
 }
+
+/* Every one- and two-tensor function of the header outside docs/ops.md's list for the 64-bit
+ * types refuses them with WGT_ERR_DTYPE naming the function and the type. */
+TEST_BACKENDS(int64_refused_by_every_op_outside_the_list) {
+#define F(name) {#name, name}
+    static const struct { const char *name; wgt_tensor *(*fn)(wgt_tensor *); } unary[] = {
+        F(wgt_logical_not), F(wgt_sign), F(wgt_square), F(wgt_sqrt), F(wgt_rsqrt), F(wgt_reciprocal), F(wgt_exp),
+        F(wgt_expm1), F(wgt_log), F(wgt_log1p), F(wgt_sin), F(wgt_cos), F(wgt_tanh), F(wgt_sigmoid), F(wgt_relu),
+        F(wgt_gelu), F(wgt_gelu_tanh), F(wgt_silu), F(wgt_softplus), F(wgt_floor), F(wgt_ceil), F(wgt_round),
+        F(wgt_erf), F(wgt_isnan), F(wgt_isinf), F(wgt_tan), F(wgt_asin), F(wgt_acos), F(wgt_atan), F(wgt_sinh),
+        F(wgt_cosh), F(wgt_asinh), F(wgt_acosh), F(wgt_atanh), F(wgt_log2), F(wgt_log10), F(wgt_exp2), F(wgt_trunc),
+        F(wgt_signbit), F(wgt_isfinite), F(wgt_linalg_inv), F(wgt_linalg_det), F(wgt_argwhere)};
+    static const struct { const char *name; wgt_tensor *(*fn)(wgt_tensor *, wgt_tensor *); } binary[] = {
+        F(wgt_div), F(wgt_pow), F(wgt_mod), F(wgt_atan2), F(wgt_logical_and), F(wgt_logical_or), F(wgt_logaddexp),
+        F(wgt_hypot), F(wgt_copysign), F(wgt_nextafter), F(wgt_bitwise_left_shift), F(wgt_bitwise_right_shift),
+        F(wgt_floor_divide), F(wgt_matmul), F(wgt_outer), F(wgt_linalg_solve)};
+#undef F
+    int64_t shape[2] = {2, 2};
+    const wgt_dtype types[2] = {WGT_I64, WGT_U64};
+    for (int t = 0; t < 2; t++) {
+        wgt_tensor *a = wgt_ones(ctx, types[t], 2, shape);
+        char want[96];
+        for (size_t k = 0; a && k < sizeof unary / sizeof unary[0]; k++) {
+            snprintf(want, sizeof want, "%s: a is %s", unary[k].name, wgt_dtype_name(types[t]));
+            wgt_tensor *r = NULL;
+            CHECK_ERROR((r = unary[k].fn(a)) == NULL, WGT_ERR_DTYPE, want);
+            wgt_release(r);
+        }
+        for (size_t k = 0; a && k < sizeof binary / sizeof binary[0]; k++) {
+            snprintf(want, sizeof want, "%s: a is %s", binary[k].name, wgt_dtype_name(types[t]));
+            wgt_tensor *r = NULL;
+            CHECK_ERROR((r = binary[k].fn(a, a)) == NULL, WGT_ERR_DTYPE, want);
+            wgt_release(r);
+        }
+        wgt_release(a);
+    }
+}
