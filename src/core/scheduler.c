@@ -497,6 +497,7 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     case WGT_NODE_WHERE: st = be->where(be, &a[0], &a[1], &a[2], &a[3]); break;
     case WGT_NODE_REDUCE: st = be->reduce(be, (wgt_reduce_op)n->op, &a[0], &a[1], n->axis, n->params[0]); break;
     case WGT_NODE_CUMSUM: st = be->cumsum(be, &a[0], &a[1], n->axis); break;
+    case WGT_NODE_SCAN: st = be->scan(be, (wgt_scan_op)n->op, &a[0], &a[1], n->axis); break;
     case WGT_NODE_MATMUL: st = be->matmul(be, &a[0], &a[1], &a[2]); break;
     case WGT_NODE_ROWS:
         st = be->rows(be, (wgt_rows_op)n->op, &a[0], &a[1], a[2].storage ? &a[2] : NULL, a[3].storage ? &a[3] : NULL,
