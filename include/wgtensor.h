@@ -74,7 +74,13 @@ typedef enum wgt_dtype {
     WGT_U8 = 9,
     WGT_I16 = 10,
     WGT_U16 = 11,
-    WGT_BF16 = 12
+    WGT_BF16 = 12,
+    /* 64-bit integers (docs/ops.md, "64-bit integers"): int64_t and uint64_t on the host and
+     * the CPU; on WebGPU, which has no 64-bit integers, two u32 words (low, high) computed
+     * with explicit carries. They take creation, data movement, views, shape ops and casts;
+     * ops that do not take them refuse them with WGT_ERR_DTYPE rather than narrow them. */
+    WGT_I64 = 13,
+    WGT_U64 = 14
 } wgt_dtype;
 
 typedef enum wgt_backend_kind {
@@ -627,6 +633,15 @@ wgt_tensor *wgt_cummax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_cummin(wgt_tensor *a, int axis);
 wgt_tensor *wgt_cumargmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_cumargmin(wgt_tensor *a, int axis);
+
+/* ---- 64-bit sums and products (docs/ops.md, "64-bit integers") ---- */
+/* wgt_sum, wgt_prod and wgt_cumsum accumulated in and returned as dtype: i64 or u64 for an
+ * integer a (i32, u32, i64, u64; each element converted first, signed types sign-extending),
+ * wrapping modulo 2^64; or the type the plain function gives for a, which it then is. Other
+ * types are WGT_ERR_DTYPE. Integer indices (argmax, argsort, nonzero) become i64 by wgt_cast. */
+wgt_tensor *wgt_sum_dtype(wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype);
+wgt_tensor *wgt_prod_dtype(wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype);
+wgt_tensor *wgt_cumsum_dtype(wgt_tensor *a, int axis, wgt_dtype dtype);
 /* Over the axes listed, as above, of a != 0 (NaN counts as nonzero): any and all give bool
  * (empty: false and true), count_nonzero i32 (empty: 0). Every type but the block types. */
 wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);

@@ -371,19 +371,20 @@ TEST_BACKENDS(dtypes_narrow_files_round_trip) {
 }
 
 /* The array API's promotion table (2024.12), entry by entry, as where's result type; 0: no
- * common type here (undefined by the standard, or int64). bf16 is outside the standard. */
+ * common type (undefined by the standard). bf16 is outside the standard; the 64-bit rows are
+ * in test_int64.c. */
 TEST_BACKENDS(dtypes_promotion_table_entry_by_entry) {
     enum { B = WGT_BOOL, I8 = WGT_I8, I16 = WGT_I16, I32 = WGT_I32, U8 = WGT_U8, U16 = WGT_U16, U32 = WGT_U32,
-           F16 = WGT_F16, BF = WGT_BF16, F32 = WGT_F32 };
+           F16 = WGT_F16, BF = WGT_BF16, F32 = WGT_F32, I64 = WGT_I64 };
     static const int order[10] = {B, I8, I16, I32, U8, U16, U32, F16, BF, F32};
     static const int table[10][10] = {
         {B, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-        {0, I8, I16, I32, I16, I32, 0, 0, 0, 0},
-        {0, I16, I16, I32, I16, I32, 0, 0, 0, 0},
-        {0, I32, I32, I32, I32, I32, 0, 0, 0, 0},
+        {0, I8, I16, I32, I16, I32, I64, 0, 0, 0},
+        {0, I16, I16, I32, I16, I32, I64, 0, 0, 0},
+        {0, I32, I32, I32, I32, I32, I64, 0, 0, 0},
         {0, I16, I16, I32, U8, U16, U32, 0, 0, 0},
         {0, I32, I32, I32, U16, U16, U32, 0, 0, 0},
-        {0, 0, 0, 0, U32, U32, U32, 0, 0, 0},
+        {0, I64, I64, I64, U32, U32, U32, 0, 0, 0},
         {0, 0, 0, 0, 0, 0, 0, F16, F32, F32},
         {0, 0, 0, 0, 0, 0, 0, F32, BF, F32},
         {0, 0, 0, 0, 0, 0, 0, F32, F32, F32},
@@ -433,7 +434,12 @@ TEST_BACKENDS(dtypes_binary_ops_promote_mixed_floats) {
     }
     int64_t one[1] = {1};
     wgt_tensor *i32 = wgt_ones(ctx, WGT_I32, 1, one), *u32 = wgt_ones(ctx, WGT_U32, 1, one);
-    CHECK_ERROR(wgt_add(i32, u32) == NULL, WGT_ERR_DTYPE, "i64, which wgtensor does not have");
+    wgt_tensor *sum = wgt_add(i32, u32);
+    int64_t two = 0;
+    CHECK(sum && wgt_tensor_dtype(sum) == WGT_I64 && wgt_tensor_read(sum, &two, 8) == WGT_OK && two == 2,
+          "i32 + u32 in i64: %s", wgt_last_error());
+    wgt_release(sum);
+    CHECK_ERROR(wgt_div(i32, u32) == NULL, WGT_ERR_DTYPE, "wgt_div: i32 with u32 promotes to i64, which this function");
     CHECK_ERROR(wgt_mul(i32, a) == NULL, WGT_ERR_DTYPE, "an integer with a float undefined");
     wgt_release(a), wgt_release(b), wgt_release(s), wgt_release(lt), wgt_release(i32), wgt_release(u32);
 }

@@ -433,8 +433,8 @@ TEST_BACKENDS(math2_empty_and_errors) {
     wgt_tensor *f3 = wgt_ones(ctx, WGT_F32, 1, &three);
     CHECK_ERROR(!wgt_tan(i32), WGT_ERR_DTYPE, "wgt_tan");
     CHECK_ERROR(!wgt_signbit(i32), WGT_ERR_DTYPE, "wgt_signbit");
-    CHECK_ERROR(!wgt_bitwise_not(f), WGT_ERR_DTYPE, "wgt_bitwise_not: takes integer types (i32, u32, i16, u16, i8, u8) and bool, not f32");
-    CHECK_ERROR(!wgt_bitwise_and(f, f), WGT_ERR_DTYPE, "wgt_bitwise_and: takes integer types (i32, u32, i16, u16, i8, u8, bool), not f32");
+    CHECK_ERROR(!wgt_bitwise_not(f), WGT_ERR_DTYPE, "wgt_bitwise_not: takes integer types (i32, u32, i64, u64, i16, u16, i8, u8) and bool, not f32");
+    CHECK_ERROR(!wgt_bitwise_and(f, f), WGT_ERR_DTYPE, "wgt_bitwise_and: takes integer types (i32, u32, i64, u64, i16, u16, i8, u8, bool), not f32");
     CHECK_ERROR(!wgt_hypot(i32, i32), WGT_ERR_DTYPE, "wgt_hypot");
     CHECK_ERROR(!wgt_bitwise_left_shift(i32, f), WGT_ERR_DTYPE, "operand types differ");
     CHECK_ERROR(!wgt_floor_divide(f, f3), WGT_ERR_SHAPE, "wgt_floor_divide");

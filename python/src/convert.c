@@ -100,11 +100,30 @@ static void int_range(wgt_dtype d, int64_t *lo, int64_t *hi) {
     case WGT_U16: *lo = 0, *hi = UINT16_MAX; break;
     case WGT_U8: *lo = 0, *hi = UINT8_MAX; break;
     case WGT_BOOL: *lo = 0, *hi = 1; break;
+    case WGT_I64: *lo = INT64_MIN, *hi = INT64_MAX; break;
     default: *lo = 0, *hi = (int64_t)UINT32_MAX; break;
     }
 }
 
+/* u64 takes every value 0 to 2^64 - 1, beyond int64_t: its own checks. */
+static verdict store_u64(char *dst, value v) {
+    uint64_t x;
+    if (v.is_float) {
+        if (!isfinite(v.f) || v.f != floor(v.f)) return BAD_FRACTION;
+        if (v.f < 0 || v.f >= 18446744073709551616.0) return BAD_RANGE;
+        x = (uint64_t)v.f;
+    } else if (v.is_unsigned) {
+        x = v.u;
+    } else {
+        if (v.i < 0) return BAD_RANGE;
+        x = (uint64_t)v.i;
+    }
+    memcpy(dst, &x, 8);
+    return OK;
+}
+
 static verdict store(char *dst, wgt_dtype d, value v) {
+    if (d == WGT_U64) return store_u64(dst, v);
     if (d == WGT_F32 || d == WGT_F16 || d == WGT_BF16) {
         double x = v.is_float ? v.f : v.is_unsigned ? (double)v.u : (double)v.i;
         float f = (float)x;
@@ -121,7 +140,8 @@ static verdict store(char *dst, wgt_dtype d, value v) {
     int_range(d, &lo, &hi);
     if (v.is_float) {
         if (!isfinite(v.f) || v.f != floor(v.f)) return BAD_FRACTION;
-        if (v.f < (double)lo || v.f > (double)hi) return BAD_RANGE;
+        /* (double)INT64_MAX is 2^63, one past the range: i64 compares below it. */
+        if (v.f < (double)lo || (d == WGT_I64 ? v.f >= 9223372036854775808.0 : v.f > (double)hi)) return BAD_RANGE;
         x = (int64_t)v.f;
     } else if (v.is_unsigned) {
         if (v.u > (uint64_t)hi) return BAD_RANGE;
@@ -133,6 +153,7 @@ static verdict store(char *dst, wgt_dtype d, value v) {
     switch (wgt_dtype_size(d)) {
     case 1: *(uint8_t *)dst = (uint8_t)x; break;
     case 2: { uint16_t y = (uint16_t)x; memcpy(dst, &y, 2); break; }
+    case 8: memcpy(dst, &x, 8); break;
     default: { uint32_t y = (uint32_t)x; memcpy(dst, &y, 4); break; }
     }
     return OK;
@@ -276,7 +297,26 @@ TensorObject *wgtpy_operand(PyObject *o, TensorObject *like) {
     wgt_tensor *t = NULL;
     if (PyLong_Check(o)) {
         /* NumPy 2: a Python int takes the tensor's type; one the type cannot hold is an error. */
-        if (is_int_dtype(d)) {
+        if (d == WGT_I64 || d == WGT_U64) { /* every bit kept: no double holds all of them */
+            int overflow = 0;
+            uint64_t bits;
+            if (d == WGT_I64) {
+                long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+                bits = (uint64_t)v;
+            } else {
+                unsigned long long v = PyLong_AsUnsignedLongLong(o);
+                overflow = v == (unsigned long long)-1 && PyErr_Occurred() ? (PyErr_Clear(), 1) : 0;
+                bits = v;
+            }
+            if (PyErr_Occurred()) return NULL;
+            if (overflow) {
+                PyErr_Format(PyExc_OverflowError, "Python integer %R out of bounds for %s", o, wgt_dtype_name(d));
+                return NULL;
+            }
+            WGTPY_LOCK(like->ctx);
+            t = wgt_tensor_from_data(like->ctx->ctx, d, 0, NULL, &bits, sizeof bits, WGT_USAGE_DEFAULT);
+            WGTPY_UNLOCK(like->ctx);
+        } else if (is_int_dtype(d)) {
             int overflow = 0;
             long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
             if (v == -1 && PyErr_Occurred()) return NULL;

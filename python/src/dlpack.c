@@ -64,8 +64,8 @@ static void capsule_destructor(PyObject *capsule) {
 /* DLPack's type code of d. */
 static uint8_t dl_code(wgt_dtype d) {
     switch (d) {
-    case WGT_I32: case WGT_I16: case WGT_I8: return 0;
-    case WGT_U32: case WGT_U16: case WGT_U8: return 1;
+    case WGT_I64: case WGT_I32: case WGT_I16: case WGT_I8: return 0;
+    case WGT_U64: case WGT_U32: case WGT_U16: case WGT_U8: return 1;
     case WGT_BF16: return 4;
     case WGT_BOOL: return 6;
     default: return 2;

@@ -5,9 +5,9 @@
  */
 #include "wgtpy.h"
 
-/* _register(dtypes, dtype_parser, asarray, default_context): dtypes is a 12-tuple of the
- * float32, float16, int32, uint32, q8_0, q4_0, bool, int8, uint8, int16, uint16 and bfloat16
- * objects, in the order of wgt_dtype's values. */
+/* _register(dtypes, dtype_parser, asarray, default_context): dtypes is a 14-tuple of the
+ * float32, float16, int32, uint32, q8_0, q4_0, bool, int8, uint8, int16, uint16, bfloat16,
+ * int64 and uint64 objects, in the order of wgt_dtype's values. */
 static PyObject *py_register(PyObject *m, PyObject *args) {
     PyObject *dtypes, *parser, *asarray, *dflt;
     if (!PyArg_ParseTuple(args, "O!OOO:_register", &PyTuple_Type, &dtypes, &parser, &asarray, &dflt)) return NULL;

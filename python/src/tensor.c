@@ -166,6 +166,8 @@ static const char *format_of(wgt_dtype d) {
     case WGT_U16: return "H";
     case WGT_I8: return "b";
     case WGT_BOOL: return "?";
+    case WGT_I64: return "q";
+    case WGT_U64: return "Q";
     default: break; /* u8; blocks and bf16 have no element format: tensor_getbuffer refuses them */
     }
     return "B";

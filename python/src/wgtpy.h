@@ -40,7 +40,7 @@ extern PyTypeObject *wgtpy_Context;
 extern PyObject *wgtpy_DeviceLostError, *wgtpy_UnavailableError, *wgtpy_BackendError;
 /* Registered by the pure-Python layer (_core._register): the dtype objects indexed by
  * wgt_dtype, a dtype parser for anything else, asarray, and the default-context getter. */
-#define WGTPY_NDTYPES 12 /* wgt_dtype's values 1 .. 12: f32 .. u32, q8_0, q4_0, bool .. bf16 */
+#define WGTPY_NDTYPES 14 /* wgt_dtype's values 1 .. 14: f32 .. u32, q8_0, q4_0, bool .. bf16, i64, u64 */
 extern PyObject *wgtpy_dtypes[WGTPY_NDTYPES + 1]; /* indexed by wgt_dtype */
 extern PyObject *wgtpy_dtype_parser, *wgtpy_asarray_fn, *wgtpy_default_ctx_fn;
 

@@ -68,7 +68,8 @@ def test_narrow_ops_refused_with_op_and_type(ctx):
         memoryview(wt.asarray([1.0], dtype=wt.bfloat16))
 
 
-PAIRS = [np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.float16, np.float32]
+PAIRS = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float16,
+         np.float32]
 
 
 @pytest.mark.parametrize("x", PAIRS)
@@ -78,7 +79,7 @@ def test_result_type_follows_the_array_api(x, y):
     ints = {"i", "u"}
     defined = kx == ky or (kx in ints and ky in ints)
     wanted = np.result_type(x, y)
-    if defined and wanted != np.int64:
+    if defined and not (kx in ints and wanted.kind == "f"):  # NumPy's float64 for uint64 with a signed type
         assert wt.result_type(x, y) == wanted
         assert wt.can_cast(x, y) == (wanted == np.dtype(y))
     else:

@@ -68,8 +68,14 @@ uint8 = dtype("uint8", "u8", 9, _np.uint8)
 int16 = dtype("int16", "i16", 10, _np.int16)
 uint16 = dtype("uint16", "u16", 11, _np.uint16)
 bfloat16 = dtype("bfloat16", "bf16", 12, None, 2)
-_ELEMENT_DTYPES = (float32, float16, int32, uint32, bool, int8, uint8, int16, uint16)
-_DTYPES = (float32, float16, int32, uint32, q8_0, q4_0, bool, int8, uint8, int16, uint16, bfloat16)
+# The 64-bit integers (docs/ops.md): storage, views, casts, where, sums and products, add,
+# sub, mul, maximum, minimum, comparisons, bitwise ops, neg and abs. A NumPy int64 array
+# still becomes int32 by default (checked per value: most ops and every index take int32);
+# asarray(x, dtype=wgtensor.int64) keeps 64 bits.
+int64 = dtype("int64", "i64", 13, _np.int64)
+uint64 = dtype("uint64", "u64", 14, _np.uint64)
+_ELEMENT_DTYPES = (float32, float16, int32, uint32, bool, int8, uint8, int16, uint16, int64, uint64)
+_DTYPES = (float32, float16, int32, uint32, q8_0, q4_0, bool, int8, uint8, int16, uint16, bfloat16, int64, uint64)
 _BY_NAME = {n: d for d in _ELEMENT_DTYPES for n in (d.name, d.short, d.numpy.str, d.numpy.char)}
 _BY_NAME.update({"q8_0": q8_0, "q4_0": q4_0, "bfloat16": bfloat16, "bf16": bfloat16})
 _BY_NAME.update({"half": float16, "float": float32, "int": int32})
@@ -90,13 +96,13 @@ def _parse_dtype(o):
     try:
         npd = _np.dtype(o)
     except (TypeError, ValueError):
-        raise TypeError("%r is not a wgtensor dtype (float32, float16, int32, uint32, bool, int8, uint8, int16, "
-                        "uint16 or bfloat16)" % (o,)) from None
+        raise TypeError("%r is not a wgtensor dtype (float32, float16, int64, uint64, int32, uint32, bool, int8, "
+                        "uint8, int16, uint16 or bfloat16)" % (o,)) from None
     for d in _ELEMENT_DTYPES:
         if d.numpy == npd:
             return d
-    raise TypeError("NumPy dtype %s has no wgtensor type (float32, float16, int32, uint32, bool, int8, uint8, int16 "
-                    "or uint16)" % npd)
+    raise TypeError("NumPy dtype %s has no wgtensor type (float32, float16, int64, uint64, int32, uint32, bool, int8, "
+                    "uint8, int16 or uint16)" % npd)
 
 
 # ---- contexts -------------------------------------------------------------------------------

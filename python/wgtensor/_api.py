@@ -59,6 +59,10 @@ ELSEWHERE = {
 
 # C function -> why it has no Python binding.
 NOT_BOUND = {
+    # x.astype(int64).sum() is the same computation (the cast is exact, the sum wraps modulo 2^64)
+    "wgt_sum_dtype": "x.astype(wgtensor.int64).sum() computes the same (an exact cast, then the 64-bit sum)",
+    "wgt_prod_dtype": "x.astype(wgtensor.int64).prod() computes the same",
+    "wgt_cumsum_dtype": "cumsum(x.astype(wgtensor.int64)) computes the same",
     "wgt_last_error": "the exception raised for a failure carries the message",
     "wgt_last_status": "the exception's type, and its .status, carry the status",
     "wgt_clear_error": "the binding clears the pending error when it raises",

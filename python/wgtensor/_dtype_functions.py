@@ -2,8 +2,8 @@
 
 Promotion follows the array API's table (2024.12): within signed integers, unsigned integers
 and real floats the wider type wins; an unsigned integer with a signed one gives the signed
-type that holds both (uint8 with int8 is int16), and where that would be int64 (uint32 with
-any signed type) there is none here, which is an error. bool only meets bool. The standard
+type that holds both (uint8 with int8 is int16, uint32 with int32 is int64); uint64 with a
+signed type has none (it would need 128 bits), which is an error. bool only meets bool. The standard
 leaves integer-with-float and bool-with-number undefined: both are errors (NumPy would
 promote; cast one side first). bfloat16 is outside the standard: with itself it stays
 bfloat16, with float16 or float32 it gives float32 (PyTorch's rule).
@@ -11,11 +11,11 @@ bfloat16, with float16 or float32 it gives float32 (PyTorch's rule).
 
 import numpy as _np
 
-from . import (Tensor, bfloat16, bool as _bool, dtype as _dtype, float16, float32, int8, int16, int32, uint8,
-               uint16, uint32, _parse_dtype)
+from . import (Tensor, bfloat16, bool as _bool, dtype as _dtype, float16, float32, int8, int16, int32, int64, uint8,
+               uint16, uint32, uint64, _parse_dtype)
 
-_SIGNED = (int8, int16, int32)
-_UNSIGNED = (uint8, uint16, uint32)
+_SIGNED = (int8, int16, int32, int64)
+_UNSIGNED = (uint8, uint16, uint32, uint64)
 _FLOATS = (float16, bfloat16, float32)
 
 
@@ -48,7 +48,7 @@ def _promote(a, b):
         for t in _SIGNED:
             if _bits(t) > _bits(u) and _bits(t) >= _bits(s):
                 return t
-        raise TypeError("result_type: %s and %s have no common type here (it would be int64)" % (a, b))
+        raise TypeError("result_type: %s and %s have no common type (it would need 128 bits)" % (a, b))
     raise TypeError("result_type: %s and %s do not promote (the array API leaves %s with %s undefined; "
                     "cast one first)" % (a, b, ka, kb))
 

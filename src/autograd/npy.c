@@ -19,6 +19,7 @@ static const struct {
 } descrs[] = {
     {WGT_F32, "<f4"}, {WGT_F16, "<f2"}, {WGT_I32, "<i4"}, {WGT_U32, "<u4"}, {WGT_I16, "<i2"},
     {WGT_U16, "<u2"}, {WGT_I8, "|i1"},  {WGT_U8, "|u1"},  {WGT_BOOL, "|b1"},
+    {WGT_I64, "<i8"}, {WGT_U64, "<u8"},
 };
 
 static const char *descr_of(wgt_dtype d) {
@@ -150,7 +151,7 @@ static const char *parse_header(cursor *c, npy_header *h) {
         if (!strcmp(key, "descr")) {
             if (!string(c, val, sizeof val)) return "descr is not a string";
             h->dtype = dtype_of_descr(val);
-            if (!h->dtype) return "its type is not one of <f4, <f2, <i4, <u4, <i2, <u2, |i1, |u1, |b1";
+            if (!h->dtype) return "its type is not one of <f4, <f2, <i8, <u8, <i4, <u4, <i2, <u2, |i1, |u1, |b1";
             have_descr = 1;
         } else if (!strcmp(key, "fortran_order")) {
             if (word(c, "True")) h->fortran = 1;

@@ -18,6 +18,7 @@ static const struct {
 } st_names[] = {
     {WGT_F32, "F32"}, {WGT_F16, "F16"}, {WGT_BF16, "BF16"}, {WGT_I32, "I32"}, {WGT_U32, "U32"},
     {WGT_I16, "I16"}, {WGT_U16, "U16"}, {WGT_I8, "I8"},     {WGT_U8, "U8"},   {WGT_BOOL, "BOOL"},
+    {WGT_I64, "I64"}, {WGT_U64, "U64"},
 };
 
 static const char *st_dtype(wgt_dtype d) {
@@ -241,7 +242,7 @@ static int jentry(json *j, st_entry *e) {
             e->dtype = (wgt_dtype)0;
             for (size_t k = 0; k < sizeof st_names / sizeof st_names[0]; k++)
                 if (!strcmp(val, st_names[k].name)) e->dtype = st_names[k].dtype;
-            if (!e->dtype) return fail(j, "a tensor's type is not F32, F16, BF16, I32, U32, I16, U16, I8, U8 or BOOL");
+            if (!e->dtype) return fail(j, "a tensor's type is not F32, F16, BF16, I64, U64, I32, U32, I16, U16, I8, U8 or BOOL");
             have |= 1;
         } else if (!strcmp(key, "shape")) {
             if (!lit(j, '[')) return fail(j, "a shape is not an array");

@@ -323,9 +323,10 @@ struct wgt_backend {
     wgt_status (*write_box)(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
                             const wgt_operand *src);
     /* out (contiguous) = in shifted by before in each dimension; outside in, the element
-     * whose bits are value_bits (f16 in the low 16 bits), converted by the core. */
+     * whose bits are value_bits (f16 in the low 16 bits, i64 and u64 in all 64), converted by
+     * the core. */
     wgt_status (*pad)(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
-                      uint32_t value_bits);
+                      uint64_t value_bits);
     /* out [n, row...] (contiguous) = rows indices[i] of table [N, row...]; indices are 1-D
      * (i32 or u32). A row whose index lies outside [0, N) is written as zeros: nothing is
      * read out of bounds (the core reports such indices through index_check). */

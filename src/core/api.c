@@ -161,6 +161,9 @@ wgt_tensor *wgt_cummax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_a
 wgt_tensor *wgt_cummin(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cummin", wgt_ag_rule_cummin(wgt_impl_cummin(r_a, axis), r_a, axis)); }
 wgt_tensor *wgt_cumargmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumargmax", wgt_ag_untracked("wgt_cumargmax", wgt_impl_cumargmax(r_a, axis), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_cumargmin(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumargmin", wgt_ag_untracked("wgt_cumargmin", wgt_impl_cumargmin(r_a, axis), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_sum_dtype(wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_sum_dtype", wgt_ag_untracked("wgt_sum_dtype", wgt_impl_sum_dtype(r_a, naxes, axes, keepdims, dtype), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_prod_dtype(wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_prod_dtype", wgt_ag_untracked("wgt_prod_dtype", wgt_impl_prod_dtype(r_a, naxes, axes, keepdims, dtype), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_cumsum_dtype(wgt_tensor *a, int axis, wgt_dtype dtype) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumsum_dtype", wgt_ag_untracked("wgt_cumsum_dtype", wgt_impl_cumsum_dtype(r_a, axis, dtype), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_any", wgt_ag_untracked("wgt_any", wgt_impl_any(r_a, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_all(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_all", wgt_ag_untracked("wgt_all", wgt_impl_all(r_a, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_count_nonzero", wgt_ag_untracked("wgt_count_nonzero", wgt_impl_count_nonzero(r_a, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
@@ -408,6 +411,9 @@ const char *const wgt_handle_functions[] = {
     "wgt_cummin",
     "wgt_cumargmax",
     "wgt_cumargmin",
+    "wgt_sum_dtype",
+    "wgt_prod_dtype",
+    "wgt_cumsum_dtype",
     "wgt_any",
     "wgt_all",
     "wgt_count_nonzero",

@@ -172,6 +172,9 @@ wgt_tensor *wgt_impl_cummax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_cummin(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_cumargmax(wgt_tensor *a, int axis);
 wgt_tensor *wgt_impl_cumargmin(wgt_tensor *a, int axis);
+wgt_tensor *wgt_impl_sum_dtype(wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype);
+wgt_tensor *wgt_impl_prod_dtype(wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype);
+wgt_tensor *wgt_impl_cumsum_dtype(wgt_tensor *a, int axis, wgt_dtype dtype);
 wgt_tensor *wgt_impl_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_impl_all(wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_impl_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims);
@@ -432,6 +435,9 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_cummin wgt_impl_cummin
 #define wgt_cumargmax wgt_impl_cumargmax
 #define wgt_cumargmin wgt_impl_cumargmin
+#define wgt_sum_dtype wgt_impl_sum_dtype
+#define wgt_prod_dtype wgt_impl_prod_dtype
+#define wgt_cumsum_dtype wgt_impl_cumsum_dtype
 #define wgt_any wgt_impl_any
 #define wgt_all wgt_impl_all
 #define wgt_count_nonzero wgt_impl_count_nonzero

@@ -77,7 +77,13 @@ static wgt_tensor *promoted(wgt_binary_op op, wgt_tensor *a, wgt_tensor *b, wgt_
 /* The common type of a and b by the array API's promotion, or an error naming both. */
 static int common_type(const char *fn, wgt_dtype a, wgt_dtype b, wgt_dtype *out) {
     const char *why;
-    if (wgt_dtype_promote(a, b, out, &why)) return 1;
+    if (wgt_dtype_promote(a, b, out, &why)) {
+        if (!wgt_dtype_is_64bit(*out) || wgt_takes_int64(fn)) return 1;
+        wgt_error(WGT_ERR_DTYPE, "%s: %s with %s promotes to %s, which this function does not take (docs/ops.md lists "
+                  "the functions of the 64-bit integer types); cast both operands first", fn, wgt_dtype_name(a),
+                  wgt_dtype_name(b), wgt_dtype_name(*out));
+        return 0;
+    }
     wgt_error(WGT_ERR_DTYPE, "%s: operand types differ (a is %s, b is %s) and do not promote: %s; cast one first", fn,
               wgt_dtype_name(a), wgt_dtype_name(b), why);
     return 0;
@@ -98,9 +104,9 @@ static wgt_tensor *run_binary(const char *fn, wgt_binary_op op, wgt_tensor *a, w
     }
     /* bool takes the bitwise and, or and xor (as the array API asks), never the shifts. */
     int bitwise_logic = op == WGT_BINARY_BITWISE_AND || op == WGT_BINARY_BITWISE_OR || op == WGT_BINARY_BITWISE_XOR;
-    if (kind == KIND_INT && a->dtype == b->dtype && !wgt_dtype_is_integer(a->dtype) &&
+    if (kind == KIND_INT && a->dtype == b->dtype && !wgt_dtype_is_integer(a->dtype) && !wgt_dtype_is_64bit(a->dtype) &&
         !(a->dtype == WGT_BOOL && bitwise_logic)) {
-        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32, i16, u16, i8, u8%s), not %s", fn,
+        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32, i64, u64, i16, u16, i8, u8%s), not %s", fn,
                   bitwise_logic ? ", bool" : "", wgt_dtype_name(a->dtype));
         return NULL;
     }
@@ -247,6 +253,11 @@ wgt_tensor *wgt_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b) {
         wgt_tensor *out = wgt_where(cond, pa, pb);
         wgt_release(pa);
         wgt_release(pb);
+        return out;
+    }
+    if (wgt_dtype_is_64bit(cond->dtype)) { /* its truth as bool (exact: int64.c), then as a bool condition */
+        wgt_tensor *truth = wgt_cast(cond, WGT_BOOL), *out = truth ? wgt_where(truth, a, b) : NULL;
+        wgt_release(truth);
         return out;
     }
     /* The backends read a bool condition as it is; other narrow operands are widened. */

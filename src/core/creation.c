@@ -68,6 +68,12 @@ void wgt_store_value(wgt_dtype dtype, void *dst, double v) {
         *(uint8_t *)dst = v != 0;
         return;
     }
+    if (dtype == WGT_I64 || dtype == WGT_U64) { /* max is one past the largest value (dtype_table.h) */
+        double c = isnan(v) ? 0 : trunc(v);
+        if (dtype == WGT_I64) *(int64_t *)dst = c <= info->min ? INT64_MIN : c >= info->max ? INT64_MAX : (int64_t)c;
+        else *(uint64_t *)dst = c <= 0 ? 0 : c >= info->max ? UINT64_MAX : (uint64_t)c;
+        return;
+    }
     if (info->kind == WGT_KIND_INT || info->kind == WGT_KIND_UINT) {
         double c = isnan(v) ? 0 : v <= info->min ? info->min : v >= info->max ? info->max : trunc(v);
         switch (dtype) {
@@ -130,14 +136,14 @@ wgt_status wgt_check_scalar(const char *fn, const char *what, wgt_dtype dtype, d
     format_value(shown, sizeof shown, v);
     if (is_integer(dtype)) {
         double lo = wgt_dtype_info_of(dtype)->min, hi = wgt_dtype_info_of(dtype)->max;
-        if (v < lo || v > hi)
-            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s = %s is out of range for %s (%.0f to %.0f)", fn, what,
-                             shown, wgt_dtype_name(dtype), lo, hi);
+        if (!wgt_dtype_in_range(dtype, v))
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s = %s is out of range for %s (%.0f to %s%.0f)", fn, what,
+                             shown, wgt_dtype_name(dtype), lo, wgt_dtype_is_64bit(dtype) ? "below " : "", hi);
     } else if (wgt_dtype_is_float(dtype) && isfinite(v)) {
         /* The least magnitude that rounds to infinity; the second test catches a value just
          * below it that the store's rounding through f32 carries to it. */
         double limit = dtype == WGT_F16 ? 65520.0 : dtype == WGT_BF16 ? 0x1.ffp127 : 0x1.ffffffp127;
-        uint32_t stored = wgt_value_bits(dtype, v);
+        uint32_t stored = (uint32_t)wgt_value_bits(dtype, v);
         int rounds_to_inf = dtype == WGT_F16    ? isinf(wgt_f16_to_f32((uint16_t)stored))
                             : dtype == WGT_BF16 ? isinf(wgt_bf16_to_f32((uint16_t)stored))
                                                 : 0;
@@ -150,7 +156,7 @@ wgt_status wgt_check_scalar(const char *fn, const char *what, wgt_dtype dtype, d
     return WGT_OK;
 }
 
-uint32_t wgt_value_bits(wgt_dtype dtype, double v) {
+uint64_t wgt_value_bits(wgt_dtype dtype, double v) {
     /* Through a buffer of the element's own size, so the bits land in the low end. */
     switch (wgt_dtype_size(dtype)) {
     case 1: {
@@ -162,6 +168,11 @@ uint32_t wgt_value_bits(wgt_dtype dtype, double v) {
         uint16_t h = 0;
         wgt_store_value(dtype, &h, v);
         return h;
+    }
+    case 8: {
+        uint64_t bits = 0;
+        wgt_store_value(dtype, &bits, v);
+        return bits;
     }
     default: {
         uint32_t bits = 0;
@@ -212,6 +223,25 @@ static double gen_range(void *state, int64_t i) {
     return r->start + (double)i * r->step;
 }
 
+/* i64 and u64 ranges in integer arithmetic: past 2^53 start + i step in doubles would round.
+ * start and step are whole and every value is in range (checked), so the wrapping sum of
+ * their bits is the exact value. */
+static wgt_tensor *range64(wgt_context *ctx, const char *fn, wgt_dtype dtype, const int64_t *shape, double start,
+                           double step) {
+    wgt_tensor *t = wgt_tensor_new(ctx, fn, dtype, 1, shape, WGT_USAGE_DEFAULT);
+    if (!t) return NULL;
+    if (wgt_storage_sync_host(t->storage) != WGT_OK) {
+        wgt_release(t);
+        return NULL;
+    }
+    /* |step| < 2^64 here (two values of the type differ by less); negative steps wrap. */
+    uint64_t first = wgt_value_bits(dtype, start), delta = step < 0 ? 0 - (uint64_t)(-step) : (uint64_t)step;
+    uint64_t *out = t->storage->host;
+    for (int64_t i = 0; i < shape[0]; i++) out[i] = first + (uint64_t)i * delta;
+    t->storage->device_valid = 0;
+    return t;
+}
+
 wgt_tensor *wgt_arange(wgt_context *ctx, wgt_dtype dtype, double start, double stop, double step) {
     static const char fn[] = "wgt_arange";
     if (!isfinite(start) || !isfinite(stop) || !isfinite(step) || step == 0) {
@@ -234,6 +264,7 @@ wgt_tensor *wgt_arange(wgt_context *ctx, wgt_dtype dtype, double start, double s
         return NULL;
     int64_t shape[1] = {(int64_t)count};
     range_state r = {start, step};
+    if (wgt_dtype_is_64bit(dtype)) return range64(ctx, fn, dtype, shape, start, step);
     return generate(ctx, fn, dtype, 1, shape, gen_range, &r);
 }
 

@@ -26,6 +26,10 @@ static const wgt_dtype_info table[] = {
     [WGT_I16] = {"i16", 2, 1, 2, WGT_KIND_INT, -32768, 32767},
     [WGT_U16] = {"u16", 2, 1, 2, WGT_KIND_UINT, 0, 65535},
     [WGT_BF16] = {"bf16", 2, 1, 2, WGT_KIND_FLOAT, 0, 0},
+    /* The doubles 2^63 and 2^64 are one past the largest values: range checks of these two
+     * types compare with < max (wgt_dtype_in_range). */
+    [WGT_I64] = {"i64", 8, 1, 8, WGT_KIND_INT, -9223372036854775808.0, 9223372036854775808.0},
+    [WGT_U64] = {"u64", 8, 1, 8, WGT_KIND_UINT, 0, 18446744073709551616.0},
 };
 
 const wgt_dtype_info *wgt_dtype_info_of(wgt_dtype dtype) {
@@ -40,6 +44,11 @@ size_t wgt_dtype_block_bytes(wgt_dtype dtype) { return wgt_dtype_info_of(dtype)-
 const char *wgt_dtype_name(wgt_dtype dtype) { return wgt_dtype_info_of(dtype)->name; }
 
 int wgt_dtype_is_narrow(wgt_dtype dtype) { return dtype >= WGT_BOOL && dtype <= WGT_BF16; }
+int wgt_dtype_is_64bit(wgt_dtype dtype) { return dtype == WGT_I64 || dtype == WGT_U64; }
+int wgt_dtype_in_range(wgt_dtype dtype, double v) {
+    const wgt_dtype_info *info = wgt_dtype_info_of(dtype);
+    return v >= info->min && (wgt_dtype_is_64bit(dtype) ? v < info->max : v <= info->max);
+}
 int wgt_dtype_is_float(wgt_dtype dtype) { return wgt_dtype_info_of(dtype)->kind == WGT_KIND_FLOAT; }
 int wgt_dtype_is_integer(wgt_dtype dtype) {
     wgt_dtype_kind k = wgt_dtype_info_of(dtype)->kind;
@@ -67,12 +76,12 @@ int wgt_dtype_promote(wgt_dtype a, wgt_dtype b, wgt_dtype *out, const char **why
     if (wgt_dtype_is_integer(a) && wgt_dtype_is_integer(b)) {
         /* The signed type wider than the unsigned one and at least as wide as the signed. */
         const wgt_dtype_info *s = ia->kind == WGT_KIND_INT ? ia : ib, *u = s == ia ? ib : ia;
-        static const wgt_dtype signed_types[] = {WGT_I8, WGT_I16, WGT_I32};
+        static const wgt_dtype signed_types[] = {WGT_I8, WGT_I16, WGT_I32, WGT_I64};
         for (size_t k = 0; k < sizeof signed_types / sizeof signed_types[0]; k++) {
             size_t size = wgt_dtype_size(signed_types[k]);
             if (size > u->size && size >= s->size) return *out = signed_types[k], 1;
         }
-        *why = "their common type would be i64, which wgtensor does not have";
+        *why = "u64 with a signed type has no common type (it would need 128 bits)";
         return 0;
     }
     if (ia->kind == WGT_KIND_BLOCK || ib->kind == WGT_KIND_BLOCK || ia->kind == WGT_KIND_UNKNOWN ||

@@ -58,7 +58,7 @@ typedef struct wgt_node {
                            a node with index_bound: the rank of the caller's index tensor */
     int64_t box[WGT_MAX_DIMS]; /* write_box start, pad widths before; conv's eight params; a node with index_bound:
                                   the caller's index shape (messages name positions in it) */
-    uint32_t bits;      /* pad value */
+    uint64_t bits;      /* pad value */
     /* Index operand (arg index) whose values must lie in [0, index_bound) (-1: a bound of 0,
      * every index fails; 0: not checked), checked on the device when the node runs
      * (index_checks.c), for indices whose values were not on the host when the op was
@@ -124,7 +124,7 @@ wgt_status wgt_record_rows(wgt_context *ctx, const char *fn, wgt_rows_op op, con
 wgt_status wgt_record_write_box(wgt_context *ctx, const char *fn, const wgt_operand *dst, const int64_t *box_start,
                                 const wgt_operand *src);
 wgt_status wgt_record_pad(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in,
-                          const int64_t *before, uint32_t value_bits);
+                          const int64_t *before, uint64_t value_bits);
 /* deferred: the caller could not check the indices on the host; they are checked when the
  * node runs (graph nodes always are). ndim and shape: the caller's index shape. */
 wgt_status wgt_record_gather_rows(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *table,

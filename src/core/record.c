@@ -139,7 +139,7 @@ wgt_status wgt_record_write_box(wgt_context *ctx, const char *fn, const wgt_oper
 }
 
 wgt_status wgt_record_pad(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in,
-                          const int64_t *before, uint32_t value_bits) {
+                          const int64_t *before, uint64_t value_bits) {
     RECORD(WGT_NODE_PAD, 0, 2, out, in)
     memcpy(n->box, before, sizeof(int64_t) * (size_t)out->ndim);
     n->bits = value_bits;

@@ -27,9 +27,11 @@ static int fusible(const wgt_node *n) {
     if (n->partial || n->index_bound) return 0;
     /* The fused kernels load and store the 4- and 2-byte types and bool (the predicates'
      * results and where's conditions, packed whole words at a time as the ops' own kernels
-     * do); a cast to or from another narrow type runs alone. */
+     * do); a cast to or from another narrow type or a 64-bit type runs alone. */
     for (int j = 0; j < n->nargs; j++)
-        if (n->args[j].storage && wgt_dtype_is_narrow(n->args[j].dtype) && n->args[j].dtype != WGT_BOOL) return 0;
+        if (n->args[j].storage && ((wgt_dtype_is_narrow(n->args[j].dtype) && n->args[j].dtype != WGT_BOOL) ||
+                                   wgt_dtype_is_64bit(n->args[j].dtype)))
+            return 0;
     return n->kind == WGT_NODE_BINARY || n->kind == WGT_NODE_UNARY || n->kind == WGT_NODE_CAST ||
            n->kind == WGT_NODE_WHERE;
 }

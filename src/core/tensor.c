@@ -72,6 +72,7 @@ wgt_status wgt_check_dtype(const char *fn, wgt_dtype dtype) {
     if (wgt_dtype_block_elements(dtype) == 0)
         return wgt_error(WGT_ERR_DTYPE, "%s: unknown data type %d", fn, (int)dtype);
     if (wgt_dtype_is_narrow(dtype) && !wgt_takes_narrow(fn)) return narrow_refused(fn, "the data type", dtype);
+    if (wgt_dtype_is_64bit(dtype) && !wgt_takes_int64(fn)) return wgt_int64_refused(fn, "the data type", dtype);
     if (wgt_dtype_is_block(dtype) && !wgt_takes_blocks(fn))
         return wgt_error(WGT_ERR_DTYPE, "%s: %s is a quantized block type, which only the functions of "
                          "docs/quant.md take", fn, wgt_dtype_name(dtype));
@@ -121,6 +122,7 @@ wgt_status wgt_check_tensor(const char *fn, const char *name, const wgt_tensor *
         return wgt_error(WGT_ERR_DTYPE, "%s: %s is %s, a quantized block type, which only the functions of "
                          "docs/quant.md take (wgt_dequantize it first)", fn, name, wgt_dtype_name(t->dtype));
     if (wgt_dtype_is_narrow(t->dtype) && !wgt_takes_narrow(fn)) return narrow_refused(fn, name, t->dtype);
+    if (wgt_dtype_is_64bit(t->dtype) && !wgt_takes_int64(fn)) return wgt_int64_refused(fn, name, t->dtype);
     return wgt_check_context(fn, t->storage->ctx);
 }
 

@@ -164,6 +164,12 @@ wgt_tensor *wgt_narrow_cast_to(wgt_tensor *t, wgt_dtype dtype);
 wgt_dtype wgt_narrow_sum_type(wgt_dtype dtype);
 wgt_tensor *wgt_narrow_binary(wgt_tensor *a, wgt_tensor *b, wgt_tensor *(*op)(wgt_tensor *, wgt_tensor *));
 wgt_tensor *wgt_narrow_where(wgt_tensor *cond, wgt_tensor *a, wgt_tensor *b);
+/* i64 and u64 (int64.c): whether the public function fn takes them, the refusal naming fn
+ * and the operand, and the type a cast from `from` to `to` goes through first (`to` itself
+ * when the backends cast the pair directly). */
+int wgt_takes_int64(const char *fn);
+wgt_status wgt_int64_refused(const char *fn, const char *what, wgt_dtype dtype);
+wgt_dtype wgt_int64_cast_via(wgt_dtype from, wgt_dtype to);
 /* Whether the public function fn takes the narrow types (bool, i8, u8, i16, u16, bf16). */
 int wgt_takes_narrow(const char *fn);
 /* WGT_OK unless dtype is a block type and the view cuts a block (see wgt_dtype_block_elements). */
@@ -200,8 +206,9 @@ wgt_status wgt_check_kernel_size(const char *fn, const wgt_tensor *t);
 /* Stores v as one element of dtype at dst: integers saturate, NaN is 0 (callers that take a
  * caller's value check it with wgt_check_scalar first; the random creators rely on this). */
 void wgt_store_value(wgt_dtype dtype, void *dst, double v);
-/* The same element's bits in a word (f16 in the low 16 bits): how backends receive constants. */
-uint32_t wgt_value_bits(wgt_dtype dtype, double v);
+/* The same element's bits in a word (f16 in the low 16 bits, i64 and u64 in all 64): how
+ * backends receive constants. */
+uint64_t wgt_value_bits(wgt_dtype dtype, double v);
 /* WGT_OK when dtype holds the scalar v (a whole number in range for integers, not a finite
  * value past the range for floats), else the error naming fn, what and v. */
 wgt_status wgt_check_scalar(const char *fn, const char *what, wgt_dtype dtype, double v);

@@ -69,7 +69,7 @@ static const struct {
     [WGT_UNARY_BITWISE_NOT] = {"wgt_bitwise_not", ANY_TYPE | INT_ONLY},
 };
 
-static int is_integer(wgt_dtype d) { return wgt_dtype_is_integer(d); }
+static int is_integer(wgt_dtype d) { return wgt_dtype_is_integer(d) || wgt_dtype_is_64bit(d); }
 
 /* Integer clamp bounds become the nearest values of the type inside [lo, hi] (ceil of lo,
  * floor of hi, saturated), so the result never leaves the range the caller asked for.
@@ -105,7 +105,7 @@ static wgt_tensor *run_unary(wgt_unary_op op, wgt_tensor *a, double p0, double p
         return NULL;
     }
     if (!is_integer(a->dtype) && (unary_ops[op].flags & INT_ONLY)) {
-        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32, i16, u16, i8, u8) and bool, not %s", fn,
+        wgt_error(WGT_ERR_DTYPE, "%s: takes integer types (i32, u32, i64, u64, i16, u16, i8, u8) and bool, not %s", fn,
                   wgt_dtype_name(a->dtype));
         return NULL;
     }
@@ -202,6 +202,12 @@ wgt_tensor *wgt_cast(wgt_tensor *a, wgt_dtype dtype) {
     if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_dtype(fn, dtype) != WGT_OK) return NULL;
     if (wgt_dtype_is_block(dtype)) return wgt_quant_quantize(fn, a, dtype);
     if (wgt_dtype_is_block(a->dtype)) return wgt_quant_dequantize(fn, a, dtype);
+    wgt_dtype via = wgt_int64_cast_via(a->dtype, dtype);
+    if (via != dtype) { /* a pair with i64 or u64 the backends cast in two steps (int64.c) */
+        wgt_tensor *mid = wgt_cast(a, via), *out = mid ? wgt_cast(mid, dtype) : NULL;
+        wgt_release(mid);
+        return out;
+    }
     wgt_context *ctx = a->storage->ctx;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, dtype, a->ndim, a->shape, WGT_USAGE_DEFAULT);
     if (!out) return NULL;

@@ -316,6 +316,7 @@ static void binary_run(void *arg, const int64_t *base, const int64_t *step, int6
 wgt_status wgt_cpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
                           const wgt_operand *b) {
     wgt_cpu_advise_output(out);
+    if (wgt_dtype_size(a->dtype) == 8) return wgt_cpu_binary64(op, out, a, b);
     binary_job job = {op, out, a, b, dense_loop(op, a, b)};
     const wgt_operand *ops[3] = {out, a, b};
     wgt_cpu_walk w;

@@ -1,10 +1,10 @@
 /*
  * The CPU kernels that move elements without arithmetic: the strided copy (views made
  * contiguous) and where. Elements move as their bits, so NaN payloads and signed zeros pass
- * through unchanged. Every element type is 1, 2 or 4 bytes, so elements are loaded and stored
- * as 8-, 16- or 32-bit words; dense runs of a copy are one memcpy. where takes 2- and 4-byte
- * values (the core widens the narrow ones first) and conditions of those and bool (the
- * predicates' type, read as it is so a mask needs no widening pass).
+ * through unchanged. Every element type is 1, 2, 4 or 8 bytes, so elements are loaded and
+ * stored as 8-, 16-, 32- or 64-bit words; dense runs of a copy are one memcpy. where takes 2-,
+ * 4- and 8-byte values (the core widens the narrow ones first) and conditions of 2 or 4 bytes
+ * and bool (the predicates' type, read as it is so a mask needs no widening pass).
  */
 #include <string.h>
 
@@ -31,14 +31,18 @@ WHERE_LOOP(where_2_4, uint16_t, uint32_t)
 WHERE_LOOP(where_2_2, uint16_t, uint16_t)
 WHERE_LOOP(where_4_1, uint32_t, uint8_t)
 WHERE_LOOP(where_2_1, uint16_t, uint8_t)
+WHERE_LOOP(where_8_4, uint64_t, uint32_t)
+WHERE_LOOP(where_8_2, uint64_t, uint16_t)
+WHERE_LOOP(where_8_1, uint64_t, uint8_t)
 
 static void where_run(void *arg, const int64_t *base, const int64_t *step, int64_t len, int slot) {
     (void)slot;
     const where_job *j = arg;
-    int wide = wgt_dtype_size(j->out->dtype) == 4;
-    size_t cond_size = wgt_dtype_size(j->cond->dtype);
-    if (wide) cond_size == 4 ? where_4_4(j, base, step, len) : cond_size == 2 ? where_4_2(j, base, step, len)
-                                                                              : where_4_1(j, base, step, len);
+    size_t es = wgt_dtype_size(j->out->dtype), cond_size = wgt_dtype_size(j->cond->dtype);
+    if (es == 8) cond_size == 4 ? where_8_4(j, base, step, len) : cond_size == 2 ? where_8_2(j, base, step, len)
+                                                                              : where_8_1(j, base, step, len);
+    else if (es == 4) cond_size == 4 ? where_4_4(j, base, step, len) : cond_size == 2 ? where_4_2(j, base, step, len)
+                                                                                    : where_4_1(j, base, step, len);
     else cond_size == 4 ? where_2_4(j, base, step, len) : cond_size == 2 ? where_2_2(j, base, step, len)
                                                                         : where_2_1(j, base, step, len);
 }
@@ -66,6 +70,7 @@ typedef struct {
         const TE *s = (const TE *)j->src->host + base[1];                                        \
         for (int64_t i = 0; i < len; i++) d[i * step[0]] = s[i * step[1]];                       \
     }
+COPY_LOOP(copy_8, uint64_t)
 COPY_LOOP(copy_4, uint32_t)
 COPY_LOOP(copy_2, uint16_t)
 COPY_LOOP(copy_1, uint8_t)
@@ -77,6 +82,7 @@ static void copy_run(void *arg, const int64_t *base, const int64_t *step, int64_
     if (step[0] == 1 && step[1] == 1)
         memcpy((char *)j->dst->host + (size_t)base[0] * es, (const char *)j->src->host + (size_t)base[1] * es,
                (size_t)len * es);
+    else if (es == 8) copy_8(j, base, step, len);
     else if (es == 4) copy_4(j, base, step, len);
     else if (es == 2) copy_2(j, base, step, len);
     else copy_1(j, base, step, len);

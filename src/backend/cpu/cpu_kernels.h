@@ -27,6 +27,12 @@ wgt_status wgt_cpu_unary(wgt_backend *be, wgt_unary_op op, const wgt_operand *ou
                          const double *params);
 wgt_status wgt_cpu_cast(wgt_backend *be, const wgt_operand *out, const wgt_operand *a);
 /* cpu_cast.c: casts with a narrow type (bool, i8, u8, i16, u16, bf16) on either side */
+/* cpu_int64.c: sum and prod of i64/u64 (wrapping modulo 2^64) and their running sum. */
+wgt_status wgt_cpu_reduce64(const wgt_operand *out, wgt_reduce_op op, const wgt_operand *in, int reduce_ndim);
+wgt_status wgt_cpu_cumsum64(const wgt_operand *out, const wgt_operand *in, int axis);
+/* cpu_int64.c: add, sub, mul, maximum, minimum, comparisons, bitwise ops; neg, abs, bitwise_not. */
+wgt_status wgt_cpu_binary64(wgt_binary_op op, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
+wgt_status wgt_cpu_unary64(wgt_unary_op op, const wgt_operand *out, const wgt_operand *a);
 wgt_status wgt_cpu_cast_narrow(wgt_backend *be, const wgt_operand *out, const wgt_operand *a);
 /* cpu_reduce.c */
 wgt_status wgt_cpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
@@ -62,7 +68,7 @@ wgt_status wgt_cpu_scatter_add_rows(wgt_backend *be, const wgt_operand *dst, con
 wgt_status wgt_cpu_write_box(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
                              const wgt_operand *src);
 wgt_status wgt_cpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
-                       uint32_t value_bits);
+                       uint64_t value_bits);
 
 /* cpu_quant.c: the block types (backend.h) */
 wgt_status wgt_cpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *in);

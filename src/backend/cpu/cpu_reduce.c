@@ -282,6 +282,7 @@ wgt_status wgt_cpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *
                           int reduce_ndim, double param) {
     if ((unsigned)op >= WGT_REDUCE_COUNT) return wgt_error(WGT_ERR_INTERNAL, "unknown reduce op %d", (int)op);
     wgt_cpu_advise_output(out);
+    if (wgt_dtype_size(in->dtype) == 8) return wgt_cpu_reduce64(out, op, in, reduce_ndim);
     int keep = in->ndim - reduce_ndim;
     int64_t count = 1, outputs = 1;
     for (int d = keep; d < in->ndim; d++) count *= in->shape[d];
@@ -329,5 +330,6 @@ wgt_status wgt_cpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *
 }
 
 wgt_status wgt_cpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis) {
+    if (wgt_dtype_size(in->dtype) == 8) return wgt_cpu_cumsum64(out, in, axis);
     return wgt_cpu_scan(be, WGT_SCAN_SUM, out, in, axis);
 }

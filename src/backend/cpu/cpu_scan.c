@@ -86,6 +86,7 @@ static void scan_run(void *arg, const int64_t *base, const int64_t *step, int64_
 
 wgt_status wgt_cpu_scan(wgt_backend *be, wgt_scan_op op, const wgt_operand *out, const wgt_operand *in, int axis) {
     wgt_cpu_advise_output(out);
+    if (op == WGT_SCAN_SUM && wgt_dtype_size(in->dtype) == 8) return wgt_cpu_cumsum64(out, in, axis);
     int64_t shape[WGT_MAX_DIMS];
     for (int d = 0; d < in->ndim; d++) shape[d] = in->shape[d];
     scan_job j = {op, out, in, shape[axis], out->strides[axis], in->strides[axis]};

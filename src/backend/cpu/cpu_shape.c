@@ -1,8 +1,8 @@
 /*
  * Shape kernels of the CPU backend: write_box (concat and stack write each input into its
  * box of the output) and pad (a gather: each output element is the input element it
- * covers, or the pad value). Both only move elements, so they work on the bits of 1-, 2- and
- * 4-byte elements: NaN payloads and signed zeros pass through unchanged, and every dtype
+ * covers, or the pad value). Both only move elements, so they work on the bits of 1-, 2-, 4-
+ * and 8-byte elements: NaN payloads and signed zeros pass through unchanged, and every dtype
  * of a size shares one loop.
  */
 #include <math.h>
@@ -23,22 +23,29 @@ static void copy_run(void *d, int64_t di, int64_t dstride, const void *s, int64_
         uint16_t *pd = d;
         const uint16_t *ps = s;
         for (int64_t i = 0; i < n; i++) pd[di + i * dstride] = ps[si + i * sstride];
-    } else {
+    } else if (es == 4) {
         uint32_t *pd = d;
         const uint32_t *ps = s;
+        for (int64_t i = 0; i < n; i++) pd[di + i * dstride] = ps[si + i * sstride];
+    } else {
+        uint64_t *pd = d;
+        const uint64_t *ps = s;
         for (int64_t i = 0; i < n; i++) pd[di + i * dstride] = ps[si + i * sstride];
     }
 }
 
 /* n contiguous elements from d[di] set to the element whose bits are `bits`. */
-static void fill_run(void *d, int64_t di, int64_t n, size_t es, uint32_t bits) {
+static void fill_run(void *d, int64_t di, int64_t n, size_t es, uint64_t bits) {
     if (es == 1) {
         memset((uint8_t *)d + di, (int)(bits & 0xffu), (size_t)n);
     } else if (es == 2) {
         uint16_t *pd = d;
         for (int64_t i = 0; i < n; i++) pd[di + i] = (uint16_t)bits;
-    } else {
+    } else if (es == 4) {
         uint32_t *pd = d;
+        for (int64_t i = 0; i < n; i++) pd[di + i] = (uint32_t)bits;
+    } else {
+        uint64_t *pd = d;
         for (int64_t i = 0; i < n; i++) pd[di + i] = bits;
     }
 }
@@ -66,7 +73,7 @@ wgt_status wgt_cpu_write_box(wgt_backend *be, const wgt_operand *dst, const int6
 }
 
 wgt_status wgt_cpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
-                       uint32_t value_bits) {
+                       uint64_t value_bits) {
     (void)be;
     if (in->ndim != out->ndim || in->dtype != out->dtype)
         return wgt_error(WGT_ERR_INTERNAL, "pad of rank %d %s into rank %d %s", in->ndim, wgt_dtype_name(in->dtype),
@@ -74,7 +81,7 @@ wgt_status wgt_cpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operan
     for (int d = 0; d < out->ndim; d++)
         if (out->shape[d] == 0) return WGT_OK;
     size_t es = wgt_dtype_size(out->dtype);
-    uint32_t bits = value_bits;
+    uint64_t bits = value_bits;
     int nd = out->ndim;
     const int64_t *strides[1] = {out->strides};
     int64_t offsets[1] = {out->offset};

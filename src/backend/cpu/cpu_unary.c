@@ -290,6 +290,7 @@ static void unary_run(void *arg, const int64_t *base, const int64_t *step, int64
 wgt_status wgt_cpu_unary(wgt_backend *be, wgt_unary_op op, const wgt_operand *out, const wgt_operand *a,
                          const double *params) {
     wgt_cpu_advise_output(out);
+    if (wgt_dtype_size(a->dtype) == 8) return wgt_cpu_unary64(op, out, a);
     unary_job job = {op, out, a, (float)params[0], (float)params[1], 0, 0, NULL};
     /* Integer bounds arrive as exact values of a's type (see core/unary.c). */
     if (a->dtype == WGT_I32) {
@@ -373,7 +374,9 @@ static void cast_run(void *arg, const int64_t *base, const int64_t *step, int64_
 }
 
 wgt_status wgt_cpu_cast(wgt_backend *be, const wgt_operand *out, const wgt_operand *a) {
-    if (wgt_dtype_is_narrow(out->dtype) || wgt_dtype_is_narrow(a->dtype)) return wgt_cpu_cast_narrow(be, out, a);
+    if (wgt_dtype_is_narrow(out->dtype) || wgt_dtype_is_narrow(a->dtype) || wgt_dtype_is_64bit(out->dtype) ||
+        wgt_dtype_is_64bit(a->dtype))
+        return wgt_cpu_cast_narrow(be, out, a);
     wgt_cpu_advise_output(out);
     cast_job job = {out, a, cast_loop(a->dtype, out->dtype)};
     const wgt_operand *ops[2] = {out, a};

@@ -307,6 +307,7 @@ wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_
 
 wgt_status wgt_wgpu_binary(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
                            const wgt_operand *b) {
+    if (wgt_dtype_size(a->dtype) == 8) return wgt_wgpu_binary64(be, op, out, a, b);
     char expr[256];
     wgt_wgsl_pieces helpers = {0};
     wgt_status st = wgt_wgpu_binary_expr(op, a->dtype, b->dtype, out->dtype, expr, sizeof expr, &helpers);
@@ -329,6 +330,7 @@ wgt_status wgt_wgpu_where_expr(wgt_dtype cond, wgt_dtype a, wgt_dtype b, wgt_dty
 
 wgt_status wgt_wgpu_where(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond, const wgt_operand *a,
                           const wgt_operand *b) {
+    if (wgt_dtype_size(out->dtype) == 8 && a->dtype == out->dtype) return wgt_wgpu_where64(be, out, cond, a, b);
     char expr[128];
     wgt_status st = wgt_wgpu_where_expr(cond->dtype, a->dtype, b->dtype, out->dtype, expr, sizeof expr);
     if (st != WGT_OK) return st;

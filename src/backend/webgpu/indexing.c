@@ -89,6 +89,7 @@ static uint32_t row_layout(const wgt_operand *t, uint32_t *shape) {
 wgt_status wgt_wgpu_gather_rows(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
                                 const wgt_operand *indices) {
     wgt_webgpu *w = (wgt_webgpu *)be;
+    if (wgt_dtype_size(table->dtype) == 8) return wgt_wgpu_gather_rows64(be, out, table, indices);
     /* The f16 kernel packs output words from element 0 on. */
     if (out->offset != 0)
         return wgt_error(WGT_ERR_INTERNAL, "gather_rows output at offset %lld", (long long)out->offset);
@@ -139,6 +140,7 @@ wgt_status wgt_wgpu_index_check(wgt_backend *be, const wgt_operand *indices, int
 wgt_status wgt_wgpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                              const wgt_operand *rows) {
     wgt_webgpu *w = (wgt_webgpu *)be;
+    if (wgt_dtype_size(dst->dtype) == 8) return wgt_wgpu_set_rows64(be, dst, indices, rows);
     if (dst->ndim < 1 || dst->ndim > WGT_MAX_DIMS)
         return wgt_error(WGT_ERR_INTERNAL, "set_rows destination of rank %d", dst->ndim);
     set_rows_params p;

@@ -229,6 +229,7 @@ wgt_status wgt_wgpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand 
                            int reduce_ndim, double param) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     if ((unsigned)op >= WGT_REDUCE_COUNT) return wgt_error(WGT_ERR_INTERNAL, "unknown reduce op %d", (int)op);
+    if (wgt_dtype_size(in->dtype) == 8) return wgt_wgpu_reduce64(be, op, out, in, reduce_ndim);
     int keep = in->ndim - reduce_ndim;
     if (keep < 0 || keep > WGT_MAX_DIMS || reduce_ndim < 0)
         return wgt_error(WGT_ERR_INTERNAL, "reduce over %d of %d dimensions", reduce_ndim, in->ndim);
@@ -337,5 +338,6 @@ wgt_status wgt_wgpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand 
 }
 
 wgt_status wgt_wgpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis) {
+    if (wgt_dtype_size(in->dtype) == 8) return wgt_wgpu_cumsum64(be, out, in, axis);
     return wgt_wgpu_scan(be, WGT_SCAN_SUM, out, in, axis);
 }

@@ -63,6 +63,7 @@ wgt_status wgt_wgpu_scan(wgt_backend *be, wgt_scan_op op, const wgt_operand *out
     wgt_webgpu *w = (wgt_webgpu *)be;
     if (axis < 0 || axis >= in->ndim || op < 0 || op >= WGT_SCAN_COUNT)
         return wgt_error(WGT_ERR_INTERNAL, "scan op %d along axis %d of %d", (int)op, axis, in->ndim);
+    if (op == WGT_SCAN_SUM && wgt_dtype_size(in->dtype) == 8) return wgt_wgpu_cumsum64(be, out, in, axis);
     if (out->offset != 0) return wgt_error(WGT_ERR_INTERNAL, "scan output at offset %lld", (long long)out->offset);
     scan_params p;
     memset(&p, 0, sizeof p);

@@ -25,6 +25,7 @@ typedef struct {
 
 typedef struct {
     uint32_t count, ndim, value_bits, in_offset;
+    uint32_t value_hi, pairs, unused[2];
     uint32_t out_shape[8];
     uint32_t in_shape[8];
     uint32_t before[8];
@@ -75,6 +76,7 @@ static wgt_status check_view(const char *what, const wgt_operand *v) {
 wgt_status wgt_wgpu_write_box(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
                               const wgt_operand *src) {
     wgt_webgpu *w = (wgt_webgpu *)be;
+    if (wgt_dtype_size(src->dtype) == 8 && src->dtype == dst->dtype) return wgt_wgpu_write_box64(be, dst, box_start, src);
     if (src->ndim != dst->ndim || src->ndim < 1 || src->dtype != dst->dtype)
         return wgt_error(WGT_ERR_INTERNAL, "write_box of rank %d %s into rank %d %s", src->ndim,
                          wgt_dtype_name(src->dtype), dst->ndim, wgt_dtype_name(dst->dtype));
@@ -124,7 +126,13 @@ wgt_status wgt_wgpu_write_box(wgt_backend *be, const wgt_operand *dst, const int
 }
 
 wgt_status wgt_wgpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
-                        uint32_t value_bits) {
+                        uint64_t value_bits) {
+    if (wgt_dtype_size(out->dtype) == 8 && in->dtype == out->dtype) return wgt_wgpu_pad64(be, out, in, before, value_bits);
+    return wgt_wgpu_pad_words(be, out, in, before, (uint32_t)value_bits, (uint32_t)value_bits, 0);
+}
+
+wgt_status wgt_wgpu_pad_words(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
+                              uint32_t lo, uint32_t hi, int pairs) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     if (in->ndim != out->ndim || in->dtype != out->dtype)
         return wgt_error(WGT_ERR_INTERNAL, "pad of rank %d %s into rank %d %s", in->ndim, wgt_dtype_name(in->dtype),
@@ -150,7 +158,9 @@ wgt_status wgt_wgpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_opera
     if (st != WGT_OK) return st;
     p.count = (uint32_t)numel;
     p.ndim = (uint32_t)out->ndim;
-    p.value_bits = value_bits;
+    p.value_bits = lo;
+    p.value_hi = hi;
+    p.pairs = (uint32_t)pairs;
     p.in_offset = (uint32_t)in->offset;
     wgt_pipeline *pl;
     if ((st = get_pipeline(w, "pad", out->dtype, &pl)) != WGT_OK) return st;

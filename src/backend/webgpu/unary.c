@@ -375,6 +375,7 @@ wgt_status wgt_wgpu_unary_expr(wgt_unary_op op, wgt_dtype in, wgt_dtype out, con
 
 wgt_status wgt_wgpu_unary(wgt_backend *be, wgt_unary_op op, const wgt_operand *out, const wgt_operand *a,
                           const double *params) {
+    if (wgt_dtype_size(a->dtype) == 8) return wgt_wgpu_unary64(be, op, out, a);
     static const char *const words[2] = {"params.scalar_bits.x", "params.scalar_bits.y"};
     char expr[1024];
     wgt_wgsl_pieces helpers = {0};
@@ -419,6 +420,7 @@ wgt_status wgt_wgpu_cast_expr(wgt_dtype in, wgt_dtype out, char *expr, size_t si
 }
 
 wgt_status wgt_wgpu_cast(wgt_backend *be, const wgt_operand *out, const wgt_operand *a) {
+    if (wgt_dtype_is_64bit(out->dtype) || wgt_dtype_is_64bit(a->dtype)) return wgt_wgpu_cast64(be, out, a);
     char expr[256];
     wgt_wgsl_pieces helpers = {0};
     wgt_status st = wgt_wgpu_cast_expr(a->dtype, out->dtype, expr, sizeof expr, &helpers);

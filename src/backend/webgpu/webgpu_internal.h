@@ -460,7 +460,32 @@ wgt_status wgt_wgpu_dequantize(wgt_backend *be, const wgt_operand *out, const wg
 wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
                                      const wgt_operand *w, int int8);
 wgt_status wgt_wgpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
-                        uint32_t value_bits);
+                        uint64_t value_bits);
+/* pad of u32 words with the pad value's words lo and hi: with pairs, odd output words (the
+ * high words of 64-bit elements seen as word pairs) take hi and even ones lo. */
+wgt_status wgt_wgpu_pad_words(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
+                              uint32_t lo, uint32_t hi, int pairs);
+/* int64.c: the ops above on i64 and u64 operands (moved as word pairs), and their casts. */
+wgt_status wgt_wgpu_write_box64(wgt_backend *be, const wgt_operand *dst, const int64_t *box_start,
+                                const wgt_operand *src);
+wgt_status wgt_wgpu_pad64(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
+                          uint64_t value_bits);
+wgt_status wgt_wgpu_where64(wgt_backend *be, const wgt_operand *out, const wgt_operand *cond, const wgt_operand *a,
+                            const wgt_operand *b);
+wgt_status wgt_wgpu_gather_rows64(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
+                                  const wgt_operand *indices);
+wgt_status wgt_wgpu_set_rows64(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
+                               const wgt_operand *rows);
+wgt_status wgt_wgpu_cast64(wgt_backend *be, const wgt_operand *out, const wgt_operand *a);
+/* int64.c: sum and prod of i64/u64 and their running sum, wrapping modulo 2^64. */
+wgt_status wgt_wgpu_reduce64(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
+                             int reduce_ndim);
+wgt_status wgt_wgpu_cumsum64(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
+/* int64.c: add, sub, mul, maximum, minimum, comparisons and bitwise ops of i64/u64, and neg,
+ * abs and bitwise_not (a alone). */
+wgt_status wgt_wgpu_binary64(wgt_backend *be, wgt_binary_op op, const wgt_operand *out, const wgt_operand *a,
+                             const wgt_operand *b);
+wgt_status wgt_wgpu_unary64(wgt_backend *be, wgt_unary_op op, const wgt_operand *out, const wgt_operand *a);
 
 /* ---- buffer pools, bind-group cache, read requests -------------------------------------- */
 /* pool.c: driver buffers bucketed by size class (powers of two in four steps, so a buffer is

@@ -1,7 +1,7 @@
 // pad kernel, a gather: each element of the contiguous output is the input element it
 // covers (output coordinate minus `before` in every dimension) or, in the padding, the
 // value. Elements move as bits (u32 words whatever the dtype), so NaN payloads and signed
-// zeros survive. The backend fills in LANES, the elements per u32 word (1, 2 or 4).
+// zeros survive; 64-bit elements come as word pairs (int64.c), the output's odd words high. The backend fills in LANES, the elements per u32 word (1, 2 or 4).
 //
 // 4-byte types: one output element per invocation. 2- and 1-byte types (stored LANES per
 // u32 word): one output word, LANES elements, per invocation, so no two invocations write
@@ -12,6 +12,10 @@ struct Params {
     ndim: u32,
     value_bits: u32,    // the pad value's bits in the output type (a packed type's in the low lane)
     in_offset: u32,     // element offset of the input view
+    value_hi: u32,      // with pairs: the value's high word, for the odd output words
+    pairs: u32,         // nonzero: 64-bit elements seen as (low, high) word pairs, LANES 1
+    unused0: u32,
+    unused1: u32,
     out_shape: array<vec4<u32>, 2>,
     in_shape: array<vec4<u32>, 2>,
     before: array<vec4<u32>, 2>,
@@ -39,7 +43,7 @@ fn value(e: u32) -> u32 {
         let n = params.out_shape[d / 4][d % 4];
         let k = rem % n - params.before[d / 4][d % 4];  // wraps past the shape in the padding before
         rem = rem / n;
-        if (k >= params.in_shape[d / 4][d % 4]) { return params.value_bits; }
+        if (k >= params.in_shape[d / 4][d % 4]) { return select(params.value_bits, params.value_hi, params.pairs != 0u && (e & 1u) == 1u); }
         index = index + i32(k) * params.in_strides[d / 4][d % 4];
     }
     return load(u32(index));
