@@ -29,6 +29,7 @@ wgt_tensor *wgt_full(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t 
 wgt_tensor *wgt_arange(wgt_context *ctx, wgt_dtype dtype, double start, double stop, double step) { wgt_context *ctx_; if (!wgt_context_arg("wgt_arange", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_arange", wgt_impl_arange(ctx_, dtype, start, stop, step)); }
 wgt_tensor *wgt_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double low, double high, uint64_t seed) { wgt_context *ctx_; if (!wgt_context_arg("wgt_rand_uniform", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_rand_uniform", wgt_impl_rand_uniform(ctx_, dtype, ndim, shape, low, high, seed)); }
 wgt_tensor *wgt_rand_normal(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double mean, double stddev, uint64_t seed) { wgt_context *ctx_; if (!wgt_context_arg("wgt_rand_normal", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_rand_normal", wgt_impl_rand_normal(ctx_, dtype, ndim, shape, mean, stddev, seed)); }
+wgt_tensor *wgt_rand_bits(wgt_context *ctx, int ndim, const int64_t *shape, uint64_t seed) { wgt_context *ctx_; if (!wgt_context_arg("wgt_rand_bits", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_rand_bits", wgt_impl_rand_bits(ctx_, ndim, shape, seed)); }
 wgt_tensor *wgt_retain(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_retain", wgt_impl_retain(r_t)); }
 wgt_status wgt_tensor_destroy(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_destroy(r_t); }
 wgt_dtype wgt_tensor_dtype(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_dtype(r_t); }
@@ -258,6 +259,7 @@ const char *const wgt_handle_functions[] = {
     "wgt_arange",
     "wgt_rand_uniform",
     "wgt_rand_normal",
+    "wgt_rand_bits",
     "wgt_retain",
     "wgt_release",
     "wgt_tensor_destroy",
@@ -494,6 +496,7 @@ const char *const wgt_context_functions[] = {
     "wgt_arange",
     "wgt_rand_uniform",
     "wgt_rand_normal",
+    "wgt_rand_bits",
     "wgt_tensor_from_buffer",
     "wgt_context_webgpu_device",
     "wgt_kernel_create",

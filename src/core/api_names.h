@@ -35,6 +35,7 @@ wgt_tensor *wgt_impl_full(wgt_context *ctx, wgt_dtype dtype, int ndim, const int
 wgt_tensor *wgt_impl_arange(wgt_context *ctx, wgt_dtype dtype, double start, double stop, double step);
 wgt_tensor *wgt_impl_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double low, double high, uint64_t seed);
 wgt_tensor *wgt_impl_rand_normal(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double mean, double stddev, uint64_t seed);
+wgt_tensor *wgt_impl_rand_bits(wgt_context *ctx, int ndim, const int64_t *shape, uint64_t seed);
 wgt_tensor *wgt_impl_retain(wgt_tensor *t);
 void wgt_impl_release(wgt_tensor *t);
 wgt_status wgt_impl_tensor_destroy(wgt_tensor *t);
@@ -276,6 +277,7 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_arange wgt_impl_arange
 #define wgt_rand_uniform wgt_impl_rand_uniform
 #define wgt_rand_normal wgt_impl_rand_normal
+#define wgt_rand_bits wgt_impl_rand_bits
 #define wgt_retain wgt_impl_retain
 #define wgt_release wgt_impl_release
 #define wgt_tensor_destroy wgt_impl_tensor_destroy

@@ -36,6 +36,7 @@ typedef enum wgt_node_kind {
     WGT_NODE_CONV,
     WGT_NODE_SORT,         /* values and indices (both written), then the input; op: descending */
     WGT_NODE_SEARCHSORTED, /* op: right */
+    WGT_NODE_RANDOM,       /* op: wgt_random_kind; params a, b, c; box: seed, count; bits: low */
     WGT_NODE_USER_KERNEL, /* a caller's WGSL kernel (user_kernel.c): several bindings, several written */
     WGT_NODE_KIND_COUNT
 } wgt_node_kind;
@@ -153,6 +154,9 @@ wgt_status wgt_sort_along(const char *fn, wgt_tensor *a, int axis, int descendin
                           wgt_tensor **indices);
 wgt_status wgt_record_searchsorted(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *sorted,
                                    const wgt_operand *values, int right);
+
+/* Counter-based random values into out (random.c): backend.h's random entry. */
+wgt_status wgt_record_random(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_random_params *p);
 
 /* A user kernel's dispatch goes with its node (user_kernel.c). */
 void wgt_user_call_free(struct wgt_user_call *call);

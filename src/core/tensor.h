@@ -197,6 +197,8 @@ wgt_status wgt_check_kernel_size(const char *fn, const wgt_tensor *t);
 void wgt_store_value(wgt_dtype dtype, void *dst, double v);
 /* The same element's bits in a word (f16 in the low 16 bits): how backends receive constants. */
 uint32_t wgt_value_bits(wgt_dtype dtype, double v);
+/* v as a message shows it: whole numbers in full, others in the shortest form that reads back. */
+void wgt_format_value(char *buf, size_t n, double v);
 /* WGT_OK when dtype holds the scalar v (a whole number in range for integers, not a finite
  * value past the range for floats), else the error naming fn, what and v. */
 wgt_status wgt_check_scalar(const char *fn, const char *what, wgt_dtype dtype, double v);
