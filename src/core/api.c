@@ -217,6 +217,10 @@ wgt_tensor *wgt_conv_transpose2d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *
 wgt_tensor *wgt_max_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, const int64_t *dilation, int ceil_mode) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_max_pool2d", wgt_ag_rule_max_pool2d(wgt_impl_max_pool2d(r_x, kernel_size, stride, padding, dilation, ceil_mode), r_x, kernel_size, stride, padding, dilation, ceil_mode)); }
 wgt_tensor *wgt_avg_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, int ceil_mode, int count_include_pad) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_avg_pool2d", wgt_ag_rule_avg_pool2d(wgt_impl_avg_pool2d(r_x, kernel_size, stride, padding, ceil_mode, count_include_pad), r_x, kernel_size, stride, padding, ceil_mode, count_include_pad)); }
 wgt_tensor *wgt_adaptive_avg_pool2d(wgt_tensor *x, int64_t out_h, int64_t out_w) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_adaptive_avg_pool2d", wgt_ag_rule_adaptive_avg_pool2d(wgt_impl_adaptive_avg_pool2d(r_x, out_h, out_w), r_x, out_h, out_w)); }
+wgt_tensor *wgt_dropout(wgt_tensor *x, double p, uint64_t seed) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_dropout", wgt_ag_rule_dropout(wgt_impl_dropout(r_x, p, seed), r_x, p, seed)); }
+wgt_tensor *wgt_batch_norm(wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var, wgt_tensor *weight, wgt_tensor *bias, double eps) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_running_mean = wgt_handle_arg(running_mean); wgt_tensor *r_running_var = wgt_handle_arg(running_var); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_batch_norm", wgt_ag_rule_batch_norm(wgt_impl_batch_norm(r_x, r_running_mean, r_running_var, r_weight, r_bias, eps), r_x, r_running_mean, r_running_var, r_weight, r_bias, eps)); }
+wgt_tensor *wgt_group_norm(wgt_tensor *x, int64_t groups, wgt_tensor *weight, wgt_tensor *bias, double eps) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_group_norm", wgt_ag_rule_group_norm(wgt_impl_group_norm(r_x, groups, r_weight, r_bias, eps), r_x, groups, r_weight, r_bias, eps)); }
+wgt_tensor *wgt_interpolate(wgt_tensor *x, const int64_t *size, const double *scale, wgt_interp_mode mode, int align_corners) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_interpolate", wgt_ag_rule_interpolate(wgt_impl_interpolate(r_x, size, scale, mode, align_corners), r_x, size, scale, mode, align_corners)); }
 wgt_status wgt_requires_grad(wgt_tensor *t, int on) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_requires_grad(r_t, on); }
 int wgt_tensor_requires_grad(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_requires_grad(r_t); }
 wgt_status wgt_backward(wgt_tensor *loss, wgt_tensor *grad) { wgt_tensor *r_loss = wgt_handle_arg(loss); wgt_tensor *r_grad = wgt_handle_arg(grad); return wgt_impl_backward(r_loss, r_grad); }
@@ -457,6 +461,10 @@ const char *const wgt_handle_functions[] = {
     "wgt_max_pool2d",
     "wgt_avg_pool2d",
     "wgt_adaptive_avg_pool2d",
+    "wgt_dropout",
+    "wgt_batch_norm",
+    "wgt_group_norm",
+    "wgt_interpolate",
     "wgt_requires_grad",
     "wgt_tensor_requires_grad",
     "wgt_backward",

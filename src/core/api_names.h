@@ -233,6 +233,10 @@ wgt_tensor *wgt_impl_conv_transpose2d(wgt_tensor *x, wgt_tensor *weight, wgt_ten
 wgt_tensor *wgt_impl_max_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, const int64_t *dilation, int ceil_mode);
 wgt_tensor *wgt_impl_avg_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, int ceil_mode, int count_include_pad);
 wgt_tensor *wgt_impl_adaptive_avg_pool2d(wgt_tensor *x, int64_t out_h, int64_t out_w);
+wgt_tensor *wgt_impl_dropout(wgt_tensor *x, double p, uint64_t seed);
+wgt_tensor *wgt_impl_batch_norm(wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var, wgt_tensor *weight, wgt_tensor *bias, double eps);
+wgt_tensor *wgt_impl_group_norm(wgt_tensor *x, int64_t groups, wgt_tensor *weight, wgt_tensor *bias, double eps);
+wgt_tensor *wgt_impl_interpolate(wgt_tensor *x, const int64_t *size, const double *scale, wgt_interp_mode mode, int align_corners);
 wgt_status wgt_impl_requires_grad(wgt_tensor *t, int on);
 int wgt_impl_tensor_requires_grad(const wgt_tensor *t);
 wgt_status wgt_impl_backward(wgt_tensor *loss, wgt_tensor *grad);
@@ -475,6 +479,10 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_max_pool2d wgt_impl_max_pool2d
 #define wgt_avg_pool2d wgt_impl_avg_pool2d
 #define wgt_adaptive_avg_pool2d wgt_impl_adaptive_avg_pool2d
+#define wgt_dropout wgt_impl_dropout
+#define wgt_batch_norm wgt_impl_batch_norm
+#define wgt_group_norm wgt_impl_group_norm
+#define wgt_interpolate wgt_impl_interpolate
 #define wgt_requires_grad wgt_impl_requires_grad
 #define wgt_tensor_requires_grad wgt_impl_tensor_requires_grad
 #define wgt_backward wgt_impl_backward
