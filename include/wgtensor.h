@@ -929,8 +929,13 @@ wgt_tensor *wgt_adaptive_avg_pool2d(wgt_tensor *x, int64_t out_h, int64_t out_w)
  * of wgt_rand_uniform(f32, x's shape, 0, 1, seed) is at least p (as an f32), else it is 0; so
  * a seed gives one mask on every backend, and the gradient applies the same mask. p = 0
  * gives x's values, p = 1 zeros; p outside [0, 1] is WGT_ERR_INVALID_ARGUMENT. In a compiled
- * graph the mask is drawn when the op is recorded and every dispatch reuses it. */
+ * graph the mask is drawn when the op is recorded and every dispatch reuses it (for a new
+ * mask per dispatch, wgt_dropout_seeded with the seed as a graph input). */
 wgt_tensor *wgt_dropout(wgt_tensor *x, double p, uint64_t seed);
+/* wgt_dropout with the seed in a u32 tensor [2] (its low word, then its high word), read when
+ * the mask is drawn: a compiled graph taking it as an input draws a new mask at each dispatch
+ * from the seed bound to it (the mask of wgt_dropout with that seed). */
+wgt_tensor *wgt_dropout_seeded(wgt_tensor *x, double p, wgt_tensor *seed);
 /* Inference-mode batch normalisation of x [N, C, ...] (f32, f16) along dimension 1:
  * (x - running_mean[c]) * weight[c] / sqrt(running_var[c] + eps) + bias[c]; the statistics,
  * weight and bias are [C] of x's type, weight and bias may be NULL. */

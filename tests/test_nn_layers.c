@@ -140,6 +140,39 @@ TEST_BACKENDS(dropout_in_a_graph_replays_its_mask) {
     wgt_release(y), wgt_release(in);
 }
 
+/* With the seed as a graph input, each dispatch draws the mask of the seed bound to it, the
+ * mask wgt_dropout gives for that seed; a seed tensor of the wrong type or shape is refused. */
+TEST_BACKENDS(dropout_seeded_in_a_graph_draws_per_dispatch) {
+    int64_t shape[2] = {9, 29}, two[1] = {2};
+    wgt_tensor *in = wgt_graph_input(ctx, "x", WGT_F32, 2, shape), *sd = wgt_graph_input(ctx, "seed", WGT_U32, 1, two);
+    wgt_tensor *y = wgt_dropout_seeded(in, 0.4, sd);
+    wgt_binding ob = {"y", y};
+    wgt_graph *g = y ? wgt_graph_build(ctx, 1, &ob) : NULL;
+    CHECK(g, "%s", wgt_last_error());
+    static const uint64_t seeds[3] = {3, 0x500000003ull, 3};
+    double xs[261], want[261];
+    wgt_tensor *x = filled(ctx, 2, shape, 1, 2, 50, xs);
+    for (int round = 0; g && round < 3; round++) {
+        uint32_t words[2] = {(uint32_t)seeds[round], (uint32_t)(seeds[round] >> 32)};
+        wgt_tensor *s = wgt_tensor_from_data(ctx, WGT_U32, 1, two, words, sizeof words, WGT_USAGE_DEFAULT);
+        wgt_tensor *out = wgt_zeros(ctx, WGT_F32, 2, shape);
+        wgt_binding ib[2] = {{"x", x}, {"seed", s}}, obd = {"y", out};
+        CHECK(wgt_graph_dispatch(g, 2, ib, 1, &obd) == WGT_OK, "%s", wgt_last_error());
+        for (int i = 0; i < 261; i++)
+            want[i] = uniform_ref(seeds[round], i, 0, 1, nextafterf(1, 0)) >= 0.4f ? (double)((float)xs[i] * (float)(1 / 0.6)) : 0;
+        check_exact(out, want, 261, "graph dispatch");
+        wgt_tensor *eager = wgt_dropout(x, 0.4, seeds[round]);
+        check_exact(eager, want, 261, "wgt_dropout with the same seed");
+        wgt_release(eager), wgt_release(s), wgt_release(out);
+    }
+    wgt_graph_release(g);
+    wgt_release(y), wgt_release(in), wgt_release(sd);
+    wgt_tensor *bad = wgt_zeros(ctx, WGT_I32, 1, two), *three = wgt_zeros(ctx, WGT_U32, 1, (int64_t[]){3});
+    CHECK_ERROR(!wgt_dropout_seeded(x, 0.5, bad), WGT_ERR_INVALID_ARGUMENT, "seed is i32 [2]");
+    CHECK_ERROR(!wgt_dropout_seeded(x, 0.5, three), WGT_ERR_INVALID_ARGUMENT, "seed is u32 [3]");
+    wgt_release(bad), wgt_release(three), wgt_release(x);
+}
+
 /* ---- batch_norm and group_norm ---- */
 
 static void batch_norm_case(wgt_context *ctx, int ndim, const int64_t *shape, int strided, int affine) {

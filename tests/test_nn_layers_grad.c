@@ -15,6 +15,16 @@ static const int64_t up[2] = {7, 5}, down[2] = {2, 3}, l5[1] = {5};
 static const double sc[2] = {1.5, 0.7};
 
 F1(f_dropout, wgt_dropout(x[0], 0.4, 1234))
+
+/* The seed in a tensor of the input's context, released once the op holds it. */
+static wgt_tensor *f_dropout_seeded(wgt_tensor *const *x) {
+    uint32_t words[2] = {1234, 7};
+    int64_t two[1] = {2};
+    wgt_tensor *s = wgt_tensor_from_data(wgt_tensor_context(x[0]), WGT_U32, 1, two, words, sizeof words, WGT_USAGE_DEFAULT);
+    wgt_tensor *y = wgt_dropout_seeded(x[0], 0.4, s);
+    wgt_release(s);
+    return y;
+}
 F1(f_batch_norm, wgt_batch_norm(x[0], x[1], x[2], x[3], NULL, 1e-3))
 F1(f_batch_norm_bias, wgt_batch_norm(x[0], x[1], x[2], NULL, x[3], 1e-3))
 F1(f_batch_norm_plain, wgt_batch_norm(x[0], x[1], x[2], NULL, NULL, 1e-3))
@@ -30,6 +40,7 @@ F1(f_linear1d, wgt_interpolate(x[0], l5, NULL, WGT_INTERP_LINEAR, 1))
 TEST_BACKENDS(autograd_grad_nn_layers) {
     static const gc_case cases[] = {
         {"dropout", f_dropout, 1, {{V3(3, 4, 5), -1, 1, GC_TRANSPOSED}}},
+        {"dropout with a seed tensor", f_dropout_seeded, 1, {{V3(4, 3, 5), -1, 1, GC_STEPPED}}},
         {"batch_norm", f_batch_norm, 4,
          {{V4(2, 3, 4, 3), -2, 2, GC_TRANSPOSED}, {V1(3), -1, 1, GC_PLAIN}, {V1(3), 0.5, 2, GC_PLAIN},
           {V1(3), -1, 1, GC_STEPPED}}},

@@ -1,6 +1,7 @@
 /*
  * The op table's callers for the layers of src/core/nn_layers.c, with torch.nn.functional's
- * names, order and defaults: dropout (its seed= is ours: the mask is a function of it),
+ * names, order and defaults: dropout (its seed= is ours: the mask is a function of it; an
+ * int, or a uint32 tensor [2] that a compiled graph may take as an input),
  * batch_norm (the inference form: training=True is refused), group_norm and interpolate
  * (size or scale_factor, an int or float for every spatial dimension or one per dimension;
  * mode "nearest", "nearest-exact", "linear", "bilinear" or "trilinear", the last three
@@ -118,8 +119,10 @@ PyObject *wgtpy_layers_call(const op_entry *e, PyObject **v) {
     switch (e->sig) {
     case SIG_DROPOUT: {
         int training = v[2] ? PyObject_IsTrue(v[2]) : 1;
+        int tensor_seed = v[3] && PyObject_TypeCheck(v[3], wgtpy_Tensor);
         if (training < 0 || number_arg(v[1], 0.5, &p, e->name, "p") < 0 ||
-            (v[3] && wgtpy_int_arg(v[3], &seed, 0, INT64_MAX, e->name, "seed") < 0))
+            (tensor_seed && wgtpy_other_tensor(v[3], a, &t[0], 0, e->name) < 0) ||
+            (v[3] && !tensor_seed && wgtpy_int_arg(v[3], &seed, 0, INT64_MAX, e->name, "seed") < 0))
             goto done;
         if (!training) { /* evaluation: the identity, as torch's dropout(training=False) */
             out = (PyObject *)a;
@@ -127,7 +130,8 @@ PyObject *wgtpy_layers_call(const op_entry *e, PyObject **v) {
             goto done;
         }
         WGTPY_LOCK(a->ctx);
-        r = ((dropout_fn)e->fn)(a->t, p, (uint64_t)seed);
+        /* A seed tensor (uint32 [2]): wgt_dropout_seeded, which a compiled graph can rebind. */
+        r = t[0] ? wgt_dropout_seeded(a->t, p, t[0]->t) : ((dropout_fn)e->fn)(a->t, p, (uint64_t)seed);
         break;
     }
     case SIG_BATCH_NORM: {

@@ -20,6 +20,9 @@ def test_dropout_mask_is_the_generators(ctx):
     np.testing.assert_array_equal(wt.dropout(t, 1.0).numpy(), np.zeros_like(x))
     with pytest.raises(ValueError, match="p = 1.5"):
         wt.dropout(t, 1.5)
+    # A seed tensor (uint32 [2]: low word, high word) gives the mask of the integer seed.
+    s = wt.asarray(np.array([9, 0], np.uint32), ctx=ctx)
+    np.testing.assert_array_equal(wt.dropout(t, 0.3, seed=s).numpy(), want)
 
 
 def test_batch_norm_matches_numpy(ctx):

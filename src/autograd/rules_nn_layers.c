@@ -25,6 +25,18 @@ wgt_tensor *wgt_ag_rule_dropout(wgt_tensor *out, wgt_tensor *x, double p, uint64
     return wgt_ag_attach(out, n);
 }
 
+static wgt_status bw_dropout_seeded(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    gin[0] = K(wgt_dropout_seeded(g, n->p[0], n->saved[0]));
+    return WGT_OK;
+}
+
+wgt_tensor *wgt_ag_rule_dropout_seeded(wgt_tensor *out, wgt_tensor *x, double p, wgt_tensor *seed) {
+    WGT_AG_BEGIN(n, "wgt_dropout_seeded", out, bw_dropout_seeded, x)
+    n->p[0] = p;
+    wgt_ag_save(n, 0, seed);
+    return wgt_ag_attach(out, n);
+}
+
 /* g summed over every dimension but the channels' (1): [C]. */
 static wgt_tensor *per_channel_sum(wgt_ag_arena *ar, wgt_tensor *g) {
     int axes[WGT_MAX_DIMS], k = 0;

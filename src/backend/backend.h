@@ -365,8 +365,10 @@ struct wgt_backend {
     /* Counter-based random numbers (philox.h): out (f32, i32 or u32, contiguous, offset 0)
      * gets, for element i, a value computed from Philox4x32-10 of counter (i mod 2^32,
      * i / 2^32, 0, 0) and key (seed mod 2^32, seed / 2^32) alone, so every backend gives the
-     * same values (see wgt_random_params for each kind's mapping). */
-    wgt_status (*random)(wgt_backend *be, const wgt_operand *out, const struct wgt_random_params *p);
+     * same values (see wgt_random_params for each kind's mapping). key: NULL, or a u32 operand
+     * of two elements whose words, read on the device, replace the seed's (low word first). */
+    wgt_status (*random)(wgt_backend *be, const wgt_operand *out, const wgt_operand *key,
+                         const struct wgt_random_params *p);
 
     /* A general 2-D convolution (src/core/conv.c maps conv1d, conv2d and conv_transpose2d to
      * it): out [N, G, Cout_g, OH, OW] (f32, contiguous) = sum over c < Cin_g, kh < kH, kw < kW

@@ -218,6 +218,7 @@ wgt_tensor *wgt_max_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int6
 wgt_tensor *wgt_avg_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, int ceil_mode, int count_include_pad) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_avg_pool2d", wgt_ag_rule_avg_pool2d(wgt_impl_avg_pool2d(r_x, kernel_size, stride, padding, ceil_mode, count_include_pad), r_x, kernel_size, stride, padding, ceil_mode, count_include_pad)); }
 wgt_tensor *wgt_adaptive_avg_pool2d(wgt_tensor *x, int64_t out_h, int64_t out_w) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_adaptive_avg_pool2d", wgt_ag_rule_adaptive_avg_pool2d(wgt_impl_adaptive_avg_pool2d(r_x, out_h, out_w), r_x, out_h, out_w)); }
 wgt_tensor *wgt_dropout(wgt_tensor *x, double p, uint64_t seed) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_dropout", wgt_ag_rule_dropout(wgt_impl_dropout(r_x, p, seed), r_x, p, seed)); }
+wgt_tensor *wgt_dropout_seeded(wgt_tensor *x, double p, wgt_tensor *seed) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_seed = wgt_handle_arg(seed); return wgt_handle_out("wgt_dropout_seeded", wgt_ag_rule_dropout_seeded(wgt_impl_dropout_seeded(r_x, p, r_seed), r_x, p, r_seed)); }
 wgt_tensor *wgt_batch_norm(wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var, wgt_tensor *weight, wgt_tensor *bias, double eps) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_running_mean = wgt_handle_arg(running_mean); wgt_tensor *r_running_var = wgt_handle_arg(running_var); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_batch_norm", wgt_ag_rule_batch_norm(wgt_impl_batch_norm(r_x, r_running_mean, r_running_var, r_weight, r_bias, eps), r_x, r_running_mean, r_running_var, r_weight, r_bias, eps)); }
 wgt_tensor *wgt_group_norm(wgt_tensor *x, int64_t groups, wgt_tensor *weight, wgt_tensor *bias, double eps) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_group_norm", wgt_ag_rule_group_norm(wgt_impl_group_norm(r_x, groups, r_weight, r_bias, eps), r_x, groups, r_weight, r_bias, eps)); }
 wgt_tensor *wgt_interpolate(wgt_tensor *x, const int64_t *size, const double *scale, wgt_interp_mode mode, int align_corners) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_interpolate", wgt_ag_rule_interpolate(wgt_impl_interpolate(r_x, size, scale, mode, align_corners), r_x, size, scale, mode, align_corners)); }
@@ -462,6 +463,7 @@ const char *const wgt_handle_functions[] = {
     "wgt_avg_pool2d",
     "wgt_adaptive_avg_pool2d",
     "wgt_dropout",
+    "wgt_dropout_seeded",
     "wgt_batch_norm",
     "wgt_group_norm",
     "wgt_interpolate",

@@ -234,6 +234,7 @@ wgt_tensor *wgt_impl_max_pool2d(wgt_tensor *x, const int64_t *kernel_size, const
 wgt_tensor *wgt_impl_avg_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, int ceil_mode, int count_include_pad);
 wgt_tensor *wgt_impl_adaptive_avg_pool2d(wgt_tensor *x, int64_t out_h, int64_t out_w);
 wgt_tensor *wgt_impl_dropout(wgt_tensor *x, double p, uint64_t seed);
+wgt_tensor *wgt_impl_dropout_seeded(wgt_tensor *x, double p, wgt_tensor *seed);
 wgt_tensor *wgt_impl_batch_norm(wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var, wgt_tensor *weight, wgt_tensor *bias, double eps);
 wgt_tensor *wgt_impl_group_norm(wgt_tensor *x, int64_t groups, wgt_tensor *weight, wgt_tensor *bias, double eps);
 wgt_tensor *wgt_impl_interpolate(wgt_tensor *x, const int64_t *size, const double *scale, wgt_interp_mode mode, int align_corners);
@@ -480,6 +481,7 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_avg_pool2d wgt_impl_avg_pool2d
 #define wgt_adaptive_avg_pool2d wgt_impl_adaptive_avg_pool2d
 #define wgt_dropout wgt_impl_dropout
+#define wgt_dropout_seeded wgt_impl_dropout_seeded
 #define wgt_batch_norm wgt_impl_batch_norm
 #define wgt_group_norm wgt_impl_group_norm
 #define wgt_interpolate wgt_impl_interpolate

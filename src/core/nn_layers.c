@@ -22,17 +22,17 @@ static wgt_status check_float(const char *fn, const char *name, const wgt_tensor
 
 /* ---- dropout ---- */
 
-wgt_tensor *wgt_dropout(wgt_tensor *x, double p, uint64_t seed) {
-    static const char fn[] = "wgt_dropout";
-    if (wgt_check_tensor(fn, "x", x) != WGT_OK || check_float(fn, "x", x) != WGT_OK) return NULL;
-    if (!(p >= 0 && p <= 1)) {
-        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: p = %g is not a probability in [0, 1]", fn, p);
-        return NULL;
-    }
+static wgt_status check_dropout(const char *fn, wgt_tensor *x, double p) {
+    if (wgt_check_tensor(fn, "x", x) != WGT_OK || check_float(fn, "x", x) != WGT_OK) return wgt_last_status();
+    if (!(p >= 0 && p <= 1)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: p = %g is not a probability in [0, 1]", fn, p);
+    return WGT_OK;
+}
+
+/* x where the draw u (24 bits, [0, 1)) is at least p as an f32, scaled; 0 elsewhere (p = 1
+ * keeps nothing). Releases u. */
+static wgt_tensor *apply_mask(wgt_tensor *x, double p, wgt_tensor *u) {
     wgt_context *ctx = x->storage->ctx;
-    /* Kept where the draw u (24 bits, [0, 1)) is at least p as an f32: p = 1 keeps nothing. */
-    wgt_tensor *u = wgt_rand_uniform(ctx, WGT_F32, x->ndim, x->shape, 0, 1, seed);
-    wgt_tensor *thr = wgt_scalar(ctx, WGT_F32, p);
+    wgt_tensor *thr = u ? wgt_scalar(ctx, WGT_F32, p) : NULL;
     wgt_tensor *keep = u && thr ? wgt_ge(u, thr) : NULL;
     wgt_tensor *scaled = keep ? wgt_mul_scalar(x, p < 1 ? 1 / (1 - p) : 0) : NULL;
     wgt_tensor *zero = scaled ? wgt_scalar(ctx, x->dtype, 0) : NULL;
@@ -43,6 +43,19 @@ wgt_tensor *wgt_dropout(wgt_tensor *x, double p, uint64_t seed) {
     wgt_release(scaled);
     wgt_release(zero);
     return out;
+}
+
+wgt_tensor *wgt_dropout(wgt_tensor *x, double p, uint64_t seed) {
+    if (check_dropout("wgt_dropout", x, p) != WGT_OK) return NULL;
+    return apply_mask(x, p, wgt_rand_uniform(x->storage->ctx, WGT_F32, x->ndim, x->shape, 0, 1, seed));
+}
+
+wgt_tensor *wgt_dropout_seeded(wgt_tensor *x, double p, wgt_tensor *seed) {
+    static const char fn[] = "wgt_dropout_seeded";
+    if (check_dropout(fn, x, p) != WGT_OK || wgt_check_tensor(fn, "seed", seed) != WGT_OK ||
+        wgt_check_same_context(fn, x, seed) != WGT_OK)
+        return NULL;
+    return apply_mask(x, p, wgt_rand_unit_keyed(fn, seed, x->ndim, x->shape));
 }
 
 /* ---- batch and group normalisation ---- */

@@ -42,7 +42,7 @@ static int draws_outside(wgt_dtype dtype, double lo, double hi, const char *fn, 
 
 /* The tensor of gen_dtype (f32, i32 or u32) the backend fills, cast to dtype when that differs. */
 static wgt_tensor *draw(wgt_context *ctx, const char *fn, wgt_dtype dtype, wgt_dtype gen_dtype, int ndim,
-                        const int64_t *shape, const wgt_random_params *p, int floor_it) {
+                        const int64_t *shape, const wgt_random_params *p, int floor_it, wgt_tensor *key) {
     int64_t numel;
     if (wgt_check_context(fn, ctx) != WGT_OK || wgt_check_dtype(fn, dtype) != WGT_OK ||
         wgt_check_shape(fn, ndim, shape, &numel) != WGT_OK)
@@ -59,9 +59,10 @@ static wgt_tensor *draw(wgt_context *ctx, const char *fn, wgt_dtype dtype, wgt_d
         }
         return t;
     }
-    wgt_operand o;
+    wgt_operand o, k;
+    if (key) wgt_operand_view(key, 1, key->shape, key->strides, &k);
     if (wgt_check_kernel_size(fn, t) != WGT_OK || wgt_output_operand(t, &o) != WGT_OK ||
-        wgt_record_random(ctx, fn, &o, p) != WGT_OK) {
+        wgt_record_random(ctx, fn, &o, key ? &k : NULL, p) != WGT_OK) {
         wgt_release(t);
         return NULL;
     }
@@ -107,14 +108,14 @@ wgt_tensor *wgt_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const 
         p.kind = WGT_RANDOM_INTEGER;
         p.count = (uint64_t)count;
         p.low = dtype == WGT_I32 ? (uint32_t)(int32_t)first : (uint32_t)first;
-        return draw(ctx, fn, dtype, dtype, ndim, shape, &p, 0);
+        return draw(ctx, fn, dtype, dtype, ndim, shape, &p, 0, NULL);
     }
     if (!isfinite(p.b)) {
         wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: the width of [%g, %g) overflows f32", fn, low, high);
         return NULL;
     }
     if (low < high) p.c = below_in(dtype, high); /* so rounding never reaches high */
-    return draw(ctx, fn, dtype, WGT_F32, ndim, shape, &p, 0);
+    return draw(ctx, fn, dtype, WGT_F32, ndim, shape, &p, 0, NULL);
 }
 
 wgt_tensor *wgt_rand_normal(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double mean,
@@ -126,10 +127,23 @@ wgt_tensor *wgt_rand_normal(wgt_context *ctx, wgt_dtype dtype, int ndim, const i
     }
     if (draws_outside(dtype, mean, mean, fn, "mean")) return NULL;
     wgt_random_params p = {WGT_RANDOM_NORMAL, seed, (float)mean, (float)stddev, 0, 0, 0};
-    return draw(ctx, fn, dtype, WGT_F32, ndim, shape, &p, wgt_dtype_is_integer(dtype));
+    return draw(ctx, fn, dtype, WGT_F32, ndim, shape, &p, wgt_dtype_is_integer(dtype), NULL);
 }
 
 wgt_tensor *wgt_rand_bits(wgt_context *ctx, int ndim, const int64_t *shape, uint64_t seed) {
     wgt_random_params p = {WGT_RANDOM_BITS, seed, 0, 0, 0, 0, 0};
-    return draw(ctx, "wgt_rand_bits", WGT_U32, WGT_U32, ndim, shape, &p, 0);
+    return draw(ctx, "wgt_rand_bits", WGT_U32, WGT_U32, ndim, shape, &p, 0, NULL);
+}
+
+wgt_tensor *wgt_rand_unit_keyed(const char *fn, wgt_tensor *key, int ndim, const int64_t *shape) {
+    if (wgt_check_tensor(fn, "seed", key) != WGT_OK) return NULL;
+    if (key->dtype != WGT_U32 || key->ndim != 1 || key->shape[0] != 2) {
+        char s[128];
+        wgt_format_shape(s, sizeof s, key->ndim, key->shape);
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: seed is %s %s, wanted u32 [2] (the seed's low and high words)", fn,
+                  wgt_dtype_name(key->dtype), s);
+        return NULL;
+    }
+    wgt_random_params p = {WGT_RANDOM_UNIFORM, 0, 0, 1, nextafterf(1, 0), 0, 0};
+    return draw(key->storage->ctx, fn, WGT_F32, WGT_F32, ndim, shape, &p, 0, key);
 }

@@ -194,8 +194,9 @@ wgt_status wgt_record_conv(wgt_context *ctx, const char *fn, const wgt_operand *
     return wgt_record(ctx, n);
 }
 
-wgt_status wgt_record_random(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_random_params *p) {
-    RECORD(WGT_NODE_RANDOM, (int)p->kind, 1, out)
+wgt_status wgt_record_random(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *key,
+                             const wgt_random_params *p) {
+    RECORD(WGT_NODE_RANDOM, (int)p->kind, 2, out, key)
     n->params[0] = p->a;
     n->params[1] = p->b;
     n->box[0] = (int64_t)p->seed;

@@ -504,7 +504,7 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
         wgt_random_params p = {(wgt_random_kind)n->op, (uint64_t)n->box[0], (float)n->params[0], (float)n->params[1], 0,
                                n->bits, (uint64_t)n->box[1]};
         memcpy(&p.c, &n->box[2], sizeof p.c);
-        st = be->random(be, &a[0], &p);
+        st = be->random(be, &a[0], a[1].storage ? &a[1] : NULL, &p);
         break;
     }
     case WGT_NODE_USER_KERNEL: st = wgt_user_call_run(be, n->user, a, n->nargs); break;

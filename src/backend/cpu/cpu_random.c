@@ -17,6 +17,7 @@
 
 typedef struct {
     const wgt_random_params *p;
+    uint32_t key[2];
     uint32_t *out;
     int64_t n;
 } random_job;
@@ -54,15 +55,20 @@ static uint32_t element(const wgt_random_params *p, const uint32_t key[2], int64
 static void random_task(void *arg, int64_t task, int slot) {
     (void)slot;
     const random_job *j = arg;
-    const uint32_t key[2] = {(uint32_t)j->p->seed, (uint32_t)(j->p->seed >> 32)};
     int64_t end = (task + 1) * CHUNK < j->n ? (task + 1) * CHUNK : j->n;
-    for (int64_t i = task * CHUNK; i < end; i++) j->out[i] = element(j->p, key, i);
+    for (int64_t i = task * CHUNK; i < end; i++) j->out[i] = element(j->p, j->key, i);
 }
 
-wgt_status wgt_cpu_random(wgt_backend *be, const wgt_operand *out, const wgt_random_params *p) {
+wgt_status wgt_cpu_random(wgt_backend *be, const wgt_operand *out, const wgt_operand *key,
+                          const wgt_random_params *p) {
     int64_t n = 1;
     for (int d = 0; d < out->ndim; d++) n *= out->shape[d];
-    random_job j = {p, (uint32_t *)out->host + out->offset, n};
+    random_job j = {p, {(uint32_t)p->seed, (uint32_t)(p->seed >> 32)}, (uint32_t *)out->host + out->offset, n};
+    if (key) {
+        const uint32_t *k = (const uint32_t *)key->host + key->offset;
+        j.key[0] = k[0];
+        j.key[1] = k[key->strides[0]];
+    }
     wgt_cpu_pool_run(wgt_cpu_pool_of(be), (j.n + CHUNK - 1) / CHUNK, random_task, &j);
     return WGT_OK;
 }

@@ -13,18 +13,22 @@
 typedef struct {
     uint32_t n, kind, key0, key1;
     float a, b, c;
-    uint32_t low, count, zero, pad0, pad1;
+    uint32_t low, count, zero, key_at, key_step;
 } random_params;
 
 static char *build_random(wgt_webgpu *w, const void *arg) {
     (void)w;
-    (void)arg;
+    int keyed = *(const int *)arg;
     const char *text = wgt_wgsl_source("random");
-    const char *pairs[] = {NULL};
+    const char *pairs[] = {"KEY_DECL", keyed ? "@group(0) @binding(0) var<storage, read> key_words: array<u32>;\n" : "",
+                           "OUT", keyed ? "1" : "0", "UNIFORM", keyed ? "2" : "1",
+                           "KEY0", keyed ? "key_words[params.key_at]" : "params.key0",
+                           "KEY1", keyed ? "key_words[params.key_at + params.key_step]" : "params.key1", NULL};
     return text ? wgt_wgsl_expand(text, pairs) : NULL;
 }
 
-wgt_status wgt_wgpu_random(wgt_backend *be, const wgt_operand *out, const wgt_random_params *p) {
+wgt_status wgt_wgpu_random(wgt_backend *be, const wgt_operand *out, const wgt_operand *key,
+                           const wgt_random_params *p) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     if (out->offset != 0) return wgt_error(WGT_ERR_INTERNAL, "random output at offset %lld", (long long)out->offset);
     uint64_t n = 1;
@@ -42,9 +46,14 @@ wgt_status wgt_wgpu_random(wgt_backend *be, const wgt_operand *out, const wgt_ra
     q.c = p->c;
     q.low = p->low;
     q.count = (uint32_t)p->count; /* 2^32 becomes 0, which the kernel reads as such */
+    int keyed = key != NULL;
+    if (keyed) {
+        q.key_at = (uint32_t)key->offset;
+        q.key_step = (uint32_t)key->strides[0];
+    }
     wgt_pipeline *pl;
-    wgt_status st = wgt_wgpu_pipeline(w, "random", 1, build_random, NULL, &pl);
+    wgt_status st = wgt_wgpu_pipeline(w, keyed ? "random_keyed" : "random", 1 + keyed, build_random, &keyed, &pl);
     if (st != WGT_OK) return st;
-    wgt_buffer *buffers[1] = {out->buffer};
+    wgt_buffer *buffers[2] = {keyed ? key->buffer : out->buffer, out->buffer};
     return wgt_wgpu_dispatch(w, pl, buffers, &q, sizeof q, (n + WORKGROUP_SIZE - 1) / WORKGROUP_SIZE);
 }

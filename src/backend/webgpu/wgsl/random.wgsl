@@ -3,7 +3,8 @@
 // entry says, exactly as the CPU backend computes it. WGSL has no 64-bit integers, so the
 // 32 x 32 -> 64-bit products are formed from 16-bit halves. A product is kept from
 // contracting with the add after it into a fused multiply-add (keep), which the CPU does not
-// do: so uniform and integer values are bit for bit the CPU's.
+// do: so uniform and integer values are bit for bit the CPU's. The keyed variant reads the
+// key from a buffer (a seed tensor, which a compiled graph may bind anew at each dispatch).
 
 struct Params {
     n: u32,       // elements
@@ -16,12 +17,12 @@ struct Params {
     low: u32,
     count: u32,   // integer: the number of values, 0 for 2^32
     zero: u32,    // 0, which the compiler cannot see (keep)
-    pad0: u32,
-    pad1: u32,
+    key_at: u32,  // a keyed kernel: the key's first word in key_words, and the step to its second
+    key_step: u32,
 };
 
-@group(0) @binding(0) var<storage, read_write> out: array<u32>;
-@group(0) @binding(1) var<uniform> params: Params;
+{{KEY_DECL}}@group(0) @binding({{OUT}}) var<storage, read_write> out: array<u32>;
+@group(0) @binding({{UNIFORM}}) var<uniform> params: Params;
 
 const WORKGROUP_SIZE: u32 = 256u;
 
@@ -43,8 +44,8 @@ fn mul_wide(a: u32, b: u32) -> vec2<u32> {
 
 fn philox(counter: vec4<u32>) -> vec4<u32> {
     var x = counter;
-    var k0 = params.key0;
-    var k1 = params.key1;
+    var k0 = {{KEY0}};
+    var k1 = {{KEY1}};
     for (var r = 0u; r < 10u; r = r + 1u) {
         let p0 = mul_wide(0xD2511F53u, x.x);
         let p1 = mul_wide(0xCD9E8D57u, x.z);
