@@ -70,3 +70,50 @@ TEST(gpu_timing_counts_the_passes_run_while_on) {
     CHECK_ERROR(wgt_context_gpu_time(gpu, &t) != WGT_OK, WGT_ERR_USAGE, "off");
     wgt_context_release(gpu);
 }
+
+/* Per-dispatch timing: every kernel run is timed in a pass of its own and summed by kernel,
+ * past the query set's 2048 passes (the set is read early and starts over). */
+TEST(gpu_timing_per_dispatch_sums_time_by_kernel) {
+    wgt_context *gpu = test_webgpu_context();
+    if (!gpu) return;
+    wgt_webgpu *w = (wgt_webgpu *)wgt_context_record(gpu)->backend;
+    wgt_gpu_kernel_time k[16];
+    if (!w->has_timestamp) {
+        test_skip("adapter %s has no timestamp-query feature", w->adapter.name);
+        wgt_context_release(gpu);
+        return;
+    }
+    CHECK(wgt_context_gpu_timing(gpu, 1) == WGT_OK, "%s", wgt_last_error());
+    CHECK_ERROR(wgt_context_gpu_kernel_times(gpu, k, 16) < 0, WGT_ERR_USAGE, "not per dispatch");
+    int64_t n = 37;
+    wgt_tensor *a = wgt_full(gpu, WGT_F32, 1, &n, 1.5), *x = wgt_full(gpu, WGT_F32, 1, &n, 0);
+    CHECK(a && x && wgt_eval(1, &x) == WGT_OK, "%s", wgt_last_error());
+    CHECK(wgt_context_gpu_timing(gpu, 2) == WGT_OK, "%s", wgt_last_error());
+    const int runs = 2100; /* more than the set's 2048 passes */
+    for (int i = 0; i < runs && x; i++) {
+        wgt_tensor *y = wgt_add(x, a);
+        wgt_release(x);
+        x = y;
+        if (!x || wgt_eval(1, &x) != WGT_OK) break;
+    }
+    wgt_gpu_time t;
+    int count = wgt_context_gpu_kernel_times(gpu, k, 16);
+    CHECK(count >= 1, "%s", wgt_last_error());
+    uint64_t most = 0;
+    for (int i = 0; i < count; i++) {
+        CHECK(k[i].label[0] && k[i].ms >= 0 && (i == 0 || k[i].ms <= k[i - 1].ms), "entry %d: '%s' %g ms", i, k[i].label,
+              k[i].ms);
+        if (k[i].dispatches > most) most = k[i].dispatches;
+    }
+    CHECK(most == (uint64_t)runs, "the add kernel ran %d times; the most-run kernel counted %llu", runs,
+          (unsigned long long)most);
+    /* The read started the count again. */
+    CHECK(wgt_context_gpu_time(gpu, &t) == WGT_OK && t.passes == 0, "passes after the read: %llu",
+          (unsigned long long)t.passes);
+    float got[37];
+    CHECK(x && wgt_tensor_read(x, got, sizeof got) == WGT_OK && got[36] == 1.5f * runs, "value %g, wanted %g", got[36],
+          1.5 * runs);
+    CHECK(wgt_context_gpu_timing(gpu, 0) == WGT_OK, "%s", wgt_last_error());
+    wgt_release(a), wgt_release(x);
+    wgt_context_release(gpu);
+}

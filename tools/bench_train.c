@@ -6,7 +6,9 @@
  * first op to the loss read back (a full synchronisation), eager (ops recorded and run per
  * step) and as one compiled graph dispatch per step (forward, backward and update recorded
  * once). No gradient clipping: it reads the norm back mid-step. bench/bench_train_torch.py
- * times the same model in PyTorch from the JSON this writes, for the ratio.
+ * times the same model in PyTorch from the JSON this writes, for the ratio. --profile runs one
+ * more step of each mode with every kernel timed on its own (GPU timestamps) and prints where
+ * the GPU time went, by kernel.
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/gpu_timing.h"
 #include "lm_model.h"
 
 typedef struct {
@@ -43,14 +46,17 @@ static void batch(const lm_config *c, int B, int s, int32_t *tok, int32_t *tgt) 
     }
 }
 
+/* *recorded: seconds (now_s) when the step's work was recorded, before the loss is read. */
 static wgt_status eager_step(lm_model *m, wgt_optimizer *o, const int32_t *tok, const int32_t *tgt, int B,
-                             double *loss) {
+                             double *loss, double *recorded) {
     wgt_status st = wgt_optimizer_zero_grad(o);
     wgt_tensor *l = st == WGT_OK ? lm_loss(m, tok, tgt, B, m->cfg.context) : NULL;
     float v = NAN;
     if (!l) return st ? st : wgt_last_status();
-    if ((st = wgt_backward(l, NULL)) == WGT_OK && (st = wgt_optimizer_step(o)) == WGT_OK)
+    if ((st = wgt_backward(l, NULL)) == WGT_OK && (st = wgt_optimizer_step(o)) == WGT_OK) {
+        *recorded = now_s();
         st = wgt_tensor_read(l, &v, sizeof v);
+    }
     wgt_release(l);
     *loss = v;
     return st;
@@ -71,7 +77,7 @@ static wgt_graph *record_graph(lm_model *m, wgt_optimizer *o, int B) {
 }
 
 static wgt_status graph_step(wgt_graph *g, wgt_context *ctx, const int32_t *tok, const int32_t *tgt, int B, int T,
-                             wgt_tensor *lo, double *loss) {
+                             wgt_tensor *lo, double *loss, double *recorded) {
     const int64_t shape[2] = {B, T};
     size_t nb = sizeof *tok * (size_t)B * (size_t)T;
     wgt_tensor *x = wgt_tensor_from_data(ctx, WGT_I32, 2, shape, tok, nb, WGT_USAGE_DEFAULT);
@@ -80,6 +86,7 @@ static wgt_status graph_step(wgt_graph *g, wgt_context *ctx, const int32_t *tok,
     wgt_status st = x && y ? wgt_graph_dispatch(g, 2, (wgt_binding[]){{"bench_train_tokens", x}, {"bench_train_targets", y}},
                                                 1, (wgt_binding[]){{"loss", lo}})
                            : wgt_last_status();
+    *recorded = now_s();
     if (st == WGT_OK) st = wgt_tensor_read(lo, &v, sizeof v);
     wgt_release(x), wgt_release(y);
     *loss = v;
@@ -87,7 +94,31 @@ static wgt_status graph_step(wgt_graph *g, wgt_context *ctx, const int32_t *tok,
 }
 
 /* Runs warmup + steps of one mode on a fresh model from the same seed; 0 on success. */
-static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int steps, int graph, train_row *row) {
+/* The GPU time of one step by kernel, most first (where the device has timestamps). */
+static void print_profile(wgt_context *ctx, const char *mode, double step_ms) {
+    enum { KEPT = 1024, SHOWN = 30 };
+    wgt_gpu_kernel_time *k = malloc(sizeof *k * KEPT);
+    int n = k ? wgt_context_gpu_kernel_times(ctx, k, KEPT) : -1;
+    if (n < 0) {
+        printf("profile of one %s step: %s\n", mode, k ? wgt_last_error() : "out of memory");
+        free(k);
+        return;
+    }
+    double total = 0, shown = 0;
+    uint64_t dispatches = 0;
+    for (int i = 0; i < n; i++) total += k[i].ms, dispatches += k[i].dispatches;
+    printf("profile of one %s step (each dispatch in a pass of its own; step %.2f ms wall):\n", mode, step_ms);
+    printf("  %9s %6s %9s  %s\n", "GPU ms", "share", "dispatches", "kernel");
+    for (int i = 0; i < n && i < SHOWN; i++, shown += k[i - 1].ms)
+        printf("  %9.3f %5.1f%% %9llu  %s\n", k[i].ms, total > 0 ? 100 * k[i].ms / total : 0,
+               (unsigned long long)k[i].dispatches, k[i].label);
+    printf("  %9.3f GPU ms in all %d kernels (%llu dispatches); %.3f in the %d shown\n", total, n,
+           (unsigned long long)dispatches, shown, n < SHOWN ? n : SHOWN);
+    free(k);
+}
+
+static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int steps, int graph, int profile,
+                    train_row *row) {
     lm_model m;
     if (lm_init(&m, ctx, c, 1234) != WGT_OK) {
         fprintf(stderr, "bench-train: model: %s\n", wgt_last_error());
@@ -102,15 +133,35 @@ static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int
     int rc = !o || (graph && !g) || !lo || !tok || !tgt || !ms;
     if (rc) fprintf(stderr, "bench-train: %s\n", wgt_last_error());
     *row = (train_row){graph ? "graph" : "eager", NAN, NAN, NAN, NAN, steps};
-    for (int s = 0; !rc && s < warmup + steps; s++) {
-        double loss = NAN, t0;
+    /* --profile: one step with every pass timed, then one with every dispatch timed. */
+    for (int s = 0; !rc && s < warmup + steps + 2 * (profile != 0); s++) {
+        double loss = NAN, t0, recorded = NAN;
+        int profiled = s >= warmup + steps ? s - (warmup + steps) + 1 : 0;
+        if (profiled && wgt_context_gpu_timing(ctx, profiled) != WGT_OK) {
+            printf("profile: %s\n", wgt_last_error());
+            break;
+        }
         batch(c, B, s, tok, tgt);
         t0 = now_s();
-        wgt_status st = graph ? graph_step(g, ctx, tok, tgt, B, c->context, lo, &loss) : eager_step(&m, o, tok, tgt, B, &loss);
+        wgt_status st = graph ? graph_step(g, ctx, tok, tgt, B, c->context, lo, &loss, &recorded)
+                              : eager_step(&m, o, tok, tgt, B, &loss, &recorded);
         double t = (now_s() - t0) * 1e3;
         if (st != WGT_OK) {
             fprintf(stderr, "bench-train: %s step %d: %s\n", row->mode, s, wgt_last_error());
             rc = 1;
+        }
+        if (profiled == 1) {
+            wgt_gpu_time gt;
+            if (!rc && wgt_context_gpu_time(ctx, &gt) == WGT_OK)
+                printf("one %s step: %.2f ms wall, recorded after %.2f ms; GPU busy in compute passes %.2f ms "
+                       "(%llu passes)\n", row->mode, t, (recorded - t0) * 1e3, gt.ms, (unsigned long long)gt.passes);
+            wgt_context_gpu_timing(ctx, 0);
+            continue;
+        }
+        if (profiled == 2) {
+            if (!rc) print_profile(ctx, row->mode, t);
+            wgt_context_gpu_timing(ctx, 0);
+            break;
         }
         if (s == 0) row->loss_first = loss;
         row->loss_last = loss;
@@ -137,13 +188,15 @@ static int64_t count_params(const lm_config *c) {
 static void usage(void) {
     printf("usage: wgtensor bench-train [--layers 12] [--width 768] [--heads 12] [--seq 1024] [--batch 1]\n"
            "         [--vocab 50257] [--steps 10] [--warmup 2] [--mode both|eager|graph] [--json FILE]\n"
+           "         [--profile]\n"
            "Times forward + backward + AdamW steps of a GPT-2-small-shaped model (f32); the median step,\n"
-           "tokens/s and model TFLOP/s (6 x parameters + 12 x layers x seq x width per token).\n");
+           "tokens/s and model TFLOP/s (6 x parameters + 12 x layers x seq x width per token).\n"
+           "--profile: one more step of each mode with every kernel timed apart, GPU time by kernel.\n");
 }
 
 int wgt_bench_train_main(int argc, char **argv) {
     lm_config c = {50257, 12, 768, 12, 1024};
-    int B = 1, steps = 10, warmup = 2, modes = 3;
+    int B = 1, steps = 10, warmup = 2, modes = 3, profile = 0;
     const char *json = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -156,6 +209,8 @@ int wgt_bench_train_main(int argc, char **argv) {
             return 0;
         } else if (slot && v) {
             *slot = atoi(v), i++;
+        } else if (!strcmp(a, "--profile")) {
+            profile = 1;
         } else if (!strcmp(a, "--json") && v) {
             json = v, i++;
         } else if (!strcmp(a, "--mode") && v && (!strcmp(v, "both") || !strcmp(v, "eager") || !strcmp(v, "graph"))) {
@@ -189,7 +244,7 @@ int wgt_bench_train_main(int argc, char **argv) {
     for (int k = 0; k < 2 && !rc; k++) {
         if (!(modes & (1 << k))) continue;
         train_row *r = &rows[nrows];
-        rc = run_mode(ctx, &c, B, warmup, steps, k, r);
+        rc = run_mode(ctx, &c, B, warmup, steps, k, profile, r);
         if (rc) break;
         nrows++;
         printf("%-6s %12.2f %10.2f %12.0f %9.3f %11.4f %11.4f\n", r->mode, r->ms_median, r->ms_min,

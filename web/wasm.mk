@@ -60,11 +60,11 @@ web/src/api_table.js web/src/api_table.d.ts &: include/wgtensor.h scripts/gen_ap
 # the JS API's tests (node's test runner): every op family on WebGPU against the CPU backend.
 WASM_WEBGPU_TESTS ?= env_webgpu webgpu_feature_values webgpu_shader_errors webgpu_adapter_choice \
 	read_write_through_views matmul_known_values binary_webgpu_matches_cpu index_webgpu shape_webgpu_matches_cpu \
-	device_loss engine_async_reads limits_failures_leave user_kernel
+	device_loss engine_async_reads limits_failures_leave user_kernel uploads_
 # SwiftShader lacks shader-f16, and binary_webgpu_matches_cpu's f16 overflows come back NaN
 # there (docs/web.md): the browser runs the rest.
 WASM_BROWSER_TESTS ?= webgpu_feature_values webgpu_shader_errors read_write_through_views matmul_known_values \
-	index_webgpu shape_webgpu_matches_cpu device_loss engine_async_reads docs
+	index_webgpu shape_webgpu_matches_cpu device_loss engine_async_reads docs uploads_
 # The demo page (web/demo/): the digits Debian's python3-sklearn ships, served beside it.
 DIGITS ?= /usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz
 DEMO_PORT ?= 8000

@@ -208,6 +208,13 @@ typedef struct wgt_gpu_time {
     uint64_t untimed_passes; /* passes begun with timing on that got no timestamps (set full) */
 } wgt_gpu_time;
 
+/* GPU time of one kernel (by its pipeline's label) over the passes of a per-dispatch timing. */
+typedef struct wgt_gpu_kernel_time {
+    char label[96];
+    double ms;
+    uint64_t dispatches;
+} wgt_gpu_kernel_time;
+
 /* A caller's WGSL kernel compiled by a backend (src/core/user_kernel.c validates and records
  * its dispatches). The layout lists every binding of the shader's @group(0). */
 typedef struct wgt_user_pipeline wgt_user_pipeline;
@@ -241,9 +248,13 @@ struct wgt_backend {
     /* Opt-in GPU timing, for benchmarks (NULL: the backend has no GPU clock). gpu_timing turns
      * timestamps of every compute pass begun from now on on or off (WGT_ERR_UNAVAILABLE when
      * the device does not offer them); gpu_time reads what the passes submitted so far took
-     * (the caller has waited for them) and starts counting again. */
+     * (the caller has waited for them) and starts counting again. on = 2 times every dispatch
+     * in a pass of its own (slower: a profile, not a benchmark), and gpu_kernel_times then
+     * gives the time by kernel since the last read, most first: up to max entries, their
+     * count returned (or -1 with the error set). */
     wgt_status (*gpu_timing)(wgt_backend *be, int on);
     wgt_status (*gpu_time)(wgt_backend *be, wgt_gpu_time *out);
+    int (*gpu_kernel_times)(wgt_backend *be, wgt_gpu_kernel_time *out, int max);
     /* Largest storage the backend can hold, and the largest element count a kernel takes. */
     uint64_t max_buffer_bytes;
     uint64_t max_kernel_elements;

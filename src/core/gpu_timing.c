@@ -33,3 +33,19 @@ wgt_status wgt_context_gpu_time(wgt_context *handle, wgt_gpu_time *out) {
                          ctx->backend->name);
     return ctx->backend->gpu_time(ctx->backend, out);
 }
+
+int wgt_context_gpu_kernel_times(wgt_context *handle, wgt_gpu_kernel_time *out, int max) {
+    wgt_context *ctx;
+    if (!wgt_context_arg("wgt_context_gpu_kernel_times", handle, &ctx)) return -1;
+    if (!out || max < 0) {
+        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_gpu_kernel_times: out is NULL or max %d is negative", max);
+        return -1;
+    }
+    if (!ctx->backend->gpu_kernel_times) {
+        wgt_error(WGT_ERR_UNAVAILABLE, "wgt_context_gpu_kernel_times: the %s backend has no GPU timestamps",
+                  ctx->backend->name);
+        return -1;
+    }
+    if (wgt_context_sync(ctx) != WGT_OK) return -1;
+    return ctx->backend->gpu_kernel_times(ctx->backend, out, max);
+}

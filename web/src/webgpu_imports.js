@@ -168,6 +168,15 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
     b.destroyed = true;
     b.js.destroy();
   };
+  const mapRange = (e, offset, size, writable) => {
+    let range;
+    try { range = new Uint8Array(e.js.getMappedRange(offset, size)); } catch { return 0; }
+    if (e.mapped) dealloc(e.mapped);
+    e.mapped = alloc(size);
+    e.writeBack = writable ? range : null;
+    u8().set(range, e.mapped);
+    return e.mapped;
+  };
   const releaseBuffer = (b) => {
     if (--b.refs > 0) return;
     if (b.mapped) { dealloc(b.mapped); b.mapped = 0; }
@@ -472,18 +481,13 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
         withView(message, (m) => callTable(i.fn, r.error ? MAP_ERROR : SUCCESS, m, i.u1, i.u2));
       });
     },
-    // The mapped range is copied into wasm memory, which C reads until the unmap.
-    wgpuBufferGetConstMappedRange(b, offset, size) {
-      const e = entry(b);
-      let range;
-      try { range = new Uint8Array(e.js.getMappedRange(offset, size)); } catch { return 0; }
-      if (e.mapped) dealloc(e.mapped);
-      e.mapped = alloc(size);
-      u8().set(range, e.mapped);
-      return e.mapped;
-    },
+    // The mapped range is copied into wasm memory, which C reads until the unmap; a writable
+    // range (GetMappedRange) goes back into the buffer's mapped range at the unmap.
+    wgpuBufferGetConstMappedRange: (b, offset, size) => mapRange(entry(b), offset, size, false),
+    wgpuBufferGetMappedRange: (b, offset, size) => mapRange(entry(b), offset, size, true),
     wgpuBufferUnmap(b) {
       const e = entry(b);
+      if (e.writeBack) { e.writeBack.set(u8().subarray(e.mapped, e.mapped + e.writeBack.length)); e.writeBack = null; }
       if (e.mapped) { dealloc(e.mapped); e.mapped = 0; }
       e.js.unmap();
     },

@@ -14,14 +14,21 @@
 #define READ_POOL_LIMIT (64ull << 20)
 
 /* What the storage pool may keep idle: 256 MiB, or twice the largest tensor where that is
- * more (so freeing and making the largest tensors in turn still reuses them), at most 4 GiB.
- * WebGPU does not say how much memory the device has; wgt_context_trim gives it all back. */
+ * more (so freeing and making the largest tensors in turn still reuses them), at most 4 GiB;
+ * on a discrete GPU whose memory is known, up to half the context's memory budget. A
+ * training step frees and makes the same large tensors every step (a GPT-2-shaped step at
+ * batch 8 turns over more than 10 GiB): each one the pool let go was made again, and making
+ * a buffer costs the driver an allocation and Dawn a clear, which took half of such a step on
+ * an H200 (152 ms of host time before the first kernel). Device memory the pool keeps is
+ * memory no other program can use: wgt_context_trim gives it all back. */
 static uint64_t storage_pool_limit(const wgt_webgpu *w) {
     const WGPULimits *l = &w->limits.limits;
     uint64_t largest = l->maxStorageBufferBindingSize < l->maxBufferSize ? l->maxStorageBufferBindingSize : l->maxBufferSize;
     uint64_t limit = 2 * largest;
     if (limit < 256ull << 20) limit = 256ull << 20;
     if (limit > 4ull << 30) limit = 4ull << 30;
+    if (w->adapter.adapter_type == WGPU_ADAPTER_DISCRETE_GPU && w->memory_budget / 2 > limit)
+        limit = w->memory_budget / 2;
     return limit;
 }
 
@@ -72,6 +79,7 @@ wgt_status wgt_wgpu_buffer_write(wgt_backend *be, wgt_buffer *buf, size_t offset
         if (staged) return WGT_OK;
         if ((st = wgt_wgpu_submit(w)) != WGT_OK) return st;
     }
+    if (n > WGT_WGPU_UPLOAD_DIRECT_MAX) return wgt_wgpu_upload_staged(w, buf->handle, offset, src, n);
     w->p->wgpuQueueWriteBuffer(w->queue, buf->handle, offset, src, n);
     return wgt_wgpu_status(w);
 }

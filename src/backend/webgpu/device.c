@@ -484,6 +484,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->simulate_loss = webgpu_simulate_loss;
     be->gpu_timing = wgt_wgpu_gpu_timing;
     be->gpu_time = wgt_wgpu_gpu_time;
+    be->gpu_kernel_times = wgt_wgpu_gpu_kernel_times;
     const WGPULimits *l = &w->limits.limits;
     /* A tensor is bound whole, so it must fit one storage binding as well as one buffer. */
     be->max_buffer_bytes = l->maxStorageBufferBindingSize < l->maxBufferSize ? l->maxStorageBufferBindingSize

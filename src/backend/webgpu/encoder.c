@@ -318,6 +318,8 @@ static wgt_status dispatch_begin(wgt_webgpu *w, WGPUComputePipeline pipeline, co
                                  uint32_t params_size, uint32_t *slot, uint32_t *bind_size, int *first) {
     wgt_status st = wgt_wgpu_status(w);
     if (st != WGT_OK) return st;
+    /* A profile's full query set is read before this dispatch takes its ring slot. */
+    if (wgt_wgpu_timing_per_dispatch(w) && (st = wgt_wgpu_timestamps_make_room(w)) != WGT_OK) return st;
     *first = first_run(w, pipeline);
     if (*first && w->encoder && (st = wgt_wgpu_submit(w)) != WGT_OK) return st;
     *bind_size = (params_size + 15u) & ~15u;
@@ -338,13 +340,15 @@ static wgt_status dispatch_begin(wgt_webgpu *w, WGPUComputePipeline pipeline, co
 
 /* The rest: the pass (begun on first use), the pipeline (kept between dispatches), the group
  * (with the ring slot as its one dynamic offset, when it has one) and the grid. */
-static wgt_status dispatch_end(wgt_webgpu *w, WGPUComputePipeline pipeline, WGPUBindGroup group, int dynamic,
-                               uint32_t slot, const uint32_t *grid, int first) {
+static wgt_status dispatch_end(wgt_webgpu *w, const char *label, WGPUComputePipeline pipeline, WGPUBindGroup group,
+                               int dynamic, uint32_t slot, const uint32_t *grid, int first) {
     const wgpu_procs *p = w->p;
+    int own_pass = wgt_wgpu_timing_per_dispatch(w);
     if (!w->pass) {
         WGPUComputePassDescriptor pd = {0};
         WGPUPassTimestampWrites writes;
         if (w->timestamps) pd.timestampWrites = wgt_wgpu_timestamps_for_pass(w, &writes);
+        if (own_pass && pd.timestampWrites) wgt_wgpu_timestamps_label(w, label);
         w->pass = p->wgpuCommandEncoderBeginComputePass(w->encoder, &pd);
     }
     if (w->pass_pipeline != pipeline) { /* the pass keeps its pipeline between dispatches */
@@ -355,6 +359,7 @@ static wgt_status dispatch_end(wgt_webgpu *w, WGPUComputePipeline pipeline, WGPU
     p->wgpuComputePassEncoderDispatchWorkgroups(w->pass, grid[0], grid[1], grid[2]);
     w->batch_commands++;
     w->dispatches++;
+    if (own_pass) end_pass(w);
     return first ? submit_first_run(w) : WGT_OK;
 }
 
@@ -378,7 +383,7 @@ wgt_status wgt_wgpu_dispatch_with_layout(wgt_webgpu *w, const char *label, WGPUC
     if ((st = wgt_wgpu_bind_group(w, layout, count, buffers, bind_size, &group)) != WGT_OK) return st;
     for (int i = 0; i < count; i++) buffers[i]->used_serial = w->submit_serial + 1;
     const uint32_t grid[3] = {(uint32_t)x, (uint32_t)y, 1};
-    return dispatch_end(w, pipeline, group, 1, slot, grid, first);
+    return dispatch_end(w, label, pipeline, group, 1, slot, grid, first);
 }
 
 wgt_status wgt_wgpu_dispatch_grid(wgt_webgpu *w, const char *label, WGPUComputePipeline pipeline,
@@ -397,7 +402,7 @@ wgt_status wgt_wgpu_dispatch_grid(wgt_webgpu *w, const char *label, WGPUComputeP
         st = wgt_wgpu_bind_group_entries(w, label, layout, count, entries, buffers, uniform_binding, bind_size, &cached);
         if (st != WGT_OK) return st;
         for (int i = 0; i < count; i++) buffers[i]->used_serial = w->submit_serial + 1;
-        return dispatch_end(w, pipeline, cached, uniform_binding >= 0, slot, grid, first);
+        return dispatch_end(w, label, pipeline, cached, uniform_binding >= 0, slot, grid, first);
     }
     WGPUBindGroupEntry e[WGT_WGPU_GRID_MAX_ENTRIES + 1];
     memcpy(e, entries, sizeof *e * (size_t)count);
@@ -420,7 +425,7 @@ wgt_status wgt_wgpu_dispatch_grid(wgt_webgpu *w, const char *label, WGPUComputeP
     w->bind_groups_created++;
     w->batch_groups++;
     for (int i = 0; i < count; i++) buffers[i]->used_serial = w->submit_serial + 1;
-    st = dispatch_end(w, pipeline, group, uniform_binding >= 0, slot, grid, first);
+    st = dispatch_end(w, label, pipeline, group, uniform_binding >= 0, slot, grid, first);
     w->p->wgpuBindGroupRelease(group);
     return st;
 }

@@ -303,6 +303,7 @@ void wgt_wgpu_stats(wgt_backend *be, wgt_stats *out) {
 void wgt_wgpu_trim(wgt_backend *be) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     release_idle(w);
+    wgt_wgpu_uploads_release(w);
     wgt_wgpu_pipeline_caches_bound(w, 1); /* trim gives back what can be made again */
     w->storage_pool->peak = w->storage_pool->in_use;
     w->read_pool->peak = w->read_pool->in_use;

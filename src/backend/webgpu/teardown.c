@@ -119,6 +119,7 @@ void wgt_wgpu_release_device(wgt_backend *be) {
     wgt_wgpu_user_kernels_shutdown(w);
     wgt_wgpu_timestamps_shutdown(w);
     wgt_wgpu_encoder_shutdown(w);
+    wgt_wgpu_uploads_release(w);
     wgt_wgpu_buffers_detach(w);
     w->device_released = 1; /* from here on nothing of ours calls the driver for this backend */
     if (!late || !release_in_background(w)) release_driver_objects(w);

@@ -91,6 +91,7 @@ enum {
 #define WGPU_BUFFER_USAGE_STORAGE ((WGPUFlags)0x80)
 #define WGPU_BUFFER_USAGE_QUERY_RESOLVE ((WGPUFlags)0x200)
 #define WGPU_MAP_MODE_READ ((WGPUFlags)0x1)
+#define WGPU_MAP_MODE_WRITE ((WGPUFlags)0x2)
 #define WGPU_SHADER_STAGE_COMPUTE ((WGPUFlags)0x4)
 
 typedef struct WGPUFuture { uint64_t id; } WGPUFuture;
@@ -417,6 +418,7 @@ typedef struct WGPUCommandBufferDescriptor {
     X(void, wgpuQueueRelease, (WGPUQueue))                                                                       \
     X(WGPUFuture, wgpuBufferMapAsync, (WGPUBuffer, WGPUFlags, size_t, size_t, WGPUCallbackInfo))                 \
     X(const void *, wgpuBufferGetConstMappedRange, (WGPUBuffer, size_t, size_t))                                 \
+    X(void *, wgpuBufferGetMappedRange, (WGPUBuffer, size_t, size_t))                                            \
     X(void, wgpuBufferUnmap, (WGPUBuffer))                                                                       \
     X(void, wgpuBufferDestroy, (WGPUBuffer))                                                                     \
     X(void, wgpuBufferRelease, (WGPUBuffer))                                                                     \

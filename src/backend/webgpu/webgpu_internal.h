@@ -69,6 +69,12 @@ typedef struct wgt_wgpu_result {
 #define WGT_WGPU_IN_FLIGHT_SUBMITS 16u
 #define WGT_WGPU_IN_FLIGHT_BIND_GROUPS 4096u
 
+/* Large writes from the host go through this many staging buffers of this size (uploads.c);
+ * writes of at most WGT_WGPU_UPLOAD_DIRECT_MAX bytes go through Dawn's queue write. */
+#define WGT_WGPU_UPLOAD_SLOTS 4u
+#define WGT_WGPU_UPLOAD_PIECE (8ull << 20)
+#define WGT_WGPU_UPLOAD_DIRECT_MAX (4ull << 20)
+
 typedef struct wgt_webgpu {
     wgt_backend base; /* first, so a wgt_backend* is a wgt_webgpu* */
     const wgpu_procs *p;
@@ -152,6 +158,17 @@ typedef struct wgt_webgpu {
     WGPUBuffer upload;
     uint8_t *upload_host;
     uint32_t upload_size, upload_used;
+
+    /* Staging buffers of large writes from the host, kept mapped between writes (uploads.c). */
+    struct wgt_upload_slot {
+        WGPUBuffer buffer;  /* NULL until first needed */
+        int mapping;        /* a mapping was asked for and not yet waited on */
+        uint32_t generation; /* tells a cancelled mapping's late callback from the current one's */
+        int callback_ran;
+        uint32_t map_status;
+        WGPUFuture future;
+    } upload_slots[WGT_WGPU_UPLOAD_SLOTS];
+    uint32_t upload_next;
 
     /* The shared layouts, by storage binding count and how many of them (the last) are written. */
     WGPUBindGroupLayout layouts[WGT_MAX_STORAGE_BINDINGS + 1][WGT_MAX_WRITTEN_BINDINGS + 1];
@@ -265,6 +282,11 @@ wgt_status wgt_wgpu_gpu_time(wgt_backend *be, wgt_gpu_time *out);
  * writes), or NULL when the query set is full until the next read. */
 const WGPUPassTimestampWrites *wgt_wgpu_timestamps_for_pass(wgt_webgpu *w, WGPUPassTimestampWrites *writes);
 void wgt_wgpu_timestamps_shutdown(wgt_webgpu *w);
+/* Per-dispatch timing (a profile): on, the label of the pass just begun, room in the set. */
+int wgt_wgpu_timing_per_dispatch(const wgt_webgpu *w);
+void wgt_wgpu_timestamps_label(wgt_webgpu *w, const char *label);
+wgt_status wgt_wgpu_timestamps_make_room(wgt_webgpu *w);
+int wgt_wgpu_gpu_kernel_times(wgt_backend *be, wgt_gpu_kernel_time *out, int max);
 /* Finds or compiles the pipeline for key; wgsl is only built when the key is new. Storage
  * bindings 0..storage_count-1 of its kernel: the last one written, the others read-only. */
 wgt_status wgt_wgpu_pipeline(wgt_webgpu *w, const char *key, int storage_count,
@@ -526,6 +548,11 @@ const void *wgt_wgpu_read_data(wgt_backend *be, wgt_pending_read *r);
 void wgt_wgpu_read_release(wgt_backend *be, wgt_pending_read *r);
 /* Frees requests whose callbacks may still have been pending: after the instance is released. */
 void wgt_wgpu_reads_shutdown(wgt_webgpu *w);
+/* Writes n bytes (a multiple of 4) from host memory at offset of dst through the staging
+ * slots, in order after every submitted batch and before the next one (uploads.c). */
+wgt_status wgt_wgpu_upload_staged(wgt_webgpu *w, WGPUBuffer dst, uint64_t offset, const void *src, size_t n);
+/* Gives the staging slots' buffers back (trim, device release). */
+void wgt_wgpu_uploads_release(wgt_webgpu *w);
 
 /* user_kernel.c: the backend table's user kernel entries, buffer_wrap and device_handle;
  * shutdown releases every user pipeline's driver objects before the device goes (their
