@@ -262,8 +262,7 @@ wgt_tensor *wgt_full(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t 
 wgt_tensor *wgt_arange(wgt_context *ctx, wgt_dtype dtype, double start, double stop, double step);
 /* Seeded random values, made on the device by a counter-based generator (Philox4x32-10 keyed
  * by the seed, counter = element index: docs/ops.md, "Random numbers"), so the same seed gives
- * the same values on every backend: uniform and integer draws bit for bit, normal draws to a
- * few ulp. Uniform floats are low + (high - low) u for u of 24 random bits, never reaching
+ * the same values on every backend, bit for bit. Uniform floats are low + (high - low) u for u of 24 random bits, never reaching
  * high; integer types draw each whole number k with low <= k < high (floor(low) when there is
  * none) by multiply-shift; normal draws are Box-Muller, integer types taking their floor. */
 wgt_tensor *wgt_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape,

@@ -184,8 +184,8 @@ typedef struct wgt_fused_kernel {
  * block. u = (w0 >> 8) 2^-24 (exactly, in [0, 1)); u1 = ((w0 >> 8) + 1) 2^-24 (in (0, 1]),
  * u2 = (w1 >> 8) 2^-24.
  * UNIFORM: min(a + b u, c) in f32 (the product rounded before the add: never fused).
- * NORMAL:  a + b z in f32 for z = sqrt(-2 log u1) cos(2 pi u2 - pi) (Box-Muller; the log,
- *          cos and sqrt are the platform's, so backends agree to a few ulp, not bit for bit).
+ * NORMAL:  a + b z in f32 for z = sqrt(-2 ln u1) cos(2 pi u2) (Box-Muller), the ln, cos and
+ *          sqrt written out in f32 additions and multiplications (cpu_random.c), so exact too.
  * INTEGER: low + ((w0 count) >> 32) as a 32-bit word (count 2^32: low + w0): each of the
  *          count integers from low comes from floor(2^32 / count) or one more of the 2^32
  *          words (Lemire's multiply-shift without rejection).

@@ -1,9 +1,8 @@
 /*
  * Seeded random tensors, generated on the device by the backends' counter-based generator
  * (Philox4x32-10, src/backend/philox.h): element i depends only on the seed and i, so the CPU
- * and WebGPU give the same values (uniform and integer draws bit for bit, normal draws to a
- * few ulp: their log, cos and sqrt are each platform's) and nothing is uploaded from the
- * host. The generator writes f32, i32 or u32; f16 draws are f32 draws cast (rounded once).
+ * and WebGPU give the same values bit for bit (normal draws too: Box-Muller's log, cos and
+ * sqrt are written out in f32 arithmetic) and nothing is uploaded from the host. The generator writes f32, i32 or u32; f16 draws are f32 draws cast (rounded once).
  */
 #include <float.h>
 #include <math.h>
