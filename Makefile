@@ -48,7 +48,7 @@ setup:
 # minutes on Debian's fortunes; `wgtensor demo` is the earlier digits classifier.
 demo: setup
 	@$(MAKE) --no-print-directory all
-	$(BUILD)/wgtensor train-lm --seconds 180 --out $(BUILD)/demo
+	$(BUILD)/wgtensor train-lm --seconds 180 --min-steps 400 --out $(BUILD)/demo
 
 info: setup
 	@$(MAKE) --no-print-directory all

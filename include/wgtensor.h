@@ -448,6 +448,19 @@ wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape);
 /* A new tensor with the same elements in row-major storage. */
 wgt_tensor *wgt_contiguous(wgt_tensor *t);
 
+/* ---- views and broadcasting of the array API ---------------------------------------- */
+/* wgt_reshape that never copies: a layout that cannot be seen in the new shape is
+ * WGT_ERR_SHAPE (the array API's reshape(copy=False)). */
+wgt_tensor *wgt_reshape_view(wgt_tensor *t, int ndim, const int64_t *shape);
+/* Views of the count tensors at their common broadcast shape (stride 0 where repeated), as
+ * NumPy's broadcast_arrays: out receives count new tensors (all NULL on failure). */
+wgt_status wgt_broadcast_arrays(int count, wgt_tensor *const *tensors, wgt_tensor **out);
+/* Coordinate grids of count (at most WGT_MAX_DIMS) 1-D tensors, as NumPy's meshgrid: out[i]
+ * is tensors[i] seen along its own axis of the grid and repeated along the others, a view.
+ * indexing_ij 1 gives the grid the shape (n0, n1, n2, ...); 0 ('xy', NumPy's default) swaps
+ * the first two axes: (n1, n0, n2, ...). */
+wgt_status wgt_meshgrid(int count, wgt_tensor *const *tensors, int indexing_ij, wgt_tensor **out);
+
 /* ---- elementwise ops (NumPy broadcasting; any views) -------------------------------- */
 /* Operands of two types are first cast to their common type by the array API's promotion
  * table (docs/ops.md, "Type promotion": f16 with f32 gives f32, u8 with i8 i16); pairs it
@@ -599,6 +612,17 @@ wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims);
 wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims);
 /* Running sum along axis, same shape (f16 accumulates in f32). */
 wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis);
+/* ---- scans: running products, maxima and minima ------------------------------------ */
+/* Along axis (negative counts from the end), same shape as a; f32, f16, i32 and u32.
+ * cumprod: f16 accumulates in f32, integer products wrap around in 32 bits. cummax and
+ * cummin propagate NaN (from the first NaN on, the value is that NaN). cumargmax and
+ * cumargmin give the i32 position along axis that each running value came from: the latest
+ * of equal values, the first NaN once there is one (as torch.cummax and torch.cummin). */
+wgt_tensor *wgt_cumprod(wgt_tensor *a, int axis);
+wgt_tensor *wgt_cummax(wgt_tensor *a, int axis);
+wgt_tensor *wgt_cummin(wgt_tensor *a, int axis);
+wgt_tensor *wgt_cumargmax(wgt_tensor *a, int axis);
+wgt_tensor *wgt_cumargmin(wgt_tensor *a, int axis);
 /* Over the axes listed, as above, of a != 0 (NaN counts as nonzero): any and all give u32 0/1
  * (empty: 0 and 1), count_nonzero i32 (empty: 0). Every type but the block types. */
 wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims);
@@ -631,7 +655,8 @@ wgt_tensor *wgt_outer(wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *operands);
 
 /* ---- dense factorizations (linalg) ----------------------------------------------------- */
-/* Batches of square f32 matrices [..., n, n], factorized in double precision on the host by
+/* Batches of square f32 matrices [..., n, n] (f16 ones are read exactly as f32 and the results
+ * rounded to f16), factorized in double precision on the host by
  * LAPACK (found at run time: OpenBLAS's or liblapack.so.3; WGT_ERR_UNAVAILABLE without one).
  * Eager: the input is evaluated and read back, the result is a new tensor. An exactly singular
  * matrix is an error (WGT_ERR_INVALID_ARGUMENT naming its batch index), as NumPy's LinAlgError.
@@ -645,10 +670,43 @@ wgt_tensor *wgt_linalg_cholesky(wgt_tensor *a, int upper);
 /* Norms (f32, f16; computed in f32). vector_norm over the axes listed (naxes 0: all): ord
  * inf, -inf (max, min of |a|), 0 (count of nonzeros), or any other p: (sum |a|^p)^(1/p),
  * scaled by the largest magnitude for p > 0 so nothing overflows. matrix_norm over the last two
- * axes: ord "fro" (or NULL), "1", "-1" (max, min column sum of |a|), "inf", "-inf" (row sums);
- * "2", "-2" and "nuc" need singular values: WGT_ERR_UNAVAILABLE. */
+ * axes: ord "fro" (or NULL), "1", "-1" (max, min column sum of |a|), "inf", "-inf" (row sums),
+ * "2", "-2" (largest, smallest singular value), "nuc" (their sum; singular values by LAPACK on
+ * the host, so eager, as wgt_linalg_svdvals). */
 wgt_tensor *wgt_linalg_vector_norm(wgt_tensor *a, double ord, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims);
+
+/* ---- linear algebra: decompositions and what is built on them ---------------------------- */
+/* f32 (or f16) batches [..., m, n], factorized on the host in double by LAPACK and eager, as
+ * the dense factorizations above; a matrix that does not converge (or, for svd and eigh, holds a
+ * non-finite value) is WGT_ERR_INVALID_ARGUMENT naming its batch index.
+ * qr (dgeqrf, dorgqr): a = Q R, Q [..., m, k] with orthonormal columns, R [..., k, n] upper
+ * triangular, k = min(m, n); complete: Q [..., m, m], R [..., m, n].
+ * slogdet: sign [...] (1, -1; 0 for an exactly singular matrix) and log|det| [...] (-inf when
+ * singular) from the LU, so neither overflows where det would.
+ * svd (dgesdd): a = U diag(S) Vh, S [..., k] descending, U [..., m, k], Vh [..., k, n]; with
+ * full_matrices U [..., m, m], Vh [..., n, n]. svdvals: S alone.
+ * eigh (dsyevd): eigenvalues [..., n] ascending and eigenvectors [..., n, n] (orthonormal
+ * columns) of symmetric matrices; reads the lower triangle only, as NumPy. eigvalsh: the
+ * eigenvalues alone. */
+wgt_status wgt_linalg_qr(wgt_tensor *a, int complete, wgt_tensor **q, wgt_tensor **r);
+wgt_status wgt_linalg_slogdet(wgt_tensor *a, wgt_tensor **sign, wgt_tensor **logabsdet);
+wgt_status wgt_linalg_svd(wgt_tensor *a, int full_matrices, wgt_tensor **u, wgt_tensor **s, wgt_tensor **vh);
+wgt_tensor *wgt_linalg_svdvals(wgt_tensor *a);
+wgt_status wgt_linalg_eigh(wgt_tensor *a, wgt_tensor **eigenvalues, wgt_tensor **eigenvectors);
+wgt_tensor *wgt_linalg_eigvalsh(wgt_tensor *a);
+/* From the singular values, as the array API: pinv [..., n, m] drops those at or below rtol
+ * times the largest; matrix_rank [...] (i32) counts those above it. rtol < 0: the standard's
+ * default, max(m, n) * f32 epsilon. */
+wgt_tensor *wgt_linalg_pinv(wgt_tensor *a, double rtol);
+wgt_tensor *wgt_linalg_matrix_rank(wgt_tensor *a, double rtol);
+/* a^n for square a [..., n, n] (f32, f16) by repeated squaring with matmul (lazy, both
+ * backends); n = 0 gives the identity, n < 0 the power of wgt_linalg_inv(a). */
+wgt_tensor *wgt_linalg_matrix_power(wgt_tensor *a, int64_t n);
+/* The cross product of 3-vectors along axis (of the broadcast shape; negative counts from the
+ * end, and must be when the ranks differ): a and b broadcast and both have length 3 there. Any
+ * type mul and sub take; lazy, both backends. */
+wgt_tensor *wgt_linalg_cross(wgt_tensor *a, wgt_tensor *b, int axis);
 
 /* ---- normalisation and activation rows ---------------------------------------------- */
 /* Floating types; computed in f32. The result has a's shape; along an axis other than the

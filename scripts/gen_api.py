@@ -17,7 +17,9 @@ A stale context fails the call before the library sees it, so each return type n
 value a failed call returns (FAILED).
 
 Functions whose arguments hold several tensors (arrays, bindings) or that end a handle are
-written by hand in src/core/api_special.c; they are listed in SPECIAL.
+written by hand in src/core/api_special.c (those of the decompositions in api_linalg.c; those
+composed of other public calls in their own file: src/core/broadcast_arrays.c); they are
+listed in SPECIAL.
 
 Autograd (src/autograd/) sits beside the entry points: a function of the header that returns a
 tensor computed from tensors passes its result through a gradient rule, wgt_ag_rule_NAME(result,
@@ -36,7 +38,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = {"wgt_release", "wgt_eval", "wgt_concat", "wgt_stack", "wgt_split", "wgt_graph_build",
            "wgt_graph_dispatch", "wgt_kernel_dispatch", "wgt_kernel_release", "wgt_graph_release", "wgt_read_release", "wgt_context_release", "wgt_sgd", "wgt_adamw",
            "wgt_clip_grad_norm", "wgt_save_safetensors", "wgt_einsum",
-           "wgt_topk", "wgt_unique", "wgt_nonzero"}
+           "wgt_topk", "wgt_unique", "wgt_nonzero", "wgt_broadcast_arrays", "wgt_meshgrid",
+           "wgt_linalg_qr", "wgt_linalg_slogdet", "wgt_linalg_svd", "wgt_linalg_eigh"}
 # What a call given a stale context returns: the neutral value its function returns for NULL.
 FAILED = {"wgt_status": "wgt_last_status()", "void": "", "wgt_backend_kind": "WGT_BACKEND_AUTO",
           "const char *": '""', "int": "0"}
@@ -176,7 +179,10 @@ def main():
              "                             int stacking);",
              "wgt_tensor *wgt_ag_split_piece(wgt_tensor *out, wgt_tensor *a, int axis, int64_t start);",
              "/* einsum's rule: a gradient for one or two operands without a repeated subscript. */",
-             "wgt_tensor *wgt_ag_einsum_rule(wgt_tensor *out, const char *subscripts, int count, wgt_tensor *const *operands);"]
+             "wgt_tensor *wgt_ag_einsum_rule(wgt_tensor *out, const char *subscripts, int count, wgt_tensor *const *operands);",
+             "/* The rule of result `which` of a decomposition fn of a with several results (src/core/api_linalg.c):",
+             " * the result, tracked, left a plain tensor (slogdet's sign) or marked as having no gradient. */",
+             "wgt_tensor *wgt_ag_decomp_rule(const char *fn, int which, wgt_tensor *a, wgt_tensor *const *results);"]
     hooks += rule_protos + ["", "#endif"]
     open(os.path.join(ROOT, "src", "autograd", "rules.h"), "w").write("\n".join(hooks) + "\n")
 

@@ -40,6 +40,26 @@ static inline int64_t flat_of(int ndim, const int64_t *shape, const int64_t *at)
     return p;
 }
 
+/* A new contiguous f32, f16, i32 or u32 tensor of shape holding v converted to dt (NULL when
+ * out of memory). */
+static inline wgt_tensor *tensor_of_doubles(wgt_context *ctx, wgt_dtype dt, int ndim, const int64_t *shape,
+                                            const double *v) {
+    int64_t n = numel_of(ndim, shape);
+    size_t es = wgt_dtype_size(dt);
+    char *raw = malloc((size_t)(n > 0 ? n : 1) * es);
+    for (int64_t i = 0; raw && i < n; i++) {
+        switch (dt) {
+        case WGT_F32: ((float *)raw)[i] = (float)v[i]; break;
+        case WGT_F16: ((uint16_t *)raw)[i] = wgt_f32_to_f16((float)v[i]); break;
+        case WGT_I32: ((int32_t *)raw)[i] = (int32_t)v[i]; break;
+        default: ((uint32_t *)raw)[i] = (uint32_t)v[i]; break;
+        }
+    }
+    wgt_tensor *t = raw ? wgt_tensor_from_data(ctx, dt, ndim, shape, raw, (size_t)n * es, WGT_USAGE_DEFAULT) : NULL;
+    free(raw);
+    return t;
+}
+
 /* Compares t (read as doubles) with want exactly; names what. */
 static inline void check_exact(wgt_tensor *t, const double *want, int64_t n, const char *what) {
     CHECK(t, "%s: %s", what, wgt_last_error());

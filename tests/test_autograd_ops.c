@@ -20,6 +20,21 @@ F1(f_prod_1, wgt_prod(x[0], 1, ax1, 0))
 F1(f_var_02, wgt_var(x[0], 2, ax02, 0, 1))
 F1(f_std_m1, wgt_std(x[0], 1, axm1, 1, 0))
 F1(f_cumsum, wgt_cumsum(x[0], 1))
+F1(f_cumprod, wgt_cumprod(x[0], 1))
+F1(f_cumprod_0, wgt_cumprod(x[0], 0))
+F1(f_cummax, wgt_cummax(x[0], 1))
+F1(f_cummin_0, wgt_cummin(x[0], -2))
+/* cumprod through exact zeros: rows with none, one (first, middle, last) and two */
+static wgt_tensor *f_cumprod_zeros(wgt_tensor *const *x) {
+    float m[20] = {1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0, 1, 0, 1};
+    int64_t shape[2] = {4, 5};
+    wgt_tensor *mask = wgt_tensor_from_data(wgt_tensor_context(x[0]), WGT_F32, 2, shape, m, sizeof m, WGT_USAGE_DEFAULT);
+    wgt_tensor *z = wgt_mul(x[0], mask);
+    wgt_tensor *r = wgt_cumprod(z, 1);
+    wgt_release(mask);
+    wgt_release(z);
+    return r;
+}
 /* prod with exact zeros: one zero in a row, and two in another */
 static wgt_tensor *f_prod_zeros(wgt_tensor *const *x) {
     float m[12] = {1, 0, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1};
@@ -44,6 +59,11 @@ TEST_BACKENDS(autograd_grad_reduce) {
         {"var two axes", f_var_02, 1, {{V3(2, 3, 4), -1, 1, GC_PLAIN}}},
         {"std last keepdims", f_std_m1, 1, {{V2(3, 4), -1, 1, GC_TRANSPOSED}}},
         {"cumsum", f_cumsum, 1, {{V2(3, 4), -1, 1, GC_STEPPED}}},
+        {"cumprod", f_cumprod, 1, {{V2(3, 4), 0.5, 1.5, GC_TRANSPOSED}}},
+        {"cumprod axis 0", f_cumprod_0, 1, {{V2(4, 3), -1.5, -0.5, GC_STEPPED}}},
+        {"cumprod with zeros", f_cumprod_zeros, 1, {{V2(4, 5), 0.5, 1.5, GC_PLAIN}}},
+        {"cummax", f_cummax, 1, {{V2(3, 6), -1, 1, GC_TRANSPOSED}}},
+        {"cummin axis -2", f_cummin_0, 1, {{V2(5, 3), -1, 1, GC_STEPPED}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) gradcheck(ctx, &cases[i]);
 }

@@ -1,12 +1,17 @@
 /*
  * docs/ops.md cannot drift from the code: every function the public header declares is
- * listed there, and every function named in it exists.
+ * listed there, and every function named in it exists. Each function's table row gives its
+ * types and backends, and the types agree with the lists the core checks arguments against
+ * (wgt_takes_narrow, wgt_takes_blocks): "every type" (or a list naming bool) exactly for the
+ * functions that take the narrow types, "block types" (or q8_0) for those that take the block
+ * types, never a bare "all"; backends are "CPU, WebGPU", one of them, or "host".
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/tensor.h"
 #include "test.h"
 
 #ifndef WGT_SOURCE_DIR
@@ -102,6 +107,62 @@ TEST(docs_ops_lists_every_function_of_the_header) {
         snprintf(buf, sizeof buf, "%.*s", (int)n, name);
         CHECK(has_name(header, buf, "", "("), "docs/ops.md lists %s, which the header does not declare", buf);
     }
+    free(raw), free(header), free(docs);
+}
+
+/* The cells of the table row of docs/ops.md whose first cell lists `name`: types and
+ * backends (the second and third); 0 when no row lists it. */
+static int row_cells(const char *docs, const char *name, char *types, size_t tsize, char *backends, size_t bsize) {
+    char needle[112];
+    snprintf(needle, sizeof needle, "`%s`", name);
+    for (const char *line = docs; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "| `wgt_", 7) != 0) continue;
+        const char *c1 = strstr(line + 2, " | "), *eol = strchr(line, '\n');
+        if (!c1 || (eol && c1 > eol)) continue;
+        const char *hit = strstr(line, needle);
+        if (!hit || hit > c1) continue;
+        const char *c2 = strstr(c1 + 3, " | "), *c3 = c2 ? strstr(c2 + 3, " | ") : NULL;
+        if (!c3 || (eol && c3 > eol)) return -1; /* a row without the types and backends cells */
+        snprintf(types, tsize, "%.*s", (int)(c2 - c1 - 3), c1 + 3);
+        snprintf(backends, bsize, "%.*s", (int)(c3 - c2 - 3), c2 + 3);
+        return 1;
+    }
+    return 0;
+}
+
+static int has_word(const char *text, const char *word) {
+    size_t n = strlen(word);
+    for (const char *p = text; (p = strstr(p, word)) != NULL; p++)
+        if ((p == text || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n])) return 1;
+    return 0;
+}
+
+static void check_row(const char *name, void *docs) {
+    char types[512] = "", backends[128] = "";
+    int found = row_cells(docs, name, types, sizeof types, backends, sizeof backends);
+    CHECK(found == 1, "docs/ops.md: %s has %s", name, found ? "a row without types and backends cells" : "no table row");
+    if (found != 1) return;
+    CHECK(types[0], "docs/ops.md: %s: the types cell is empty", name);
+    CHECK(!strcmp(backends, "CPU, WebGPU") || !strcmp(backends, "WebGPU") || !strcmp(backends, "CPU") ||
+              !strcmp(backends, "host"),
+          "docs/ops.md: %s: backends '%s' (say CPU, WebGPU, both as 'CPU, WebGPU', or host)", name, backends);
+    CHECK(!has_word(types, "all"), "docs/ops.md: %s: types '%s' says 'all': name the types", name, types);
+    int narrow = wgt_takes_narrow(name), blocks = wgt_takes_blocks(name);
+    int every = strstr(types, "every type") || strstr(types, "every pair");
+    CHECK(narrow ? every || has_word(types, "bool") || has_word(types, "BOOL") : !every,
+          "docs/ops.md: %s: types '%s', but the core %s the narrow types (wgt_takes_narrow)", name, types,
+          narrow ? "takes" : "refuses");
+    CHECK(!blocks || strstr(types, "block types") || strstr(types, "q8_0"),
+          "docs/ops.md: %s: types '%s' do not name the block types it takes (wgt_takes_blocks)", name, types);
+    CHECK(blocks || !strstr(types, "and the block types"),
+          "docs/ops.md: %s: types '%s', but the core refuses the block types", name, types);
+}
+
+TEST(docs_ops_rows_give_types_and_backends) {
+    char *raw = slurp("include/wgtensor.h"), *docs = slurp("docs/ops.md");
+    char *header = raw ? strip_comments(raw) : NULL;
+    CHECK(header && docs, "cannot read include/wgtensor.h or docs/ops.md under %s", WGT_SOURCE_DIR);
+    if (header && docs) CHECK(for_each_declared(header, check_row, docs) > 140, "the header scan found too little");
     free(raw), free(header), free(docs);
 }
 

@@ -489,3 +489,32 @@ TEST_BACKENDS(engine_graph_concat_mixes_constants_and_inputs) {
     }
     wgt_release(p), wgt_release(k), wgt_release(kk), wgt_release(c1), wgt_release(c2);
 }
+
+/* A chain of adds whose intermediates nobody holds is one kernel that stores only its
+ * result: each intermediate is read by the next step inside the kernel, never outside it. */
+TEST(engine_fused_chain_stores_only_its_result) {
+    wgt_context *gpu = test_webgpu_context();
+    if (!gpu) return;
+    wgt_context_release(gpu);
+    gpu = context_with_fusion(WGT_BACKEND_WEBGPU, 1);
+    CHECK(gpu, "%s", wgt_last_error());
+    if (!gpu) return;
+    int64_t n = 257;
+    wgt_tensor *b = wgt_full(gpu, WGT_F32, 1, &n, 0.25), *c = wgt_full(gpu, WGT_F32, 1, &n, 1);
+    CHECK(b && c && wgt_eval(1, &b) == WGT_OK && wgt_eval(1, &c) == WGT_OK, "%s", wgt_last_error());
+    wgt_context_sync(gpu);
+    wgt_stats s0 = stats_of(gpu);
+    const int steps = 40; /* within one kernel's step limit */
+    for (int i = 0; i < steps && c; i++) {
+        wgt_tensor *next = wgt_add(c, b);
+        wgt_release(c);
+        c = next;
+    }
+    float v[257];
+    CHECK(c && wgt_tensor_read(c, v, sizeof v) == WGT_OK && v[256] == 1 + 0.25f * steps, "%s", wgt_last_error());
+    wgt_stats s1 = stats_of(gpu);
+    CHECK(s1.launches - s0.launches == 1, "%d fused adds took %llu launches", steps,
+          (unsigned long long)(s1.launches - s0.launches));
+    wgt_release(b), wgt_release(c);
+    wgt_context_release(gpu);
+}

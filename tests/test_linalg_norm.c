@@ -167,7 +167,20 @@ TEST_BACKENDS(matrix_norm_matches_reference) {
     wgt_tensor *vec = wgt_zeros(ctx, WGT_F32, 1, s4), *m = wgt_zeros(ctx, WGT_F32, 2, s22);
     wgt_tensor *mi = wgt_zeros(ctx, WGT_I32, 2, s22), *e = wgt_zeros(ctx, WGT_F32, 2, s02);
     CHECK_ERROR(!wgt_linalg_matrix_norm(vec, "fro", 0), WGT_ERR_SHAPE, "[4]");
-    CHECK_ERROR(!wgt_linalg_matrix_norm(m, "nuc", 0), WGT_ERR_UNAVAILABLE, "singular values");
+    /* The spectral norms of diag(3, -4) in f16 (singular values 4 and 3): exact, f16 results. */
+    float d[4] = {3, 0, 0, -4};
+    wgt_tensor *df = wgt_tensor_from_data(ctx, WGT_F32, 2, s22, d, sizeof d, WGT_USAGE_DEFAULT), *dh = wgt_cast(df, WGT_F16);
+    static const char *const spectral[3] = {"2", "-2", "nuc"};
+    static const double want[3] = {4, 3, 7};
+    for (int i = 0; i < 3; i++) {
+        wgt_tensor *got = wgt_linalg_matrix_norm(dh, spectral[i], 0);
+        CHECK(got && wgt_tensor_dtype(got) == WGT_F16 && wgt_tensor_ndim(got) == 0, "ord %s of f16: %s", spectral[i], wgt_last_error());
+        double *g = got ? test_read_f64(got) : NULL;
+        CHECK(g && g[0] == want[i], "ord %s of diag(3, -4): %g, wanted %g", spectral[i], g ? g[0] : NAN, want[i]);
+        free(g);
+        wgt_release(got);
+    }
+    wgt_release(df), wgt_release(dh);
     CHECK_ERROR(!wgt_linalg_matrix_norm(m, "3", 0), WGT_ERR_INVALID_ARGUMENT, "\"3\"");
     CHECK_ERROR(!wgt_linalg_matrix_norm(mi, "fro", 0), WGT_ERR_DTYPE, "i32");
     CHECK_ERROR(!wgt_linalg_matrix_norm(e, "inf", 0), WGT_ERR_SHAPE, "empty");

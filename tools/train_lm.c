@@ -26,6 +26,7 @@ typedef struct {
     uint64_t seed;
     const char *out, *texts[MAX_TEXTS];
     int ntexts, sample_chars;
+    int min_steps; /* train at least this many steps, however long they take */
     lm_config cfg; /* 0 fields: chosen by the device */
     int batch;
 } options;
@@ -169,13 +170,16 @@ static int parse(int argc, char **argv, options *o) {
                      : !strcmp(a, "--context") ? &o->cfg.context
                      : !strcmp(a, "--batch") ? &o->batch
                      : !strcmp(a, "--sample") ? &o->sample_chars
+                     : !strcmp(a, "--min-steps") ? &o->min_steps
                                               : NULL;
         if (!strcmp(a, "--help") || !v) {
             fprintf(stderr, "usage: wgtensor train-lm [--seconds S (180)] [--text FILE]... [--out DIR (build/train-lm)]\n"
                             "       [--seed N] [--lr X] [--layers N] [--width N] [--heads N] [--context N] [--batch N]\n"
-                            "       [--sample CHARS]\n"
+                            "       [--sample CHARS] [--min-steps N]\n"
                             "  the configuration defaults to 2 layers of width 64 (context 64) on a CPU or software\n"
-                            "  device and 4 layers of width 256 (context 128) on a GPU; the text to Debian's fortunes\n");
+                            "  device and 4 layers of width 256 (context 128) on a GPU; the text to Debian's fortunes.\n"
+                            "  Training ends after S seconds and at least N steps (the schedule follows the\n"
+                            "  slower of the two), so a slow or busy machine trains as far as a quick one\n");
             return 0;
         }
         i++;
@@ -308,10 +312,15 @@ static int run(const options *o, const corpus *c, wgt_context *dev, wgt_context 
     const double t0 = now_s();
     double last_print = t0, next_val = o->seconds / 8, elapsed = 0;
     int ok = 1;
-    /* The schedule runs on the fraction of the time spent: warmup over the first 3%, then
-     * a cosine down to a tenth of the peak at the end. */
-    while (ok && (elapsed = now_s() - t0) < o->seconds && h->steps < MAX_STEPS) {
-        int64_t at = (int64_t)(10000 * elapsed / o->seconds);
+    /* The schedule runs on the fraction done: of the time, or of the step floor where that is
+     * behind (a slow machine): warmup over the first 3%, then a cosine down to a tenth of the
+     * peak at the end. */
+    for (;;) {
+        elapsed = now_s() - t0;
+        double done = elapsed / o->seconds;
+        if (o->min_steps > 0) done = fmin(done, (double)h->steps / o->min_steps);
+        if (!ok || done >= 1 || h->steps >= MAX_STEPS) break;
+        int64_t at = (int64_t)(10000 * done);
         double lr = wgt_lr_warmup_cosine(at, 300, 10000, o->lr, o->lr / 10);
         lm_batch(c->ids, split, &rng, B, T, tok, tgt);
         ok = lm_train_step(&m, opt, tok, tgt, B, T, lr, &h->train[h->steps]) == WGT_OK &&
@@ -323,9 +332,11 @@ static int run(const options *o, const corpus *c, wgt_context *dev, wgt_context 
             next_val += o->seconds / 8;
         }
         if (ok && (now - last_print >= 5 || h->steps == 1)) {
+            /* Time left: the clock's, or the step floor's at the pace so far, whichever is longer. */
+            double left = fmax(0, o->seconds - (now - t0));
+            if (o->min_steps > h->steps) left = fmax(left, (o->min_steps - h->steps) * (now - t0) / h->steps);
             printf("step %5d  loss %.4f  val %.4f  lr %.2e  %7.0f tokens/s  %4.0f s left\n", h->steps,
-                   h->train[h->steps - 1], h->val[h->nval - 1], lr, (double)h->steps * B * T / (now - t0),
-                   fmax(0, o->seconds - (now - t0)));
+                   h->train[h->steps - 1], h->val[h->nval - 1], lr, (double)h->steps * B * T / (now - t0), left);
             fflush(stdout);
             last_print = now;
         }

@@ -4,6 +4,8 @@
  * function and the values. The pending error is cleared once raised, so a later failure
  * never reports an old message.
  */
+#include <string.h>
+
 #include "wgtpy.h"
 
 PyObject *wgtpy_DeviceLostError, *wgtpy_UnavailableError, *wgtpy_BackendError;
@@ -26,6 +28,11 @@ static PyObject *exception_for(wgt_status st, int index_errors) {
     }
 }
 
+/* An index outside its range has WGT_ERR_INVALID_ARGUMENT and a message of one form
+ * (docs/errors.md), whether the op found it or a check on the device did and the next read,
+ * eval or sync reports it (then prefixed): IndexError wherever it surfaces. */
+static int is_index_message(const char *msg) { return strstr(msg, " of indices is ") != NULL; }
+
 PyObject *wgtpy_raise(const char *fn, int index_errors) {
     wgt_status st = wgt_last_status();
     const char *msg = wgt_last_error();
@@ -34,7 +41,7 @@ PyObject *wgtpy_raise(const char *fn, int index_errors) {
         PyErr_Format(PyExc_RuntimeError, "%s failed without an error message (status %s)", fn,
                      wgt_status_name(st));
     } else {
-        PyObject *exc = exception_for(st, index_errors);
+        PyObject *exc = exception_for(st, index_errors || is_index_message(msg));
         PyObject *value = Py_BuildValue("(s)", msg);
         if (value) {
             PyObject *e = PyObject_Call(exc, value, NULL);

@@ -12,11 +12,12 @@
 #define MAXARGS WGTPY_NN_MAXARGS /* conv_transpose2d's 8; the others take 6 at most */
 
 /* Positional and keyword arguments into vals[0..n-1]; the first nreq are required, later ones
- * keep their default (NULL where the caller tests for "not given"). */
+ * keep their default (NULL where the caller tests for "not given"); names from npos on are
+ * keyword-only. */
 static int parse(const char *fn, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *const *names,
-                 int n, int nreq, PyObject **vals) {
-    if (nargs > n) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fn, n, nargs);
+                 int n, int npos, int nreq, PyObject **vals) {
+    if (nargs > npos) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional arguments (%zd given)", fn, npos, nargs);
         return -1;
     }
     for (Py_ssize_t i = 0; i < nargs; i++) vals[i] = args[i];
@@ -93,6 +94,19 @@ static int int_arg(PyObject *o, long long *out, long long lo, long long hi, cons
     return 0;
 }
 
+/* The array API's correction: a whole number >= 0 (an int or a float such as 1.0); the C
+ * functions take an int. */
+static int correction_arg(PyObject *o, long long *out, const char *fn) {
+    if (!PyFloat_Check(o)) return int_arg(o, out, 0, INT32_MAX, fn, "correction");
+    double d = PyFloat_AsDouble(o);
+    if (!(d >= 0 && d <= INT32_MAX) || d != floor(d)) {
+        PyErr_Format(PyExc_ValueError, "%s: correction %R must be a whole number >= 0", fn, o);
+        return -1;
+    }
+    *out = (long long)d;
+    return 0;
+}
+
 #define AXIS_ARG(o, out) int_arg((o), &(out), -(WGT_MAX_DIMS + 1), WGT_MAX_DIMS, e->name, "axis")
 
 /* a reshaped to one dimension (for NumPy's axis=None of argmax and cumsum). */
@@ -110,6 +124,7 @@ typedef wgt_tensor *(*arg_fn)(wgt_tensor *, int, int);
 typedef wgt_tensor *(*axis_fn)(wgt_tensor *, int);
 typedef wgt_tensor *(*shape_fn)(wgt_tensor *, int, const int64_t *);
 typedef wgt_tensor *(*diag_fn)(wgt_tensor *, int64_t);
+typedef wgt_tensor *(*binary_axis_fn)(wgt_tensor *, wgt_tensor *, int);
 
 /* Calls with a's context locked; the result is wrapped on that context. */
 #define RUN(expr)                                                                               \
@@ -121,9 +136,11 @@ typedef wgt_tensor *(*diag_fn)(wgt_tensor *, int64_t);
 
 static const char *const *names_of(sig_kind sig) {
     static const char *const unary[] = {"a"}, *const binary[] = {"a", "b"}, *const scalar[] = {"a", "s"};
-    static const char *const clip[] = {"a", "a_min", "a_max"}, *const reduce[] = {"a", "axis", "keepdims"};
-    static const char *const ddof[] = {"a", "axis", "ddof", "keepdims"}, *const axis[] = {"a", "axis"};
-    static const char *const cast[] = {"a", "dtype"}, *const swap[] = {"a", "axis1", "axis2"};
+    static const char *const clip[] = {"a", "a_min", "a_max", "min", "max"}, *const reduce[] = {"a", "axis", "keepdims"};
+    static const char *const ddof[] = {"a", "axis", "ddof", "keepdims", "correction"}, *const axis[] = {"a", "axis"};
+    static const char *const cast[] = {"a", "dtype", "copy", "device"}, *const swap[] = {"a", "axis1", "axis2"};
+    static const char *const reduce_dtype[] = {"a", "axis", "keepdims", "dtype"}, *const reshape[] = {"a", "shape", "copy"};
+    static const char *const views[] = {"tensors", "flag"};
     static const char *const diag[] = {"a", "k"}, *const shape[] = {"a", "shape"}, *const axes[] = {"a", "axes"};
     static const char *const slice[] = {"a", "axis", "start", "stop", "step"};
     static const char *const strided[] = {"a", "shape", "strides", "offset"}, *const join[] = {"tensors", "axis"};
@@ -143,7 +160,7 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
     static const char *const sort[] = {"a", "axis", "descending"}, *const topk[] = {"a", "k", "axis", "largest"};
-    static const char *const search[] = {"a", "values", "right"};
+    static const char *const search[] = {"a", "values", "right"}, *const multi[] = {"a", "flag"};
     switch (sig) {
     case SIG_UNARY: return unary;
     case SIG_BINARY: case SIG_TRUE_DIVIDE: return binary;
@@ -193,6 +210,10 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_TOPK: return topk;
     case SIG_SEARCH: return search;
     case SIG_UNIQUE: case SIG_NONZERO: return unary;
+    case SIG_REDUCE_DTYPE: return reduce_dtype;
+    case SIG_RESHAPE: return reshape;
+    case SIG_VIEWS: return views;
+    case SIG_LINALG_MULTI: return multi;
     }
     return unary;
 }
@@ -201,16 +222,16 @@ static int n_names(sig_kind sig) {
     switch (sig) {
     case SIG_UNARY: case SIG_UNIQUE: case SIG_NONZERO: return 1;
     case SIG_BINARY: case SIG_TRUE_DIVIDE: case SIG_SCALAR: case SIG_UNARY_F: case SIG_AXIS: case SIG_AXIS_FLAT:
-    case SIG_FLIP: case SIG_CAST: case SIG_DIAG: case SIG_SHAPE: case SIG_PERMUTE: case SIG_JOIN: case SIG_GATHER:
+    case SIG_FLIP: case SIG_DIAG: case SIG_SHAPE: case SIG_PERMUTE: case SIG_JOIN: case SIG_GATHER:
     case SIG_MASKED_SELECT:
         return 2;
-    case SIG_CLIP: case SIG_REDUCE: case SIG_ARG: case SIG_SWAP: case SIG_SPLIT: case SIG_WHERE: case SIG_LINEAR:
+    case SIG_REDUCE: case SIG_ARG: case SIG_SWAP: case SIG_SPLIT: case SIG_WHERE: case SIG_LINEAR:
     case SIG_RMS_NORM: case SIG_TAKE: case SIG_SET_ROWS: case SIG_ONE_HOT: case SIG_ROPE: case SIG_MOVEAXIS:
     case SIG_ROLL: case SIG_REPEAT: case SIG_MASKED_FILL:
         return 3;
-    case SIG_REDUCE_DDOF: case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: case SIG_INDEX_ADD: case SIG_DIAGONAL:
+    case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: case SIG_INDEX_ADD: case SIG_DIAGONAL: case SIG_CAST:
         return 4;
-    case SIG_SLICE: case SIG_ATTENTION: case SIG_SCATTER: return 5;
+    case SIG_SLICE: case SIG_ATTENTION: case SIG_SCATTER: case SIG_CLIP: case SIG_REDUCE_DDOF: return 5;
     case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
     case SIG_ADAPTIVE_AVG_POOL2D: case SIG_DROPOUT: case SIG_BATCH_NORM: case SIG_GROUP_NORM: case SIG_INTERPOLATE:
         break; /* nn.c, nn_layers.c */
@@ -221,13 +242,27 @@ static int n_names(sig_kind sig) {
     case SIG_MNORM: return 3;
     case SIG_SORT: case SIG_SEARCH: return 3;
     case SIG_TOPK: return 4;
+    case SIG_REDUCE_DTYPE: return 4;
+    case SIG_RESHAPE: return 3;
+    case SIG_VIEWS: return 2;
+    case SIG_LINALG_MULTI: return 2;
     }
     return 1;
 }
 
+/* The names that may come positionally: the rest are the array API's keyword-only ones. */
+static int n_positional(sig_kind sig) {
+    switch (sig) {
+    case SIG_CLIP: case SIG_REDUCE_DTYPE: return 3;
+    case SIG_REDUCE_DDOF: return 4;
+    case SIG_CAST: case SIG_RESHAPE: return 2;
+    default: return n_names(sig);
+    }
+}
+
 static int n_required(sig_kind sig) {
     switch (sig) {
-    case SIG_BINARY: case SIG_TRUE_DIVIDE: case SIG_SCALAR: case SIG_CAST: case SIG_SHAPE: case SIG_SPLIT:
+    case SIG_BINARY: case SIG_TRUE_DIVIDE: case SIG_SCALAR: case SIG_CAST: case SIG_SHAPE: case SIG_RESHAPE: case SIG_SPLIT:
     case SIG_LINEAR: case SIG_GATHER: case SIG_TAKE: case SIG_ONE_HOT: case SIG_ROLL: case SIG_REPEAT:
     case SIG_MASKED_SELECT:
     case SIG_TENSORDOT: case SIG_VECDOT:
@@ -246,6 +281,9 @@ static void defaults(sig_kind sig, PyObject **v) {
     switch (sig) {
     case SIG_CLIP: v[1] = v[2] = Py_None; break;
     case SIG_REDUCE: case SIG_ARG: v[1] = Py_None, v[2] = Py_False; break;
+    case SIG_REDUCE_DTYPE: v[1] = Py_None, v[2] = Py_False, v[3] = Py_None; break;
+    case SIG_CAST: v[2] = Py_True, v[3] = Py_None; break;
+    case SIG_RESHAPE: v[2] = Py_None; break;
     case SIG_REDUCE_DDOF: v[1] = Py_None, v[3] = Py_False; break;
     case SIG_AXIS_FLAT: case SIG_FLIP: case SIG_PERMUTE: v[1] = Py_None; break;
     case SIG_LINEAR: v[2] = Py_None; break;
@@ -264,8 +302,10 @@ static PyObject *run_op(const op_entry *e, PyObject **v);
 typedef wgt_tensor *(*join_fn)(wgt_tensor *const *, int, int);
 
 /* An op over a list of n tensors (concat, stack: axis; einsum: subs), all on the first one's
- * context, later ones taking its type where they are Python scalars. */
-static PyObject *run_list(const op_entry *e, PyObject *const *items, Py_ssize_t n, long long axis, const char *subs) {
+ * context, later ones taking its type where they are Python scalars. flat: concat of the
+ * flattened tensors (axis=None). */
+static PyObject *run_list(const op_entry *e, PyObject *const *items, Py_ssize_t n, long long axis, int flat,
+                          const char *subs) {
     TensorObject **ts = PyMem_Calloc((size_t)n, sizeof *ts);
     wgt_tensor **hs = PyMem_Calloc((size_t)n, sizeof *hs);
     PyObject *out = NULL;
@@ -281,6 +321,8 @@ static PyObject *run_list(const op_entry *e, PyObject *const *items, Py_ssize_t 
     wgt_tensor *r;
     if (subs)
         RUN(wgt_einsum(subs, (int)n, hs));
+    else if (flat)
+        RUN(wgtpy_concat_flat(hs, (int)n));
     else
         RUN(((join_fn)e->fn)(hs, (int)n, (int)axis));
     out = wgtpy_wrap(r, a->ctx, e->name, 0);
@@ -298,7 +340,7 @@ static PyObject *einsum(const op_entry *e, PyObject *const *args, Py_ssize_t nar
     if (nargs < 2 || nargs - 1 > INT32_MAX || !PyUnicode_Check(args[0]))
         return PyErr_Format(PyExc_TypeError, "%s() takes a subscripts string and at least one operand", e->name);
     const char *subs = PyUnicode_AsUTF8(args[0]);
-    return subs ? run_list(e, args + 1, nargs - 1, 0, subs) : NULL;
+    return subs ? run_list(e, args + 1, nargs - 1, 0, 0, subs) : NULL;
 }
 
 /* tensordot's axes: an int N (a's last N with b's first N) or a pair of axis sequences. */
@@ -334,7 +376,7 @@ PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nar
     if (wgtpy_nn_sig(e->sig)) {
         int n = 0, nreq = 0;
         const char *const *names = wgtpy_nn_names(e->sig, &n, &nreq);
-        if (parse(e->name, args, nargs, kwnames, names, n, nreq, v) < 0) return NULL;
+        if (parse(e->name, args, nargs, kwnames, names, n, n, nreq, v) < 0) return NULL;
         return wgtpy_nn_call(e, v);
     }
     const char *const *names = e->sig == SIG_UNARY_F ? unary_f : names_of(e->sig);
@@ -343,12 +385,12 @@ PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nar
     PyObject *packed = NULL;
     if (e->sig == SIG_EINSUM) return einsum(e, args, nargs, kwnames);
     /* t.reshape(2, 3) as NumPy allows: positional dimensions become the shape. */
-    if (e->sig == SIG_SHAPE && nargs > 2 && !kwnames) {
+    if ((e->sig == SIG_SHAPE || e->sig == SIG_RESHAPE) && nargs > 2 && !kwnames) {
         packed = PyTuple_New(nargs - 1);
         if (!packed) return NULL;
         for (Py_ssize_t i = 1; i < nargs; i++) PyTuple_SET_ITEM(packed, i - 1, Py_NewRef(args[i]));
         v[0] = args[0], v[1] = packed;
-    } else if (parse(e->name, args, nargs, kwnames, names, n, n_required(e->sig), v) < 0) {
+    } else if (parse(e->name, args, nargs, kwnames, names, n, n_positional(e->sig), n_required(e->sig), v) < 0) {
         return NULL;
     }
     PyObject *r = run_op(e, v);
@@ -358,7 +400,8 @@ PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nar
 
 static PyObject *join(const op_entry *e, PyObject **v) {
     long long axis = 0;
-    if (v[1] && AXIS_ARG(v[1], axis) < 0) return NULL;
+    int flat = v[1] == Py_None && e->fn == (void (*)(void))wgt_concat;
+    if (v[1] && !flat && AXIS_ARG(v[1], axis) < 0) return NULL;
     PyObject *seq = PySequence_Fast(v[0], "concat/stack take a sequence of tensors");
     if (!seq) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -366,7 +409,7 @@ static PyObject *join(const op_entry *e, PyObject **v) {
         Py_DECREF(seq);
         return PyErr_Format(PyExc_ValueError, "%s: needs at least one tensor", e->name);
     }
-    PyObject *out = run_list(e, PySequence_Fast_ITEMS(seq), n, axis, NULL);
+    PyObject *out = run_list(e, PySequence_Fast_ITEMS(seq), n, axis, flat, NULL);
     Py_DECREF(seq);
     return out;
 }
@@ -481,6 +524,7 @@ fail:
 
 static PyObject *run_op(const op_entry *e, PyObject **v) {
     if (e->sig == SIG_JOIN) return join(e, v);
+    if (e->sig == SIG_VIEWS) return wgtpy_views(e, v[0], v[1]);
     if (e->sig == SIG_BINARY || e->sig == SIG_TRUE_DIVIDE)
         return wgtpy_binary((wgtpy_binary_fn)e->fn, v[0], v[1], e->name, e->sig == SIG_TRUE_DIVIDE ? BIN_TRUE_DIVIDE : 0);
     TensorObject *a = first_tensor(v[0], e->name), *b = NULL, *c = NULL;
@@ -503,6 +547,15 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         RUN(((unary_d_fn)e->fn)(a->t, d0));
         break;
     case SIG_CLIP: {
+        for (int k = 1; k <= 2; k++) /* min and max: the array API's names of a_min and a_max */
+            if (v[k + 2]) {
+                if (v[k] != Py_None) {
+                    PyErr_Format(PyExc_TypeError, "%s() got both %s and %s", e->name, k == 1 ? "a_min" : "a_max",
+                                 k == 1 ? "min" : "max");
+                    goto fail;
+                }
+                v[k] = v[k + 2];
+            }
         if (WGTPY_IS_TENSOR(v[1]) || WGTPY_IS_TENSOR(v[2])) { /* tensor bounds: wgt_clip, None for no bound */
             TensorObject *lo = v[1] == Py_None ? NULL : wgtpy_operand(v[1], a);
             TensorObject *hi = v[2] == Py_None ? NULL : wgtpy_operand(v[2], a);
@@ -526,13 +579,26 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         break;
     }
     case SIG_REDUCE:
+    case SIG_REDUCE_DTYPE:
     case SIG_REDUCE_DDOF: {
-        PyObject *keep = e->sig == SIG_REDUCE ? v[2] : v[3];
+        PyObject *keep = e->sig == SIG_REDUCE_DDOF ? v[3] : v[2];
         int k = PyObject_IsTrue(keep);
         if (k < 0 || (naxes = wgtpy_axes_arg(v[1], axes, e->name)) < 0) goto fail;
         if (e->sig == SIG_REDUCE_DDOF) {
+            if (v[2] && v[4]) {
+                PyErr_Format(PyExc_TypeError, "%s() got both ddof and correction", e->name);
+                goto fail;
+            }
+            if (v[4] && correction_arg(v[4], &i0, e->name) < 0) goto fail;
             if (v[2] && int_arg(v[2], &i0, 0, INT32_MAX, e->name, "ddof") < 0) goto fail;
             RUN(((reduce_c_fn)e->fn)(a->t, naxes, axes, k, (int)i0));
+        } else if (e->sig == SIG_REDUCE_DTYPE && v[3] != Py_None) { /* accumulate in dtype, as NumPy */
+            if (wgtpy_dtype_from_obj(v[3], &dtype) < 0) goto fail;
+            WGTPY_LOCK(a->ctx);
+            wgt_tensor *x = wgt_tensor_dtype(a->t) == dtype ? wgt_retain(a->t) : wgt_cast(a->t, dtype);
+            r = x ? ((reduce_fn)e->fn)(x, naxes, axes, k) : NULL;
+            wgt_release(x);
+            WGTPY_UNLOCK(a->ctx);
         } else {
             RUN(((reduce_fn)e->fn)(a->t, naxes, axes, k));
         }
@@ -574,10 +640,8 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
             WGTPY_UNLOCK(a->ctx);
         }
         break;
-    case SIG_CAST:
-        if (wgtpy_dtype_from_obj(v[1], &dtype) < 0) goto fail;
-        RUN(wgt_cast(a->t, dtype));
-        break;
+    case SIG_CAST: out = wgtpy_astype(e, a, v[1], v[2], v[3]); goto done;
+    case SIG_RESHAPE: out = wgtpy_reshape(e, a, v[1], v[2]); goto done;
     case SIG_SWAP:
         if (AXIS_ARG(v[1], i0) < 0 || AXIS_ARG(v[2], i1) < 0) goto fail;
         RUN(wgt_transpose(a->t, (int)i0, (int)i1));
@@ -632,6 +696,10 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     case SIG_SPLIT: out = split(e, a, v); goto done;
     case SIG_ROLL: case SIG_REPEAT: out = roll_or_repeat(e, a, v); goto done;
     case SIG_MOVEAXIS:
+        if (PySequence_Check(v[1]) || PySequence_Check(v[2])) { /* several axes: one permutation */
+            out = wgtpy_moveaxis(e, a, v[1], v[2]);
+            goto done;
+        }
         if (AXIS_ARG(v[1], i0) < 0 || AXIS_ARG(v[2], i1) < 0) goto fail;
         RUN(wgt_moveaxis(a->t, (int)i0, (int)i1));
         break;
@@ -791,7 +859,7 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     case SIG_VECDOT:
         if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (v[2] && AXIS_ARG(v[2], i0) < 0)) goto fail;
         if (!v[2]) i0 = -1;
-        RUN(wgt_vecdot(a->t, b->t, (int)i0));
+        RUN(((binary_axis_fn)e->fn)(a->t, b->t, (int)i0)); /* vecdot, linalg cross */
         break;
     case SIG_SORT:
     case SIG_TOPK: {
@@ -815,6 +883,12 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     }
     case SIG_UNIQUE: out = wgtpy_unique(e, a); goto done;
     case SIG_NONZERO: out = wgtpy_nonzero(e, a); goto done;
+    case SIG_LINALG_MULTI: {
+        int flag = v[1] ? PyObject_IsTrue(v[1]) : 0;
+        if (flag < 0) goto fail;
+        out = wgtpy_linalg_multi(e, a, flag);
+        goto done;
+    }
     default:
         PyErr_Format(PyExc_RuntimeError, "%s: signature kind %d has no caller", e->name, (int)e->sig);
         goto fail;

@@ -22,13 +22,13 @@ typedef enum {
     SIG_TRUE_DIVIDE, /* f(a, b), integers made float32 first */
     SIG_SCALAR,      /* f(a, s: float) */
     SIG_UNARY_F,     /* f(a, param=def) */
-    SIG_CLIP,        /* f(a, a_min, a_max), None for no bound */
+    SIG_CLIP,        /* f(a, a_min, a_max, *, min, max): the array API's names too; None for no bound */
     SIG_REDUCE,      /* f(a, axis=None, keepdims=False) */
-    SIG_REDUCE_DDOF, /* f(a, axis=None, ddof=0, keepdims=False) */
+    SIG_REDUCE_DDOF, /* f(a, axis=None, ddof=0, keepdims=False, *, correction): correction is ddof */
     SIG_ARG,         /* f(a, axis=None, keepdims=False), None: over the flattened tensor */
     SIG_AXIS,        /* f(a, axis=def) */
     SIG_AXIS_FLAT,   /* f(a, axis=None), None: over the flattened tensor */
-    SIG_CAST,        /* f(a, dtype) */
+    SIG_CAST,        /* f(a, dtype, *, copy=True, device=None) (array_api_callers.c) */
     SIG_SWAP,        /* f(a, axis1, axis2) */
     SIG_DIAG,        /* f(a, k=0) */
     SIG_SHAPE,       /* f(a, shape) or a.f(*shape) */
@@ -36,7 +36,7 @@ typedef enum {
     SIG_FLIP,        /* f(a, axis=None), None: every axis */
     SIG_SLICE,       /* f(a, axis, start, stop, step=1) */
     SIG_AS_STRIDED,  /* f(a, shape, strides, offset=0), strides in elements */
-    SIG_JOIN,        /* f(tensors, axis=0): concat, stack */
+    SIG_JOIN,        /* f(tensors, axis=0): concat, stack; concat's None flattens each first */
     SIG_SPLIT,       /* f(a, sizes, axis=0) */
     SIG_PAD,         /* f(a, before, after, value=0) */
     SIG_WHERE,       /* f(cond, a, b) */
@@ -47,7 +47,7 @@ typedef enum {
     SIG_TAKE,        /* f(a, indices, axis=0) */
     SIG_SCATTER,     /* f(base, axis, index, src, mode="replace") */
     SIG_INDEX_ADD,   /* f(a, axis, indices, src) */
-    SIG_MOVEAXIS,    /* f(a, source, destination) */
+    SIG_MOVEAXIS,    /* f(a, source, destination): ints or sequences of them */
     SIG_ROLL,        /* f(a, shift, axis=None): ints or sequences; None: the flattened tensor */
     SIG_REPEAT,      /* f(a, repeats, axis=None): an int or one per entry; None: the flattened tensor */
     SIG_DIAGONAL,    /* f(a, offset=0, axis1=0, axis2=1) */
@@ -78,6 +78,10 @@ typedef enum {
     SIG_SEARCH,      /* f(a, values, right=False) */
     SIG_UNIQUE,      /* f(a) -> (values, indices, inverse, counts) */
     SIG_NONZERO,     /* f(a) -> one tensor per dimension */
+    SIG_REDUCE_DTYPE, /* f(a, axis=None, keepdims=False, *, dtype=None): a converted to dtype first */
+    SIG_RESHAPE,     /* f(a, shape, *, copy=None) or a.f(*shape) (array_api_callers.c) */
+    SIG_VIEWS,       /* f(tensors, flag=0) -> list: broadcast_arrays, meshgrid (flag: indexing 'ij') */
+    SIG_LINALG_MULTI, /* f(a, flag=False) -> the decomposition's tensors (qr, slogdet, svd, eigh) */
 } sig_kind;
 
 typedef struct op_entry {
@@ -90,10 +94,22 @@ typedef struct op_entry {
     const char *param;  /* the name of a SIG_UNARY_F parameter */
 } op_entry;
 
-/* sort_callers.c: the sorting ops with several results, as tuples */
+/* sort_callers.c: the sorting ops with several results, as tuples; a tuple of the n tensors in t
+ * (NULL entries become None), which it takes over */
+PyObject *wgtpy_tuple_of(const op_entry *e, TensorObject *a, int n, wgt_tensor **t);
 PyObject *wgtpy_topk(const op_entry *e, TensorObject *a, int64_t k, int axis, int largest);
 PyObject *wgtpy_unique(const op_entry *e, TensorObject *a);
 PyObject *wgtpy_nonzero(const op_entry *e, TensorObject *a);
+
+/* array_api_callers.c: the array API's keywords that take more than one C call */
+PyObject *wgtpy_moveaxis(const op_entry *e, TensorObject *a, PyObject *source, PyObject *destination);
+wgt_tensor *wgtpy_concat_flat(wgt_tensor *const *hs, int n);
+PyObject *wgtpy_astype(const op_entry *e, TensorObject *a, PyObject *dtype_obj, PyObject *copy_obj, PyObject *device);
+PyObject *wgtpy_reshape(const op_entry *e, TensorObject *a, PyObject *shape_obj, PyObject *copy_obj);
+PyObject *wgtpy_views(const op_entry *e, PyObject *tensors, PyObject *flag);
+/* linalg_callers.c: the decompositions with several results, as tuples; flag: qr's complete,
+ * svd's full_matrices */
+PyObject *wgtpy_linalg_multi(const op_entry *e, TensorObject *a, int flag);
 
 PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 

@@ -6,8 +6,7 @@
  */
 #include "ops.h"
 
-/* A tuple of the n tensors in t (NULL entries become None), which it takes over. */
-static PyObject *tuple_of(const op_entry *e, TensorObject *a, int n, wgt_tensor **t) {
+PyObject *wgtpy_tuple_of(const op_entry *e, TensorObject *a, int n, wgt_tensor **t) {
     PyObject *out = PyTuple_New(n);
     for (int i = 0; i < n; i++) {
         PyObject *p = t[i] ? wgtpy_wrap(t[i], a->ctx, e->name, 0) : Py_NewRef(Py_None);
@@ -24,7 +23,7 @@ PyObject *wgtpy_topk(const op_entry *e, TensorObject *a, int64_t k, int axis, in
     WGTPY_LOCK(a->ctx);
     st = wgt_topk(a->t, k, axis, largest, 1, &t[0], &t[1]);
     WGTPY_UNLOCK(a->ctx);
-    return st != WGT_OK ? wgtpy_raise(e->name, 0) : tuple_of(e, a, 2, t);
+    return st != WGT_OK ? wgtpy_raise(e->name, 0) : wgtpy_tuple_of(e, a, 2, t);
 }
 
 PyObject *wgtpy_unique(const op_entry *e, TensorObject *a) {
@@ -33,7 +32,7 @@ PyObject *wgtpy_unique(const op_entry *e, TensorObject *a) {
     WGTPY_LOCK(a->ctx);
     st = wgt_unique(a->t, &t[0], &t[1], &t[2], &t[3]);
     WGTPY_UNLOCK(a->ctx);
-    return st != WGT_OK ? wgtpy_raise(e->name, 0) : tuple_of(e, a, 4, t);
+    return st != WGT_OK ? wgtpy_raise(e->name, 0) : wgtpy_tuple_of(e, a, 4, t);
 }
 
 PyObject *wgtpy_nonzero(const op_entry *e, TensorObject *a) {
@@ -43,5 +42,5 @@ PyObject *wgtpy_nonzero(const op_entry *e, TensorObject *a) {
     WGTPY_LOCK(a->ctx);
     st = wgt_nonzero(a->t, t);
     WGTPY_UNLOCK(a->ctx);
-    return st != WGT_OK ? wgtpy_raise(e->name, 0) : tuple_of(e, a, n, t);
+    return st != WGT_OK ? wgtpy_raise(e->name, 0) : wgtpy_tuple_of(e, a, n, t);
 }

@@ -654,7 +654,7 @@ from ._dtype_functions import can_cast, finfo, iinfo, isdtype, result_type  # no
 from ._autograd import (clip_grad_norm, cross_entropy, load, lr_warmup_cosine, no_grad, save)  # noqa: E402
 from ._quant import dequantize, kv_cache_append, matmul_quantized, quantize  # noqa: E402
 from ._manip import broadcast_arrays, meshgrid  # noqa: E402
-from ._array_api import (__array_namespace_info__, conj, cumulative_sum, diff, imag, real,  # noqa: E402
-                         unstack)
+from ._array_api import (__array_namespace_info__, conj, cumulative_prod, cumulative_sum, diff, imag,  # noqa: E402
+                         real, unstack)
 from ._sorting import (argsort, nonzero, searchsorted, sort, topk, unique_all, unique_counts,  # noqa: E402
                        unique_inverse, unique_values)

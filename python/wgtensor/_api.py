@@ -34,6 +34,7 @@ ELSEWHERE = {
     "wgt_kernel_create": "kernel", "wgt_kernel_release": "kernel", "wgt_kernel_binding_count": "kernel",  # .bindings
     "wgt_kernel_binding": "kernel", "wgt_kernel_workgroup_size": "kernel",  # .bindings, .workgroup_size
     "wgt_kernel_groups_for": "kernel", "wgt_kernel_dispatch": "kernel", "wgt_kernel_set_cpu_fn": "kernel",  # cpu=
+    "wgt_reshape_view": "reshape",  # copy=False
     "wgt_squeeze": "squeeze", "wgt_unsqueeze": "expand_dims", "wgt_split": "split", "wgt_pad": "pad",
     # autograd (_autograd.py, optim.py)
     "wgt_requires_grad": "Tensor.requires_grad_", "wgt_tensor_requires_grad": "Tensor.requires_grad",

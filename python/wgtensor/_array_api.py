@@ -41,22 +41,32 @@ def _take_range(x, axis, start, stop):
     return x[(slice(None),) * axis + (slice(start, stop),)]
 
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Running sums along axis (which only a 1-D x may leave out), computed in dtype when given;
-    include_initial puts the empty sum (0) first, so the axis grows by one."""
+def _cumulative(fn, scan, initial, x, axis, dtype, include_initial):
     if axis is None:
         if x.ndim != 1:
-            raise ValueError("cumulative_sum: axis is required for %d dimensions" % x.ndim)
+            raise ValueError("%s: axis is required for %d dimensions" % (fn, x.ndim))
         axis = 0
-    axis = _axis("cumulative_sum", axis, x.ndim)
+    axis = _axis(fn, axis, x.ndim)
     if dtype is not None and x.dtype != dtype:
         x = x.astype(dtype)
-    r = _core.cumsum(x, axis)
+    r = scan(x, axis)
     if include_initial:
         shape = list(x.shape)
         shape[axis] = 1
-        r = _core.concat([_core.zeros(tuple(shape), r.dtype, r.ctx), r], axis)
+        r = _core.concat([_core.full(tuple(shape), initial, r.dtype, r.ctx), r], axis)
     return r
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running sums along axis (which only a 1-D x may leave out), computed in dtype when given;
+    include_initial puts the empty sum (0) first, so the axis grows by one."""
+    return _cumulative("cumulative_sum", _core.cumsum, 0, x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running products along axis, as cumulative_sum; include_initial puts the empty product
+    (1) first."""
+    return _cumulative("cumulative_prod", _core.cumprod, 1, x, axis, dtype, include_initial)
 
 
 def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):

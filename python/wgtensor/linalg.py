@@ -1,15 +1,78 @@
-"""wgtensor.linalg: the array API's linear-algebra extension, as far as the C library has it.
+"""wgtensor.linalg: the array API's linear-algebra extension (2024.12), all 23 functions.
 The contractions run on the library's planned matmul (docs/ops.md, Contractions); inv, solve,
-det and cholesky factorize f32 batches in double on the host through LAPACK (docs/ops.md,
-Dense factorizations); the norms are composed from reductions. qr, slogdet and the matrix
-norms that need singular values (2, -2, nuc) are not in the C library yet."""
+det, cholesky, qr, slogdet, svd, svdvals, eigh, eigvalsh, pinv and matrix_rank factorize f32
+batches in double on the host through LAPACK (docs/ops.md, Dense factorizations), as do the
+matrix norms 2, -2 and nuc; the other norms are composed from reductions, and matrix_power and
+cross from matmul and elementwise ops."""
 
 import math as _math
+from collections import namedtuple as _namedtuple
 
 from . import _core
 
+QRResult = _namedtuple("QRResult", "Q R")
+SlogdetResult = _namedtuple("SlogdetResult", "sign logabsdet")
+SVDResult = _namedtuple("SVDResult", "U S Vh")
+EighResult = _namedtuple("EighResult", "eigenvalues eigenvectors")
+svdvals, eigvalsh = _core._linalg_svdvals, _core._linalg_eigvalsh
+
+
+def qr(x, /, *, mode="reduced"):
+    if mode not in ("reduced", "complete"):
+        raise ValueError("qr: mode must be 'reduced' or 'complete', not %r" % (mode,))
+    return QRResult(*_core._linalg_qr(x, mode == "complete"))
+
+
+def slogdet(x, /):
+    return SlogdetResult(*_core._linalg_slogdet(x))
+
+
+def svd(x, /, *, full_matrices=True):
+    return SVDResult(*_core._linalg_svd(x, bool(full_matrices)))
+
+
+def eigh(x, /):
+    return EighResult(*_core._linalg_eigh(x))
+
+
+def _rtol(rtol, fn):
+    """The C library's rtol: < 0 asks for the standard's default, max(M, N) * eps."""
+    if rtol is None:
+        return -1.0
+    r = float(rtol)
+    if not r >= 0:
+        raise ValueError("%s: rtol must be a non-negative number, not %r" % (fn, rtol))
+    return r
+
+
+def pinv(x, /, *, rtol=None):
+    return _core._linalg_pinv(x, _rtol(rtol, "pinv"))
+
+
+def matrix_rank(x, /, *, rtol=None):
+    return _core._linalg_matrix_rank(x, _rtol(rtol, "matrix_rank"))
+
+
+def matrix_power(x, n, /):
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError("matrix_power: n must be an integer, not %s" % type(n).__name__)
+    return _core._linalg_matrix_power(x, n)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    return _core._linalg_cross(x1, x2, axis)
+
 matmul, tensordot, vecdot, outer = _core.matmul, _core.tensordot, _core.vecdot, _core.outer
 inv, solve, det, cholesky = _core._linalg_inv, _core._linalg_solve, _core._linalg_det, _core._linalg_cholesky
+
+
+def diagonal(x, /, *, offset=0):
+    return _core.diagonal(x, offset, -2, -1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    r = _core.trace(x, offset, -2, -1)
+    return r if dtype is None else _core.astype(r, dtype)
 
 
 def matrix_transpose(x):

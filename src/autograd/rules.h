@@ -17,12 +17,16 @@ wgt_tensor *wgt_ag_join_rule(const char *fn, wgt_tensor *out, wgt_tensor *const 
 wgt_tensor *wgt_ag_split_piece(wgt_tensor *out, wgt_tensor *a, int axis, int64_t start);
 /* einsum's rule: a gradient for one or two operands without a repeated subscript. */
 wgt_tensor *wgt_ag_einsum_rule(wgt_tensor *out, const char *subscripts, int count, wgt_tensor *const *operands);
+/* The rule of result `which` of a decomposition fn of a with several results (src/core/api_linalg.c):
+ * the result, tracked, left a plain tensor (slogdet's sign) or marked as having no gradient. */
+wgt_tensor *wgt_ag_decomp_rule(const char *fn, int which, wgt_tensor *a, wgt_tensor *const *results);
 wgt_tensor *wgt_ag_rule_as_strided(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
 wgt_tensor *wgt_ag_rule_transpose(wgt_tensor *out, wgt_tensor *t, int axis0, int axis1);
 wgt_tensor *wgt_ag_rule_slice(wgt_tensor *out, wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step);
 wgt_tensor *wgt_ag_rule_broadcast_to(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_ag_rule_reshape(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_ag_rule_contiguous(wgt_tensor *out, wgt_tensor *t);
+wgt_tensor *wgt_ag_rule_reshape_view(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape);
 wgt_tensor *wgt_ag_rule_add(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ag_rule_sub(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ag_rule_mul(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
@@ -93,12 +97,20 @@ wgt_tensor *wgt_ag_rule_prod(wgt_tensor *out, wgt_tensor *a, int naxes, const in
 wgt_tensor *wgt_ag_rule_var(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims, int correction);
 wgt_tensor *wgt_ag_rule_std(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims, int correction);
 wgt_tensor *wgt_ag_rule_cumsum(wgt_tensor *out, wgt_tensor *a, int axis);
+wgt_tensor *wgt_ag_rule_cumprod(wgt_tensor *out, wgt_tensor *a, int axis);
+wgt_tensor *wgt_ag_rule_cummax(wgt_tensor *out, wgt_tensor *a, int axis);
+wgt_tensor *wgt_ag_rule_cummin(wgt_tensor *out, wgt_tensor *a, int axis);
 wgt_tensor *wgt_ag_rule_logsumexp(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_ag_rule_matmul(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ag_rule_linear(wgt_tensor *out, wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias);
 wgt_tensor *wgt_ag_rule_tensordot(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b);
 wgt_tensor *wgt_ag_rule_vecdot(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b, int axis);
 wgt_tensor *wgt_ag_rule_outer(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_ag_rule_linalg_inv(wgt_tensor *out, wgt_tensor *a);
+wgt_tensor *wgt_ag_rule_linalg_solve(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
+wgt_tensor *wgt_ag_rule_linalg_det(wgt_tensor *out, wgt_tensor *a);
+wgt_tensor *wgt_ag_rule_linalg_cholesky(wgt_tensor *out, wgt_tensor *a, int upper);
+wgt_tensor *wgt_ag_rule_linalg_cross(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b, int axis);
 wgt_tensor *wgt_ag_rule_softmax(wgt_tensor *out, wgt_tensor *a, int axis);
 wgt_tensor *wgt_ag_rule_log_softmax(wgt_tensor *out, wgt_tensor *a, int axis);
 wgt_tensor *wgt_ag_rule_layer_norm(wgt_tensor *out, wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps);

@@ -24,6 +24,9 @@ static wgt_tensor *reshaped(const char *fn, wgt_tensor *out, wgt_tensor *a) {
 wgt_tensor *wgt_ag_rule_reshape(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape) {
     return reshaped("wgt_reshape", out, t);
 }
+wgt_tensor *wgt_ag_rule_reshape_view(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape) {
+    return reshaped("wgt_reshape_view", out, t);
+}
 wgt_tensor *wgt_ag_rule_contiguous(wgt_tensor *out, wgt_tensor *t) { return reshaped("wgt_contiguous", out, t); }
 wgt_tensor *wgt_ag_rule_squeeze(wgt_tensor *out, wgt_tensor *a, int axis) { return reshaped("wgt_squeeze", out, a); }
 wgt_tensor *wgt_ag_rule_unsqueeze(wgt_tensor *out, wgt_tensor *a, int axis) { return reshaped("wgt_unsqueeze", out, a); }

@@ -135,6 +135,18 @@ typedef enum wgt_reduce_op {
     WGT_REDUCE_COUNT
 } wgt_reduce_op;
 
+/* Scans along one axis (src/core/scan.c): running sum (cumsum), product, maximum and
+ * minimum, and the position (i32) each running maximum or minimum came from. */
+typedef enum wgt_scan_op {
+    WGT_SCAN_SUM,
+    WGT_SCAN_PROD,
+    WGT_SCAN_MAX,
+    WGT_SCAN_MIN,
+    WGT_SCAN_ARGMAX,
+    WGT_SCAN_ARGMIN,
+    WGT_SCAN_COUNT
+} wgt_scan_op;
+
 /* Row ops over the last dimension. */
 typedef enum wgt_rows_op {
     WGT_ROWS_SOFTMAX,
@@ -308,8 +320,12 @@ struct wgt_backend {
                         const wgt_operand *a, const wgt_operand *b);
     wgt_status (*reduce)(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
                          int reduce_ndim, double param);
-    /* out (contiguous, same shape) = running sum of in along axis. */
+    /* out (contiguous, same shape) = running sum of in along axis: scan's WGT_SCAN_SUM. */
     wgt_status (*cumsum)(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
+    /* out (contiguous, in's shape; i32 for ARGMAX and ARGMIN) = the scan op of in along axis:
+     * integer products wrap, NaN sticks from its first position, equal values move the
+     * position to the later one. */
+    wgt_status (*scan)(wgt_backend *be, wgt_scan_op op, const wgt_operand *out, const wgt_operand *in, int axis);
     /* out [batch..., M, N] (contiguous) = a [batch..., M, K] @ b [batch..., K, N]; the batch
      * dimensions are already broadcast (stride 0 where repeated); any strides. */
     wgt_status (*matmul)(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);

@@ -61,6 +61,7 @@ wgt_tensor *wgt_slice(wgt_tensor *t, int axis, int64_t start, int64_t stop, int6
 wgt_tensor *wgt_broadcast_to(wgt_tensor *t, int ndim, const int64_t *shape) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_broadcast_to", wgt_ag_rule_broadcast_to(wgt_impl_broadcast_to(r_t, ndim, shape), r_t, ndim, shape)); }
 wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_reshape", wgt_ag_rule_reshape(wgt_impl_reshape(r_t, ndim, shape), r_t, ndim, shape)); }
 wgt_tensor *wgt_contiguous(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_contiguous", wgt_ag_rule_contiguous(wgt_impl_contiguous(r_t), r_t)); }
+wgt_tensor *wgt_reshape_view(wgt_tensor *t, int ndim, const int64_t *shape) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_reshape_view", wgt_ag_rule_reshape_view(wgt_impl_reshape_view(r_t, ndim, shape), r_t, ndim, shape)); }
 wgt_tensor *wgt_add(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_add", wgt_ag_rule_add(wgt_impl_add(r_a, r_b), r_a, r_b)); }
 wgt_tensor *wgt_sub(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_sub", wgt_ag_rule_sub(wgt_impl_sub(r_a, r_b), r_a, r_b)); }
 wgt_tensor *wgt_mul(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_mul", wgt_ag_rule_mul(wgt_impl_mul(r_a, r_b), r_a, r_b)); }
@@ -155,6 +156,11 @@ wgt_tensor *wgt_std(wgt_tensor *a, int naxes, const int *axes, int keepdims, int
 wgt_tensor *wgt_argmax(wgt_tensor *a, int axis, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_argmax", wgt_ag_untracked("wgt_argmax", wgt_impl_argmax(r_a, axis, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_argmin(wgt_tensor *a, int axis, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_argmin", wgt_ag_untracked("wgt_argmin", wgt_impl_argmin(r_a, axis, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_cumsum(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumsum", wgt_ag_rule_cumsum(wgt_impl_cumsum(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_cumprod(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumprod", wgt_ag_rule_cumprod(wgt_impl_cumprod(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_cummax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cummax", wgt_ag_rule_cummax(wgt_impl_cummax(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_cummin(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cummin", wgt_ag_rule_cummin(wgt_impl_cummin(r_a, axis), r_a, axis)); }
+wgt_tensor *wgt_cumargmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumargmax", wgt_ag_untracked("wgt_cumargmax", wgt_impl_cumargmax(r_a, axis), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_cumargmin(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_cumargmin", wgt_ag_untracked("wgt_cumargmin", wgt_impl_cumargmin(r_a, axis), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_any(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_any", wgt_ag_untracked("wgt_any", wgt_impl_any(r_a, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_all(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_all", wgt_ag_untracked("wgt_all", wgt_impl_all(r_a, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_count_nonzero(wgt_tensor *a, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_count_nonzero", wgt_ag_untracked("wgt_count_nonzero", wgt_impl_count_nonzero(r_a, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
@@ -164,12 +170,18 @@ wgt_tensor *wgt_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias) { wgt_ten
 wgt_tensor *wgt_tensordot(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_tensordot", wgt_ag_rule_tensordot(wgt_impl_tensordot(r_a, r_b, naxes, axes_a, axes_b), r_a, r_b, naxes, axes_a, axes_b)); }
 wgt_tensor *wgt_vecdot(wgt_tensor *a, wgt_tensor *b, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_vecdot", wgt_ag_rule_vecdot(wgt_impl_vecdot(r_a, r_b, axis), r_a, r_b, axis)); }
 wgt_tensor *wgt_outer(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_outer", wgt_ag_rule_outer(wgt_impl_outer(r_a, r_b), r_a, r_b)); }
-wgt_tensor *wgt_linalg_inv(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_inv", wgt_ag_untracked("wgt_linalg_inv", wgt_impl_linalg_inv(r_a), 1, (wgt_tensor *[]){r_a})); }
-wgt_tensor *wgt_linalg_solve(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_linalg_solve", wgt_ag_untracked("wgt_linalg_solve", wgt_impl_linalg_solve(r_a, r_b), 2, (wgt_tensor *[]){r_a, r_b})); }
-wgt_tensor *wgt_linalg_det(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_det", wgt_ag_untracked("wgt_linalg_det", wgt_impl_linalg_det(r_a), 1, (wgt_tensor *[]){r_a})); }
-wgt_tensor *wgt_linalg_cholesky(wgt_tensor *a, int upper) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_cholesky", wgt_ag_untracked("wgt_linalg_cholesky", wgt_impl_linalg_cholesky(r_a, upper), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_inv(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_inv", wgt_ag_rule_linalg_inv(wgt_impl_linalg_inv(r_a), r_a)); }
+wgt_tensor *wgt_linalg_solve(wgt_tensor *a, wgt_tensor *b) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_linalg_solve", wgt_ag_rule_linalg_solve(wgt_impl_linalg_solve(r_a, r_b), r_a, r_b)); }
+wgt_tensor *wgt_linalg_det(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_det", wgt_ag_rule_linalg_det(wgt_impl_linalg_det(r_a), r_a)); }
+wgt_tensor *wgt_linalg_cholesky(wgt_tensor *a, int upper) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_cholesky", wgt_ag_rule_linalg_cholesky(wgt_impl_linalg_cholesky(r_a, upper), r_a, upper)); }
 wgt_tensor *wgt_linalg_vector_norm(wgt_tensor *a, double ord, int naxes, const int *axes, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_vector_norm", wgt_ag_untracked("wgt_linalg_vector_norm", wgt_impl_linalg_vector_norm(r_a, ord, naxes, axes, keepdims), 1, (wgt_tensor *[]){r_a})); }
 wgt_tensor *wgt_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_matrix_norm", wgt_ag_untracked("wgt_linalg_matrix_norm", wgt_impl_linalg_matrix_norm(r_a, ord, keepdims), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_svdvals(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_svdvals", wgt_ag_untracked("wgt_linalg_svdvals", wgt_impl_linalg_svdvals(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_eigvalsh(wgt_tensor *a) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_eigvalsh", wgt_ag_untracked("wgt_linalg_eigvalsh", wgt_impl_linalg_eigvalsh(r_a), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_pinv(wgt_tensor *a, double rtol) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_pinv", wgt_ag_untracked("wgt_linalg_pinv", wgt_impl_linalg_pinv(r_a, rtol), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_matrix_rank(wgt_tensor *a, double rtol) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_matrix_rank", wgt_ag_untracked("wgt_linalg_matrix_rank", wgt_impl_linalg_matrix_rank(r_a, rtol), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_matrix_power(wgt_tensor *a, int64_t n) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_linalg_matrix_power", wgt_ag_untracked("wgt_linalg_matrix_power", wgt_impl_linalg_matrix_power(r_a, n), 1, (wgt_tensor *[]){r_a})); }
+wgt_tensor *wgt_linalg_cross(wgt_tensor *a, wgt_tensor *b, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_b = wgt_handle_arg(b); return wgt_handle_out("wgt_linalg_cross", wgt_ag_rule_linalg_cross(wgt_impl_linalg_cross(r_a, r_b, axis), r_a, r_b, axis)); }
 wgt_tensor *wgt_softmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_softmax", wgt_ag_rule_softmax(wgt_impl_softmax(r_a, axis), r_a, axis)); }
 wgt_tensor *wgt_log_softmax(wgt_tensor *a, int axis) { wgt_tensor *r_a = wgt_handle_arg(a); return wgt_handle_out("wgt_log_softmax", wgt_ag_rule_log_softmax(wgt_impl_log_softmax(r_a, axis), r_a, axis)); }
 wgt_tensor *wgt_layer_norm(wgt_tensor *a, wgt_tensor *weight, wgt_tensor *bias, double eps) { wgt_tensor *r_a = wgt_handle_arg(a); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_layer_norm", wgt_ag_rule_layer_norm(wgt_impl_layer_norm(r_a, r_weight, r_bias, eps), r_a, r_weight, r_bias, eps)); }
@@ -299,6 +311,9 @@ const char *const wgt_handle_functions[] = {
     "wgt_broadcast_to",
     "wgt_reshape",
     "wgt_contiguous",
+    "wgt_reshape_view",
+    "wgt_broadcast_arrays",
+    "wgt_meshgrid",
     "wgt_add",
     "wgt_sub",
     "wgt_mul",
@@ -393,6 +408,11 @@ const char *const wgt_handle_functions[] = {
     "wgt_argmax",
     "wgt_argmin",
     "wgt_cumsum",
+    "wgt_cumprod",
+    "wgt_cummax",
+    "wgt_cummin",
+    "wgt_cumargmax",
+    "wgt_cumargmin",
     "wgt_any",
     "wgt_all",
     "wgt_count_nonzero",
@@ -409,6 +429,16 @@ const char *const wgt_handle_functions[] = {
     "wgt_linalg_cholesky",
     "wgt_linalg_vector_norm",
     "wgt_linalg_matrix_norm",
+    "wgt_linalg_qr",
+    "wgt_linalg_slogdet",
+    "wgt_linalg_svd",
+    "wgt_linalg_svdvals",
+    "wgt_linalg_eigh",
+    "wgt_linalg_eigvalsh",
+    "wgt_linalg_pinv",
+    "wgt_linalg_matrix_rank",
+    "wgt_linalg_matrix_power",
+    "wgt_linalg_cross",
     "wgt_softmax",
     "wgt_log_softmax",
     "wgt_layer_norm",

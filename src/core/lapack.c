@@ -22,7 +22,8 @@ static const char *missing; /* the first routine not found, NULL when all are */
 static char where[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static const char *const names[] = {"dgetrf_", "dgetrs_", "dpotrf_"};
+static const char *const names[] = {"dgetrf_", "dgetrs_", "dpotrf_", "dgeqrf_", "dorgqr_", "dgesdd_", "dsyevd_"};
+enum { NAMES = sizeof names / sizeof names[0] };
 
 #ifdef __wasi__
 /* WASI has no dynamic loading, so the WebAssembly build has no LAPACK to find. */
@@ -32,8 +33,8 @@ static void load(void) {
 }
 #else
 static int resolve(void *h) {
-    void *f[3];
-    for (int i = 0; i < 3; i++)
+    void *f[NAMES];
+    for (int i = 0; i < NAMES; i++)
         if (!(f[i] = dlsym(h, names[i]))) {
             missing = names[i];
             return 0;
@@ -42,6 +43,10 @@ static int resolve(void *h) {
     memcpy(&found.dgetrf, &f[0], sizeof f[0]);
     memcpy(&found.dgetrs, &f[1], sizeof f[1]);
     memcpy(&found.dpotrf, &f[2], sizeof f[2]);
+    memcpy(&found.dgeqrf, &f[3], sizeof f[3]);
+    memcpy(&found.dorgqr, &f[4], sizeof f[4]);
+    memcpy(&found.dgesdd, &f[5], sizeof f[5]);
+    memcpy(&found.dsyevd, &f[6], sizeof f[6]);
     missing = NULL;
     return 1;
 }

@@ -4,8 +4,8 @@
  * A p-norm with p > 0 is scaled by the largest magnitude first, m (sum (|x| / m)^p)^(1/p), so
  * that squares of values past 1e19 do not overflow f32 and those below 1e-19 do not vanish:
  * the result is within a few ulp wherever it is representable. f16 is computed in f32 and
- * rounded once. Matrix norms 2, -2 and nuc need singular values, which the library does not
- * compute yet: they are WGT_ERR_UNAVAILABLE, never an approximation.
+ * rounded once. Matrix norms 2, -2 and nuc come from the singular values (wgt_linalg_svdvals,
+ * by LAPACK on the host), so those three are eager.
  */
 #include <math.h>
 #include <string.h>
@@ -104,6 +104,27 @@ wgt_tensor *wgt_linalg_vector_norm(wgt_tensor *a, double ord, int naxes, const i
     return vector_norm(fn, a, ord, reduced, keepdims);
 }
 
+/* ord "2", "-2", "nuc": the largest, smallest or summed singular values (host LAPACK, in f32). */
+static wgt_tensor *spectral_norm(const char *fn, wgt_tensor *a, const char *ord, int keepdims, const char *s) {
+    int nuc = ord[0] == 'n', last = a->ndim - 2; /* the singular values' axis */
+    if (!nuc && (a->shape[a->ndim - 1] == 0 || a->shape[a->ndim - 2] == 0)) {
+        wgt_error(WGT_ERR_SHAPE, "%s: the %s-norm of an empty matrix (shape %s) is undefined", fn, ord, s);
+        return NULL;
+    }
+    wgt_tensor *x = a->dtype == WGT_F32 ? wgt_retain(a) : wgt_cast(a, WGT_F32);
+    wgt_tensor *sv = x ? wgt_linalg_svdvals(x) : NULL, *r = NULL;
+    if (sv) r = nuc ? wgt_sum(sv, 1, &last, 1) : ord[0] == '-' ? wgt_min(sv, 1, &last, 1) : wgt_max(sv, 1, &last, 1);
+    wgt_release(x);
+    wgt_release(sv);
+    /* r is [..., 1]: seen as [..., 1, 1] when kept, else [...]. */
+    int64_t shape[WGT_MAX_DIMS];
+    memcpy(shape, a->shape, sizeof(int64_t) * (size_t)last);
+    shape[last] = shape[last + 1] = 1;
+    wgt_tensor *v = r ? wgt_reshape(r, keepdims ? a->ndim : last, shape) : NULL;
+    wgt_release(r);
+    return wgt_reduce_f32_finish(v, 1, 0, NULL, a->dtype);
+}
+
 wgt_tensor *wgt_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims) {
     static const char fn[] = "wgt_linalg_matrix_norm";
     if (check_float(fn, a) != WGT_OK) return NULL;
@@ -117,10 +138,7 @@ wgt_tensor *wgt_linalg_matrix_norm(wgt_tensor *a, const char *ord, int keepdims)
     int reduced[WGT_MAX_DIMS] = {0};
     reduced[a->ndim - 2] = reduced[a->ndim - 1] = 1;
     if (!strcmp(ord, "fro")) return vector_norm(fn, a, 2, reduced, keepdims);
-    if (!strcmp(ord, "2") || !strcmp(ord, "-2") || !strcmp(ord, "nuc")) {
-        wgt_error(WGT_ERR_UNAVAILABLE, "%s: ord \"%s\" needs singular values, which wgtensor does not compute yet", fn, ord);
-        return NULL;
-    }
+    if (!strcmp(ord, "2") || !strcmp(ord, "-2") || !strcmp(ord, "nuc")) return spectral_norm(fn, a, ord, keepdims, s);
     /* 1, -1: the largest / smallest column sum of |a|; inf, -inf: row sums. */
     int cols = !strcmp(ord, "1") || !strcmp(ord, "-1"), rows = !strcmp(ord, "inf") || !strcmp(ord, "-inf");
     if (!cols && !rows) {

@@ -23,6 +23,7 @@ typedef enum wgt_node_kind {
     WGT_NODE_WHERE,
     WGT_NODE_REDUCE,
     WGT_NODE_CUMSUM,
+    WGT_NODE_SCAN, /* op: wgt_scan_op; axis */
     WGT_NODE_MATMUL,
     WGT_NODE_ROWS,
     WGT_NODE_WRITE_BOX,
@@ -115,6 +116,8 @@ wgt_status wgt_record_reduce(wgt_context *ctx, const char *fn, wgt_reduce_op op,
                              const wgt_operand *in, int reduce_ndim, double param);
 wgt_status wgt_record_cumsum(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in,
                              int axis);
+wgt_status wgt_record_scan(wgt_context *ctx, const char *fn, wgt_scan_op op, const wgt_operand *out,
+                           const wgt_operand *in, int axis);
 wgt_status wgt_record_matmul(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *a,
                              const wgt_operand *b);
 wgt_status wgt_record_rows(wgt_context *ctx, const char *fn, wgt_rows_op op, const wgt_operand *out,

@@ -97,6 +97,13 @@ wgt_status wgt_record_cumsum(wgt_context *ctx, const char *fn, const wgt_operand
     return wgt_record(ctx, n);
 }
 
+wgt_status wgt_record_scan(wgt_context *ctx, const char *fn, wgt_scan_op op, const wgt_operand *out,
+                           const wgt_operand *in, int axis) {
+    RECORD(WGT_NODE_SCAN, op, 2, out, in)
+    n->axis = axis;
+    return wgt_record(ctx, n);
+}
+
 wgt_status wgt_record_sort(wgt_context *ctx, const char *fn, const wgt_operand *values, const wgt_operand *indices,
                            const wgt_operand *in, int descending) {
     RECORD(WGT_NODE_SORT, descending, 3, values, indices, in)

@@ -93,16 +93,34 @@ static int inlined(const planner *p, int i, int j, int g) {
     return reads_whole(&node->args[j], &p->nodes[s->producer_index]->args[0], &node->args[0]);
 }
 
+/* Position of node index i among the sorted members, or -1. */
+static int member_position(const int *members, int m, int i) {
+    int lo = 0, hi = m - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (members[mid] == i) return mid;
+        if (members[mid] < i) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return -1;
+}
+
 /* Counts what the kernel for the members (sorted indices) would need; 0 when it is not
- * possible at all (a member reads a member's result other than whole). */
+ * possible at all (a member reads a member's result other than whole). Called for every
+ * join a chain tries, so it is linear in the members (a chain of n ops costs n joins). */
 static int group_shape(const planner *p, const int *members, int m, int g, int *ninputs, int *noutputs) {
     wgt_operand leaves[WGT_FUSED_MAX_INPUTS * 4 + WGT_FUSED_MAX_CONSTS];
+    int inside[WGT_FUSED_MAX_STEPS + 1] = {0}; /* per member: reads of its result computed in the group */
     int nleaves = 0, nout = 0, nconst = 0;
     for (int k = 0; k < m; k++) {
         const wgt_node *node = p->nodes[members[k]];
         for (int j = 1; j < node->nargs; j++) {
             wgt_storage *s = node->args[j].storage;
-            if (inlined(p, members[k], j, g)) continue;
+            if (inlined(p, members[k], j, g)) {
+                int at = member_position(members, m, s->producer_index);
+                if (at >= 0) inside[at]++;
+                continue;
+            }
             if (s && s->producer_index >= 0 && p->group[s->producer_index] == g) return 0;
             int seen = 0;
             for (int q = 0; q < nleaves && !seen; q++) seen = same_operand(&leaves[q], &node->args[j]);
@@ -112,15 +130,11 @@ static int group_shape(const planner *p, const int *members, int m, int g, int *
                 if (is_constant(p, &node->args[j])) nconst++;
             }
         }
+    }
+    for (int k = 0; k < m; k++) {
         /* Stored when needed after the plan or read by a node outside the group. */
-        wgt_storage *out = node->args[0].storage;
-        int inside = 0;
-        for (int q = 0; q < m; q++) {
-            const wgt_node *r = p->nodes[members[q]];
-            for (int j = 1; j < r->nargs; j++)
-                if (r->args[j].storage == out && inlined(p, members[q], j, g)) inside++;
-        }
-        if (out->needed || out->readers > inside || k == m - 1) nout++;
+        wgt_storage *out = p->nodes[members[k]]->args[0].storage;
+        if (out->needed || out->readers > inside[k] || k == m - 1) nout++;
     }
     if (nconst > WGT_FUSED_MAX_CONSTS) return 0;
     *ninputs = nleaves - nconst > 0 ? nleaves - nconst : 1; /* a kernel binds at least one input */
@@ -482,6 +496,7 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     case WGT_NODE_WHERE: st = be->where(be, &a[0], &a[1], &a[2], &a[3]); break;
     case WGT_NODE_REDUCE: st = be->reduce(be, (wgt_reduce_op)n->op, &a[0], &a[1], n->axis, n->params[0]); break;
     case WGT_NODE_CUMSUM: st = be->cumsum(be, &a[0], &a[1], n->axis); break;
+    case WGT_NODE_SCAN: st = be->scan(be, (wgt_scan_op)n->op, &a[0], &a[1], n->axis); break;
     case WGT_NODE_MATMUL: st = be->matmul(be, &a[0], &a[1], &a[2]); break;
     case WGT_NODE_ROWS:
         st = be->rows(be, (wgt_rows_op)n->op, &a[0], &a[1], a[2].storage ? &a[2] : NULL, a[3].storage ? &a[3] : NULL,

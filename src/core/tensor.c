@@ -17,8 +17,8 @@ static int live(const wgt_tensor *t) { return t && t->refs > 0; }
 static const char *const block_functions[] = {
     "wgt_tensor_create", "wgt_tensor_from_data", "wgt_zeros", "wgt_tensor_read", "wgt_tensor_write",
     "wgt_tensor_data", "wgt_tensor_data_mut", "wgt_tensor_export_buffer", "wgt_read_begin", "wgt_read",
-    "wgt_eval", "wgt_as_strided", "wgt_slice", "wgt_reshape", "wgt_squeeze", "wgt_unsqueeze", "wgt_split",
-    "wgt_quantize", "wgt_dequantize", "wgt_cast", "wgt_matmul_quantized", "wgt_linear", "wgt_gather_rows",
+    "wgt_eval", "wgt_as_strided", "wgt_slice", "wgt_reshape", "wgt_reshape_view", "wgt_squeeze", "wgt_unsqueeze",
+    "wgt_split", "wgt_quantize", "wgt_dequantize", "wgt_cast", "wgt_matmul_quantized", "wgt_linear", "wgt_gather_rows",
     "wgt_gguf_load", "wgt_gguf_writer_add_tensor", "wgt_gguf_writer_save",
 };
 
@@ -39,7 +39,8 @@ static const char *const narrow_functions[] = {
     "wgt_split", "wgt_permute", "wgt_transpose", "wgt_expand", "wgt_broadcast_to", "wgt_flip", "wgt_contiguous",
     "wgt_detach", "wgt_cast", "wgt_concat", "wgt_stack", "wgt_pad", "wgt_where", "wgt_eq", "wgt_ne", "wgt_lt",
     "wgt_le", "wgt_gt", "wgt_ge", "wgt_logical_and", "wgt_logical_or", "wgt_logical_not", "wgt_save_npy",
-    "wgt_load_npy", "wgt_save_safetensors", "wgt_load_safetensors",
+    "wgt_load_npy", "wgt_save_safetensors", "wgt_load_safetensors", "wgt_reshape_view", "wgt_broadcast_arrays",
+    "wgt_meshgrid",
 };
 
 int wgt_takes_narrow(const char *fn) {

@@ -149,8 +149,8 @@ static int reshape_strides(const wgt_tensor *t, int ndim, const int64_t *shape, 
     return 1;
 }
 
-wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape_in) {
-    static const char fn[] = "wgt_reshape";
+/* view_only: a layout that needs a copy is WGT_ERR_SHAPE instead. */
+static wgt_tensor *reshape(const char *fn, wgt_tensor *t, int ndim, const int64_t *shape_in, int view_only) {
     if (wgt_check_tensor(fn, "tensor", t) != WGT_OK) return NULL;
     if (ndim < 0 || ndim > WGT_MAX_DIMS || (ndim > 0 && !shape_in)) {
         wgt_check_shape(fn, ndim, shape_in, NULL);
@@ -183,10 +183,22 @@ wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape_in) {
         if (wgt_check_block_view(fn, t->dtype, ndim, shape, strides, t->offset) != WGT_OK) return NULL;
         return wgt_tensor_new_view(t, ndim, shape, strides, t->offset);
     }
+    if (view_only) {
+        char s1[256], s2[256];
+        wgt_format_shape(s1, sizeof s1, t->ndim, t->shape);
+        wgt_format_shape(s2, sizeof s2, ndim, shape);
+        wgt_error(WGT_ERR_SHAPE, "%s: %s with these strides cannot be seen as %s without a copy", fn, s1, s2);
+        return NULL;
+    }
     wgt_tensor *c = wgt_contiguous(t);
     if (!c) return NULL;
     wgt_contiguous_strides(ndim, shape, strides);
     wgt_tensor *v = wgt_tensor_new_view(c, ndim, shape, strides, 0);
     wgt_release(c);
     return v;
+}
+
+wgt_tensor *wgt_reshape(wgt_tensor *t, int ndim, const int64_t *shape) { return reshape("wgt_reshape", t, ndim, shape, 0); }
+wgt_tensor *wgt_reshape_view(wgt_tensor *t, int ndim, const int64_t *shape) {
+    return reshape("wgt_reshape_view", t, ndim, shape, 1);
 }

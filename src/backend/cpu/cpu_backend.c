@@ -81,6 +81,7 @@ wgt_backend *wgt_cpu_backend_create(int threads) {
     be->cast = wgt_cpu_cast;
     be->reduce = wgt_cpu_reduce;
     be->cumsum = wgt_cpu_cumsum;
+    be->scan = wgt_cpu_scan;
     be->sort_rows = wgt_cpu_sort_rows;
     be->searchsorted = wgt_cpu_searchsorted;
     be->where = wgt_cpu_where;

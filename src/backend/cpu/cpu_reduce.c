@@ -1,9 +1,9 @@
 /*
- * CPU reductions and cumsum, the oracle the WebGPU kernels are tested against. The core
- * hands over an input view whose leading dimensions are the (contiguous) output's and
- * whose trailing reduce_ndim dimensions are reduced. Floating values accumulate in double
- * and are rounded once into the output type; integer sums and products use uint32_t so
- * they wrap as on the GPU instead of being undefined. var is two-pass (mean, then squared
+ * CPU reductions, the oracle the WebGPU kernels are tested against (cumsum is cpu_scan.c's
+ * running sum). The core hands over an input view whose leading dimensions are the
+ * (contiguous) output's and whose trailing reduce_ndim dimensions are reduced. Floating
+ * values accumulate in double and are rounded once into the output type; integer sums and
+ * products use uint32_t so they wrap as on the GPU instead of being undefined. var is two-pass (mean, then squared
  * deviations with the rounding-error correction term), so it stays accurate when the mean
  * is large compared with the spread.
  *
@@ -328,46 +328,6 @@ wgt_status wgt_cpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *
     return st;
 }
 
-/* ---- cumsum ---- */
-
-typedef struct {
-    const wgt_operand *out, *in;
-    int64_t len, out_step, in_step; /* along the axis */
-} cumsum_job;
-
-/* rows running sums: row r starts at base[k] + r * step[k] and runs along the axis. */
-static void cumsum_run(void *arg, const int64_t *base, const int64_t *step, int64_t rows, int slot) {
-    (void)slot;
-    const cumsum_job *j = arg;
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t po = base[0] + r * step[0], pi = base[1] + r * step[1];
-        if (is_integer(j->in->dtype)) {
-            uint32_t acc = 0;
-            for (int64_t k = 0; k < j->len; k++) {
-                acc += load_bits(j->in, pi + k * j->in_step);
-                store(j->out, po + k * j->out_step, 0, acc);
-            }
-        } else {
-            double acc = 0;
-            for (int64_t k = 0; k < j->len; k++) {
-                acc += load_f64(j->in, pi + k * j->in_step);
-                store(j->out, po + k * j->out_step, acc, 0);
-            }
-        }
-    }
-}
-
 wgt_status wgt_cpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis) {
-    wgt_cpu_advise_output(out);
-    /* Walk every row along axis: the axis gets length 1 in the walk, the rest as is. */
-    int64_t shape[WGT_MAX_DIMS];
-    memcpy(shape, in->shape, sizeof shape);
-    cumsum_job j = {out, in, shape[axis], out->strides[axis], in->strides[axis]};
-    if (j.len == 0) return WGT_OK;
-    shape[axis] = 1;
-    const wgt_operand *ops[2] = {out, in};
-    wgt_cpu_walk w;
-    wgt_cpu_walk_init(&w, in->ndim, shape, 2, ops);
-    wgt_cpu_walk_run(be, &w, 3.0 * (double)j.len, cumsum_run, &j);
-    return WGT_OK;
+    return wgt_cpu_scan(be, WGT_SCAN_SUM, out, in, axis);
 }

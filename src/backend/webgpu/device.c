@@ -524,6 +524,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->matmul_quantized = wgt_wgpu_matmul_quantized;
     be->reduce = wgt_wgpu_reduce;
     be->cumsum = wgt_wgpu_cumsum;
+    be->scan = wgt_wgpu_scan;
     be->sort_rows = wgt_wgpu_sort_rows;
     be->searchsorted = wgt_wgpu_searchsorted;
     be->unary = wgt_wgpu_unary;

@@ -12,8 +12,7 @@
  * dimension strided, neighbouring outputs adjacent in memory) give each invocation one
  * output's chunk, so neighbouring invocations read neighbouring elements. Dense rows are
  * read 16 bytes at a time.
- * cumsum (wgsl/cumsum.wgsl) scans one row per invocation; f16 results go through an f32
- * buffer and the elementwise copy kernel, which writes packed f16 words whole.
+ * cumsum is the scan kernel's running sum (scan.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,15 +34,6 @@ typedef struct {
     uint32_t red_shape[8];
     int32_t red_strides[8];
 } reduce_params;
-
-typedef struct {
-    uint32_t rows, len, ndim, offset;
-    int32_t in_axis_stride;
-    uint32_t out_axis_stride, pad0, pad1;
-    uint32_t shape[8];
-    int32_t in_strides[8];
-    uint32_t out_strides[8];
-} cumsum_params;
 
 /* What one reduce pipeline reads and writes (see reduce.wgsl). */
 enum { DST_FINAL, DST_PARTIAL, DST_MEAN };
@@ -346,65 +336,6 @@ wgt_status wgt_wgpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand 
     return st;
 }
 
-static char *build_cumsum(wgt_webgpu *w, const void *arg) {
-    (void)w;
-    wgt_dtype in = *(const wgt_dtype *)arg;
-    const char *text = wgt_wgsl_source("cumsum");
-    if (!text) return NULL;
-    const char *acc = wgt_wgpu_compute_type(in);
-    const char *pairs[] = {"IN_STORAGE", storage_type(in), "OUT_STORAGE", acc, "ACC_T", acc, "LOAD", load_body(in), NULL};
-    return wgt_wgsl_expand(text, pairs);
-}
-
 wgt_status wgt_wgpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis) {
-    wgt_webgpu *w = (wgt_webgpu *)be;
-    if (axis < 0 || axis >= in->ndim) return wgt_error(WGT_ERR_INTERNAL, "cumsum along axis %d of %d", axis, in->ndim);
-    if (out->offset != 0) return wgt_error(WGT_ERR_INTERNAL, "cumsum output at offset %lld", (long long)out->offset);
-    cumsum_params p;
-    memset(&p, 0, sizeof p);
-    uint64_t rows = 1;
-    int n = 0;
-    for (int d = 0; d < in->ndim; d++) {
-        if (d == axis) continue;
-        rows *= (uint64_t)in->shape[d];
-        p.shape[n] = (uint32_t)in->shape[d];
-        p.in_strides[n] = (int32_t)in->strides[d];
-        p.out_strides[n] = (uint32_t)out->strides[d];
-        n++;
-    }
-    if (rows == 0 || in->shape[axis] == 0) return WGT_OK;
-    p.rows = (uint32_t)rows;
-    p.len = (uint32_t)in->shape[axis];
-    p.ndim = (uint32_t)n;
-    p.offset = (uint32_t)in->offset;
-    p.in_axis_stride = (int32_t)in->strides[axis];
-    p.out_axis_stride = (uint32_t)out->strides[axis];
-
-    char key[64];
-    snprintf(key, sizeof key, "cumsum:%s", wgt_dtype_name(in->dtype));
-    wgt_pipeline *pl;
-    wgt_status st = wgt_wgpu_pipeline(w, key, 2, build_cumsum, &in->dtype, &pl);
-    if (st != WGT_OK) return st;
-    uint64_t groups = (rows + WORKGROUP_SIZE - 1) / WORKGROUP_SIZE;
-    if (out->dtype != WGT_F16) {
-        wgt_buffer *buffers[2] = {in->buffer, out->buffer};
-        return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, groups);
-    }
-    /* f16: scan into an f32 buffer laid out like out, then convert it in one pass. */
-    int64_t numel = 1;
-    for (int d = 0; d < out->ndim; d++) numel *= out->shape[d];
-    wgt_buffer *tmp;
-    if ((st = wgt_wgpu_buffer_create(be, (size_t)numel * 4, 0, &tmp)) != WGT_OK) return st;
-    wgt_buffer *buffers[2] = {in->buffer, tmp};
-    st = wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, groups);
-    if (st == WGT_OK) {
-        wgt_operand t = *out;
-        t.dtype = WGT_F32;
-        t.offset = 0;
-        t.buffer = tmp;
-        t.host = NULL;
-        st = wgt_wgpu_cast(be, out, &t); /* f32 to f16 with overflow to infinity, not a bit copy */
-    }
-    wgt_wgpu_buffer_destroy(be, tmp); /* a release: the recorded commands keep it alive */
-    return st;
+    return wgt_wgpu_scan(be, WGT_SCAN_SUM, out, in, axis);
 }

@@ -387,10 +387,12 @@ int wgt_wgpu_is_dense(const wgt_operand *in, int ndim, const int64_t *shape);
 /* Whether every element of the shape reads the same element of in (a broadcast scalar): the
  * kernels then skip the per-element index arithmetic, which costs integer divisions. */
 int wgt_wgpu_is_fixed(const wgt_operand *in, int ndim, const int64_t *shape);
-/* reduce.c: reductions (wgsl/reduce.wgsl) and cumsum (wgsl/cumsum.wgsl) */
+/* reduce.c: reductions (wgsl/reduce.wgsl) and cumsum (the scan kernel's sum) */
 wgt_status wgt_wgpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *out, const wgt_operand *in,
                            int reduce_ndim, double param);
 wgt_status wgt_wgpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
+/* scan.c: cumsum, cumprod, cummax, cummin and their positions (wgsl/scan.wgsl) */
+wgt_status wgt_wgpu_scan(wgt_backend *be, wgt_scan_op op, const wgt_operand *out, const wgt_operand *in, int axis);
 /* random.c: Philox4x32-10 values (backend.h's random entry) */
 wgt_status wgt_wgpu_random(wgt_backend *be, const wgt_operand *out, const wgt_operand *key,
                            const wgt_random_params *p);

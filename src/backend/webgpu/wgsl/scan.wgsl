@@ -1,11 +1,9 @@
-// Running sum along one axis: each invocation scans one row (every position along the
-// axis, with the other indices fixed) sequentially. Rows are independent, so this needs no
-// workgroup memory or barriers; a long row with few others is the slow case (a parallel
-// scan would split it).
+// Running sum, product, maximum or minimum along one axis, or the position each running
+// maximum or minimum came from: each invocation scans one row (every position along the axis,
+// the other indices fixed) in order; rows are independent, so no workgroup memory or barriers. {{STEP}} folds element x at position j into acc (and at, its position).
 //
-// f16 inputs accumulate in f32 and the kernel then writes f32 into a temporary buffer that
-// the backend converts to f16 afterwards: neighbouring rows can share a packed word, and
-// one invocation per row could not write whole words alone.
+// f16 inputs compute in f32 and the values go as f32 into a temporary buffer that the backend
+// converts afterwards: neighbouring rows can share a packed word.
 
 struct Params {
     rows: u32,
@@ -33,6 +31,11 @@ fn load(i: u32) -> T {
     {{LOAD}}
 }
 
+// Bits, not x != x: a compiler may assume there are no NaNs.
+fn is_nan(x: T) -> bool {
+    {{IS_NAN}}
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     // Large launches use a 2-D grid of workgroups: the limit per dimension is 65535.
@@ -48,11 +51,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         dst = dst + k * params.out_strides[d / 4][d % 4];
         rem = rem / n;
     }
-    var acc = T(0);
-    for (var j = 0u; j < params.len; j = j + 1u) {
-        acc = acc + load(u32(src));
-        out[dst] = acc;
+    var acc = load(u32(src));
+    var at = 0u;
+    out[dst] = {{RESULT}};
+    for (var j = 1u; j < params.len; j = j + 1u) {
         src = src + params.in_axis_stride;
         dst = dst + params.out_axis_stride;
+        let x = load(u32(src));
+        {{STEP}}
+        out[dst] = {{RESULT}};
     }
 }

@@ -1,0 +1,218 @@
+/*
+ * Gradient rules of the dense factorizations (inv, solve, det, slogdet, cholesky, qr, eigh) and of
+ * cross.
+ * The factorizations run eagerly on the host, but their gradients are ordinary expressions of
+ * matmul, transpose and the same host inverse or solve, so they run wherever the forward did.
+ * With Y = inv(A): dA = -Y^T g Y^T. With X = solve(A, B): dB = solve(A^T, g), dA = -dB X^T,
+ * summed back over broadcast batches. det: dA = g det(A) inv(A)^T; log|det|: dA = g inv(A)^T
+ * (both need A invertible: a singular A fails the backward pass naming inv). cholesky reads
+ * A's lower triangle only, so its gradient is that of the lower triangle: with L L^T = A and
+ * Phi(X) = the lower triangle of X with its diagonal halved, S = L^-T Phi(L^T dL) L^-1 is the
+ * symmetric gradient, and the strictly lower elements take S + S^T, the diagonal S, the upper
+ * triangle nothing: Phi(S + S^T). The decompositions with several results (qr, slogdet, eigh,
+ * svd) come through wgt_ag_decomp_rule, one node per result: their gradients are linear in the
+ * results' gradients, so each node adds its own share.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd.h"
+
+#define A(n) ((n)->saved[0])
+#define B(n) ((n)->saved[1])
+#define Y(n) ((n)->saved[2])
+
+static wgt_tensor *mt(wgt_ag_arena *ar, wgt_tensor *t) { return K(t ? wgt_transpose(t, -1, -2) : NULL); }
+static wgt_tensor *mm(wgt_ag_arena *ar, wgt_tensor *x, wgt_tensor *y) { return K(x && y ? wgt_matmul(x, y) : NULL); }
+
+/* t [...] as [..., 1, 1] (extra 2) or t [..., n] as [..., n, 1] (extra 1). */
+static wgt_tensor *unsqueeze(wgt_ag_arena *ar, wgt_tensor *t, int extra) {
+    if (!t) return NULL;
+    int64_t shape[WGT_MAX_DIMS + 2];
+    for (int d = 0; d < t->ndim; d++) shape[d] = t->shape[d];
+    for (int d = 0; d < extra; d++) shape[t->ndim + d] = 1;
+    return K(wgt_reshape(t, t->ndim + extra, shape));
+}
+
+/* The lower triangle of x with its diagonal halved. */
+static wgt_tensor *phi(wgt_ag_arena *ar, wgt_tensor *x) {
+    return K(wgt_mul_scalar(K(wgt_add(K(wgt_tril(x, 0)), K(wgt_tril(x, -1)))), 0.5));
+}
+
+/* t [..., n] as the row [..., 1, n]. */
+static wgt_tensor *as_row(wgt_ag_arena *ar, wgt_tensor *t) {
+    if (!t) return NULL;
+    int64_t shape[WGT_MAX_DIMS + 1];
+    for (int d = 0; d < t->ndim - 1; d++) shape[d] = t->shape[d];
+    shape[t->ndim - 1] = 1, shape[t->ndim] = t->shape[t->ndim - 1];
+    return K(wgt_reshape(t, t->ndim + 1, shape));
+}
+
+/* The n x n identity (off 0) or its complement (off 1), f32, on t's context. */
+static wgt_tensor *eye(wgt_ag_arena *ar, wgt_tensor *t, int64_t n, int off) {
+    float *f = calloc((size_t)(n > 0 ? n * n : 1), sizeof(float));
+    if (!f) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_backward: out of host memory for a %lld x %lld identity", (long long)n, (long long)n), NULL;
+    for (int64_t i = 0; i < n * n; i++) f[i] = (i / n == i % n) != off;
+    int64_t sq[2] = {n, n};
+    wgt_tensor *e = K(wgt_tensor_from_data(t->storage->ctx, WGT_F32, 2, sq, f, sizeof(float) * (size_t)(n * n), WGT_USAGE_DEFAULT));
+    free(f);
+    return e;
+}
+
+static wgt_status bw_inv(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    wgt_tensor *yt = mt(ar, Y(n));
+    gin[0] = K(wgt_neg(mm(ar, yt, mm(ar, g, yt))));
+    return wgt_ag_done(n, gin, ar);
+}
+
+/* iv[0]: b was one vector [n] (seen as the column [n, 1] here). */
+static wgt_status bw_solve(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    int vec = n->iv[0];
+    wgt_tensor *gm = vec ? unsqueeze(ar, g, 1) : g, *x = vec ? unsqueeze(ar, Y(n), 1) : Y(n);
+    wgt_tensor *gb = K(gm ? wgt_linalg_solve(mt(ar, A(n)), gm) : NULL);
+    if (NEED(n, 0)) gin[0] = wgt_ag_sum_to(ar, K(gb ? wgt_neg(mm(ar, gb, mt(ar, x))) : NULL), &n->in[0]);
+    if (NEED(n, 1) && gb) {
+        int64_t shape[WGT_MAX_DIMS];
+        for (int d = 0; d < g->ndim; d++) shape[d] = g->shape[d];
+        gin[1] = wgt_ag_sum_to(ar, vec ? K(wgt_reshape(gb, g->ndim, shape)) : gb, &n->in[1]);
+    }
+    return wgt_ag_done(n, gin, ar);
+}
+
+/* g scaled per matrix (scale [...], or none) times inv(A)^T: the gradients of det and log|det|. */
+static wgt_tensor *times_inv_t(wgt_ag_arena *ar, wgt_tensor *a, wgt_tensor *g, wgt_tensor *scale) {
+    wgt_tensor *w = scale ? K(wgt_mul(g, scale)) : g;
+    return K(wgt_mul(unsqueeze(ar, w, 2), mt(ar, K(wgt_linalg_inv(a)))));
+}
+
+static wgt_status bw_det(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    gin[0] = times_inv_t(ar, A(n), g, Y(n));
+    return wgt_ag_done(n, gin, ar);
+}
+
+static wgt_status bw_logabsdet(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    gin[0] = times_inv_t(ar, n->saved[0], g, NULL);
+    return wgt_ag_done(n, gin, ar);
+}
+
+/* iv[0]: upper (the result was U = L^T). */
+static wgt_status bw_cholesky(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    int upper = n->iv[0];
+    wgt_tensor *l = upper ? mt(ar, Y(n)) : Y(n), *gl = upper ? mt(ar, g) : g;
+    wgt_tensor *li = K(wgt_linalg_inv(l));
+    wgt_tensor *s = mm(ar, mt(ar, li), mm(ar, phi(ar, mm(ar, mt(ar, l), gl)), li));
+    gin[0] = s ? phi(ar, K(wgt_add(s, mt(ar, s)))) : NULL;
+    return wgt_ag_done(n, gin, ar);
+}
+
+/* iv[0]: the axis counted from the end (negative), which both operands and g have. */
+static wgt_status bw_cross(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    int axis = n->iv[0];
+    if (NEED(n, 0)) gin[0] = wgt_ag_sum_to(ar, K(wgt_linalg_cross(B(n), g, axis)), &n->in[0]);
+    if (NEED(n, 1)) gin[1] = wgt_ag_sum_to(ar, K(wgt_linalg_cross(g, A(n), axis)), &n->in[1]);
+    return wgt_ag_done(n, gin, ar);
+}
+
+wgt_tensor *wgt_ag_rule_linalg_inv(wgt_tensor *out, wgt_tensor *a) {
+    WGT_AG_BEGIN(n, "wgt_linalg_inv", out, bw_inv, a)
+    wgt_ag_save(n, 2, out);
+    return wgt_ag_attach(out, n);
+}
+
+wgt_tensor *wgt_ag_rule_linalg_solve(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b) {
+    WGT_AG_BEGIN(n, "wgt_linalg_solve", out, bw_solve, a, b)
+    n->iv[0] = b->ndim == 1;
+    wgt_ag_save(n, 0, a);
+    wgt_ag_save(n, 2, out);
+    return wgt_ag_attach(out, n);
+}
+
+wgt_tensor *wgt_ag_rule_linalg_det(wgt_tensor *out, wgt_tensor *a) {
+    WGT_AG_BEGIN(n, "wgt_linalg_det", out, bw_det, a)
+    wgt_ag_save(n, 0, a);
+    wgt_ag_save(n, 2, out);
+    return wgt_ag_attach(out, n);
+}
+
+wgt_tensor *wgt_ag_rule_linalg_cholesky(wgt_tensor *out, wgt_tensor *a, int upper) {
+    WGT_AG_BEGIN(n, "wgt_linalg_cholesky", out, bw_cholesky, a)
+    n->iv[0] = upper != 0;
+    wgt_ag_save(n, 2, out);
+    return wgt_ag_attach(out, n);
+}
+
+wgt_tensor *wgt_ag_rule_linalg_cross(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b, int axis) {
+    WGT_AG_BEGIN(n, "wgt_linalg_cross", out, bw_cross, a, b)
+    n->iv[0] = axis < 0 ? axis : axis - a->ndim;
+    wgt_ag_save(n, 0, a);
+    wgt_ag_save(n, 1, b);
+    return wgt_ag_attach(out, n);
+}
+
+/* ---- the decompositions with several results (src/core/api_linalg.c) ---- */
+
+/* qr, m >= n, reduced (Q [m, n], R [n, n] invertible): with M = R gR^T - gQ^T Q and C its
+ * lower triangle mirrored (the symmetric matrix it determines), dA = (gQ + Q C) R^-T. Each of
+ * Q and R has its own node, with the terms of its own gradient: the sum is the whole. */
+static wgt_tensor *qr_grad(wgt_ag_node *n, wgt_ag_arena *ar, wgt_tensor *gq, wgt_tensor *m) {
+    wgt_tensor *q = n->saved[0], *r = n->saved[1];
+    wgt_tensor *c = K(wgt_add(K(wgt_tril(m, 0)), mt(ar, K(wgt_tril(m, -1)))));
+    wgt_tensor *lhs = gq ? K(wgt_add(gq, mm(ar, q, c))) : mm(ar, q, c);
+    return mm(ar, lhs, mt(ar, K(wgt_linalg_inv(r))));
+}
+static wgt_status bw_qr_q(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    gin[0] = qr_grad(n, ar, g, K(wgt_neg(mm(ar, mt(ar, g), n->saved[0]))));
+    return wgt_ag_done(n, gin, ar);
+}
+static wgt_status bw_qr_r(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    gin[0] = qr_grad(n, ar, NULL, mm(ar, n->saved[1], mt(ar, g)));
+    return wgt_ag_done(n, gin, ar);
+}
+
+/* eigh of the symmetric matrix from a's lower triangle, A = V diag(w) V^T: the symmetric
+ * gradient is G = V (diag(gw) + F o (V^T gV)) V^T with F[i][j] = 1 / (w[j] - w[i]) off the
+ * diagonal (infinite where eigenvalues repeat, as any eigenvector gradient is), and a's lower
+ * triangle receives Phi(G + G^T), as cholesky's. */
+static wgt_status eigh_finish(wgt_ag_node *n, wgt_ag_arena *ar, wgt_tensor *inner, wgt_tensor **gin) {
+    wgt_tensor *v = n->saved[1], *gs = mm(ar, v, mm(ar, inner, mt(ar, v)));
+    gin[0] = gs ? phi(ar, K(wgt_add(gs, mt(ar, gs)))) : NULL;
+    return wgt_ag_done(n, gin, ar);
+}
+static wgt_status bw_eigh_w(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    int64_t k = g->shape[g->ndim - 1];
+    return eigh_finish(n, ar, K(wgt_mul(as_row(ar, g), eye(ar, g, k, 0))), gin); /* diag(gw) */
+}
+static wgt_status bw_eigh_v(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    wgt_tensor *w = n->saved[0], *v = n->saved[1];
+    int64_t k = w->shape[w->ndim - 1];
+    wgt_tensor *e = K(wgt_sub(as_row(ar, w), unsqueeze(ar, w, 1))); /* w[j] - w[i] */
+    /* The diagonal of e is 0: made 1 before the reciprocal, then masked out. */
+    wgt_tensor *f = K(wgt_mul(K(wgt_reciprocal(K(wgt_add(e, eye(ar, g, k, 0))))), eye(ar, g, k, 1)));
+    return eigh_finish(n, ar, K(wgt_mul(f, mm(ar, mt(ar, v), g))), gin);
+}
+
+/* A node for out with backward bw saving results 0 and 1, or (bw NULL) one saying why not. */
+static wgt_tensor *decomp_node(const char *fn, wgt_tensor *out, wgt_tensor *a, wgt_ag_backward_fn bw, wgt_tensor *const *results,
+                               const char *why) {
+    WGT_AG_BEGIN(n, fn, out, bw, a)
+    n->why = why;
+    for (int i = 0; bw && i < 2; i++)
+        if (results[i]) wgt_ag_save(n, i, results[i]);
+    return wgt_ag_attach(out, n);
+}
+
+wgt_tensor *wgt_ag_decomp_rule(const char *fn, int which, wgt_tensor *a, wgt_tensor *const *results) {
+    wgt_tensor *out = results[which];
+    if (!strcmp(fn, "wgt_linalg_slogdet")) { /* the sign is piecewise constant: a plain result */
+        wgt_tensor *slot[2] = {a, NULL};
+        return which == 0 ? out : decomp_node(fn, out, a, bw_logabsdet, slot, NULL);
+    }
+    if (!strcmp(fn, "wgt_linalg_eigh")) return decomp_node(fn, out, a, which ? bw_eigh_v : bw_eigh_w, results, NULL);
+    if (!strcmp(fn, "wgt_linalg_qr")) {
+        const wgt_tensor *q = results[0];
+        int64_t m = q->shape[q->ndim - 2], k = q->shape[q->ndim - 1], cols = results[1]->shape[q->ndim - 1];
+        if (m >= cols && k == cols) return decomp_node(fn, out, a, which ? bw_qr_r : bw_qr_q, results, NULL);
+        return decomp_node(fn, out, a, NULL, results, "its gradient is implemented for m >= n in reduced mode only");
+    }
+    return decomp_node(fn, out, a, NULL, results, NULL);
+}
