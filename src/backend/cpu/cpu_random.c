@@ -7,6 +7,12 @@
  */
 #include <string.h>
 
+/* GCC contracts nothing in ISO C mode (-std=c11); clang contracts a * b + c within one
+ * expression by default, which would make these values differ from the WebGPU kernel's. */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 #include "backend/philox.h"
 #include "cpu_kernels.h"
 #include "cpu_threads.h"
