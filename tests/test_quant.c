@@ -150,18 +150,25 @@ TEST_BACKENDS(quant_quantize_f16_strided_and_cast) {
 
 /* x @ w^T against a float64 product with the dequantized weights. The kernels add in f32:
  * within a block 32 products, then the block sums, so the error is bounded by
- * (32 + K / 32) f32 roundings of the sum of magnitudes. */
-static void check_matmul(wgt_context *ctx, wgt_dtype t, int64_t M, int64_t N, int64_t K, int strided, uint32_t seed) {
-    float *w = malloc(sizeof(float) * (size_t)(N * K)), *x = malloc(sizeof(float) * (size_t)(M * K * 2));
-    fill_values(w, N * K, seed);
+ * (32 + K / 32) f32 roundings of the sum of magnitudes. views: bit 0, x is every other row of
+ * a [2M, K] tensor; bit 1, w is a window of a larger quantized matrix (from its second row
+ * and second block: its blocks start at odd block indices and its rows are 2 blocks longer
+ * apart than they are long). */
+static void check_matmul(wgt_context *ctx, wgt_dtype t, int64_t M, int64_t N, int64_t K, int views, uint32_t seed) {
+    int strided = views & 1, window = (views & 2) != 0;
+    int64_t WN = N + window, WK = K + 2 * QK * window; /* the whole quantized matrix */
+    float *w = malloc(sizeof(float) * (size_t)(WN * WK)), *x = malloc(sizeof(float) * (size_t)(M * K * 2));
+    fill_values(w, WN * WK, seed);
     for (int64_t i = 0; i < M * K * 2; i++) x[i] = sinf((float)i * 0.7f + (float)seed) * 2.0f;
-    size_t nb = (size_t)(N * K / QK) * block_bytes(t);
+    size_t nb = (size_t)(WN * WK / QK) * block_bytes(t);
     unsigned char *qb = malloc(nb);
-    ref_quantize(t, w, N * K, qb);
-    int64_t wshape[2] = {N, K};
-    wgt_tensor *wq = wgt_tensor_from_data(ctx, t, 2, wshape, qb, nb, WGT_USAGE_DEFAULT);
+    ref_quantize(t, w, WN * WK, qb);
+    int64_t wshape[2] = {WN, WK};
+    wgt_tensor *wall = wgt_tensor_from_data(ctx, t, 2, wshape, qb, nb, WGT_USAGE_DEFAULT);
+    wgt_tensor *wrows = window ? wgt_slice(wall, 0, 1, WN, 1) : wgt_retain(wall);
+    wgt_tensor *wq = window ? wgt_slice(wrows, 1, QK, QK + K, 1) : wgt_retain(wrows);
     wgt_tensor *xt, *xbase;
-    if (strided) { /* x is every other row of a [2M, K] tensor */
+    if (strided) {
         int64_t xshape[2] = {2 * M, K};
         xbase = wgt_tensor_from_data(ctx, WGT_F32, 2, xshape, x, sizeof(float) * (size_t)(2 * M * K), WGT_USAGE_DEFAULT);
         xt = wgt_slice(xbase, 0, 1, 2 * M, 2);
@@ -180,20 +187,21 @@ static void check_matmul(wgt_context *ctx, wgt_dtype t, int64_t M, int64_t N, in
             double sum = 0, mag = 0;
             const float *xr = x + (strided ? (2 * m + 1) : m) * K;
             for (int64_t k = 0; k < K; k++) {
-                double p = (double)xr[k] * ref_value(t, qb + (size_t)((n * K + k) / QK) * block_bytes(t), (int)(k % QK));
+                int64_t at = (n + window) * WK + QK * window + k; /* the element in the whole matrix */
+                double p = (double)xr[k] * ref_value(t, qb + (size_t)(at / QK) * block_bytes(t), (int)(at % QK));
                 sum += p;
                 mag += fabs(p);
             }
             double tol = ldexp(1, -23) * (double)(QK + K / QK) * mag + 1e-30;
             if (fabs(got[m * N + n] - sum) > tol) {
                 bad = 1;
-                CHECK(0, "%s M=%lld N=%lld K=%lld strided=%d: out[%lld, %lld] = %.9g, float64 %.9g (tolerance %.3g)",
-                      wgt_dtype_name(t), (long long)M, (long long)N, (long long)K, strided, (long long)m, (long long)n,
+                CHECK(0, "%s M=%lld N=%lld K=%lld views=%d: out[%lld, %lld] = %.9g, float64 %.9g (tolerance %.3g)",
+                      wgt_dtype_name(t), (long long)M, (long long)N, (long long)K, views, (long long)m, (long long)n,
                       got[m * N + n], sum, tol);
             }
         }
     free(w), free(x), free(qb), free(got);
-    wgt_release(wq), wgt_release(xbase), wgt_release(xt), wgt_release(y);
+    wgt_release(wall), wgt_release(wrows), wgt_release(wq), wgt_release(xbase), wgt_release(xt), wgt_release(y);
 }
 
 TEST_BACKENDS(quant_matmul_against_float64) {
@@ -202,6 +210,19 @@ TEST_BACKENDS(quant_matmul_against_float64) {
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
             for (int strided = 0; strided < 2; strided++)
                 check_matmul(ctx, block_types[ti], cases[c][0], cases[c][1], cases[c][2], strided, (uint32_t)(c + 3 * ti));
+}
+
+/* Decoding's shapes (1 to 3 rows of x) across the matrix-vector kernel's tiling: rows of w
+ * not a multiple of the rows a workgroup takes, K of one block, odd block counts, rows longer
+ * than a tile of x (64 blocks) and ending inside one, windows of w whose blocks start at odd
+ * indices (half-word aligned q8_0 blocks in every position). */
+TEST_BACKENDS(quant_matvec_tiling) {
+    const int64_t cases[][3] = {{1, 9, 32}, {1, 13, 7 * 32}, {2, 7, 65 * 32}, {3, 17, 129 * 32}, {1, 8, 64 * 32}};
+    for (int ti = 0; ti < 2; ti++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (int views = 0; views < 4; views++)
+                check_matmul(ctx, block_types[ti], cases[c][0], cases[c][1], cases[c][2], views,
+                             (uint32_t)(7 * c + 3 * ti + (uint32_t)views));
 }
 
 /* wgt_linear with a quantized weight and a bias, batched x and f16 x. */
@@ -343,7 +364,7 @@ TEST_BACKENDS(quant_matmul_int8_activations) {
     test_env_restore(&saved);
     CHECK(c != NULL, "%s", wgt_last_error());
     if (!c) return;
-    const int64_t cases[][3] = {{1, 67, 4096}, {3, 5, 96}, {9, 17, 64}};
+    const int64_t cases[][3] = {{1, 67, 4096}, {3, 5, 96}, {9, 17, 64}, {1, 13, 129 * 32}, {2, 9, 7 * 32}};
     for (int ti = 0; ti < 2; ti++)
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
             wgt_dtype t = block_types[ti];

@@ -5,7 +5,9 @@
  * position order), so the indices must match exactly and the values bit for bit (NaN for
  * NaN, the sign of zero). Every dtype, contiguous, transposed and strided (negative step)
  * inputs, the first and last axis, both directions; row lengths 1, 2, 3, 1000 and 65537
- * (past the one-workgroup tile of the WebGPU sort, up to many merge passes); values with many
+ * (past the one-workgroup tile of the WebGPU sort, up to many merge passes), lengths and
+ * batches around the WebGPU radix sort's threshold and tiles, all-equal rows, 2^20 + 3
+ * elements, the narrow types (bf16, i16, u16, i8, u8, bool); values with many
  * duplicates, NaN, infinities, -0.0 and subnormals; empty tensors; and the errors. The
  * runner's poisoned pass shows unwritten outputs.
  */
@@ -14,9 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
+#include "core/handles.h"
+#include "core/tensor.h"
 #include "test.h"
 
 static const wgt_dtype dtypes[] = {WGT_F32, WGT_F16, WGT_I32, WGT_U32};
+static const wgt_dtype narrow_dtypes[] = {WGT_BF16, WGT_I16, WGT_U16, WGT_I8, WGT_U8, WGT_BOOL};
 
 static uint32_t rng(uint64_t *s) {
     *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -42,6 +48,22 @@ static double draw(wgt_dtype dt, value_kind k, uint64_t *s) {
     return ((double)r / 4294967296.0 - 0.5) * (dt == WGT_F16 ? 100 : 1e6);
 }
 
+/* The bits of a value of a narrow type: FEW_VALUES from a small pool (for bf16 NaN, the
+ * infinities, both zeros and a subnormal; for integers the extremes), WIDE_VALUES any bits. */
+static uint32_t draw_narrow(wgt_dtype dt, value_kind k, uint64_t *s) {
+    static const uint32_t bpool[] = {0x0000, 0x8000, 0x3f80, 0xbf80, 0x7f80, 0xff80, 0x7fc0, 0x0001, 0x4020};
+    static const uint32_t ipool[] = {0, 1, 0xffffffffu, 7, 0xfffffff9u, 0x80000000u, 0x7fffffffu};
+    uint32_t r = rng(s), bits = 8 * (uint32_t)wgt_dtype_size(dt), mask = (1u << bits) - 1;
+    if (dt == WGT_BOOL) return r & 1;
+    if (dt == WGT_BF16) return k == FEW_VALUES ? bpool[r % 9] : r & mask;
+    if (k == WIDE_VALUES) return r & mask;
+    uint32_t v = ipool[r % 7];
+    /* The extremes of the narrow type: its sign bit alone, or all bits below it. */
+    if (v == 0x80000000u) v = 1u << (bits - 1);
+    if (v == 0x7fffffffu) v = (1u << (bits - 1)) - 1;
+    return v & mask;
+}
+
 static wgt_tensor *host_tensor(wgt_context *ctx, wgt_dtype dt, int ndim, const int64_t *shape, uint64_t seed,
                                value_kind k) {
     int64_t n = 1;
@@ -50,6 +72,11 @@ static wgt_tensor *host_tensor(wgt_context *ctx, wgt_dtype dt, int ndim, const i
     char *raw = malloc((size_t)(n > 0 ? n : 1) * es);
     uint64_t s = seed * 7919 + 17;
     for (int64_t i = 0; raw && i < n; i++) {
+        if (dt != WGT_F32 && dt != WGT_F16 && dt != WGT_I32 && dt != WGT_U32) {
+            uint32_t b = draw_narrow(dt, k, &s);
+            memcpy(raw + (size_t)i * es, &b, es); /* little-endian: the low bytes */
+            continue;
+        }
         double v = draw(dt, k, &s);
         switch (dt) {
         case WGT_F32: ((float *)raw)[i] = (float)v; break;
@@ -92,6 +119,41 @@ static wgt_tensor *make_input(wgt_context *ctx, wgt_dtype dt, layout l, int ndim
     return v;
 }
 
+/* The elements of t as doubles, for every sortable type; malloc'd, or NULL. */
+static double *read_f64(wgt_tensor *t) {
+    if (!t) return NULL;
+    wgt_dtype dt = wgt_tensor_dtype(t);
+    if (dt == WGT_F32 || dt == WGT_F16 || dt == WGT_I32 || dt == WGT_U32) return test_read_f64(t);
+    int64_t n = wgt_tensor_numel(t);
+    size_t nbytes = wgt_tensor_nbytes(t);
+    double *out = malloc((size_t)(n > 0 ? n : 1) * sizeof *out);
+    unsigned char *raw = malloc(nbytes ? nbytes : 1);
+    if (!out || !raw || wgt_tensor_read(t, raw, nbytes) != WGT_OK) {
+        free(out);
+        free(raw);
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, raw + 2 * i, dt == WGT_BF16 || dt == WGT_I16 || dt == WGT_U16 ? 2 : 0);
+        switch (dt) {
+        case WGT_BF16: {
+            uint32_t b = (uint32_t)h << 16;
+            float f;
+            memcpy(&f, &b, 4);
+            out[i] = f;
+            break;
+        }
+        case WGT_I16: out[i] = (int16_t)h; break;
+        case WGT_U16: out[i] = h; break;
+        case WGT_I8: out[i] = (int8_t)raw[i]; break;
+        default: out[i] = raw[i]; break; /* u8, bool */
+        }
+    }
+    free(raw);
+    return out;
+}
+
 /* The reference order: -1, 0 or 1 as a sorts before, with or after b (NaN largest). */
 static int order(double a, double b) {
     if (isnan(a) || isnan(b)) return isnan(a) - isnan(b);
@@ -126,7 +188,7 @@ static int check_rows(wgt_tensor *a, int axis, int descending, int64_t k, wgt_te
     }
     CHECK(values && wgt_tensor_dtype(values) == wgt_tensor_dtype(a) && wgt_tensor_dtype(indices) == WGT_I32,
           "%s: %s", what, wgt_last_error());
-    double *x = test_read_f64(a), *got = values ? test_read_f64(values) : NULL;
+    double *x = read_f64(a), *got = values ? read_f64(values) : NULL;
     double *gi = indices ? test_read_f64(indices) : NULL;
     double *row = malloc(sizeof *row * (size_t)(n ? n : 1));
     int64_t *ref = malloc(sizeof *ref * (size_t)(n ? n : 1));
@@ -294,31 +356,38 @@ static int64_t search_ref(const double *s, int64_t n, double v, int right) {
     return c;
 }
 
+/* searchsorted of vals (count of them) into srt (n), both sides, against search_ref; the
+ * tensors stay the caller's. */
+static void check_search(wgt_tensor *srt, wgt_tensor *vals, int64_t n, int64_t count) {
+    const char *name = wgt_dtype_name(wgt_tensor_dtype(vals));
+    double *s = read_f64(srt), *v = read_f64(vals);
+    for (int right = 0; right < 2; right++) {
+        wgt_tensor *r = wgt_searchsorted(srt, vals, right);
+        double *got = r ? test_read_f64(r) : NULL;
+        CHECK(got && s && v && wgt_tensor_dtype(r) == WGT_I32 && wgt_tensor_ndim(r) == wgt_tensor_ndim(vals),
+              "searchsorted %s: %s", name, wgt_last_error());
+        for (int64_t i = 0; got && s && v && i < count; i++) {
+            int64_t want = search_ref(s, n, v[i], right);
+            if (got[i] != (double)want) {
+                CHECK(0, "searchsorted %s right %d: value %lld (%.9g) at %.0f, want %lld", name, right, (long long)i,
+                      v[i], got[i], (long long)want);
+                break;
+            }
+        }
+        free(got);
+        wgt_release(r);
+    }
+    free(s);
+    free(v);
+}
+
 TEST_BACKENDS(searchsorted_sides) {
     for (size_t t = 0; t < sizeof dtypes / sizeof *dtypes; t++) {
         int64_t n = 301, vs[2] = {6, 17};
         wgt_tensor *raw = make_input(ctx, dtypes[t], STRIDED, 1, &n, 31 + t, FEW_VALUES);
         wgt_tensor *srt = wgt_sort(raw, 0, 0);
         wgt_tensor *vals = make_input(ctx, dtypes[t], TRANSPOSED, 2, vs, 41 + t, t % 2 ? WIDE_VALUES : FEW_VALUES);
-        double *s = test_read_f64(srt), *v = test_read_f64(vals);
-        for (int right = 0; right < 2; right++) {
-            wgt_tensor *r = wgt_searchsorted(srt, vals, right);
-            double *got = r ? test_read_f64(r) : NULL;
-            CHECK(got && s && v && wgt_tensor_dtype(r) == WGT_I32 && wgt_tensor_ndim(r) == 2,
-                  "searchsorted %s: %s", wgt_dtype_name(dtypes[t]), wgt_last_error());
-            for (int64_t i = 0; got && i < vs[0] * vs[1]; i++) {
-                int64_t want = search_ref(s, n, v[i], right);
-                if (got[i] != (double)want) {
-                    CHECK(0, "searchsorted %s right %d: value %lld (%.9g) at %.0f, want %lld", wgt_dtype_name(dtypes[t]),
-                          right, (long long)i, v[i], got[i], (long long)want);
-                    break;
-                }
-            }
-            free(got);
-            wgt_release(r);
-        }
-        free(s);
-        free(v);
+        check_search(srt, vals, n, vs[0] * vs[1]);
         wgt_release(raw);
         wgt_release(srt);
         wgt_release(vals);
@@ -354,4 +423,128 @@ TEST_BACKENDS(sort_errors) {
     wgt_release(q);
     wgt_release(b);
     wgt_release(a);
+}
+
+/* Row lengths around the WebGPU choice between the bitonic network (up to 2048) and the
+ * radix sort (2049 on), and around the radix sort's tiles of 4096: one short tile, a row
+ * ending a tile exactly, a tile plus one; batches whose rows span several tiles, and every
+ * layout, so rows never mix and each tile's places follow the previous rows'. */
+TEST_BACKENDS(sort_radix_lengths) {
+    static const int64_t lengths[] = {2048, 2049, 4096, 4097, 8191, 12289};
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++)
+        for (size_t t = 0; t < sizeof dtypes / sizeof *dtypes; t++) {
+            int64_t n = lengths[li];
+            int l = (int)((li + t) % LAYOUT_COUNT), desc = (int)(li % 2);
+            wgt_tensor *a = make_input(ctx, dtypes[t], (layout)l, 1, &n, 61 + li * 5 + t, (li + t) % 2 ? WIDE_VALUES : FEW_VALUES);
+            char what[128];
+            snprintf(what, sizeof what, "sort %s %s length %lld%s", wgt_dtype_name(dtypes[t]), layout_names[l],
+                     (long long)n, desc ? " descending" : "");
+            check_sort(a, 0, desc, what);
+            wgt_release(a);
+        }
+    static const int64_t batches[][2] = {{5, 4097}, {3, 9000}, {70, 2049}};
+    for (size_t b = 0; b < sizeof batches / sizeof *batches; b++)
+        for (int l = 0; l < LAYOUT_COUNT; l++) {
+            wgt_dtype dt = dtypes[(b + (size_t)l) % 4];
+            wgt_tensor *a = make_input(ctx, dt, (layout)l, 2, batches[b], 71 + b * 3 + (uint64_t)l, l % 2 ? FEW_VALUES : WIDE_VALUES);
+            char what[128];
+            snprintf(what, sizeof what, "sort %s %s [%lld, %lld]%s", wgt_dtype_name(dt), layout_names[l],
+                     (long long)batches[b][0], (long long)batches[b][1], l == 1 ? " descending" : "");
+            check_sort(a, 1, l == 1, what);
+            wgt_release(a);
+        }
+}
+
+/* Equal keys keep their order: all-equal rows (every digit of every pass the same, so each
+ * pass's whole ranking is the stable rank), and rows of two values, where a descending sort
+ * is not the reverse of an ascending one; -0.0 and 0.0 count as one value and keep order. */
+TEST_BACKENDS(sort_radix_stability) {
+    int64_t shape[2] = {3, 5000};
+    wgt_tensor *z = wgt_zeros(ctx, WGT_F32, 2, shape);
+    check_sort(z, 1, 0, "sort of equal f32 rows");
+    check_sort(z, 1, 1, "sort of equal f32 rows, descending");
+    wgt_release(z);
+    int64_t n = 9001;
+    float *raw = malloc(sizeof *raw * (size_t)n);
+    uint64_t s = 5;
+    for (int64_t i = 0; raw && i < n; i++) raw[i] = rng(&s) % 3 == 0 ? -0.0f : rng(&s) % 2 ? 0.0f : 1.0f;
+    wgt_tensor *a = raw ? wgt_tensor_from_data(ctx, WGT_F32, 1, &n, raw, sizeof *raw * (size_t)n, WGT_USAGE_DEFAULT) : NULL;
+    CHECK(a != NULL, "%s", wgt_last_error());
+    check_sort(a, 0, 0, "sort of zeros, negative zeros and ones");
+    check_sort(a, 0, 1, "sort of zeros, negative zeros and ones, descending");
+    free(raw);
+    wgt_release(a);
+    wgt_tensor *h = wgt_full(ctx, WGT_F16, 1, &n, 3);
+    check_sort(h, 0, 1, "sort of equal f16, descending");
+    check_topk(h, 700, 0, 1, "topk 700 of equal f16");
+    wgt_release(h);
+}
+
+/* 2^20 + 3 elements in one row (256 tiles, a two-level scan of their counts), and top-k
+ * past a tile of a long row, which the radix sort serves whole. */
+TEST_BACKENDS(sort_radix_large) {
+    int64_t n = (1 << 20) + 3;
+    wgt_tensor *a = make_input(ctx, WGT_F32, CONTIGUOUS, 1, &n, 81, WIDE_VALUES);
+    check_sort(a, 0, 0, "sort f32 of 2^20 + 3");
+    check_topk(a, 1000, 0, 1, "topk 1000 of 2^20 + 3");
+    wgt_release(a);
+}
+
+/* bf16, i16, u16, i8, u8 and bool through the same keys: rows short enough for the bitonic
+ * network and long enough for the radix sort (one pass per byte of the element), in every
+ * layout, both directions and axes; top-k; and searchsorted on their keys. */
+TEST_BACKENDS(sort_narrow_dtypes) {
+    static const int64_t shapes[][2] = {{5, 37}, {3, 5001}};
+    for (size_t t = 0; t < sizeof narrow_dtypes / sizeof *narrow_dtypes; t++) {
+        wgt_dtype dt = narrow_dtypes[t];
+        for (int sh = 0; sh < 2; sh++)
+            for (int l = 0; l < LAYOUT_COUNT; l++) {
+                value_kind k = (l + sh) % 2 ? WIDE_VALUES : FEW_VALUES;
+                wgt_tensor *a = make_input(ctx, dt, (layout)l, 2, shapes[sh], 91 + t * 7 + (uint64_t)(l + 3 * sh), k);
+                CHECK(a != NULL, "%s", wgt_last_error());
+                char what[128];
+                for (int axis = sh; a && axis < 2; axis++)
+                    for (int desc = 0; desc < 2; desc++) {
+                        snprintf(what, sizeof what, "sort %s %s %s [%lld, %lld] axis %d%s", wgt_dtype_name(dt),
+                                 layout_names[l], k == WIDE_VALUES ? "wide" : "few", (long long)shapes[sh][0],
+                                 (long long)shapes[sh][1], axis, desc ? " descending" : "");
+                        check_sort(a, axis, desc, what);
+                    }
+                snprintf(what, sizeof what, "topk 20 %s %s", wgt_dtype_name(dt), layout_names[l]);
+                if (a) check_topk(a, 20, 1, l % 2, what);
+                wgt_release(a);
+            }
+        int64_t n = 301, vs = 40;
+        wgt_tensor *raw = make_input(ctx, dt, STRIDED, 1, &n, 97 + t, FEW_VALUES);
+        wgt_tensor *srt = wgt_sort(raw, 0, 0), *vals = make_input(ctx, dt, CONTIGUOUS, 1, &vs, 98 + t, WIDE_VALUES);
+        check_search(srt, vals, n, vs);
+        wgt_release(raw);
+        wgt_release(srt);
+        wgt_release(vals);
+    }
+}
+
+/* A device whose binding size cannot hold a row's 8-byte (key, position) pairs sorts it by
+ * the bitonic network instead, which binds 4-byte keys and positions apart: a different
+ * number of dispatches, the same result. */
+TEST(sort_radix_binding_limit) {
+    wgt_context *gpu = test_webgpu_context();
+    if (!gpu) return;
+    int64_t n = 5000;
+    wgt_tensor *a = make_input(gpu, WGT_F32, CONTIGUOUS, 1, &n, 101, WIDE_VALUES);
+    CHECK(a && wgt_eval(1, &a) == WGT_OK, "%s", wgt_last_error());
+    uint64_t *max = &wgt_handle_record(a)->storage->ctx->backend->max_binding_bytes, saved = *max, used[2];
+    for (int narrow = 0; narrow < 2; narrow++) {
+        *max = narrow ? (uint64_t)n * 8 - 4 : saved;
+        wgt_stats before, after;
+        wgt_context_stats(gpu, &before);
+        check_sort(a, 0, narrow, narrow ? "sort under a small binding limit" : "sort under the device's limit");
+        wgt_context_stats(gpu, &after);
+        used[narrow] = after.dispatches - before.dispatches;
+    }
+    *max = saved;
+    CHECK(used[0] != used[1], "the same %llu dispatches under both limits: the radix sort ran under both",
+          (unsigned long long)used[0]);
+    wgt_release(a);
+    wgt_context_release(gpu);
 }

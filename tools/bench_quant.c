@@ -3,9 +3,11 @@
  *   copy     the bandwidth floor: an elementwise copy of a large f32 tensor (bytes read + written)
  *   matvec   x @ W^T for a square W in f16, q8_0 and q4_0: weight bytes read per second, and as a
  *            fraction of the copy bandwidth
- *   decode   a random Llama-shaped model (tools/llama.c) in f16, q8_0 and q4_0: tokens per second
- *            one token at a time with the KV cache, against the floor (copy bandwidth over the
- *            weight bytes a token reads)
+ *   decode   a random Llama-shaped model (tools/llama.c) in f16, q8_0 and q4_0: the floor (copy
+ *            bandwidth over the weight bytes a token reads) and tokens per second one token at
+ *            a time with the KV cache, by the loop that reads each step's logits and by the
+ *            device-side loop (tools/decode.c), each with the host's submissions per token and
+ *            microseconds per token recording ops
  *   prefill  the q4_0 model over a prompt of --prefill tokens: tokens per second
  * then the q8_0 and q4_0 rows again in a context with WGT_QUANT_INT8=1 (x quantized to q8 on
  * the fly, integer dot products): which path pays on the device.
@@ -64,14 +66,16 @@ static wgt_tensor *copy_op(void *arg) { return wgt_add_scalar(((pair *)arg)->x, 
 static wgt_tensor *linear_op(void *arg) { return wgt_linear(((pair *)arg)->x, ((pair *)arg)->w, NULL); }
 
 typedef struct {
-    const char *name;
+    char name[48];
     double value;
     const char *unit;
-    double fraction; /* of the floor, or < 0 */
+    double fraction;          /* of the floor, or < 0 */
+    double submits, record_us; /* per token for decode rows, else < 0 */
 } result;
 
 static void report(result *r, int *n, const char *name, double value, const char *unit, double fraction) {
-    r[*n].name = name, r[*n].value = value, r[*n].unit = unit, r[*n].fraction = fraction;
+    snprintf(r[*n].name, sizeof r[*n].name, "%s", name);
+    r[*n].value = value, r[*n].unit = unit, r[*n].fraction = fraction, r[*n].submits = r[*n].record_us = -1;
     printf("%-28s %12.2f %-9s", name, value, unit);
     if (fraction >= 0) printf("  %5.1f%% of the floor", fraction * 100);
     printf("\n");
@@ -79,25 +83,61 @@ static void report(result *r, int *n, const char *name, double value, const char
     (*n)++;
 }
 
-/* Tokens per second decoding `steps` tokens after a one-token prompt; -1 on failure. */
-static double decode_rate(llama_model *m, int64_t steps) {
+/* One way of decoding: tokens per second, and what the host spends per token: submissions to
+ * the device queue and microseconds recording the step's ops (the calls that build the lazy
+ * graph; not the evaluation and encoding that a read or a read request starts, nor waits). */
+typedef struct {
+    double rate, submits, record_us;
+} decode_cost;
+
+static uint64_t bq_submits(wgt_context *ctx) {
+    wgt_stats s = {0};
+    wgt_context_stats(ctx, &s);
+    return s.submits;
+}
+
+static void count_token(void *arg, int32_t token) {
+    (void)token;
+    (*(int64_t *)arg)++;
+}
+
+/* Decoding `steps` tokens after a one-token prompt, greedily, -1 rate on failure. sync: the
+ * step-by-step loop that reads each step's logits before recording the next (tokens are made
+ * up, so no sampling cost shows); else llama_generate: the device samples and runs ahead. */
+static decode_cost decode_rate(llama_model *m, int64_t steps, int sync) {
+    decode_cost c = {-1, 0, 0};
     int32_t tok = 1;
+    if (steps > m->c.context - 2) steps = m->c.context - 2;
     float *logits = malloc(sizeof(float) * (size_t)m->c.vocab);
     wgt_tensor *l = logits ? llama_forward(m, &tok, 1, 0) : NULL;
     int ok = l && wgt_tensor_read(l, logits, sizeof(float) * (size_t)m->c.vocab) == WGT_OK;
-    wgt_release(l);
-    int64_t pos = 1;
-    if (steps > m->c.context - 2) steps = m->c.context - 2;
-    double t0 = bq_seconds();
-    for (int64_t i = 0; i < steps && ok; i++) {
-        tok = (int32_t)((tok * 7 + 3) % m->c.vocab); /* no sampling cost: the device's time only */
-        l = llama_forward(m, &tok, 1, pos++);
-        ok = l && wgt_tensor_read(l, logits, sizeof(float) * (size_t)m->c.vocab) == WGT_OK;
+    uint64_t submits = bq_submits(m->ctx);
+    double t0 = bq_seconds(), record = 0;
+    if (sync) {
+        wgt_release(l);
+        for (int64_t i = 0, pos = 1; i < steps && ok; i++) {
+            tok = (int32_t)((tok * 7 + 3) % m->c.vocab);
+            double r0 = bq_seconds();
+            l = llama_forward(m, &tok, 1, pos++);
+            record += bq_seconds() - r0;
+            ok = l && wgt_tensor_read(l, logits, sizeof(float) * (size_t)m->c.vocab) == WGT_OK;
+            wgt_release(l);
+        }
+    } else {
+        int64_t made = 0;
+        llama_decode_stats ds = {0, 0, 0};
+        ok = ok && llama_generate(m, l, 1, steps, 0, 0, 0, count_token, &made, &ds) == 0 && made == steps;
+        record = ds.record_s;
         wgt_release(l);
     }
     double dt = bq_seconds() - t0;
     free(logits);
-    return ok ? (double)steps / dt : -1;
+    if (ok) {
+        c.rate = (double)steps / dt;
+        c.submits = (double)(bq_submits(m->ctx) - submits) / (double)steps;
+        c.record_us = record / (double)steps * 1e6;
+    }
+    return c;
 }
 
 static double prefill_rate(llama_model *m, int64_t n) {
@@ -132,17 +172,29 @@ static int matvec_row(wgt_context *ctx, wgt_tensor *w16, int k, const int64_t *x
     return 0;
 }
 
-/* Decode tokens/s of the random model in f16 (k 0), q8_0 (1) or q4_0 (2); with prefill, the
- * prompt's tokens/s too. */
+/* Decode tokens/s of the random model in f16 (k 0), q8_0 (1) or q4_0 (2), both ways (the
+ * step-by-step loop that reads each step's logits, then the device-side loop), and the floor;
+ * with prefill, the prompt's tokens/s too. */
 static int decode_row(wgt_context *ctx, const gen_options *o, int k, double bw, const char *name, int prefill,
                       result *r, int *nr) {
     static const wgt_dtype types[3] = {(wgt_dtype)0, WGT_Q8_0, WGT_Q4_0};
     llama_model m;
     int rc = -1;
     if (!llama_random(&m, ctx, &o->config, WGT_F16, o->seed) && (!types[k] || !llama_quantize(&m, types[k]))) {
-        double floor_rate = bw * 1e9 / llama_weight_bytes(&m), rate = decode_rate(&m, o->tokens);
-        if (rate > 0) {
-            report(r, nr, name, rate, "tokens/s", rate / floor_rate);
+        double floor_rate = bw * 1e9 / llama_weight_bytes(&m);
+        decode_cost sync = decode_rate(&m, o->tokens, 1), dev = sync.rate > 0 ? decode_rate(&m, o->tokens, 0) : sync;
+        if (dev.rate > 0) {
+            char label[3][48];
+            snprintf(label[0], sizeof label[0], "%s floor", name);
+            snprintf(label[1], sizeof label[1], "%s read each step", name);
+            snprintf(label[2], sizeof label[2], "%s", name);
+            report(r, nr, label[0], floor_rate, "tokens/s", -1);
+            const decode_cost *ways[2] = {&sync, &dev};
+            for (int w = 0; w < 2; w++) {
+                report(r, nr, label[w + 1], ways[w]->rate, "tokens/s", ways[w]->rate / floor_rate);
+                r[*nr - 1].submits = ways[w]->submits, r[*nr - 1].record_us = ways[w]->record_us;
+                printf("%-28s %12.2f submits/token, %.0f us/token recording\n", "", ways[w]->submits, ways[w]->record_us);
+            }
             double pre = prefill ? prefill_rate(&m, o->prefill) : 0;
             if (pre > 0) report(r, nr, "prefill q4_0", pre, "tokens/s", -1);
             rc = 0;
@@ -163,7 +215,7 @@ int wgt_bench_quant_main(int argc, char **argv) {
         return 1;
     }
     printf("device: %s\n", wgt_context_device_name(ctx));
-    result r[24];
+    result r[40];
     int nr = 0, rc = 0;
     wgt_context *int8_ctx = NULL;
     int64_t N = o.matvec, ws[2] = {N, N}, xs[2] = {1, N};
@@ -216,8 +268,9 @@ done:
                     (long long)o.config.heads, (long long)o.config.kv_heads, (long long)o.config.hidden,
                     (long long)o.config.vocab, (long long)o.config.context, (long long)o.tokens, (long long)o.prefill);
             for (int i = 0; i < nr; i++)
-                fprintf(f, "%s{\"name\": \"%s\", \"value\": %.4f, \"unit\": \"%s\", \"fraction_of_floor\": %.4f}",
-                        i ? ", " : "", r[i].name, r[i].value, r[i].unit, r[i].fraction);
+                fprintf(f, "%s{\"name\": \"%s\", \"value\": %.4f, \"unit\": \"%s\", \"fraction_of_floor\": %.4f, "
+                           "\"submits_per_token\": %.3f, \"record_us_per_token\": %.1f}",
+                        i ? ", " : "", r[i].name, r[i].value, r[i].unit, r[i].fraction, r[i].submits, r[i].record_us);
             fprintf(f, "]}\n");
             fclose(f);
         }

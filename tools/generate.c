@@ -20,49 +20,15 @@ static double gen_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static uint64_t next_random(uint64_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 typedef struct {
-    float logit;
-    int32_t id;
-} candidate;
+    const llama_model *m;
+    int64_t made;
+} printer;
 
-static int by_logit(const void *a, const void *b) {
-    float x = ((const candidate *)a)->logit, y = ((const candidate *)b)->logit;
-    return x < y ? 1 : x > y ? -1 : ((const candidate *)a)->id - ((const candidate *)b)->id;
-}
-
-/* Greedy at temperature 0; else a draw from the softmax of the top_k largest logits / t. */
-int32_t gen_sample(const float *logits, int64_t vocab, double temperature, int64_t top_k, uint64_t *rng) {
-    candidate *c = malloc(sizeof *c * (size_t)vocab);
-    if (!c) return 0;
-    for (int64_t i = 0; i < vocab; i++) c[i].logit = logits[i], c[i].id = (int32_t)i;
-    qsort(c, (size_t)vocab, sizeof *c, by_logit);
-    int64_t k = top_k > 0 && top_k < vocab ? top_k : vocab;
-    int32_t pick = c[0].id;
-    if (temperature > 0) {
-        double total = 0, *p = malloc(sizeof *p * (size_t)k);
-        if (p) {
-            for (int64_t i = 0; i < k; i++) total += p[i] = exp(((double)c[i].logit - c[0].logit) / temperature);
-            double u = (double)(next_random(rng) >> 11) / 9007199254740992.0 * total;
-            for (int64_t i = 0; i < k; i++)
-                if ((u -= p[i]) <= 0 || i == k - 1) {
-                    pick = c[i].id;
-                    break;
-                }
-            free(p);
-        }
-    }
-    free(c);
-    return pick;
-}
-
-static void print_token(const llama_model *m, int32_t id) {
+static void print_token(void *arg, int32_t id) {
+    printer *p = arg;
+    const llama_model *m = p->m;
+    p->made++;
     if (m->tokens) {
         for (const char *s = m->tokens[id]; *s; s++) {
             if (!strncmp(s, "\xe2\x96\x81", 3)) { /* SentencePiece's word mark */
@@ -138,28 +104,21 @@ int wgt_generate_main(int argc, char **argv) {
     size_t plen = strlen(o.prompt);
     int64_t n = plen ? (int64_t)plen : 1;
     int32_t *prompt = malloc(sizeof(int32_t) * (size_t)n);
-    float *logits = malloc(sizeof(float) * (size_t)m.c.vocab);
-    rc = !prompt || !logits;
+    rc = !prompt;
     for (int64_t i = 0; i < n && !rc; i++) prompt[i] = plen ? (int32_t)((unsigned char)o.prompt[i] % m.c.vocab) : 0;
     if (plen) fputs(o.prompt, stdout);
-    uint64_t rng = o.sample_seed * 2654435761u + 88172645463325252ull;
     double t1 = gen_seconds(), prefill_s = 0, decode_s = 0;
-    int64_t pos = 0, made = 0;
     wgt_tensor *l = rc ? NULL : llama_forward(&m, prompt, n, 0);
-    rc = !l || wgt_tensor_read(l, logits, sizeof(float) * (size_t)m.c.vocab) != WGT_OK;
-    wgt_release(l);
+    /* One wait, for the prompt's time alone; the tokens after it never wait on the device. */
+    rc = !l || wgt_eval(1, &l) != WGT_OK || wgt_context_sync(ctx) != WGT_OK;
     prefill_s = gen_seconds() - t1;
-    pos = n;
+    int64_t count = o.tokens < m.c.context - n ? o.tokens : m.c.context - n;
+    printer pr = {&m, 0};
     double t2 = gen_seconds();
-    while (!rc && made < o.tokens && pos < m.c.context) {
-        int32_t next = gen_sample(logits, m.c.vocab, o.temperature, o.top_k, &rng);
-        print_token(&m, next);
-        made++;
-        if (made == o.tokens || pos + 1 > m.c.context) break;
-        l = llama_forward(&m, &next, 1, pos++);
-        rc = !l || wgt_tensor_read(l, logits, sizeof(float) * (size_t)m.c.vocab) != WGT_OK;
-        wgt_release(l);
-    }
+    if (!rc && count > 0)
+        rc = llama_generate(&m, l, n, count, o.temperature, o.top_k, o.sample_seed, print_token, &pr, NULL) != 0;
+    wgt_release(l);
+    int64_t made = pr.made;
     decode_s = gen_seconds() - t2;
     printf("\n");
     fflush(stdout);
@@ -169,7 +128,6 @@ int wgt_generate_main(int argc, char **argv) {
                 (long long)n, prefill_s * 1e3, (double)n / prefill_s, (long long)made, decode_s * 1e3,
                 made > 1 ? (double)(made - 1) / decode_s : 0.0);
     free(prompt);
-    free(logits);
     llama_free(&m);
     wgt_context_release(ctx);
     return rc ? 1 : 0;

@@ -315,9 +315,13 @@ static wgt_tensor *attention(llama_model *m, llama_layer *l, wgt_tensor *h, wgt_
     return then(wgt_linear(o2, l->wo, NULL), o2);
 }
 
-/* The logits of the last token [vocab], or of every token [n, vocab] (all). */
-static wgt_tensor *forward(llama_model *m, const int32_t *tokens, int64_t n, int64_t pos, int all) {
+/* The logits of the last token [vocab], or of every token [n, vocab] (all), for the token ids
+ * [n] (i32) wherever they are: a sampled token that never left the device feeds the next
+ * step's embedding lookup directly. */
+static wgt_tensor *forward(llama_model *m, wgt_tensor *ids, int64_t pos, int all) {
     const llama_config *c = &m->c;
+    int64_t n = ids ? wgt_tensor_shape(ids)[0] : 0;
+    if (!ids) return NULL;
     if (pos + n > c->context) {
         fprintf(stderr, "llama: position %lld is past the context of %lld\n", (long long)(pos + n), (long long)c->context);
         return NULL;
@@ -325,7 +329,6 @@ static wgt_tensor *forward(llama_model *m, const int32_t *tokens, int64_t n, int
     int32_t *at = malloc(sizeof(int32_t) * (size_t)n);
     if (!at) return NULL;
     for (int64_t i = 0; i < n; i++) at[i] = (int32_t)(pos + i);
-    wgt_tensor *ids = wgt_tensor_from_data(m->ctx, WGT_I32, 1, &n, tokens, sizeof(int32_t) * (size_t)n, WGT_USAGE_DEFAULT);
     wgt_tensor *positions = wgt_tensor_from_data(m->ctx, WGT_I32, 1, &n, at, sizeof(int32_t) * (size_t)n,
                                                  WGT_USAGE_DEFAULT);
     free(at);
@@ -354,16 +357,24 @@ static wgt_tensor *forward(llama_model *m, const int32_t *tokens, int64_t n, int
     if (logits && wgt_tensor_dtype(logits) != WGT_F32) logits = then(wgt_cast(logits, WGT_F32), logits);
     int64_t v1[1] = {c->vocab};
     wgt_tensor *flat = logits && !all ? then(wgt_reshape(logits, 1, v1), logits) : logits;
-    wgt_release(ids), wgt_release(positions);
+    wgt_release(positions);
     return flat;
 }
 
-wgt_tensor *llama_forward(llama_model *m, const int32_t *tokens, int64_t n, int64_t pos) {
-    return forward(m, tokens, n, pos, 0);
+static wgt_tensor *host_ids(llama_model *m, const int32_t *tokens, int64_t n) {
+    return wgt_tensor_from_data(m->ctx, WGT_I32, 1, &n, tokens, sizeof(int32_t) * (size_t)n, WGT_USAGE_DEFAULT);
 }
 
+wgt_tensor *llama_forward(llama_model *m, const int32_t *tokens, int64_t n, int64_t pos) {
+    wgt_tensor *ids = host_ids(m, tokens, n);
+    return then(forward(m, ids, pos, 0), ids);
+}
+
+wgt_tensor *llama_forward_ids(llama_model *m, wgt_tensor *ids, int64_t pos) { return forward(m, ids, pos, 0); }
+
 double llama_loss(llama_model *m, const int32_t *tokens, int64_t n) {
-    wgt_tensor *logits = n >= 2 ? forward(m, tokens, n, 0, 1) : NULL;
+    wgt_tensor *ids = n >= 2 ? host_ids(m, tokens, n) : NULL;
+    wgt_tensor *logits = ids ? then(forward(m, ids, 0, 1), ids) : NULL;
     wgt_tensor *lp = logits ? wgt_log_softmax(logits, -1) : NULL;
     float *v = lp ? malloc(sizeof(float) * (size_t)(n * m->c.vocab)) : NULL;
     double loss = -1;

@@ -35,6 +35,24 @@ int llama_save(const llama_model *m, const char *path);
 /* Runs n tokens at positions pos.. through the model, filling the caches; returns the last
  * token's logits [vocab] (f32), or NULL. */
 wgt_tensor *llama_forward(llama_model *m, const int32_t *tokens, int64_t n, int64_t pos);
+/* The same for ids [n] (i32, on the device or not). */
+wgt_tensor *llama_forward_ids(llama_model *m, wgt_tensor *ids, int64_t pos);
+/* The next token from logits [vocab] (f32) as a [1] i32 tensor, computed on the device: the
+ * first largest logit at temperature 0, else a draw from the softmax of the top_k largest
+ * logits / temperature (all of them for top_k <= 0) with the uniform of (seed, step). */
+wgt_tensor *llama_sample(wgt_tensor *logits, double temperature, int64_t top_k, uint64_t seed, int64_t step);
+typedef void (*llama_token_fn)(void *arg, int32_t token);
+/* Host seconds llama_generate spent recording steps' ops, submitting them (encoding the
+ * recorded work into command buffers) and waiting for tokens. */
+typedef struct {
+    double record_s, submit_s, wait_s;
+} llama_decode_stats;
+/* Samples count tokens, the first from logits (the prompt's last), each next one from the
+ * model run on the last at positions pos.., without the host waiting on any step: on_token
+ * gets each token a few steps after the device made it (decode.c). 0, or -1 with the
+ * library's error set. stats (or NULL) receives the host's time. */
+int llama_generate(llama_model *m, wgt_tensor *logits, int64_t pos, int64_t count, double temperature, int64_t top_k,
+                   uint64_t seed, llama_token_fn on_token, void *arg, llama_decode_stats *stats);
 /* Mean next-token cross-entropy (nats) of tokens[1..n-1] given the ones before, from
  * position 0 (n at most the context; it fills the caches); -1 on failure. */
 double llama_loss(llama_model *m, const int32_t *tokens, int64_t n);

@@ -92,3 +92,16 @@ def test_nonzero_and_argwhere_against_numpy(ctx):
         np.testing.assert_array_equal(got.numpy(), want)
     assert len(wt.nonzero(t)) == 2
     np.testing.assert_array_equal(wt.argwhere(t).numpy(), np.argwhere(a))
+
+
+@pytest.mark.parametrize("np_type", [np.int8, np.uint8, np.int16, np.uint16, np.bool_])
+def test_sort_narrow_types_against_numpy(ctx, np_type):
+    a = RNG.integers(0, 2 if np_type is np.bool_ else 120, size=(3, 3000)).astype(np_type)  # ties; radix rows
+    if np_type in (np.int8, np.int16):
+        a = (a.astype(np.int16) - 60).astype(np_type)
+    t = wt.asarray(a, ctx=ctx)
+    order = np.argsort(a, axis=1, kind="stable")
+    np.testing.assert_array_equal(wt.argsort(t, axis=1, stable=True).numpy(), order)
+    np.testing.assert_array_equal(wt.sort(t, axis=1).numpy(), np.sort(a, axis=1))
+    small = wt.topk(t, 5, axis=1, largest=False)
+    np.testing.assert_array_equal(small.indices.numpy(), order[:, :5])

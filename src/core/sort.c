@@ -11,9 +11,13 @@
 #include "node.h"
 
 static wgt_status check_sortable(const char *fn, const char *name, const wgt_tensor *a) {
-    if (a->dtype == WGT_F32 || a->dtype == WGT_F16 || a->dtype == WGT_I32 || a->dtype == WGT_U32) return WGT_OK;
-    return wgt_error(WGT_ERR_DTYPE, "%s: %s is %s; sorting takes f32, f16, i32 or u32", fn, name,
-                     wgt_dtype_name(a->dtype));
+    switch (a->dtype) {
+    case WGT_F32: case WGT_F16: case WGT_BF16: case WGT_I32: case WGT_U32: case WGT_I16: case WGT_U16: case WGT_I8:
+    case WGT_U8: case WGT_BOOL: return WGT_OK;
+    default:
+        return wgt_error(WGT_ERR_DTYPE, "%s: %s is %s; sorting takes f32, f16, bf16, i32, u32, i16, u16, i8, u8 or bool",
+                         fn, name, wgt_dtype_name(a->dtype));
+    }
 }
 
 /* Output dimension i comes from a's dimension perm[i]: view t back in a's axis order. */

@@ -41,6 +41,8 @@ static const char *const narrow_functions[] = {
     "wgt_le", "wgt_gt", "wgt_ge", "wgt_logical_and", "wgt_logical_or", "wgt_logical_not", "wgt_save_npy",
     "wgt_load_npy", "wgt_save_safetensors", "wgt_load_safetensors", "wgt_reshape_view", "wgt_broadcast_arrays",
     "wgt_meshgrid",
+    /* Sorting orders them by keys of their own bits (sort.c), computing nothing. */
+    "wgt_sort", "wgt_argsort", "wgt_topk", "wgt_searchsorted",
 };
 
 int wgt_takes_narrow(const char *fn) {

@@ -3,7 +3,9 @@
  * for embedding lookups) and x @ w^T with w in q8_0 / q4_0 blocks. Storage keeps ggml's byte
  * layout exactly (34- and 18-byte blocks back to back, no padding), so reads, writes and
  * GGUF files move bytes unchanged; the kernels read whole words and shift (quant_blocks.wgsl).
- * Pipelines are keyed by block type and the variant's constants.
+ * x @ w^T has two shapes: quant_matvec for decoding's few rows of x, quant_matmul (weight
+ * blocks shared by tiles of rows) for more. Pipelines are keyed by block type and the
+ * variant's constants.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,7 @@
 #define QK 32
 
 typedef struct {
-    const char *name; /* quant_quantize, quant_dequantize or quant_matmul */
+    const char *name; /* quant_quantize, quant_dequantize, quant_matmul or quant_matvec */
     int q8, half, pick, tm, int8;
 } quant_kernel;
 
@@ -22,7 +24,8 @@ static char *build_quant(wgt_webgpu *w, const void *arg) {
     (void)w;
     const quant_kernel *k = arg;
     const char *text = wgt_wgsl_source(k->name), *blocks_text = wgt_wgsl_source("quant_blocks");
-    if (!text || !blocks_text) return NULL;
+    const char *product = wgt_wgsl_source("quant_product");
+    if (!text || !blocks_text || !product) return NULL;
     const char *q8 = k->q8 ? "true" : "false";
     const char *block_pairs[] = {"Q8", q8, NULL};
     char *blocks = wgt_wgsl_expand(blocks_text, block_pairs);
@@ -30,7 +33,7 @@ static char *build_quant(wgt_webgpu *w, const void *arg) {
     char tm[16];
     snprintf(tm, sizeof tm, "%d", k->tm);
     const char *pairs[] = {"Q8", q8, "HALF", k->half ? "true" : "false", "PICK", k->pick ? "true" : "false",
-                           "TM", tm, "INT8", k->int8 ? "true" : "false", "BLOCKS", blocks, NULL};
+                           "TM", tm, "INT8", k->int8 ? "true" : "false", "BLOCKS", blocks, "PRODUCT", product, NULL};
     char *out = wgt_wgsl_expand(text, pairs);
     free(blocks);
     return out;
@@ -104,8 +107,11 @@ typedef struct {
     int32_t x_stride0, x_stride1;
 } matmul_params;
 
-/* Rows of x per workgroup: one for decoding, more where several rows share each weight block. */
-static int rows_per_group(int64_t M) { return M >= 8 ? 8 : M >= 4 ? 4 : 1; }
+/* Rows of x per workgroup of quant_matmul where several rows share each weight block; fewer
+ * rows than that (decoding) go to quant_matvec, which reads each row of w at full width. */
+#define MATVEC_MAX_ROWS 3
+#define MATVEC_ROWS_PER_GROUP 8 /* ROWS in quant_matvec.wgsl */
+static int rows_per_group(int64_t M) { return M >= 8 ? 8 : 4; }
 
 wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
                                      const wgt_operand *wt, int int8) {
@@ -119,14 +125,15 @@ wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, co
     if ((st = check_u32("matmul_quantized output", (uint64_t)M * (uint64_t)N)) != WGT_OK ||
         (st = check_u32("matmul_quantized x", (uint64_t)x->shape[0] * (uint64_t)x->shape[1])) != WGT_OK)
         return st;
-    int tm = rows_per_group(M);
+    int matvec = M <= MATVEC_MAX_ROWS, tm = matvec ? 1 : rows_per_group(M);
     matmul_params p = {(uint32_t)M, (uint32_t)N, (uint32_t)(wt->shape[1] / QK), (uint32_t)(wt->offset / QK),
                        (uint32_t)(wt->strides[0] / QK), (uint32_t)x->offset, (int32_t)x->strides[0],
                        (int32_t)x->strides[1]};
-    quant_kernel k = {"quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm, int8};
+    quant_kernel k = {matvec ? "quant_matvec" : "quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm, int8};
     wgt_pipeline *pl;
     if ((st = quant_pipeline(w, &k, 3, &pl)) != WGT_OK) return st;
     wgt_buffer *buffers[3] = {x->buffer, wt->buffer, out->buffer};
-    uint64_t groups = (uint64_t)N * (uint64_t)((M + tm - 1) / tm);
+    uint64_t groups = matvec ? (uint64_t)M * (uint64_t)((N + MATVEC_ROWS_PER_GROUP - 1) / MATVEC_ROWS_PER_GROUP)
+                             : (uint64_t)N * (uint64_t)((M + tm - 1) / tm);
     return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, groups);
 }

@@ -1,37 +1,40 @@
 /*
- * Sorting and searching on WebGPU. A row sort is a bitonic sort of (key, position) pairs in
- * two scratch buffers, all rows at once: sort_init turns each row (any view) into a segment
- * of 2^log_p pairs (keys of src/backend/sort_keys.h, complemented for a descending sort,
- * padded with pairs that sort last); sort_local sorts every 512-pair tile in workgroup
- * memory; then for each longer block size sort_step makes the compare-exchange steps whose
- * partners lie in different tiles, one dispatch per step, and sort_local the rest of the
- * merge. Comparing (key, position) makes the order total, so the unstable network gives the
- * stable result. sort_out reads back the first k pairs of each segment: the positions, and
- * the input's elements at them bit for bit. A row of n costs about log2(n)^2 / 2 steps, of
- * which only those with partners 512 or more apart go through global memory.
+ * Sorting and searching on WebGPU. A row sort turns each row (any view) into a segment of
+ * (key, position) pairs in scratch buffers, all rows at once (sort_init; keys of
+ * src/backend/sort_keys.h, complemented for a descending sort), orders the segments, and
+ * sort_out reads back the first k pairs of each: the positions, and the input's elements at
+ * them bit for bit. Rows of WGT_WGPU_RADIX_MIN_ROW (sort_radix.h) and more go to the LSD
+ * radix sort of sort_radix.c, unpadded. Shorter rows take a bitonic sort over segments of
+ * 2^log_p pairs, padded with pairs that sort last: sort_local sorts every 512-pair tile in
+ * workgroup memory; then for each longer block size sort_step makes the compare-exchange
+ * steps whose partners lie in different tiles, one dispatch per step, and sort_local the rest
+ * of the merge. Comparing (key, position) makes the order total, so the unstable network
+ * gives the stable result. A row of n costs about log2(n)^2 / 2 steps, of which only those
+ * with partners 512 or more apart go through global memory.
  * A top-k with k <= 512 sorts no more than it keeps: blocks of b = 2^ceil(log2 k) pairs are
  * sorted in alternating directions, then each round (sort_halve) keeps the b smallest of each
  * pair of blocks and merges them (sort_local), halving the segment until one block is left:
  * for [64, 32000] with k = 50 about 30M compare-exchanges (21M of them in the first local sort)
- * instead of a full sort's 120M, in 19 dispatches over shrinking data instead of 28 over 2M pairs.
+ * instead of a full bitonic sort's 120M, in 19 dispatches over shrinking data instead of 28 over 2M pairs.
  * searchsorted is one binary search per value in the same key order.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "webgpu_internal.h"
+#include "sort_radix.h"
 
 #define WORKGROUP_SIZE 256u
 #define TILE 512u /* pairs sorted in one workgroup's memory (sort_local.wgsl) */
 
 typedef struct {
-    uint32_t rows, n, log_p, k;
+    uint32_t rows, n, seg, k; /* seg: the length of each row's segment of pairs */
     uint32_t ndim, offset;
     int32_t row_stride;
     uint32_t last; /* sort_init: descending; sort_out: the number of outputs */
     uint32_t shape[8];
     int32_t strides[8];
+    uint32_t pos_at, pos_stride, pad[2]; /* sort_out: position i is at pos_at + i * pos_stride */
 } rows_params;
 
 typedef struct {
@@ -61,24 +64,41 @@ typedef struct {
     wgt_dtype dtype;
 } sort_kernel;
 
-/* The key functions for dtype, and raw loads (one element's bits, a half in the low 16)
- * from each named storage array: the text pasted at {{KEYS}}. malloc'd, or NULL. */
+/* The key of a raw element of dtype (its bits in the low 8, 16 or 32 of b), in WGSL. */
+static const char *key_expr(wgt_dtype dtype) {
+    switch (dtype) {
+    case WGT_F32: return "key_f32(b)";
+    case WGT_F16: return "key_half(b, 0x7c00u)";
+    case WGT_BF16: return "key_half(b, 0x7f80u)";
+    case WGT_I32: return "b ^ 0x80000000u";
+    case WGT_I16: return "b ^ 0x8000u";
+    case WGT_I8: return "b ^ 0x80u";
+    default: return "b"; /* u32, u16, u8, bool */
+    }
+}
+
+/* The key functions for dtype, and raw loads (one element's bits, a narrow one in the low 8
+ * or 16, from the packed words) from each named storage array: the text pasted at {{KEYS}}.
+ * malloc'd, or NULL. */
 static char *keys_text(wgt_dtype dtype, const char *const *arrays, int narrays) {
     const char *common = wgt_wgsl_source("sort_keys");
     if (!common) return NULL;
-    const char *key = dtype == WGT_F32 ? "key_f32(b)" : dtype == WGT_F16 ? "key_f16(b)"
-                      : dtype == WGT_I32 ? "b ^ 0x80000000u" : "b";
     size_t cap = strlen(common) + 512 * (size_t)(narrays + 1);
     char *s = malloc(cap);
     if (!s) return NULL;
-    int used = snprintf(s, cap, "%s\nfn key_of(b: u32) -> u32 { return %s; }\n", common, key);
+    int used = snprintf(s, cap, "%s\nfn key_of(b: u32) -> u32 { return %s; }\n", common, key_expr(dtype));
+    size_t size = wgt_dtype_size(dtype);
     for (int i = 0; i < narrays; i++)
         used += snprintf(s + used, cap - (size_t)used,
-                         dtype == WGT_F16 ? "fn raw_%s(i: u32) -> u32 { return (%s[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu; }\n"
-                                          : "fn raw_%s(i: u32) -> u32 { return %s[i]; }\n",
+                         size == 1   ? "fn raw_%s(i: u32) -> u32 { return (%s[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu; }\n"
+                         : size == 2 ? "fn raw_%s(i: u32) -> u32 { return (%s[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu; }\n"
+                                     : "fn raw_%s(i: u32) -> u32 { return %s[i]; }\n",
                          arrays[i], arrays[i]);
     return s;
 }
+
+/* Elements of dtype per 32-bit word: sort_out writes whole words. */
+static uint32_t per_word(wgt_dtype dtype) { return 4 / (uint32_t)wgt_dtype_size(dtype); }
 
 static char *build(wgt_webgpu *w, const void *arg) {
     (void)w;
@@ -91,7 +111,9 @@ static char *build(wgt_webgpu *w, const void *arg) {
     int steps = !strncmp(k->kernel, "sort_", 5) && strcmp(k->kernel, "sort_init") && strcmp(k->kernel, "sort_out");
     char *keys = keys_text(k->dtype, search ? both : inp, search ? 2 : steps ? 0 : 1);
     if (!keys) return NULL;
-    const char *pairs[] = {"KEYS", keys, "ELEMS", k->dtype == WGT_F16 ? "2" : "1", NULL};
+    char elems[4];
+    snprintf(elems, sizeof elems, "%u", per_word(k->dtype));
+    const char *pairs[] = {"KEYS", keys, "ELEMS", elems, NULL};
     char *out = wgt_wgsl_expand(text, pairs);
     free(keys);
     return out;
@@ -193,21 +215,27 @@ wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const 
         return wgt_error(WGT_ERR_LIMIT, "sort: %llu rows of %lld elements pad to more than 2^32 pairs",
                          (unsigned long long)rows, (long long)n);
     uint32_t total = (uint32_t)(rows << log_p);
+    /* A top-k of at most a tile: rounds of halving (top_blocks) instead of a full sort. */
+    uint32_t log_b = 0;
+    while (((int64_t)1 << log_b) < k) log_b++;
+    int halving = k < n && log_b <= 9 && log_b < log_p;
+    /* Long rows (and top-k past a tile of them): a radix sort of unpadded rows, whose buffer
+     * of 8-byte pairs must fit one binding (the bitonic sort binds keys and positions apart:
+     * a device at WebGPU's default 128 MiB still sorts 32M elements that way). */
+    int radix = !halving && n >= WGT_WGPU_RADIX_MIN_ROW && rows * (uint64_t)n * 8 <= be->max_binding_bytes;
+    if (radix) total = (uint32_t)(rows * (uint64_t)n);
     rp.rows = (uint32_t)rows;
     rp.n = (uint32_t)n;
-    rp.log_p = log_p;
+    rp.seg = radix ? (uint32_t)n : 1u << log_p;
     rp.k = (uint32_t)k;
     rp.ndim = (uint32_t)(in->ndim - 1);
     rp.offset = (uint32_t)in->offset;
     rp.row_stride = (int32_t)in->strides[last];
     rp.last = descending != 0;
+    rp.pos_stride = 1;
 
     wgt_pipeline *init, *out;
-    wgt_buffer *keys = NULL, *pos = NULL, *keys2 = NULL, *pos2 = NULL, *pos_out;
-    /* A top-k of at most a tile: rounds of halving (top_blocks) instead of a full sort. */
-    uint32_t log_b = 0;
-    while (((int64_t)1 << log_b) < k) log_b++;
-    int halving = k < n && log_b <= 9 && log_b < log_p;
+    wgt_buffer *keys = NULL, *pos = NULL, *keys2 = NULL, *pos2 = NULL, *sorted = NULL, *pos_out;
     wgt_status st;
     if ((st = pipeline(w, "sort_init", in->dtype, 3, 2, &init)) != WGT_OK ||
         (st = pipeline(w, "sort_out", in->dtype, 4, 2, &out)) != WGT_OK)
@@ -217,18 +245,26 @@ wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const 
     wgt_buffer *ib[3] = {in->buffer, keys, pos};
     if ((st = wgt_wgpu_dispatch(w, init, ib, &rp, sizeof rp, groups_for(total))) != WGT_OK) goto done;
     pos_out = pos;
-    if (halving) {
+    if (radix) {
+        /* Narrow keys (complemented or not) differ only in their low 8 or 16 bits: one pass
+         * per byte of the element. */
+        uint32_t bits = 8 * (uint32_t)wgt_dtype_size(in->dtype);
+        if ((st = wgt_wgpu_radix_sort(w, keys, pos, rp.rows, rp.n, bits, &sorted)) != WGT_OK) goto done;
+        pos_out = sorted; /* (key, position) pairs */
+        rp.pos_at = 1;
+        rp.pos_stride = 2;
+    } else if (halving) {
         if ((st = wgt_wgpu_buffer_create(be, (size_t)total * 2, 0, &keys2)) != WGT_OK ||
             (st = wgt_wgpu_buffer_create(be, (size_t)total * 2, 0, &pos2)) != WGT_OK)
             goto done;
         wgt_buffer *k1 = keys, *p1 = pos;
         if ((st = top_blocks(w, &k1, &p1, keys2, pos2, total, log_p, log_b)) != WGT_OK) goto done;
-        rp.log_p = log_b; /* each row's first k now lead a segment of 2^log_b */
+        rp.seg = 1u << log_b; /* each row's first k now lead a segment of 2^log_b */
         pos_out = p1;
     } else if ((st = bitonic(w, keys, pos, total, log_p)) != WGT_OK) {
         goto done;
     }
-    uint64_t count = rows * (uint64_t)k, per = in->dtype == WGT_F16 ? 2 : 1;
+    uint64_t count = rows * (uint64_t)k, per = per_word(in->dtype);
     rp.last = (uint32_t)count;
     wgt_buffer *ob[4] = {in->buffer, pos_out, values->buffer, indices->buffer};
     st = wgt_wgpu_dispatch(w, out, ob, &rp, sizeof rp, groups_for((count + per - 1) / per));
@@ -238,6 +274,7 @@ done:
     if (pos) wgt_wgpu_buffer_destroy(be, pos);
     if (keys2) wgt_wgpu_buffer_destroy(be, keys2);
     if (pos2) wgt_wgpu_buffer_destroy(be, pos2);
+    if (sorted) wgt_wgpu_buffer_destroy(be, sorted);
     return st;
 }
 

@@ -9,21 +9,7 @@
 // product is dot4I8Packed over 8 words (q4_0: its nibbles, 0..15, less 8 times the sum of x's
 // values), scaled by d_w * d_x. Otherwise the weight block is unpacked to f32.
 
-struct Params {
-    M: u32,
-    N: u32,
-    row_blocks: u32,   // K / 32
-    w_first: u32,      // first block of w's view
-    w_stride: u32,     // blocks between rows of w
-    x_offset: u32,
-    x_stride0: i32,
-    x_stride1: i32,
-};
-
-@group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read> wq: array<u32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
-@group(0) @binding(3) var<uniform> params: Params;
+{{PRODUCT}}
 
 const TM: u32 = {{TM}}u;
 const INT8: bool = {{INT8}};
@@ -32,12 +18,6 @@ const LANES: u32 = 64u;
 {{BLOCKS}}
 
 var<workgroup> partial: array<array<f32, LANES>, TM>;
-
-fn round_away(v: f32) -> f32 {
-    let t = trunc(v);
-    if (abs(v - t) >= 0.5) { return t + sign(v); }
-    return t;
-}
 
 // The weight block's values as 8 words of 4 signed bytes in element order (q4_0: 0..15, not
 // yet less 8).

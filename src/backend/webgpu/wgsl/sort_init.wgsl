@@ -1,11 +1,12 @@
 // First pass of a row sort: each row of the input (its last dimension, n long) becomes a
-// segment of p = 2^log_p (key, position) pairs, positions n.. padded with pairs that sort
-// after everything (key and position all ones), ready for the bitonic passes.
+// segment of seg (key, position) pairs, positions n.. padded with pairs that sort after
+// everything (key and position all ones): segments of 2^log_p for the bitonic passes, of n
+// (no padding) for the radix sort.
 
 struct Params {
     rows: u32,
     n: u32,           // row length
-    log_p: u32,       // segment length 2^log_p >= n
+    seg: u32,         // segment length >= n
     k: u32,           // outputs per row (sort_out)
     ndim: u32,        // dimensions before the row
     offset: u32,      // element offset of the input view
@@ -25,9 +26,9 @@ struct Params {
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let i = gid.x + gid.y * groups.x * 256u;
-    if (i >= params.rows << params.log_p) { return; }
-    let row = i >> params.log_p;
-    let x = i & ((1u << params.log_p) - 1u);
+    if (i >= params.rows * params.seg) { return; }
+    let row = i / params.seg;
+    let x = i - row * params.seg;
     if (x >= params.n) {
         keys[i] = 0xffffffffu;
         pos[i] = 0xffffffffu;

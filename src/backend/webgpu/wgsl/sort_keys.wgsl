@@ -10,9 +10,10 @@ fn key_f32(bits: u32) -> u32 {
     return b | 0x80000000u;
 }
 
-// Halves keep their own bits: a conversion to f32 might flush subnormals on some devices.
-fn key_f16(bits: u32) -> u32 {
-    if ((bits & 0x7fffu) > 0x7c00u) { return 0xffffu; }
+// Halves (f16, bf16: inf is the bits of +inf) keep their own bits: a conversion to f32
+// might flush subnormals on some devices.
+fn key_half(bits: u32, inf: u32) -> u32 {
+    if ((bits & 0x7fffu) > inf) { return 0xffffu; }
     var b = bits;
     if (b == 0x8000u) { b = 0u; }
     if ((b & 0x8000u) != 0u) { return ~b & 0xffffu; }

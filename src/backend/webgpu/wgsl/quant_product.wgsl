@@ -1,0 +1,25 @@
+// The quantized products' parameters and bindings (prepended to quant_matmul and
+// quant_matvec, which take the same operands: quant.c fills one struct for both), and the
+// rounding with which x is quantized on the fly (as the q8_0 quantizer rounds).
+
+struct Params {
+    M: u32,
+    N: u32,
+    row_blocks: u32,   // K / 32
+    w_first: u32,      // first block of w's view
+    w_stride: u32,     // blocks between rows of w
+    x_offset: u32,
+    x_stride0: i32,
+    x_stride1: i32,
+};
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> wq: array<u32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<uniform> params: Params;
+
+fn round_away(v: f32) -> f32 {
+    let t = trunc(v);
+    if (abs(v - t) >= 0.5) { return t + sign(v); }
+    return t;
+}

@@ -1,0 +1,132 @@
+/*
+ * Decoding on the device (tools/decode.c): the sampler's token is the one the host's rule
+ * picks from the same logits (greedy: the first largest; else the draw of the uniform of
+ * (seed, step) from the top-k softmax, recomputed here in float64), and llama_generate gives
+ * the tokens of the step-by-step loop that reads every step's logits, while the device runs
+ * steps ahead of the tokens the host has seen.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test.h"
+/* tools/llama.c is compiled into the tests by test_llama_file.c, which includes it. */
+#include "../tools/decode.c"
+
+/* The host's rule in float64: the index of the drawn logit, or -1 when u * total lies so
+ * close to a cumulative sum that f32 rounding could pick the neighbour. */
+static int64_t host_pick(const float *logits, int64_t vocab, double temperature, int64_t top_k, double u) {
+    int64_t k = top_k > 0 && top_k < vocab ? top_k : vocab, *order = malloc(sizeof(int64_t) * (size_t)vocab);
+    for (int64_t i = 0; i < vocab; i++) order[i] = i;
+    for (int64_t i = 0; i < k; i++) /* selection: the largest first, equal ones in index order */
+        for (int64_t j = i + 1; j < vocab; j++)
+            if (logits[order[j]] > logits[order[i]]) {
+                int64_t t = order[i];
+                order[i] = order[j], order[j] = t;
+            } else if (logits[order[j]] == logits[order[i]] && order[j] < order[i]) {
+                int64_t t = order[i];
+                order[i] = order[j], order[j] = t;
+            }
+    if (!(temperature > 0)) {
+        int64_t first = order[0];
+        free(order);
+        return first;
+    }
+    double total = 0, run = 0, *p = malloc(sizeof(double) * (size_t)k);
+    for (int64_t i = 0; i < k; i++) total += p[i] = exp(((double)logits[order[i]] - logits[order[0]]) / temperature);
+    int64_t pick = k - 1;
+    for (int64_t i = 0; i < k; i++) {
+        run += p[i];
+        if (fabs(run - u * total) < 1e-4 * total) pick = -1;
+        if (run >= u * total) {
+            if (pick >= 0) pick = order[i];
+            break;
+        }
+    }
+    free(p), free(order);
+    return pick;
+}
+
+TEST_BACKENDS(decode_sample_matches_host_rule) {
+    int64_t vocab = 301;
+    const double temps[] = {0, 0.7, 1.3};
+    const int64_t ks[] = {0, 1, 5, 40};
+    int checked = 0;
+    for (int round = 0; round < 4; round++) {
+        wgt_tensor *l = wgt_rand_normal(ctx, WGT_F32, 1, &vocab, 0, 2, 100 + (uint64_t)round);
+        float *v = malloc(sizeof(float) * (size_t)vocab);
+        CHECK(l && wgt_tensor_read(l, v, sizeof(float) * (size_t)vocab) == WGT_OK, "%s", wgt_last_error());
+        if (round == 3) v[17] = v[200] = 9; /* a tie for the largest: the first wins */
+        wgt_tensor *lt = wgt_tensor_from_data(ctx, WGT_F32, 1, &vocab, v, sizeof(float) * (size_t)vocab, WGT_USAGE_DEFAULT);
+        for (size_t ti = 0; ti < sizeof temps / sizeof temps[0]; ti++)
+            for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+                for (int64_t step = 0; step < 3; step++) {
+                    uint64_t seed = 7 + (uint64_t)round;
+                    int64_t want = host_pick(v, vocab, temps[ti], ks[ki], step_uniform(seed, step));
+                    if (want < 0) continue; /* on a boundary: either neighbour is right */
+                    wgt_tensor *t = llama_sample(lt, temps[ti], ks[ki], seed, step);
+                    int32_t got = -1;
+                    CHECK(t && wgt_tensor_ndim(t) == 1 && wgt_tensor_shape(t)[0] == 1 &&
+                              wgt_tensor_read(t, &got, sizeof got) == WGT_OK,
+                          "%s", wgt_last_error());
+                    CHECK(got == want, "round %d t=%g k=%lld step %lld: device %d, host rule %lld", round, temps[ti],
+                          (long long)ks[ki], (long long)step, got, (long long)want);
+                    checked++;
+                    wgt_release(t);
+                }
+        free(v);
+        wgt_release(l), wgt_release(lt);
+    }
+    CHECK(checked > 80, "only %d draws were away from a boundary", checked);
+}
+
+typedef struct {
+    wgt_context *ctx;
+    int32_t tokens[16];
+    uint64_t submits_at[16];
+    int n;
+} collected;
+
+static void collect(void *arg, int32_t token) {
+    collected *c = arg;
+    wgt_stats s = {0};
+    wgt_context_stats(c->ctx, &s);
+    if (c->n < 16) c->submits_at[c->n] = s.submits, c->tokens[c->n] = token;
+    c->n++;
+}
+
+/* Greedy decoding of a small random model (q8_0 weights: the matrix-vector kernels) through
+ * llama_generate against the loop that reads each step's logits and picks on the host. */
+TEST_BACKENDS(decode_generate_matches_synchronous_loop) {
+    llama_config c = {64, 2, 4, 2, 96, 37, 24, 10000, 1e-5};
+    llama_model m;
+    CHECK(llama_random(&m, ctx, &c, WGT_F32, 5) == 0 && llama_quantize(&m, WGT_Q8_0) == 0, "%s", wgt_last_error());
+    int32_t prompt[3] = {3, 30, 8}, want[12];
+    int64_t count = 12;
+    float logits[37];
+    wgt_tensor *l = llama_forward(&m, prompt, 3, 0);
+    for (int64_t i = 0; i < count; i++) {
+        CHECK(l && wgt_tensor_read(l, logits, sizeof logits) == WGT_OK, "step %lld: %s", (long long)i, wgt_last_error());
+        want[i] = (int32_t)host_pick(logits, 37, 0, 0, 0);
+        wgt_release(l);
+        l = i + 1 < count ? llama_forward(&m, &want[i], 1, 3 + i) : NULL;
+    }
+    /* The caches are rewritten from position 0: the same prompt gives the same state. */
+    l = llama_forward(&m, prompt, 3, 0);
+    collected got = {ctx, {0}, {0}, 0};
+    CHECK(l && llama_generate(&m, l, 3, count, 0, 0, 1, collect, &got, NULL) == 0, "%s", wgt_last_error());
+    CHECK(got.n == count, "%d tokens", got.n);
+    for (int i = 0; i < got.n && i < count; i++) CHECK(got.tokens[i] == want[i], "token %d: %d, want %d", i, got.tokens[i], want[i]);
+    /* On the GPU each token's read submits its step, one submission a token: when token i
+     * reaches the host, the steps through i + DECODE_LAG were submitted, so no more than the
+     * count of the steps after those remain to be (the first steps, which fill the memory
+     * pool, may submit more: the check starts at the fourth token). */
+    wgt_stats s1 = {0};
+    wgt_context_stats(ctx, &s1);
+    if (wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU)
+        for (int i = 3; i + DECODE_LAG < got.n && i < 16; i++)
+            CHECK(s1.submits - got.submits_at[i] <= (uint64_t)(count - 1 - i - DECODE_LAG),
+                  "token %d reached the host %llu submissions before the end", i,
+                  (unsigned long long)(s1.submits - got.submits_at[i]));
+    wgt_release(l);
+    llama_free(&m);
+}
