@@ -266,12 +266,17 @@ wgt_tensor *wgt_ones(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t 
 wgt_tensor *wgt_full(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double value);
 /* 1-D tensor of ceil((stop - start) / step) values start, start + step, ... */
 wgt_tensor *wgt_arange(wgt_context *ctx, wgt_dtype dtype, double start, double stop, double step);
-/* Seeded random values; the same seed gives the same values on every backend. Integer
- * types get floor() of the drawn value. */
+/* Seeded random values, made on the device by a counter-based generator (Philox4x32-10 keyed
+ * by the seed, counter = element index: docs/ops.md, "Random numbers"), so the same seed gives
+ * the same values on every backend, bit for bit. Uniform floats are low + (high - low) u for u of 24 random bits, never reaching
+ * high; integer types draw each whole number k with low <= k < high (floor(low) when there is
+ * none) by multiply-shift; normal draws are Box-Muller, integer types taking their floor. */
 wgt_tensor *wgt_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape,
                              double low, double high, uint64_t seed);
 wgt_tensor *wgt_rand_normal(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape,
                             double mean, double stddev, uint64_t seed);
+/* u32 tensor of the generator's raw 32-bit words (the first word of element i's block). */
+wgt_tensor *wgt_rand_bits(wgt_context *ctx, int ndim, const int64_t *shape, uint64_t seed);
 
 /* ---- tensors: lifetime -------------------------------------------------------------- */
 
@@ -999,6 +1004,39 @@ wgt_tensor *wgt_avg_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int6
                            int ceil_mode, int count_include_pad);
 /* The mean of window i = [floor(i H / out_h), ceil((i + 1) H / out_h)) by the same in width. */
 wgt_tensor *wgt_adaptive_avg_pool2d(wgt_tensor *x, int64_t out_h, int64_t out_w);
+
+/* ---- neural-network layers (src/core/nn_layers.c) --------------------------------------- */
+/* Training-mode dropout of x (f32, f16): element i is kept, scaled by 1 / (1 - p), when draw i
+ * of wgt_rand_uniform(f32, x's shape, 0, 1, seed) is at least p (as an f32), else it is 0; so
+ * a seed gives one mask on every backend, and the gradient applies the same mask. p = 0
+ * gives x's values, p = 1 zeros; p outside [0, 1] is WGT_ERR_INVALID_ARGUMENT. In a compiled
+ * graph the mask is drawn when the op is recorded and every dispatch reuses it (for a new
+ * mask per dispatch, wgt_dropout_seeded with the seed as a graph input). */
+wgt_tensor *wgt_dropout(wgt_tensor *x, double p, uint64_t seed);
+/* wgt_dropout with the seed in a u32 tensor [2] (its low word, then its high word), read when
+ * the mask is drawn: a compiled graph taking it as an input draws a new mask at each dispatch
+ * from the seed bound to it (the mask of wgt_dropout with that seed). */
+wgt_tensor *wgt_dropout_seeded(wgt_tensor *x, double p, wgt_tensor *seed);
+/* Inference-mode batch normalisation of x [N, C, ...] (f32, f16) along dimension 1:
+ * (x - running_mean[c]) * weight[c] / sqrt(running_var[c] + eps) + bias[c]; the statistics,
+ * weight and bias are [C] of x's type, weight and bias may be NULL. */
+wgt_tensor *wgt_batch_norm(wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var, wgt_tensor *weight,
+                           wgt_tensor *bias, double eps);
+/* Group normalisation of x [N, C, ...] (f32, f16): the channels form `groups` groups of
+ * C / groups, each sample's group is normalised over its values (population variance, + eps),
+ * then weight[c] and bias[c] ([C] or NULL) apply, as torch.nn.functional.group_norm. */
+wgt_tensor *wgt_group_norm(wgt_tensor *x, int64_t groups, wgt_tensor *weight, wgt_tensor *bias, double eps);
+typedef enum wgt_interp_mode {
+    WGT_INTERP_NEAREST,       /* PyTorch's "nearest": source floor(o in / out) */
+    WGT_INTERP_NEAREST_EXACT, /* "nearest-exact": source floor((o + 0.5) in / out) */
+    WGT_INTERP_LINEAR         /* "linear", "bilinear", "trilinear" by x's rank */
+} wgt_interp_mode;
+/* torch.nn.functional.interpolate of x [N, C, spatial...] (1 to 3 spatial dimensions; f32,
+ * f16) to size (one length per spatial dimension) or by scale (one factor each: the length
+ * floor(in scale), positions mapped with 1 / scale); exactly one of the two is given.
+ * align_corners (linear modes only) maps the corner pixels' centres onto each other. */
+wgt_tensor *wgt_interpolate(wgt_tensor *x, const int64_t *size, const double *scale, wgt_interp_mode mode,
+                            int align_corners);
 
 /* ---- automatic differentiation (src/autograd/; docs/autograd.md) ----------------------- */
 /* Reverse mode over the lazy graph. A floating tensor marked with wgt_requires_grad is a leaf:

@@ -57,6 +57,7 @@ TEST_BACKENDS(context_handles_double_release_is_an_error) {
     X(wgt_arange, !wgt_arange(dead, WGT_F32, 0, 4, 1))                                                       \
     X(wgt_rand_uniform, !wgt_rand_uniform(dead, WGT_F32, 1, S4, 0, 1, 7))                                    \
     X(wgt_rand_normal, !wgt_rand_normal(dead, WGT_F32, 1, S4, 0, 1, 7))                                      \
+    X(wgt_rand_bits, !wgt_rand_bits(dead, 1, S4, 7))                                                        \
     X(wgt_scalar, !wgt_scalar(dead, WGT_F32, 1.0))                                                          \
     X(wgt_tensor_from_buffer, !wgt_tensor_from_buffer(dead, NULL, WGT_F32, 1, S4, WGT_USAGE_DEFAULT))        \
     X(wgt_context_webgpu_device, !wgt_context_webgpu_device(dead))                                           \

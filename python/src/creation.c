@@ -68,8 +68,8 @@ static PyObject *py_arange(PyObject *m, PyObject *args) {
     return r;
 }
 
-/* _random(kind, shape, a, b, seed, dtype, ctx): kind 'uniform' (a=low, b=high) or 'normal'
- * (a=mean, b=stddev). */
+/* _random(kind, shape, a, b, seed, dtype, ctx): kind 'uniform' (a=low, b=high), 'normal'
+ * (a=mean, b=stddev) or 'bits' (the generator's raw u32 words; a, b and dtype unused). */
 static PyObject *py_random(PyObject *m, PyObject *args) {
     const char *kind;
     PyObject *shape_obj, *dtype_obj, *ctx_obj;
@@ -83,12 +83,13 @@ static PyObject *py_random(PyObject *m, PyObject *args) {
     if (wgtpy_dtype_from_obj(dtype_obj, &d) < 0) return NULL;
     CtxObject *ctx = wgtpy_context_arg(ctx_obj);
     if (!ctx) return NULL;
-    int normal = kind[0] == 'n';
+    int normal = kind[0] == 'n', bits = kind[0] == 'b';
     WGTPY_LOCK(ctx);
-    wgt_tensor *t = normal ? wgt_rand_normal(ctx->ctx, d, ndim, shape, a, b, seed)
-                           : wgt_rand_uniform(ctx->ctx, d, ndim, shape, a, b, seed);
+    wgt_tensor *t = bits     ? wgt_rand_bits(ctx->ctx, ndim, shape, seed)
+                    : normal ? wgt_rand_normal(ctx->ctx, d, ndim, shape, a, b, seed)
+                             : wgt_rand_uniform(ctx->ctx, d, ndim, shape, a, b, seed);
     WGTPY_UNLOCK(ctx);
-    PyObject *r = wgtpy_wrap(t, ctx, normal ? "random.normal" : "random.uniform", 0);
+    PyObject *r = wgtpy_wrap(t, ctx, bits ? "random.bits" : normal ? "random.normal" : "random.uniform", 0);
     Py_DECREF(ctx);
     return r;
 }

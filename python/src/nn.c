@@ -21,7 +21,7 @@ typedef wgt_tensor *(*adaptive_fn)(wgt_tensor *, int64_t, int64_t);
 
 int wgtpy_nn_sig(sig_kind sig) {
     return sig == SIG_CONV1D || sig == SIG_CONV2D || sig == SIG_CONV_TRANSPOSE2D || sig == SIG_MAX_POOL2D ||
-           sig == SIG_AVG_POOL2D || sig == SIG_ADAPTIVE_AVG_POOL2D;
+           sig == SIG_AVG_POOL2D || sig == SIG_ADAPTIVE_AVG_POOL2D || wgtpy_layers_sig(sig);
 }
 
 const char *const *wgtpy_nn_names(sig_kind sig, int *n, int *nreq) {
@@ -31,6 +31,7 @@ const char *const *wgtpy_nn_names(sig_kind sig, int *n, int *nreq) {
     static const char *const max_pool[] = {"input", "kernel_size", "stride", "padding", "dilation", "ceil_mode"};
     static const char *const avg_pool[] = {"input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"};
     static const char *const adaptive[] = {"input", "output_size"};
+    if (wgtpy_layers_sig(sig)) return wgtpy_layers_names(sig, n, nreq);
     *nreq = 2;
     if (sig == SIG_MAX_POOL2D || sig == SIG_AVG_POOL2D) {
         *n = 6;
@@ -133,6 +134,7 @@ static PyObject *adaptive_call(const op_entry *e, PyObject **v) {
 PyObject *wgtpy_nn_call(const op_entry *e, PyObject **v) {
     if (e->sig == SIG_MAX_POOL2D || e->sig == SIG_AVG_POOL2D) return pool_call(e, v);
     if (e->sig == SIG_ADAPTIVE_AVG_POOL2D) return adaptive_call(e, v);
+    if (wgtpy_layers_sig(e->sig)) return wgtpy_layers_call(e, v);
     TensorObject *a = wgtpy_first_tensor(v[0], e->name), *w = NULL, *b = NULL;
     if (!a) return NULL;
     PyObject *out = NULL;

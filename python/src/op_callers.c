@@ -198,7 +198,8 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_ROPE: return rope;
     case SIG_ATTENTION: return attention;
     case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
-    case SIG_ADAPTIVE_AVG_POOL2D: break; /* nn.c */
+    case SIG_ADAPTIVE_AVG_POOL2D: case SIG_DROPOUT: case SIG_BATCH_NORM: case SIG_GROUP_NORM: case SIG_INTERPOLATE:
+        break; /* nn.c, nn_layers.c */
     case SIG_TENSORDOT: return tdot;
     case SIG_VECDOT: return vdot;
     case SIG_EINSUM: return NULL; /* variadic: einsum() parses its own arguments */
@@ -232,7 +233,8 @@ static int n_names(sig_kind sig) {
         return 4;
     case SIG_SLICE: case SIG_ATTENTION: case SIG_SCATTER: case SIG_CLIP: case SIG_REDUCE_DDOF: return 5;
     case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
-    case SIG_ADAPTIVE_AVG_POOL2D: break; /* nn.c */
+    case SIG_ADAPTIVE_AVG_POOL2D: case SIG_DROPOUT: case SIG_BATCH_NORM: case SIG_GROUP_NORM: case SIG_INTERPOLATE:
+        break; /* nn.c, nn_layers.c */
     case SIG_TENSORDOT: case SIG_VECDOT: return 3;
     case SIG_EINSUM: return 0;
     case SIG_UPPER: return 2;

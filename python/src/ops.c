@@ -202,6 +202,11 @@ static const op_entry ops[] = {
     OP("max_pool2d", NULL, wgt_max_pool2d, SIG_MAX_POOL2D),
     OP("avg_pool2d", NULL, wgt_avg_pool2d, SIG_AVG_POOL2D),
     OP("adaptive_avg_pool2d", NULL, wgt_adaptive_avg_pool2d, SIG_ADAPTIVE_AVG_POOL2D),
+    /* layers (nn_layers.c) */
+    OP("dropout", NULL, wgt_dropout, SIG_DROPOUT),
+    OP("batch_norm", NULL, wgt_batch_norm, SIG_BATCH_NORM),
+    OP("group_norm", NULL, wgt_group_norm, SIG_GROUP_NORM),
+    OP("interpolate", NULL, wgt_interpolate, SIG_INTERPOLATE),
 };
 
 #define NOPS (sizeof ops / sizeof ops[0])

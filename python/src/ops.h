@@ -61,6 +61,10 @@ typedef enum {
     SIG_MAX_POOL2D,
     SIG_AVG_POOL2D,
     SIG_ADAPTIVE_AVG_POOL2D,
+    SIG_DROPOUT,     /* the layers of nn_layers.c: torch.nn.functional's arguments */
+    SIG_BATCH_NORM,
+    SIG_GROUP_NORM,
+    SIG_INTERPOLATE,
     SIG_TENSORDOT,   /* f(a, b, axes=2), axes an int or two sequences of axes */
     SIG_VECDOT,      /* f(x1, x2, axis=-1) */
     SIG_EINSUM,      /* f(subscripts, *operands) */
@@ -113,6 +117,10 @@ PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nar
 int wgtpy_nn_sig(sig_kind sig);
 const char *const *wgtpy_nn_names(sig_kind sig, int *n, int *nreq);
 PyObject *wgtpy_nn_call(const op_entry *e, PyObject **v);
+/* nn_layers.c: the same for dropout, batch_norm, group_norm and interpolate (nn.c hands them on). */
+int wgtpy_layers_sig(sig_kind sig);
+const char *const *wgtpy_layers_names(sig_kind sig, int *n, int *nreq);
+PyObject *wgtpy_layers_call(const op_entry *e, PyObject **v);
 /* op_callers.c's argument helpers, for nn.c. */
 TensorObject *wgtpy_first_tensor(PyObject *o, const char *fn);
 int wgtpy_other_tensor(PyObject *o, TensorObject *a, TensorObject **out, int optional, const char *fn);

@@ -312,8 +312,9 @@ def eye(N, M=None, k=0, dtype=float32, ctx=None, *, device=None):
 
 
 class _Random:
-    """Seeded random tensors (wgt_rand_uniform, wgt_rand_normal): the same seed gives the same
-    values on every backend. Without seed=, calls draw seeds 0, 1, 2, ... after random.seed(s)."""
+    """Seeded random tensors made on the device by a counter-based generator (Philox4x32-10:
+    wgt_rand_uniform, wgt_rand_normal, wgt_rand_bits): the same seed gives the same values on
+    every backend. Without seed=, calls draw seeds 0, 1, 2, ... after random.seed(s)."""
 
     def __init__(self):
         self._next = 0
@@ -337,6 +338,16 @@ class _Random:
 
     def normal(self, loc=0.0, scale=1.0, size=(), dtype=float32, seed=None, ctx=None):
         return _core._random("normal", size, loc, scale, self._seed(seed), dtype, ctx)
+
+    def integers(self, low, high=None, size=(), dtype=int32, seed=None, ctx=None):
+        """Whole numbers in [low, high) (NumPy's Generator.integers; high None: [0, low))."""
+        if high is None:
+            low, high = 0, low
+        return _core._random("uniform", size, low, high, self._seed(seed), dtype, ctx)
+
+    def bits(self, size=(), seed=None, ctx=None):
+        """The generator's raw 32-bit words (uint32)."""
+        return _core._random("bits", size, 0.0, 0.0, self._seed(seed), uint32, ctx)
 
     def rand(self, *shape, seed=None, ctx=None):
         return self.uniform(0.0, 1.0, shape, float32, seed, ctx)

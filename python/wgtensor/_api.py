@@ -18,7 +18,9 @@ ELSEWHERE = {
     "wgt_eval": "eval",
     "wgt_tensor_create": "empty", "wgt_tensor_write": "asarray", "wgt_zeros": "zeros", "wgt_ones": "ones",
     "wgt_full": "full", "wgt_arange": "arange", "wgt_rand_uniform": "random.uniform",
-    "wgt_rand_normal": "random.normal", "wgt_scalar": "Tensor.__add__",
+    "wgt_rand_normal": "random.normal", "wgt_rand_bits": "random.bits",
+    "wgt_dropout_seeded": "dropout",  # when seed= is a uint32 tensor [2]
+    "wgt_scalar": "Tensor.__add__",
     "wgt_release": "Tensor",  # when the Tensor object is freed
     "wgt_tensor_dtype": "Tensor.dtype", "wgt_tensor_ndim": "Tensor.ndim", "wgt_tensor_shape": "Tensor.shape",
     "wgt_tensor_strides": "Tensor.strides", "wgt_tensor_offset": "Tensor.offset", "wgt_tensor_numel": "Tensor.size",

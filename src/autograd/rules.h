@@ -146,6 +146,11 @@ wgt_tensor *wgt_ag_rule_conv_transpose2d(wgt_tensor *out, wgt_tensor *x, wgt_ten
 wgt_tensor *wgt_ag_rule_max_pool2d(wgt_tensor *out, wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, const int64_t *dilation, int ceil_mode);
 wgt_tensor *wgt_ag_rule_avg_pool2d(wgt_tensor *out, wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, int ceil_mode, int count_include_pad);
 wgt_tensor *wgt_ag_rule_adaptive_avg_pool2d(wgt_tensor *out, wgt_tensor *x, int64_t out_h, int64_t out_w);
+wgt_tensor *wgt_ag_rule_dropout(wgt_tensor *out, wgt_tensor *x, double p, uint64_t seed);
+wgt_tensor *wgt_ag_rule_dropout_seeded(wgt_tensor *out, wgt_tensor *x, double p, wgt_tensor *seed);
+wgt_tensor *wgt_ag_rule_batch_norm(wgt_tensor *out, wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var, wgt_tensor *weight, wgt_tensor *bias, double eps);
+wgt_tensor *wgt_ag_rule_group_norm(wgt_tensor *out, wgt_tensor *x, int64_t groups, wgt_tensor *weight, wgt_tensor *bias, double eps);
+wgt_tensor *wgt_ag_rule_interpolate(wgt_tensor *out, wgt_tensor *x, const int64_t *size, const double *scale, wgt_interp_mode mode, int align_corners);
 wgt_tensor *wgt_ag_rule_cross_entropy(wgt_tensor *out, wgt_tensor *logits, wgt_tensor *targets);
 
 #endif

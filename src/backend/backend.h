@@ -196,6 +196,25 @@ typedef struct wgt_fused_kernel {
     int output_steps[WGT_FUSED_MAX_OUTPUTS];
 } wgt_fused_kernel;
 
+/* What the random entry computes from the first two words w0, w1 of element i's Philox
+ * block. u = (w0 >> 8) 2^-24 (exactly, in [0, 1)); u1 = ((w0 >> 8) + 1) 2^-24 (in (0, 1]),
+ * u2 = (w1 >> 8) 2^-24.
+ * UNIFORM: min(a + b u, c) in f32 (the product rounded before the add: never fused).
+ * NORMAL:  a + b z in f32 for z = sqrt(-2 ln u1) cos(2 pi u2) (Box-Muller), the ln, cos and
+ *          sqrt written out in f32 additions and multiplications (cpu_random.c), so exact too.
+ * INTEGER: low + ((w0 count) >> 32) as a 32-bit word (count 2^32: low + w0): each of the
+ *          count integers from low comes from floor(2^32 / count) or one more of the 2^32
+ *          words (Lemire's multiply-shift without rejection).
+ * BITS:    w0. */
+typedef enum wgt_random_kind { WGT_RANDOM_UNIFORM, WGT_RANDOM_NORMAL, WGT_RANDOM_INTEGER, WGT_RANDOM_BITS } wgt_random_kind;
+typedef struct wgt_random_params {
+    wgt_random_kind kind;
+    uint64_t seed;
+    float a, b, c;
+    uint32_t low;   /* INTEGER: the first value's bits */
+    uint64_t count; /* INTEGER: 1 .. 2^32 */
+} wgt_random_params;
+
 typedef struct wgt_pending_read wgt_pending_read; /* an asynchronous read, defined by each device backend */
 
 /* GPU time of the compute passes run since timing was turned on or last read. */
@@ -374,6 +393,14 @@ struct wgt_backend {
                             const wgt_operand *v, int causal, double scale);
     int (*attention_fits)(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
     int (*attention_pays)(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal);
+
+    /* Counter-based random numbers (philox.h): out (f32, i32 or u32, contiguous, offset 0)
+     * gets, for element i, a value computed from Philox4x32-10 of counter (i mod 2^32,
+     * i / 2^32, 0, 0) and key (seed mod 2^32, seed / 2^32) alone, so every backend gives the
+     * same values (see wgt_random_params for each kind's mapping). key: NULL, or a u32 operand
+     * of two elements whose words, read on the device, replace the seed's (low word first). */
+    wgt_status (*random)(wgt_backend *be, const wgt_operand *out, const wgt_operand *key,
+                         const struct wgt_random_params *p);
 
     /* A general 2-D convolution (src/core/conv.c maps conv1d, conv2d and conv_transpose2d to
      * it): out [N, G, Cout_g, OH, OW] (f32, contiguous) = sum over c < Cin_g, kh < kH, kw < kW

@@ -29,6 +29,7 @@ wgt_tensor *wgt_full(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t 
 wgt_tensor *wgt_arange(wgt_context *ctx, wgt_dtype dtype, double start, double stop, double step) { wgt_context *ctx_; if (!wgt_context_arg("wgt_arange", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_arange", wgt_impl_arange(ctx_, dtype, start, stop, step)); }
 wgt_tensor *wgt_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double low, double high, uint64_t seed) { wgt_context *ctx_; if (!wgt_context_arg("wgt_rand_uniform", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_rand_uniform", wgt_impl_rand_uniform(ctx_, dtype, ndim, shape, low, high, seed)); }
 wgt_tensor *wgt_rand_normal(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double mean, double stddev, uint64_t seed) { wgt_context *ctx_; if (!wgt_context_arg("wgt_rand_normal", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_rand_normal", wgt_impl_rand_normal(ctx_, dtype, ndim, shape, mean, stddev, seed)); }
+wgt_tensor *wgt_rand_bits(wgt_context *ctx, int ndim, const int64_t *shape, uint64_t seed) { wgt_context *ctx_; if (!wgt_context_arg("wgt_rand_bits", ctx, &ctx_)) return NULL; return wgt_handle_out("wgt_rand_bits", wgt_impl_rand_bits(ctx_, ndim, shape, seed)); }
 wgt_tensor *wgt_retain(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_handle_out("wgt_retain", wgt_impl_retain(r_t)); }
 wgt_status wgt_tensor_destroy(wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_destroy(r_t); }
 wgt_dtype wgt_tensor_dtype(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_dtype(r_t); }
@@ -232,6 +233,11 @@ wgt_tensor *wgt_conv_transpose2d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *
 wgt_tensor *wgt_max_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, const int64_t *dilation, int ceil_mode) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_max_pool2d", wgt_ag_rule_max_pool2d(wgt_impl_max_pool2d(r_x, kernel_size, stride, padding, dilation, ceil_mode), r_x, kernel_size, stride, padding, dilation, ceil_mode)); }
 wgt_tensor *wgt_avg_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, int ceil_mode, int count_include_pad) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_avg_pool2d", wgt_ag_rule_avg_pool2d(wgt_impl_avg_pool2d(r_x, kernel_size, stride, padding, ceil_mode, count_include_pad), r_x, kernel_size, stride, padding, ceil_mode, count_include_pad)); }
 wgt_tensor *wgt_adaptive_avg_pool2d(wgt_tensor *x, int64_t out_h, int64_t out_w) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_adaptive_avg_pool2d", wgt_ag_rule_adaptive_avg_pool2d(wgt_impl_adaptive_avg_pool2d(r_x, out_h, out_w), r_x, out_h, out_w)); }
+wgt_tensor *wgt_dropout(wgt_tensor *x, double p, uint64_t seed) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_dropout", wgt_ag_rule_dropout(wgt_impl_dropout(r_x, p, seed), r_x, p, seed)); }
+wgt_tensor *wgt_dropout_seeded(wgt_tensor *x, double p, wgt_tensor *seed) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_seed = wgt_handle_arg(seed); return wgt_handle_out("wgt_dropout_seeded", wgt_ag_rule_dropout_seeded(wgt_impl_dropout_seeded(r_x, p, r_seed), r_x, p, r_seed)); }
+wgt_tensor *wgt_batch_norm(wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var, wgt_tensor *weight, wgt_tensor *bias, double eps) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_running_mean = wgt_handle_arg(running_mean); wgt_tensor *r_running_var = wgt_handle_arg(running_var); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_batch_norm", wgt_ag_rule_batch_norm(wgt_impl_batch_norm(r_x, r_running_mean, r_running_var, r_weight, r_bias, eps), r_x, r_running_mean, r_running_var, r_weight, r_bias, eps)); }
+wgt_tensor *wgt_group_norm(wgt_tensor *x, int64_t groups, wgt_tensor *weight, wgt_tensor *bias, double eps) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_group_norm", wgt_ag_rule_group_norm(wgt_impl_group_norm(r_x, groups, r_weight, r_bias, eps), r_x, groups, r_weight, r_bias, eps)); }
+wgt_tensor *wgt_interpolate(wgt_tensor *x, const int64_t *size, const double *scale, wgt_interp_mode mode, int align_corners) { wgt_tensor *r_x = wgt_handle_arg(x); return wgt_handle_out("wgt_interpolate", wgt_ag_rule_interpolate(wgt_impl_interpolate(r_x, size, scale, mode, align_corners), r_x, size, scale, mode, align_corners)); }
 wgt_status wgt_requires_grad(wgt_tensor *t, int on) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_requires_grad(r_t, on); }
 int wgt_tensor_requires_grad(const wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_tensor_requires_grad(r_t); }
 wgt_status wgt_backward(wgt_tensor *loss, wgt_tensor *grad) { wgt_tensor *r_loss = wgt_handle_arg(loss); wgt_tensor *r_grad = wgt_handle_arg(grad); return wgt_impl_backward(r_loss, r_grad); }
@@ -274,6 +280,7 @@ const char *const wgt_handle_functions[] = {
     "wgt_arange",
     "wgt_rand_uniform",
     "wgt_rand_normal",
+    "wgt_rand_bits",
     "wgt_retain",
     "wgt_release",
     "wgt_tensor_destroy",
@@ -493,6 +500,11 @@ const char *const wgt_handle_functions[] = {
     "wgt_max_pool2d",
     "wgt_avg_pool2d",
     "wgt_adaptive_avg_pool2d",
+    "wgt_dropout",
+    "wgt_dropout_seeded",
+    "wgt_batch_norm",
+    "wgt_group_norm",
+    "wgt_interpolate",
     "wgt_requires_grad",
     "wgt_tensor_requires_grad",
     "wgt_backward",
@@ -532,6 +544,7 @@ const char *const wgt_context_functions[] = {
     "wgt_arange",
     "wgt_rand_uniform",
     "wgt_rand_normal",
+    "wgt_rand_bits",
     "wgt_tensor_from_buffer",
     "wgt_context_webgpu_device",
     "wgt_kernel_create",

@@ -35,6 +35,7 @@ wgt_tensor *wgt_impl_full(wgt_context *ctx, wgt_dtype dtype, int ndim, const int
 wgt_tensor *wgt_impl_arange(wgt_context *ctx, wgt_dtype dtype, double start, double stop, double step);
 wgt_tensor *wgt_impl_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double low, double high, uint64_t seed);
 wgt_tensor *wgt_impl_rand_normal(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double mean, double stddev, uint64_t seed);
+wgt_tensor *wgt_impl_rand_bits(wgt_context *ctx, int ndim, const int64_t *shape, uint64_t seed);
 wgt_tensor *wgt_impl_retain(wgt_tensor *t);
 void wgt_impl_release(wgt_tensor *t);
 wgt_status wgt_impl_tensor_destroy(wgt_tensor *t);
@@ -254,6 +255,11 @@ wgt_tensor *wgt_impl_conv_transpose2d(wgt_tensor *x, wgt_tensor *weight, wgt_ten
 wgt_tensor *wgt_impl_max_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, const int64_t *dilation, int ceil_mode);
 wgt_tensor *wgt_impl_avg_pool2d(wgt_tensor *x, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding, int ceil_mode, int count_include_pad);
 wgt_tensor *wgt_impl_adaptive_avg_pool2d(wgt_tensor *x, int64_t out_h, int64_t out_w);
+wgt_tensor *wgt_impl_dropout(wgt_tensor *x, double p, uint64_t seed);
+wgt_tensor *wgt_impl_dropout_seeded(wgt_tensor *x, double p, wgt_tensor *seed);
+wgt_tensor *wgt_impl_batch_norm(wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var, wgt_tensor *weight, wgt_tensor *bias, double eps);
+wgt_tensor *wgt_impl_group_norm(wgt_tensor *x, int64_t groups, wgt_tensor *weight, wgt_tensor *bias, double eps);
+wgt_tensor *wgt_impl_interpolate(wgt_tensor *x, const int64_t *size, const double *scale, wgt_interp_mode mode, int align_corners);
 wgt_status wgt_impl_requires_grad(wgt_tensor *t, int on);
 int wgt_impl_tensor_requires_grad(const wgt_tensor *t);
 wgt_status wgt_impl_backward(wgt_tensor *loss, wgt_tensor *grad);
@@ -298,6 +304,7 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_arange wgt_impl_arange
 #define wgt_rand_uniform wgt_impl_rand_uniform
 #define wgt_rand_normal wgt_impl_rand_normal
+#define wgt_rand_bits wgt_impl_rand_bits
 #define wgt_retain wgt_impl_retain
 #define wgt_release wgt_impl_release
 #define wgt_tensor_destroy wgt_impl_tensor_destroy
@@ -517,6 +524,11 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_max_pool2d wgt_impl_max_pool2d
 #define wgt_avg_pool2d wgt_impl_avg_pool2d
 #define wgt_adaptive_avg_pool2d wgt_impl_adaptive_avg_pool2d
+#define wgt_dropout wgt_impl_dropout
+#define wgt_dropout_seeded wgt_impl_dropout_seeded
+#define wgt_batch_norm wgt_impl_batch_norm
+#define wgt_group_norm wgt_impl_group_norm
+#define wgt_interpolate wgt_impl_interpolate
 #define wgt_requires_grad wgt_impl_requires_grad
 #define wgt_tensor_requires_grad wgt_impl_tensor_requires_grad
 #define wgt_backward wgt_impl_backward

@@ -1,7 +1,7 @@
 /*
- * Tensor creation: from host data, constant fills, ranges and seeded random values.
- * Values are produced on the host, where they are identical for every backend, and move to
- * the device when a kernel first needs them.
+ * Tensor creation: from host data, constant fills and ranges. Values are produced on the
+ * host, where they are identical for every backend, and move to the device when a kernel
+ * first needs them (random values are made on the device: random.c).
  */
 #include <float.h>
 #include <math.h>
@@ -96,7 +96,7 @@ void wgt_store_value(wgt_dtype dtype, void *dst, double v) {
 
 /* v as a message should show it: whole numbers in full (2147483648, not 2.14748e+09), others
  * in the shortest %g form that reads back as v (0.1, not 0.10000000000000001). */
-static void format_value(char *buf, size_t n, double v) {
+void wgt_format_value(char *buf, size_t n, double v) {
     if (v == floor(v) && fabs(v) < 1e17) {
         snprintf(buf, n, "%.0f", v);
         return;
@@ -116,7 +116,7 @@ static int is_integer(wgt_dtype dtype) {
 static wgt_status check_whole(const char *fn, const char *what, wgt_dtype dtype, double v) {
     if (!is_integer(dtype) || (isfinite(v) && v == floor(v))) return WGT_OK;
     char shown[32];
-    format_value(shown, sizeof shown, v);
+    wgt_format_value(shown, sizeof shown, v);
     return wgt_error(WGT_ERR_DTYPE, "%s: %s = %s is not a whole number, so %s cannot hold it; cast to f32 first", fn,
                      what, shown, wgt_dtype_name(dtype));
 }
@@ -133,7 +133,7 @@ wgt_status wgt_check_scalar(const char *fn, const char *what, wgt_dtype dtype, d
     wgt_status st = check_whole(fn, what, dtype, v);
     if (st != WGT_OK) return st;
     char shown[32];
-    format_value(shown, sizeof shown, v);
+    wgt_format_value(shown, sizeof shown, v);
     if (is_integer(dtype)) {
         double lo = wgt_dtype_info_of(dtype)->min, hi = wgt_dtype_info_of(dtype)->max;
         if (!wgt_dtype_in_range(dtype, v))
@@ -266,86 +266,4 @@ wgt_tensor *wgt_arange(wgt_context *ctx, wgt_dtype dtype, double start, double s
     range_state r = {start, step};
     if (wgt_dtype_is_64bit(dtype)) return range64(ctx, fn, dtype, shape, start, step);
     return generate(ctx, fn, dtype, 1, shape, gen_range, &r);
-}
-
-/* Counter-based generator: element i's value depends only on (seed, i), so results do not
- * depend on the order of generation and can later move into a kernel unchanged. */
-static uint64_t mix64(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-static double unit_uniform(uint64_t seed, uint64_t counter) { /* in (0, 1) */
-    uint64_t bits = mix64(seed ^ mix64(counter));
-    return ((double)(bits >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-
-typedef struct { uint64_t seed; double a, b; int floor_it; } random_state;
-
-static double gen_uniform(void *state, int64_t i) {
-    random_state *r = state;
-    double v = r->a + (r->b - r->a) * unit_uniform(r->seed, (uint64_t)i);
-    return r->floor_it ? floor(v) : v;
-}
-
-static double gen_normal(void *state, int64_t i) { /* Box-Muller on two draws per element */
-    random_state *r = state;
-    double u1 = unit_uniform(r->seed, 2 * (uint64_t)i), u2 = unit_uniform(r->seed, 2 * (uint64_t)i + 1);
-    double v = r->a + r->b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-    return r->floor_it ? floor(v) : v;
-}
-
-/* Whether draws from [lo, hi] (lo == hi: the value lo) can fall outside dtype's values,
- * which storing would clamp (integers) or make infinite (floats) without a word: then an
- * error naming the bounds. Integers take floor() of a draw, so for i32 [-2^31, 2^31) is the
- * whole type. */
-static int draws_outside(wgt_dtype dtype, double lo, double hi, const char *fn, const char *what) {
-    int integer = is_integer(dtype);
-    double tmin, tend; /* integers: [tmin, tend), floats: [tmin, tend] */
-    switch (dtype) {
-    case WGT_I32: tmin = -2147483648.0, tend = 2147483648.0; break;
-    case WGT_U32: tmin = 0, tend = 4294967296.0; break;
-    case WGT_F16: tmin = -65504, tend = 65504; break;
-    case WGT_F32: tmin = -FLT_MAX, tend = FLT_MAX; break;
-    default: return 0; /* an unknown type is reported when the tensor is made */
-    }
-    if (lo >= tmin && hi <= tend && (!integer || lo < tend)) return 0;
-    char l[32], h[32], a[32], b[32];
-    format_value(l, sizeof l, lo);
-    format_value(h, sizeof h, hi);
-    format_value(a, sizeof a, tmin);
-    format_value(b, sizeof b, integer ? tend - 1 : tend);
-    if (lo == hi)
-        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s = %s lies outside %s (%s to %s)", fn, what, l,
-                  wgt_dtype_name(dtype), a, b);
-    else
-        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s = [%s, %s) reaches outside %s (%s to %s)", fn, what, l, h,
-                  wgt_dtype_name(dtype), a, b);
-    return 1;
-}
-
-wgt_tensor *wgt_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double low,
-                             double high, uint64_t seed) {
-    if (!isfinite(low) || !isfinite(high) || low > high) {
-        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_rand_uniform: bounds [%g, %g) must be finite with low <= high", low,
-                  high);
-        return NULL;
-    }
-    if (draws_outside(dtype, low, high, "wgt_rand_uniform", "[low, high)")) return NULL;
-    random_state r = {seed, low, high, is_integer(dtype)};
-    return generate(ctx, "wgt_rand_uniform", dtype, ndim, shape, gen_uniform, &r);
-}
-
-wgt_tensor *wgt_rand_normal(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double mean,
-                            double stddev, uint64_t seed) {
-    if (!isfinite(mean) || !isfinite(stddev) || stddev < 0) {
-        wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_rand_normal: mean %g and stddev %g must be finite, stddev >= 0", mean,
-                  stddev);
-        return NULL;
-    }
-    if (draws_outside(dtype, mean, mean, "wgt_rand_normal", "mean")) return NULL;
-    random_state r = {seed, mean, stddev, is_integer(dtype)};
-    return generate(ctx, "wgt_rand_normal", dtype, ndim, shape, gen_normal, &r);
 }

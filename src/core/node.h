@@ -37,6 +37,7 @@ typedef enum wgt_node_kind {
     WGT_NODE_CONV,
     WGT_NODE_SORT,         /* values and indices (both written), then the input; op: descending */
     WGT_NODE_SEARCHSORTED, /* op: right */
+    WGT_NODE_RANDOM,       /* op: wgt_random_kind; params a, b, c; box: seed, count; bits: low */
     WGT_NODE_USER_KERNEL, /* a caller's WGSL kernel (user_kernel.c): several bindings, several written */
     WGT_NODE_KIND_COUNT
 } wgt_node_kind;
@@ -156,6 +157,14 @@ wgt_status wgt_sort_along(const char *fn, wgt_tensor *a, int axis, int descendin
                           wgt_tensor **indices);
 wgt_status wgt_record_searchsorted(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *sorted,
                                    const wgt_operand *values, int right);
+
+/* Counter-based random values into out (random.c): backend.h's random entry; key NULL or a
+ * u32 operand of two elements whose words replace p's seed when the node runs. */
+wgt_status wgt_record_random(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *key,
+                             const wgt_random_params *p);
+/* Uniform f32 draws in [0, 1) of the given shape whose seed is the u32 tensor key [2] (low
+ * word first), read when the draws run: wgt_rand_uniform(f32, shape, 0, 1, seed) as values. */
+wgt_tensor *wgt_rand_unit_keyed(const char *fn, wgt_tensor *key, int ndim, const int64_t *shape);
 
 /* A user kernel's dispatch goes with its node (user_kernel.c). */
 void wgt_user_call_free(struct wgt_user_call *call);

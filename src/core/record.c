@@ -200,3 +200,15 @@ wgt_status wgt_record_conv(wgt_context *ctx, const char *fn, const wgt_operand *
     memcpy(n->box, params, sizeof(int64_t) * 8);
     return wgt_record(ctx, n);
 }
+
+wgt_status wgt_record_random(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *key,
+                             const wgt_random_params *p) {
+    RECORD(WGT_NODE_RANDOM, (int)p->kind, 2, out, key)
+    n->params[0] = p->a;
+    n->params[1] = p->b;
+    n->box[0] = (int64_t)p->seed;
+    n->box[1] = (int64_t)p->count;
+    memcpy(&n->box[2], &p->c, sizeof p->c); /* the float's bits, in a field that starts zeroed */
+    n->bits = p->low;
+    return wgt_record(ctx, n);
+}

@@ -518,6 +518,13 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     case WGT_NODE_CONV: st = be->conv(be, &a[0], &a[1], &a[2], n->box); break;
     case WGT_NODE_SORT: st = be->sort_rows(be, &a[0], &a[1], &a[2], n->op); break;
     case WGT_NODE_SEARCHSORTED: st = be->searchsorted(be, &a[0], &a[1], &a[2], n->op); break;
+    case WGT_NODE_RANDOM: {
+        wgt_random_params p = {(wgt_random_kind)n->op, (uint64_t)n->box[0], (float)n->params[0], (float)n->params[1], 0,
+                               n->bits, (uint64_t)n->box[1]};
+        memcpy(&p.c, &n->box[2], sizeof p.c);
+        st = be->random(be, &a[0], a[1].storage ? &a[1] : NULL, &p);
+        break;
+    }
     case WGT_NODE_USER_KERNEL: st = wgt_user_call_run(be, n->user, a, n->nargs); break;
     default: st = wgt_error(WGT_ERR_INTERNAL, "unknown node kind %d", (int)n->kind);
     }

@@ -209,6 +209,8 @@ void wgt_store_value(wgt_dtype dtype, void *dst, double v);
 /* The same element's bits in a word (f16 in the low 16 bits, i64 and u64 in all 64): how
  * backends receive constants. */
 uint64_t wgt_value_bits(wgt_dtype dtype, double v);
+/* v as a message shows it: whole numbers in full, others in the shortest form that reads back. */
+void wgt_format_value(char *buf, size_t n, double v);
 /* WGT_OK when dtype holds the scalar v (a whole number in range for integers, not a finite
  * value past the range for floats), else the error naming fn, what and v. */
 wgt_status wgt_check_scalar(const char *fn, const char *what, wgt_dtype dtype, double v);

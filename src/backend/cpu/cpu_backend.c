@@ -87,6 +87,7 @@ wgt_backend *wgt_cpu_backend_create(int threads) {
     be->where = wgt_cpu_where;
     be->matmul = wgt_cpu_matmul;
     be->conv = wgt_cpu_conv;
+    be->random = wgt_cpu_random;
     be->rows = wgt_cpu_rows;
     be->write_box = wgt_cpu_write_box;
     be->pad = wgt_cpu_pad;

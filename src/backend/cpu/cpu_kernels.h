@@ -39,6 +39,9 @@ wgt_status wgt_cpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand *
                           int reduce_ndim, double param);
 wgt_status wgt_cpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
 wgt_status wgt_cpu_scan(wgt_backend *be, wgt_scan_op op, const wgt_operand *out, const wgt_operand *in, int axis);
+/* cpu_random.c: Philox4x32-10 values (backend.h's random entry) */
+wgt_status wgt_cpu_random(wgt_backend *be, const wgt_operand *out, const wgt_operand *key,
+                          const wgt_random_params *p);
 /* cpu_rows.c: softmax, log_softmax, layer_norm, rms_norm over the last dimension */
 wgt_status wgt_cpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out, const wgt_operand *in,
                         const wgt_operand *weight, const wgt_operand *bias, double eps);

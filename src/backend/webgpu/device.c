@@ -508,6 +508,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->binary = wgt_wgpu_binary;
     be->matmul = wgt_wgpu_matmul;
     be->conv = wgt_wgpu_conv;
+    be->random = wgt_wgpu_random;
     be->gather_rows = wgt_wgpu_gather_rows;
     be->set_rows = wgt_wgpu_set_rows;
     be->scatter_add_rows = wgt_wgpu_scatter_add_rows;

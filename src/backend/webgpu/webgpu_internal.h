@@ -393,6 +393,9 @@ wgt_status wgt_wgpu_reduce(wgt_backend *be, wgt_reduce_op op, const wgt_operand 
 wgt_status wgt_wgpu_cumsum(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int axis);
 /* scan.c: cumsum, cumprod, cummax, cummin and their positions (wgsl/scan.wgsl) */
 wgt_status wgt_wgpu_scan(wgt_backend *be, wgt_scan_op op, const wgt_operand *out, const wgt_operand *in, int axis);
+/* random.c: Philox4x32-10 values (backend.h's random entry) */
+wgt_status wgt_wgpu_random(wgt_backend *be, const wgt_operand *out, const wgt_operand *key,
+                           const wgt_random_params *p);
 /* sort.c: bitonic row sorts (wgsl/sort_*.wgsl) and binary searches (wgsl/searchsorted.wgsl) */
 wgt_status wgt_wgpu_sort_rows(wgt_backend *be, const wgt_operand *values, const wgt_operand *indices,
                               const wgt_operand *in, int descending);
