@@ -271,8 +271,10 @@ static wgt_status narrow_cast_expr(wgt_dtype in, wgt_dtype out, char *expr, size
     int n;
     if (in == out) {
         n = snprintf(expr, size, "x");
-    } else if (oi->kind == WGT_KIND_BOOL) { /* NaN is true, -0 false */
-        n = snprintf(expr, size, from_float ? "select(0u, 1u, x != 0.0 || wgt_is_nan(x))" : "select(0u, 1u, x != %s(0))",
+    } else if (oi->kind == WGT_KIND_BOOL) {
+        /* NaN is true, -0 false; a float is tested on its bits, since a GPU may compare a
+         * subnormal as zero (NVIDIA does: 1e-40 cast to false there). */
+        n = snprintf(expr, size, from_float ? "select(0u, 1u, (bitcast<u32>(x) << 1u) != 0u)" : "select(0u, 1u, x != %s(0))",
                      wgt_wgpu_compute_type(in));
     } else if (oi->kind == WGT_KIND_FLOAT) {
         /* Integers to f32 in two exact halves whose sum rounds once (as the 4-byte casts);
