@@ -113,8 +113,11 @@ TEST(timeout_is_reported_within_the_deadline) {
     double read_took = seconds() - t0;
     fprintf(stderr, "  1 ms bound: the sync returned after %.1f ms, the read of a row of %d products after %.1f ms\n",
             took * 1e3, k, read_took * 1e3);
-    CHECK(st == WGT_ERR_TIMEOUT && test_contains(wgt_last_error(), "a read from the device"), "%s: %s",
-          wgt_status_name(st), wgt_last_error());
+    /* The read's own wait, or the wait for room among the batches in flight that its copy's
+     * batch may need first (seen on an H200): either is the 1 ms bound at work. */
+    CHECK(st == WGT_ERR_TIMEOUT && (test_contains(wgt_last_error(), "a read from the device") ||
+                                    test_contains(wgt_last_error(), "submitted work")),
+          "%s: %s", wgt_status_name(st), wgt_last_error());
     CHECK(read_took < 0.1, "the 1 ms read returned after %.1f ms", read_took * 1e3);
     wgt_release(row);
     for (int i = 0; i < k; i++) wgt_release(held[i]);
