@@ -515,3 +515,12 @@ TEST_BACKENDS(fuzz_graph_indices_written_after_recording) {
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) wgt_release(all[i]);
     still_computes(ctx, "graph_dispatch");
 }
+
+/* wgt_rand_uniform of a narrow integer type with a negative bound converted the bound to an
+ * unsigned 32-bit value before the type was refused: undefined behaviour (UBSan, fuzz_api). */
+TEST_BACKENDS(fuzz_rand_uniform_of_a_narrow_type_with_a_negative_bound) {
+    int64_t n = 4;
+    static const wgt_dtype narrow[4] = {WGT_U8, WGT_U16, WGT_I8, WGT_I16};
+    for (int i = 0; i < 4; i++)
+        CHECK_ERROR(!wgt_rand_uniform(ctx, narrow[i], 1, &n, -4.5, 3, 7), WGT_ERR_DTYPE, wgt_dtype_name(narrow[i]));
+}

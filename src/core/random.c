@@ -106,7 +106,10 @@ wgt_tensor *wgt_rand_uniform(wgt_context *ctx, wgt_dtype dtype, int ndim, const 
         if (count < 1) first = floor(low), count = 1;
         p.kind = WGT_RANDOM_INTEGER;
         p.count = (uint64_t)count;
-        p.low = dtype == WGT_I32 ? (uint32_t)(int32_t)first : (uint32_t)first;
+        /* Only i32 and u32 reach here in range (draws_outside); the narrow integers, whose
+         * bounds it does not check, are refused by draw, so their first value is not formed
+         * (a negative double converted to an unsigned type is undefined). */
+        p.low = dtype == WGT_I32 ? (uint32_t)(int32_t)first : dtype == WGT_U32 ? (uint32_t)first : 0;
         return draw(ctx, fn, dtype, dtype, ndim, shape, &p, 0, NULL);
     }
     if (!isfinite(p.b)) {

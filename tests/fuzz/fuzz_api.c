@@ -1061,8 +1061,12 @@ static void do_graph_dispatch(void) {
             for (int j = 0; j < nout; j++) {
                 again_out[j].name = out[j].name;
                 wgt_dtype odt = wgt_tensor_dtype(out[j].tensor);
-                again_out[j].tensor = keep_made(wgt_rand_uniform(c, odt, G->ond[j], wgt_tensor_shape(out[j].tensor),
-                                                                 odt == WGT_U32 ? 0 : -9, 9, 99 + (unsigned)j));
+                const int64_t *os = wgt_tensor_shape(out[j].tensor);
+                /* Random values where the type takes them; ones for the others (bool, say). */
+                int random = odt == WGT_F32 || odt == WGT_F16 || odt == WGT_I32 || odt == WGT_U32;
+                again_out[j].tensor = keep_made(random ? wgt_rand_uniform(c, odt, G->ond[j], os, odt == WGT_U32 ? 0 : -9, 9,
+                                                                          99 + (unsigned)j)
+                                                       : wgt_ones(c, odt, G->ond[j], os));
             }
             snprintf(call_name, sizeof call_name, "wgt_graph_dispatch (replay of g%d)", G->id);
             trace("wgt_graph_dispatch: the same again into outputs of other values");
