@@ -19,12 +19,12 @@ typedef struct {
 static char *build_random(wgt_webgpu *w, const void *arg) {
     (void)w;
     int keyed = *(const int *)arg;
-    const char *text = wgt_wgsl_source("random");
-    const char *pairs[] = {"KEY_DECL", keyed ? "@group(0) @binding(0) var<storage, read> key_words: array<u32>;\n" : "",
+    const char *text = wgt_wgsl_source("random"), *words = wgt_wgsl_source("int64_words");
+    const char *pairs[] = {"WORDS", words, "KEY_DECL", keyed ? "@group(0) @binding(0) var<storage, read> key_words: array<u32>;\n" : "",
                            "OUT", keyed ? "1" : "0", "UNIFORM", keyed ? "2" : "1",
                            "KEY0", keyed ? "key_words[params.key_at]" : "params.key0",
                            "KEY1", keyed ? "key_words[params.key_at + params.key_step]" : "params.key1", NULL};
-    return text ? wgt_wgsl_expand(text, pairs) : NULL;
+    return text && words ? wgt_wgsl_expand(text, pairs) : NULL;
 }
 
 wgt_status wgt_wgpu_random(wgt_backend *be, const wgt_operand *out, const wgt_operand *key,

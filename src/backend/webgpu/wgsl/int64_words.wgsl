@@ -1,6 +1,6 @@
 // Arithmetic on 64-bit integers held as two u32 words (x low, y high), shared by the int64
-// kernels (int64.c puts it in their WORDS slot). Two's complement: one set of functions serves
-// i64 and u64, every result wrapping modulo 2^64.
+// kernels and random.wgsl (int64.c and random.c put it in their WORDS slot). Two's
+// complement: one set of functions serves i64 and u64, every result wrapping modulo 2^64.
 
 fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     let lo = a.x + b.x;

@@ -1,7 +1,7 @@
 // Counter-based random numbers: element i is Philox4x32-10 of counter (i, 0, 0, 0) and the
 // seed's two words as key (src/backend/philox.h), mapped to a value as backend.h's random
 // entry says, exactly as the CPU backend computes it. WGSL has no 64-bit integers, so the
-// 32 x 32 -> 64-bit products are formed from 16-bit halves. A product is kept from
+// 32 x 32 -> 64-bit products are int64_words.wgsl's, formed from 16-bit halves. A product is kept from
 // contracting with the add after it into a fused multiply-add (keep), which the CPU does not
 // do: so uniform and integer values are bit for bit the CPU's. The keyed variant reads the
 // key from a buffer (a seed tensor, which a compiled graph may bind anew at each dispatch).
@@ -28,28 +28,18 @@ const WORKGROUP_SIZE: u32 = 256u;
 
 fn keep(v: f32) -> f32 { return bitcast<f32>(bitcast<u32>(v) ^ params.zero); }
 
-// (high, low) words of a * b.
-fn mul_wide(a: u32, b: u32) -> vec2<u32> {
-    let al = a & 0xffffu;
-    let ah = a >> 16u;
-    let bl = b & 0xffffu;
-    let bh = b >> 16u;
-    let ll = al * bl;
-    let lh = al * bh;
-    let hl = ah * bl;
-    let mid = (ll >> 16u) + (lh & 0xffffu) + (hl & 0xffffu);
-    let hi = ah * bh + (lh >> 16u) + (hl >> 16u) + (mid >> 16u);
-    return vec2<u32>(hi, a * b);
-}
+// mul32 (the full 64-bit product from 16-bit halves) and the other word-pair functions of
+// int64_words.wgsl.
+{{WORDS}}
 
 fn philox(counter: vec4<u32>) -> vec4<u32> {
     var x = counter;
     var k0 = {{KEY0}};
     var k1 = {{KEY1}};
     for (var r = 0u; r < 10u; r = r + 1u) {
-        let p0 = mul_wide(0xD2511F53u, x.x);
-        let p1 = mul_wide(0xCD9E8D57u, x.z);
-        x = vec4<u32>(p1.x ^ x.y ^ k0, p1.y, p0.x ^ x.w ^ k1, p0.y);
+        let p0 = mul32(0xD2511F53u, x.x);  // (low, high)
+        let p1 = mul32(0xCD9E8D57u, x.z);
+        x = vec4<u32>(p1.y ^ x.y ^ k0, p1.x, p0.y ^ x.w ^ k1, p0.x);
         k0 = k0 + 0x9E3779B9u;
         k1 = k1 + 0xBB67AE85u;
     }
@@ -142,7 +132,7 @@ fn value(i: u32) -> u32 {
         }
         case 2u: {
             if (params.count == 0u) { return params.low + w.x; }
-            return params.low + mul_wide(w.x, params.count).x;
+            return params.low + mul32(w.x, params.count).y;
         }
         default: { return w.x; }
     }
