@@ -109,9 +109,11 @@ static void print_profile(wgt_context *ctx, const char *mode, double step_ms) {
     for (int i = 0; i < n; i++) total += k[i].ms, dispatches += k[i].dispatches;
     printf("profile of one %s step (each dispatch in a pass of its own; step %.2f ms wall):\n", mode, step_ms);
     printf("  %9s %6s %9s  %s\n", "GPU ms", "share", "dispatches", "kernel");
-    for (int i = 0; i < n && i < SHOWN; i++, shown += k[i - 1].ms)
+    for (int i = 0; i < n && i < SHOWN; i++) {
+        shown += k[i].ms;
         printf("  %9.3f %5.1f%% %9llu  %s\n", k[i].ms, total > 0 ? 100 * k[i].ms / total : 0,
                (unsigned long long)k[i].dispatches, k[i].label);
+    }
     printf("  %9.3f GPU ms in all %d kernels (%llu dispatches); %.3f in the %d shown\n", total, n,
            (unsigned long long)dispatches, shown, n < SHOWN ? n : SHOWN);
     free(k);
