@@ -11,13 +11,16 @@
  *   prefill  the q4_0 model over a prompt of --prefill tokens: tokens per second
  * then the q8_0 and q4_0 rows again in a context with WGT_QUANT_INT8=1 (x quantized to q8 on
  * the fly, integer dot products): which path pays on the device.
- * Times are the wall clock over batches that end in a sync; a table on stdout, JSON with --json.
+ * Times are the wall clock over batches that end in a sync; the copy and matvec rows also give
+ * the rate from GPU timestamps (where the device has them), which leaves out the host's time
+ * per op; a table on stdout, JSON with --json.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/gpu_timing.h"
 #include "gen_options.h"
 #include "llama.h"
 
@@ -58,6 +61,32 @@ static double time_op(wgt_context *ctx, op_fn op, void *arg) {
     return best;
 }
 
+/* GPU seconds per run of op from the device's timestamps (the passes' time, no host time), the
+ * best of a few batches; -1 where the device has no timestamps. */
+static double gpu_time_op(wgt_context *ctx, op_fn op, void *arg) {
+    if (wgt_context_gpu_timing(ctx, 1) != WGT_OK) {
+        wgt_clear_error();
+        return -1;
+    }
+    double best = -1;
+    for (int batch = 0; batch < 5; batch++) {
+        enum { RUNS = 16 };
+        wgt_gpu_time g = {0};
+        for (int i = 0; i < RUNS; i++) {
+            wgt_tensor *r = op(arg);
+            int ok = r && wgt_eval(1, &r) == WGT_OK;
+            wgt_release(r);
+            if (!ok) goto done;
+        }
+        if (wgt_context_gpu_time(ctx, &g) != WGT_OK || g.untimed_passes || !g.passes) goto done;
+        double per = g.ms / 1e3 / RUNS;
+        if (best < 0 || per < best) best = per;
+    }
+done:
+    wgt_context_gpu_timing(ctx, 0);
+    return best;
+}
+
 typedef struct {
     wgt_tensor *x, *w;
 } pair;
@@ -71,11 +100,13 @@ typedef struct {
     const char *unit;
     double fraction;          /* of the floor, or < 0 */
     double submits, record_us; /* per token for decode rows, else < 0 */
+    double gpu_value;          /* copy and matvec rows: the rate from GPU timestamps, else < 0 */
 } result;
 
 static void report(result *r, int *n, const char *name, double value, const char *unit, double fraction) {
     snprintf(r[*n].name, sizeof r[*n].name, "%s", name);
-    r[*n].value = value, r[*n].unit = unit, r[*n].fraction = fraction, r[*n].submits = r[*n].record_us = -1;
+    r[*n].value = value, r[*n].unit = unit, r[*n].fraction = fraction;
+    r[*n].submits = r[*n].record_us = r[*n].gpu_value = -1;
     printf("%-28s %12.2f %-9s", name, value, unit);
     if (fraction >= 0) printf("  %5.1f%% of the floor", fraction * 100);
     printf("\n");
@@ -159,16 +190,30 @@ static double prefill_rate(llama_model *m, int64_t n) {
     return ok ? (double)n / best : -1;
 }
 
-/* Weight GB/s of x @ w^T for w16 as it is (k 0), or quantized to q8_0 (1) or q4_0 (2). */
-static int matvec_row(wgt_context *ctx, wgt_tensor *w16, int k, const int64_t *xs, double bw, const char *name,
-                      result *r, int *nr) {
+/* Prints the rate from GPU timestamps beside a row (bytes / seconds as GB/s) and its fraction
+ * of gpu_bw, the copy's rate measured the same way; returns the rate, or -1. */
+static double report_gpu(result *row, double bytes, double gpu_s, double gpu_bw) {
+    if (gpu_s <= 0) return -1;
+    row->gpu_value = bytes / gpu_s / 1e9;
+    printf("%-28s %12.2f GB/s by GPU timestamps", "", row->gpu_value);
+    if (gpu_bw > 0) printf(", %5.1f%% of the copy's", 100 * row->gpu_value / gpu_bw);
+    printf("\n");
+    return row->gpu_value;
+}
+
+/* Weight GB/s of x @ w^T for w16 as it is (k 0), or quantized to q8_0 (1) or q4_0 (2), by the
+ * wall clock (against bw) and by GPU timestamps (against gpu_bw). */
+static int matvec_row(wgt_context *ctx, wgt_tensor *w16, int k, const int64_t *xs, double bw, double gpu_bw,
+                      const char *name, result *r, int *nr) {
     pair p = {wgt_rand_normal(ctx, k ? WGT_F32 : WGT_F16, 2, xs, 0, 1, 3),
               k == 0 ? wgt_retain(w16) : wgt_quantize(w16, k == 1 ? WGT_Q8_0 : WGT_Q4_0)};
     double s = p.x && p.w ? time_op(ctx, linear_op, &p) : -1;
-    double gbs = s > 0 ? (double)wgt_tensor_nbytes(p.w) / s / 1e9 : -1;
+    double bytes = p.w ? (double)wgt_tensor_nbytes(p.w) : 0, gbs = s > 0 ? bytes / s / 1e9 : -1;
+    double gpu_s = gbs > 0 ? gpu_time_op(ctx, linear_op, &p) : -1;
     wgt_release(p.x), wgt_release(p.w);
     if (gbs <= 0) return -1;
     report(r, nr, name, gbs, "GB/s", gbs / bw);
+    report_gpu(&r[*nr - 1], bytes, gpu_s, gpu_bw);
     return 0;
 }
 
@@ -225,13 +270,15 @@ int wgt_bench_quant_main(int argc, char **argv) {
     pair cp = {wgt_rand_uniform(ctx, WGT_F32, 1, &big, 0, 1, 1), NULL};
     double s = cp.x ? time_op(ctx, copy_op, &cp) : -1;
     double bw = s > 0 ? 2.0 * 4.0 * (double)big / s / 1e9 : -1;
+    double gpu_copy_s = bw > 0 ? gpu_time_op(ctx, copy_op, &cp) : -1;
     wgt_release(cp.x);
     if (bw <= 0) goto fail;
     report(r, &nr, "copy", bw, "GB/s", -1);
+    double gpu_bw = report_gpu(&r[nr - 1], 2.0 * 4.0 * (double)big, gpu_copy_s, -1);
     w16 = wgt_rand_normal(ctx, WGT_F16, 2, ws, 0, 0.02, 2);
     static const char *const mv_names[3] = {"matvec f16", "matvec q8_0", "matvec q4_0"};
     for (int k = 0; k < 3 && w16; k++)
-        if (matvec_row(ctx, w16, k, xs, bw, mv_names[k], r, &nr)) goto fail;
+        if (matvec_row(ctx, w16, k, xs, bw, gpu_bw, mv_names[k], r, &nr)) goto fail;
     static const char *const dec_names[3] = {"decode f16", "decode q8_0", "decode q4_0"};
     for (int k = 0; k < 3; k++)
         if (decode_row(ctx, &o, k, bw, dec_names[k], k == 2, r, &nr)) goto fail;
@@ -248,7 +295,7 @@ int wgt_bench_quant_main(int argc, char **argv) {
     static const char *const i8_names[3] = {"", "matvec q8_0 int8", "matvec q4_0 int8"};
     static const char *const i8_dec[3] = {"", "decode q8_0 int8", "decode q4_0 int8"};
     for (int k = 1; k < 3 && w16; k++)
-        if (matvec_row(int8_ctx, w16, k, xs, bw, i8_names[k], r, &nr)) goto fail;
+        if (matvec_row(int8_ctx, w16, k, xs, bw, gpu_bw, i8_names[k], r, &nr)) goto fail;
     for (int k = 1; k < 3 && int8_ctx; k++)
         if (decode_row(int8_ctx, &o, k, bw, i8_dec[k], 0, r, &nr)) goto fail;
     if (!w16) goto fail;
@@ -269,8 +316,9 @@ done:
                     (long long)o.config.vocab, (long long)o.config.context, (long long)o.tokens, (long long)o.prefill);
             for (int i = 0; i < nr; i++)
                 fprintf(f, "%s{\"name\": \"%s\", \"value\": %.4f, \"unit\": \"%s\", \"fraction_of_floor\": %.4f, "
-                           "\"submits_per_token\": %.3f, \"record_us_per_token\": %.1f}",
-                        i ? ", " : "", r[i].name, r[i].value, r[i].unit, r[i].fraction, r[i].submits, r[i].record_us);
+                           "\"submits_per_token\": %.3f, \"record_us_per_token\": %.1f, \"gpu_gbs\": %.2f}",
+                        i ? ", " : "", r[i].name, r[i].value, r[i].unit, r[i].fraction, r[i].submits, r[i].record_us,
+                        r[i].gpu_value);
             fprintf(f, "]}\n");
             fclose(f);
         }
