@@ -275,8 +275,8 @@ TEST_BACKENDS(index64_gather_rows_reference) {
     wgt_release(table);
 }
 
-/* Gradients through i64 indices are those through i32 ones (the backward passes scatter and
- * gather by the same indices). */
+/* Gradients through i64 and u64 indices are those through i32 ones (the backward passes
+ * scatter and gather by the same indices; cross_entropy's compares the class with them). */
 TEST_BACKENDS(index64_gradients_match_i32) {
     int64_t v[6] = {2, 0, 3, 3, 1, 2};
     float g[3][12];
@@ -285,9 +285,15 @@ TEST_BACKENDS(index64_gradients_match_i32) {
         wgt_tensor *a = random_f32(ctx, 2, (int64_t[]){3, 4}, 9);
         wgt_tensor *idx = index_view(ctx, dts[k], CONTIGUOUS, 2, (int64_t[]){2, 3}, v);
         wgt_tensor *w = random_f32(ctx, 3, (int64_t[]){3, 2, 3}, 10);
-        wgt_tensor *t = NULL, *p = NULL, *loss = NULL;
+        wgt_tensor *t = NULL, *p = NULL, *loss = NULL, *ce = NULL, *both = NULL;
         CHECK(a && wgt_requires_grad(a, 1) == WGT_OK, "%s", wgt_last_error());
         if (a && idx && w && (t = wgt_take(a, idx, 1)) && (p = wgt_mul(t, w))) loss = wgt_sum(p, 0, NULL, 0);
+        /* a [3, 4] as the logits of 3 rows, the first row of the indices as their targets. */
+        wgt_tensor *row = idx ? wgt_slice(idx, 0, 0, 1, 1) : NULL, *tgt = row ? wgt_reshape(row, 1, (int64_t[]){3}) : NULL;
+        if (loss && tgt && (ce = wgt_cross_entropy(a, tgt))) both = wgt_add(loss, ce);
+        wgt_release(loss);
+        loss = both;
+        wgt_release(ce), wgt_release(row), wgt_release(tgt);
         wgt_tensor *grad = loss && wgt_backward(loss, NULL) == WGT_OK ? wgt_grad(a) : NULL;
         CHECK(grad && wgt_tensor_read(grad, g[k], sizeof g[k]) == WGT_OK, "%s: %s", wgt_dtype_name(dts[k]),
               wgt_last_error());

@@ -67,10 +67,17 @@ def test_cross_entropy_int64_targets(ctx):
     assert abs(float(want) + ref[np.arange(6), targets].mean()) < 1e-6
 
 
-def test_getitem_with_int64_arrays_keeps_working(ctx):
+def test_getitem_and_setitem_with_int64_keys(ctx):
     i = np.array([2, 0, -1], dtype=np.int64)
     np.testing.assert_array_equal(wt.asarray(A)[i].numpy(), A[i])
     np.testing.assert_array_equal(wt.asarray(A)[:, np.array([3, 1], dtype=np.int64)].numpy(), A[:, [3, 1]])
+    key = wt.asarray(np.array([[2, 0], [1, 1]]), dtype=wt.int64)  # a tensor key: checked by the library
+    np.testing.assert_array_equal(wt.asarray(A)[key].numpy(), A[np.array([[2, 0], [1, 1]])])
+    t = wt.asarray(A)
+    t[wt.asarray(np.array([1]), dtype=wt.uint64)] = 5.0
+    want = A.copy()
+    want[1] = 5.0
+    np.testing.assert_array_equal(t.numpy(), want)
 
 
 @pytest.mark.parametrize("value", [4, 2**31, 2**32 + 1, -1])
