@@ -433,7 +433,8 @@ struct llama_replay {
     double temperature;
     uint64_t seed;
     int64_t top_k, span, ngraphs;
-    replay_graph *graphs; /* graph i serves positions [i span, (i + 1) span), built when reached */
+    replay_graph *graphs; /* graph i attends over span 2^i positions (at most the context), serves
+                             the positions its predecessor does not, and is built when reached */
     wgt_tensor *positions; /* [context] i32 0, 1, ...: a step binds the one at its position */
 };
 
@@ -445,7 +446,8 @@ llama_replay *llama_replay_create(llama_model *m, double temperature, int64_t to
     llama_replay *r = calloc(1, sizeof *r);
     int64_t n = m->c.context;
     int32_t *at = malloc(sizeof(int32_t) * (size_t)n);
-    if (r) r->ngraphs = (n + span - 1) / span;
+    if (r)
+        for (int64_t len = span; ++r->ngraphs, len < n;) len *= 2;
     if (!r || !at || !(r->graphs = calloc((size_t)r->ngraphs, sizeof *r->graphs))) {
         free(at);
         llama_replay_free(r);
@@ -465,12 +467,19 @@ llama_replay *llama_replay_create(llama_model *m, double temperature, int64_t to
 
 static int greedy(const llama_replay *r) { return !(r->temperature > 0); }
 
+/* The positions graph i attends over. */
+static int64_t replay_length(const llama_replay *r, int64_t i) {
+    int64_t len = r->span;
+    while (i-- > 0 && len < r->m->c.context) len *= 2;
+    return len < r->m->c.context ? len : r->m->c.context;
+}
+
 /* Records the step over placeholders and builds graph i: outputs "logits", and greedily
  * "next", the token. */
 static int replay_build(llama_replay *r, int64_t i) {
     llama_model *m = r->m;
     replay_graph *rg = &r->graphs[i];
-    int64_t one = 1, span = (i + 1) * r->span < m->c.context ? (i + 1) * r->span : m->c.context;
+    int64_t one = 1, span = replay_length(r, i);
     snprintf(rg->token, sizeof rg->token, "llama_replay.%p.%lld.token", (void *)r, (long long)i);
     snprintf(rg->pos, sizeof rg->pos, "llama_replay.%p.%lld.pos", (void *)r, (long long)i);
     wgt_tensor *tok = wgt_graph_input(m->ctx, rg->token, WGT_I32, 1, &one);
@@ -493,8 +502,10 @@ wgt_tensor *llama_replay_step(llama_replay *r, wgt_tensor *token, int64_t pos, i
                 (long long)r->m->c.context);
         return NULL;
     }
-    replay_graph *rg = &r->graphs[pos / r->span];
-    if (!rg->graph && replay_build(r, pos / r->span)) return NULL;
+    int64_t i = 0;
+    while (pos >= replay_length(r, i)) i++;
+    replay_graph *rg = &r->graphs[i];
+    if (!rg->graph && replay_build(r, i)) return NULL;
     int64_t one = 1;
     wgt_tensor *at = wgt_slice(r->positions, 0, pos, pos + 1, 1);
     wgt_tensor *next = greedy(r) ? wgt_zeros(r->m->ctx, WGT_I32, 1, &one) : NULL;

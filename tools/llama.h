@@ -45,13 +45,15 @@ wgt_tensor *llama_sample(wgt_tensor *logits, double temperature, int64_t top_k, 
  * the host more than the device needs for the step, so the step (embedding lookup, layers,
  * greedy sampling) is recorded once over graph inputs, the token and its position, and
  * dispatched per token. The position reaches the KV-cache writes (wgt_set_rows at it, in
- * place) and RoPE as a tensor; attention runs over the caches' first positions up to a
- * multiple of span past the token (at most the context), those after the token masked out,
- * so one graph serves span positions and a graph is built for each span reached. Sampling
+ * place) and RoPE as a tensor; attention runs over the caches' first span 2^i positions
+ * (at most the context), the least such that covers the token's, those after it masked
+ * out: a graph per length, built when decoding first reaches it, so a step reads at most
+ * twice the keys it needs (or span) and a whole context builds log2(context / span) + 1
+ * graphs. Sampling
  * with a temperature runs after the graph as llama_sample (a compiled graph cannot hold
  * top-k: its node writes two tensors). Not thread-safe. */
 typedef struct llama_replay llama_replay;
-#define LLAMA_REPLAY_SPAN 256
+#define LLAMA_REPLAY_SPAN 64
 /* NULL with the library's error set (or a message printed). seed: llama_sample's. */
 llama_replay *llama_replay_create(llama_model *m, double temperature, int64_t top_k, uint64_t seed, int64_t span);
 /* Runs the step for token ([1] i32, on the device or not) at position pos: logits ([vocab]
