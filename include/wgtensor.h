@@ -242,7 +242,9 @@ typedef struct wgt_binding {
 wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape);
 /* outputs[i].tensor must be computed from graph inputs; names must be unique. The graph also
  * takes every optimizer step recorded over graph values in the context since the last build
- * (wgt_optimizer_step): each dispatch then updates those parameters in place, last. */
+ * (wgt_optimizer_step): each dispatch then updates those parameters in place, last; and every
+ * wgt_set_rows of graph values into a tensor with data since then, run in place where it
+ * was recorded. */
 wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs);
 /* Every input and output name exactly once; tensors of the graph's context with the
  * recorded types and shapes; outputs writable, contiguous and distinct from every input.

@@ -198,6 +198,9 @@ TEST_BACKENDS(decode_replay_matches_eager_steps) {
             wgt_release(tok);
             tok = next;
         }
+        /* A position past the context is refused, and nothing runs. */
+        CHECK(!r || !llama_replay_step(r, tok, c.context, STEPS + 1, logits), "%s: position %lld ran",
+              wgt_dtype_name(types[ti]), (long long)c.context);
         llama_replay_free(r);
         wgt_release(l), wgt_release(logits), wgt_release(tok);
         llama_free(&m);

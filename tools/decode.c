@@ -6,7 +6,9 @@
  * requests that finish DECODE_LAG steps behind, so the device always has the next step queued
  * while the host waits for an old token: it never idles for the host's sampling, printing or
  * recording. The uniform draw of a step is a counter-based hash of (seed, step), computed on
- * the host without looking at any result, so nothing waits for it either.
+ * the host without looking at any result, so nothing waits for it either. Each step after the
+ * first is a dispatch of the step's compiled graph (llama_replay, llama.c), not ~600 ops
+ * recorded anew; llama_generate_eager keeps recording them, the reference.
  */
 #include <stdlib.h>
 #include <time.h>
