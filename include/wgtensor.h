@@ -242,7 +242,9 @@ typedef struct wgt_binding {
 wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape);
 /* outputs[i].tensor must be computed from graph inputs; names must be unique. The graph also
  * takes every optimizer step recorded over graph values in the context since the last build
- * (wgt_optimizer_step): each dispatch then updates those parameters in place, last. */
+ * (wgt_optimizer_step): each dispatch then updates those parameters in place, last; and every
+ * wgt_set_rows of graph values into a tensor with data since then, run in place where it
+ * was recorded. */
 wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs);
 /* Every input and output name exactly once; tensors of the graph's context with the
  * recorded types and shapes; outputs writable, contiguous and distinct from every input.
@@ -777,7 +779,11 @@ wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices);
 /* dst[indices[i]] = rows[i] for 1-D indices and rows of shape [len(indices), dst row...];
  * dst is written in place (it needs the writable usage) and may be any view that does not
  * address an element twice (a broadcast dst is WGT_ERR_USAGE). Repeated indices: the last
- * wins. */
+ * wins. With rows or indices computed from graph inputs and a dst that holds data (a KV
+ * cache), the write joins the next wgt_graph_build: each dispatch writes dst in place at
+ * this point of the recorded order, and dst stays a tensor with data. Graph ops read dst's
+ * contents at dispatch only when they also read a graph value (an op over tensors with data
+ * alone runs once, when recorded). */
 wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows);
 /* [indices..., classes] of dtype with 1 at each index; an index outside 0..classes-1 is an error
  * (for indices computed from graph inputs, of the dispatch). */

@@ -225,6 +225,10 @@ typedef struct wgt_graph_hook {
  * wgt_graph_build, whose every dispatch then writes dst in place; dst stays a tensor with
  * data. */
 wgt_status wgt_record_graph_update(wgt_context *ctx, const char *fn, wgt_tensor *dst, wgt_tensor *src);
+/* Takes n (seq set), a partial write (set_rows) of values computed from graph inputs into a
+ * storage with data, as such an update: every dispatch of the next build runs it at its place
+ * in the record order. On failure n is freed. */
+wgt_status wgt_graph_update_in_place(wgt_context *ctx, wgt_node *n);
 /* A graph value holding t's contents as they are when a dispatch runs (an op over tensors
  * with data alone runs once, when recorded). NULL when out of memory. */
 wgt_tensor *wgt_graph_read(const char *fn, wgt_tensor *t);
