@@ -42,12 +42,11 @@ static void block_body(wgt_wgsl_text *t, const wide_kernel *k, int j) {
     for (int i = 0; i < words; i++) {
         bytes_at(w, sizeof w, at + 2 + 4 * i);
         if (k->q8) {
-            wgt_wgsl_add(t, "                let q%d = vec4<f32>(unpack4xI8(%s));\n", i, w);
+            wgt_wgsl_add(t, "                let q%d = byte_values(%s ^ 0x80808080u) - vec4<f32>(8388736.0);\n", i, w);
         } else {
             wgt_wgsl_add(t, "                let b%d = %s;\n", i, w);
-            wgt_wgsl_add(t, "                let q%d = vec4<f32>(vec4<i32>(unpack4xU8(b%d & 0x0f0f0f0fu)) - vec4<i32>(8));\n", i, i);
-            wgt_wgsl_add(t, "                let h%d = vec4<f32>(vec4<i32>(unpack4xU8((b%d >> 4u) & 0x0f0f0f0fu)) - vec4<i32>(8));\n",
-                i, i);
+            wgt_wgsl_add(t, "                let q%d = byte_values(b%d & 0x0f0f0f0fu) - vec4<f32>(8388616.0);\n", i, i);
+            wgt_wgsl_add(t, "                let h%d = byte_values((b%d >> 4u) & 0x0f0f0f0fu) - vec4<f32>(8388616.0);\n", i, i);
         }
     }
     for (int m = 0; m < k->mx; m++) {

@@ -25,6 +25,17 @@ const GROUP_VECS: u32 = {{GROUP_VECS}}u; // 16-byte words per group of 8 blocks 
 
 var<workgroup> partial: array<vec3<f32>, SLICES * LANES>;
 
+// The four bytes of w as f32 plus 2^23: each byte becomes the low bits of 2^23's mantissa. An
+// integer-to-float conversion runs at a fraction of the rate of float arithmetic on GPUs
+// (an eighth on NVIDIA's), and this kernel converts every weight value: done by conversions,
+// they, not the memory, could set its speed. The callers subtract 2^23 plus the values'
+// offset (128 for q8_0's bytes with the sign bit flipped, 8 for q4_0's nibbles), exactly in
+// f32.
+fn byte_values(w: u32) -> vec4<f32> {
+    let bytes = vec4<u32>(w & 0xffu, (w >> 8u) & 0xffu, (w >> 16u) & 0xffu, w >> 24u);
+    return bitcast<vec4<f32>>(bytes | vec4<u32>(0x4b000000u));
+}
+
 // Values e .. e + 3 of row m of x.
 fn xv(m: u32, e: u32) -> vec4<f32> {
 {{X_LOAD}}
