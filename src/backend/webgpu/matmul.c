@@ -996,6 +996,8 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
     if (total > INT32_MAX || (uint64_t)K > INT32_MAX)
         return wgt_error(WGT_ERR_LIMIT, "matmul of %llu outputs over K = %lld is beyond 32-bit indexing",
                          (unsigned long long)total, (long long)K);
+    /* f16 products on tensor cores where the device has subgroup matrices (matmul_sgmatrix.c). */
+    if (wgt_wgpu_sgmatrix_takes(w, out, a, b)) return wgt_wgpu_matmul_sgmatrix(w, out, a, b);
     int bnd = nd - 2;
     p.K = (uint32_t)K;
     p.batch = (uint32_t)batch;
