@@ -11,8 +11,12 @@
  * (docs/web.md): so the kernel first runs at device creation on a small product of exactly
  * representable values, with a bounded wait (wgt_wgpu_sgmatrix_probe). Only if that gives
  * the exact answer do f16 products use it; otherwise they stay on the tiled kernel of
- * matmul.c and wgt_context_info says why. WGT_SGMATRIX=0 turns it off (to compare), and
+ * matmul.c and wgt_context_describe says why. WGT_SGMATRIX=0 turns it off (to compare), and
  * WGT_SGMATRIX_TILE=BM,BN,BK,WM,WN picks another workgroup tile (to tune).
+ *
+ * Tint has spelled the load and store two ways (the layout as a bool argument, deprecated
+ * in later builds, or as a template argument, row_major): the self-test tries the current
+ * spelling first and the older one where the kernel does not compile.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,7 +274,7 @@ static int tile_for(const wgt_webgpu *w, sgm_kernel *k) {
     k->bm = 128, k->bn = 128, k->bk = 32, k->wm = 4, k->wn = 2;
     const char *env = getenv("WGT_SGMATRIX_TILE");
     if (env && *env) sscanf(env, "%u,%u,%u,%u,%u", &k->bm, &k->bn, &k->bk, &k->wm, &k->wn);
-    k->old_builtins = getenv("WGT_SGMATRIX_OLD_BUILTINS") && atoi(getenv("WGT_SGMATRIX_OLD_BUILTINS")) != 0;
+    k->old_builtins = w->sgm_old_builtins;
     k->emulate = w->sgm_emulated;
     const WGPULimits *l = &w->limits.limits;
     uint32_t wg = k->wm * k->wn * k->sg;
@@ -414,7 +418,7 @@ static void on_probe_done(uint32_t status, void *u1, void *u2) {
 
 /* One product of the self-test: a[M,K] @ b[K,N] with values k/8 for small integers k (exact
  * in f16, and every partial sum exact in f32), against the host's exact answer. */
-static wgt_status probe_once(wgt_webgpu *w, wgt_dtype out_dtype, char *why, size_t why_size) {
+static wgt_status probe_once(wgt_webgpu *w, wgt_dtype out_dtype, char *why, size_t why_size, int *compiled) {
     enum { M = 130, N = 136, K = 72 };
     wgt_backend *be = &w->base;
     uint16_t *ha = malloc(sizeof *ha * M * K), *hb = malloc(sizeof *hb * K * N);
@@ -441,6 +445,7 @@ static wgt_status probe_once(wgt_webgpu *w, wgt_dtype out_dtype, char *why, size
         wgt_operand ob = {WGT_F16, 2, {K, N}, {N, 1}, 0, NULL, bb, NULL};
         wgt_operand oo = {out_dtype, 2, {M, N}, {N, 1}, 0, NULL, bo, NULL};
         if (st == WGT_OK) st = wgt_wgpu_matmul_sgmatrix(w, &oo, &oa, &ob);
+        *compiled = st == WGT_OK;
         if (st == WGT_OK) st = wgt_wgpu_submit(w);
         if (st == WGT_OK) {
             WGPUCallbackInfo cb = {0};
@@ -489,13 +494,21 @@ void wgt_wgpu_sgmatrix_probe(wgt_webgpu *w) {
     }
     char why[160] = "";
     w->sgm_usable = 1; /* for the self-test's own products */
-    wgt_status st = probe_once(w, WGT_F32, why, sizeof why);
-    if (st == WGT_OK) st = probe_once(w, WGT_F16, why, sizeof why);
+    /* The current builtins (layout as a template argument), then those of older Tint (a bool
+     * argument) if the kernel did not compile; a kernel that compiled and failed is final. */
+    wgt_status st = WGT_OK;
+    for (int old = 0; old < 2; old++) {
+        int compiled = 0;
+        w->sgm_old_builtins = old;
+        st = probe_once(w, WGT_F32, why, sizeof why, &compiled);
+        if (st == WGT_OK) st = probe_once(w, WGT_F16, why, sizeof why, &compiled);
+        if (st == WGT_OK || compiled) break;
+    }
     w->sgm_usable = st == WGT_OK;
     if (st == WGT_OK)
         snprintf(w->sgm_note, sizeof w->sgm_note,
-                 "used for f16 products%s: %ux%ux%u f16 -> f32, tile %ux%u, K step %u, %ux%u subgroups of %u",
+                 "used for f16 products%s: %ux%ux%u f16 -> f32, tile %ux%u, K step %u, %ux%u subgroups of %u%s",
                  w->sgm_emulated ? " (emulated in plain WGSL: WGT_SGMATRIX_EMULATE=1)" : "", c->M, c->N, c->K, k.bm, k.bn,
-                 k.bk, k.wm, k.wn, k.sg);
+                 k.bk, k.wm, k.wn, k.sg, w->sgm_old_builtins ? " (older builtins: bool layout argument)" : "");
     else snprintf(w->sgm_note, sizeof w->sgm_note, "unused: %s", why);
 }

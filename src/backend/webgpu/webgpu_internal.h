@@ -99,12 +99,13 @@ typedef struct wgt_webgpu {
     int has_f16, has_subgroups, has_timestamp, has_subgroup_matrix;
     /* f16 matrix products through subgroup matrices (matmul_sgmatrix.c): the adapter's
      * configurations, the one the kernel is built for (-1: none fits), and whether the device
-     * has the feature and the kernel passed its self-test; else why not, for wgt_context_info. */
+     * has the feature and the kernel passed its self-test; else why not (wgt_context_describe). */
     wgt_wgpu_sgm_config sgm_configs[WGT_WGPU_SGM_MAX_CONFIGS];
     uint32_t sgm_config_count;
     int sgm_chosen;
     int sgm_usable;
     int sgm_emulated; /* WGT_SGMATRIX_EMULATE=1: the kernel in plain WGSL, for tests */
+    int sgm_old_builtins; /* the load and store spelled as older Tint takes them */
     char sgm_note[200];
     /* Compute units the matrix product balances its tiles over (0: unknown, tiles go out
      * whole), and where the count came from: "given" (the option or WGT_COMPUTE_UNITS) or "known adapter". */
