@@ -286,7 +286,9 @@ static wgt_status create_device(wgt_webgpu *w) {
     for (size_t i = 0; i < sizeof wanted / sizeof *wanted; i++)
         if (p->wgpuAdapterHasFeature(w->adapter.adapter, wanted[i])) required[nreq++] = wanted[i];
     /* Subgroup matrices only where the f16 kernel has a configuration to be built for. */
-    if (wgt_wgpu_sgmatrix_choose(w)) required[nreq++] = WGPU_FEATURE_SUBGROUP_MATRIX;
+    int sgm = wgt_wgpu_sgmatrix_choose(w);
+    if (sgm < 0) return WGT_ERR_INVALID_ARGUMENT;
+    if (sgm) required[nreq++] = WGPU_FEATURE_SUBGROUP_MATRIX;
 
     WGPUDeviceDescriptor desc = {0};
     desc.label = wgpu_str("wgtensor");

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/env.h"
 #include "webgpu_internal.h"
 
 /* Mirrors struct Params in matmul_sgmatrix.wgsl. */
@@ -272,8 +273,8 @@ static int tile_for(const wgt_webgpu *w, sgm_kernel *k) {
     k->sm = c->M, k->sn = c->N, k->sk = c->K;
     k->sg = w->adapter.subgroup_max;
     k->bm = 128, k->bn = 128, k->bk = 32, k->wm = 4, k->wn = 2;
-    const char *env = getenv("WGT_SGMATRIX_TILE");
-    if (env && *env) sscanf(env, "%u,%u,%u,%u,%u", &k->bm, &k->bn, &k->bk, &k->wm, &k->wn);
+    if (w->sgm_tile[0]) k->bm = w->sgm_tile[0], k->bn = w->sgm_tile[1], k->bk = w->sgm_tile[2], k->wm = w->sgm_tile[3],
+                        k->wn = w->sgm_tile[4];
     k->old_builtins = w->sgm_old_builtins;
     k->emulate = w->sgm_emulated;
     const WGPULimits *l = &w->limits.limits;
@@ -286,13 +287,41 @@ static int tile_for(const wgt_webgpu *w, sgm_kernel *k) {
     return shared <= l->maxComputeWorkgroupStorageSize;
 }
 
+/* WGT_SGMATRIX_TILE: five whole numbers from 1 to 4096 separated by commas, or unset. */
+static int parse_tile(wgt_webgpu *w) {
+    const char *env = getenv("WGT_SGMATRIX_TILE");
+    memset(w->sgm_tile, 0, sizeof w->sgm_tile);
+    if (!env || !*env) return 0;
+    const char *c = env;
+    for (int i = 0; i < 5; i++) {
+        uint32_t v = 0;
+        int digits = 0;
+        for (; *c >= '0' && *c <= '9' && v <= 4096; c++, digits++) v = v * 10 + (uint32_t)(*c - '0');
+        if (!digits || v < 1 || v > 4096 || *c != (i < 4 ? ',' : '\0')) {
+            memset(w->sgm_tile, 0, sizeof w->sgm_tile);
+            wgt_error(WGT_ERR_INVALID_ARGUMENT,
+                      "wgt_context_create: WGT_SGMATRIX_TILE=%s is not BM,BN,BK,WM,WN (five whole numbers from 1 to 4096)", env);
+            return -1;
+        }
+        w->sgm_tile[i] = v;
+        if (i < 4) c++;
+    }
+    return 0;
+}
+
 int wgt_wgpu_sgmatrix_choose(wgt_webgpu *w) {
     const wgpu_procs *p = w->p;
     WGPUAdapter ad = w->adapter.adapter;
     w->sgm_chosen = -1;
     w->sgm_usable = 0;
-    const char *emulate = getenv("WGT_SGMATRIX_EMULATE");
-    w->sgm_emulated = emulate && !strcmp(emulate, "1");
+    int on = 1; /* WGT_SGMATRIX=0 turns the kernel off (an unset variable leaves it on) */
+    if (parse_tile(w) < 0 || wgt_env_switch("wgt_context_create", "WGT_SGMATRIX_EMULATE", &w->sgm_emulated) < 0 ||
+        wgt_env_switch("wgt_context_create", "WGT_SGMATRIX", &on) < 0)
+        return -1;
+    if (!on) {
+        snprintf(w->sgm_note, sizeof w->sgm_note, "turned off by WGT_SGMATRIX=0");
+        return 0;
+    }
     if (w->sgm_emulated) { /* the kernel's tiling without the feature: nothing to ask the device for */
         static const wgt_wgpu_sgm_config assumed = {WGT_WGPU_SGM_F16, WGT_WGPU_SGM_F32, 16, 16, 16};
         w->sgm_configs[0] = assumed;
@@ -305,10 +334,6 @@ int wgt_wgpu_sgmatrix_choose(wgt_webgpu *w) {
     }
     if (!p->wgpuAdapterHasFeature(ad, WGPU_FEATURE_SUBGROUP_MATRIX)) {
         snprintf(w->sgm_note, sizeof w->sgm_note, "not offered");
-        return 0;
-    }
-    if (getenv("WGT_SGMATRIX") && !strcmp(getenv("WGT_SGMATRIX"), "0")) {
-        snprintf(w->sgm_note, sizeof w->sgm_note, "offered, turned off by WGT_SGMATRIX=0");
         return 0;
     }
     if (!p->wgpuAdapterHasFeature(ad, WGPU_FEATURE_SHADER_F16) || !p->wgpuAdapterHasFeature(ad, WGPU_FEATURE_SUBGROUPS)) {
@@ -480,6 +505,10 @@ static wgt_status probe_once(wgt_webgpu *w, wgt_dtype out_dtype, char *why, size
 
 void wgt_wgpu_sgmatrix_probe(wgt_webgpu *w) {
     if (w->sgm_chosen < 0) return;
+    if (w->sgm_emulated && !w->has_f16) {
+        snprintf(w->sgm_note, sizeof w->sgm_note, "emulated, but the device has no shader-f16");
+        return;
+    }
     if (!w->sgm_emulated && !w->p->wgpuDeviceHasFeature(w->device, WGPU_FEATURE_SUBGROUP_MATRIX)) {
         snprintf(w->sgm_note, sizeof w->sgm_note, "offered, but the device was made without it");
         return;

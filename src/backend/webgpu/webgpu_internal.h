@@ -106,6 +106,7 @@ typedef struct wgt_webgpu {
     int sgm_usable;
     int sgm_emulated; /* WGT_SGMATRIX_EMULATE=1: the kernel in plain WGSL, for tests */
     int sgm_old_builtins; /* the load and store spelled as older Tint takes them */
+    uint32_t sgm_tile[5];  /* WGT_SGMATRIX_TILE (BM, BN, BK, WM, WN), zeros where unset */
     char sgm_note[200];
     /* Compute units the matrix product balances its tiles over (0: unknown, tiles go out
      * whole), and where the count came from: "given" (the option or WGT_COMPUTE_UNITS) or "known adapter". */
@@ -428,7 +429,8 @@ wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_oper
 /* matmul.c: tiled and matrix-vector matmul kernels (wgsl/matmul.wgsl) */
 wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
 /* matmul_sgmatrix.c: f16 products through subgroup matrices. choose reads the adapter's
- * configurations before the device is made and says whether to ask for the feature; probe
+ * configurations before the device is made and says whether to ask for the feature (1), not
+ * (0), or that a WGT_SGMATRIX* variable is malformed (-1, the error set); probe
  * runs the kernel once on the new device (a bounded wait, exact values checked) and leaves
  * sgm_usable set only if it passed; takes says whether wgt_wgpu_matmul should hand it this
  * product, and run records it. */
