@@ -1,7 +1,9 @@
 /*
  * Matrix multiplication on WebGPU (wgsl/matmul.wgsl): out [batch..., M, N] = a [batch..., M, K]
- * @ b [batch..., K, N] with a and b read in place through their strides. The host picks a
- * kernel per call, and that kernel's variant (each variant is its own pipeline):
+ * @ b [batch..., K, N] with a and b read in place through their strides. f16 products go to
+ * matmul_sgmatrix.c instead where the device multiplies through subgroup matrices (tensor
+ * cores) and the product is not a few rows or columns. Otherwise the host picks a kernel per
+ * call, and that kernel's variant (each variant is its own pipeline):
  *
  * - rows, for products with few rows (M <= 32; N = 1 runs as the transposed product, whose
  *   output has the same flat layout): a workgroup streams b for up to 256 columns against up
