@@ -78,11 +78,9 @@ export function layouts(instance) {
  * canSuspend() says whether the current call into wasm came through WebAssembly.promising:
  * only then may a wait suspend; otherwise it answers from what has already settled (a
  * Suspending import that returns a plain value does not suspend).
- */
-/**
- * subgroupMatrix: whether the experimental chromium-experimental-subgroup-matrix feature is
- * shown to C (only where the caller turned on Dawn's unsafe features on purpose); hidden, C
- * never asks for it and its configurations read as none.
+ * subgroupMatrix says whether the experimental chromium-experimental-subgroup-matrix feature
+ * is shown to C (only where the caller turned on Dawn's unsafe features on purpose); hidden,
+ * C never asks for it and its configurations read as none.
  */
 export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGPU in this runtime", canSuspend = () => true,
   subgroupMatrix = false }) {
