@@ -190,6 +190,12 @@ FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS
 # run explores afresh.
 FUZZ_SEED ?=
 FUZZ_ARGS += $(if $(FUZZ_SEED),-seed=$(FUZZ_SEED))
+# FUZZ_RUNS, FUZZ_WEBGPU_RUNS and FUZZ_FILES_RUNS cap each part's inputs as well as its time: a
+# seeded run so capped tries the same inputs on a faster machine as on a slower one.
+FUZZ_RUNS ?=
+FUZZ_WEBGPU_RUNS ?=
+FUZZ_FILES_RUNS ?=
+fuzz_runs = $(if $(1),-runs=$(1))
 # (No commas in the Python text: $(if) would split it there.)
 fuzz_seed_bytes = $(if $(FUZZ_SEED),python3 -c "import random; import sys; \
 	sys.stdout.buffer.write(random.Random($(FUZZ_SEED) * 1000 + $(1)).randbytes(1024))",head -c 1024 /dev/urandom)
@@ -217,11 +223,11 @@ fuzz: setup
 
 fuzz-run: $(FUZZ_DIR)/fuzz_api $(FUZZ_DIR)/fuzz_files
 	@rm -rf $(FUZZ_DIR)/corpus-webgpu
-	$(call fuzz_run,cpu,$(FUZZ_SECONDS),$(FUZZ_DIR)/corpus-cpu,)
-	$(call fuzz_run,webgpu,$(FUZZ_WEBGPU_SECONDS),$(FUZZ_DIR)/corpus-webgpu,-len_control=0)
+	$(call fuzz_run,cpu,$(FUZZ_SECONDS),$(FUZZ_DIR)/corpus-cpu,$(call fuzz_runs,$(FUZZ_RUNS)))
+	$(call fuzz_run,webgpu,$(FUZZ_WEBGPU_SECONDS),$(FUZZ_DIR)/corpus-webgpu,-len_control=0 $(call fuzz_runs,$(FUZZ_WEBGPU_RUNS)))
 	@mkdir -p $(FUZZ_DIR)/corpus-files && $(FUZZ_ENV) WGT_FUZZ_WRITE_SEEDS=$(FUZZ_DIR)/corpus-files $(FUZZ_DIR)/fuzz_files
 	@echo "fuzz: file readers, $(FUZZ_FILES_SECONDS) s: $(FUZZ_ENV) $(FUZZ_DIR)/fuzz_files $(FUZZ_ARGS) $(FUZZ_DIR)/corpus-files"
-	@$(FUZZ_ENV) $(FUZZ_DIR)/fuzz_files $(FUZZ_ARGS) -max_total_time=$(FUZZ_FILES_SECONDS) \
+	@$(FUZZ_ENV) $(FUZZ_DIR)/fuzz_files $(FUZZ_ARGS) -max_total_time=$(FUZZ_FILES_SECONDS) $(call fuzz_runs,$(FUZZ_FILES_RUNS)) \
 		-artifact_prefix=$(FUZZ_DIR)/files- $(FUZZ_DIR)/corpus-files || { \
 		echo "fuzz: the file readers' run found the above (replay: $(FUZZ_DIR)/fuzz_files FILE)" >&2; exit 1; }
 
