@@ -354,6 +354,9 @@ extern const wgt_wgsl_piece wgt_wgsl_float_bits;
 extern const wgt_wgsl_piece wgt_wgsl_subnormal;
 /* trig.c: wgt_sin(x) and wgt_cos(x), reduced exactly for every f32. */
 extern const wgt_wgsl_piece wgt_wgsl_sin_cos;
+/* quotient.c: wgt_div(a, b) and wgt_sqrt(x) to about half an ulp, not the builtins' 2.5 or more
+ * (operands and results within about 2^-90 .. 2^100), and wgt_hi12(v), v's top 12 bits. */
+extern const wgt_wgsl_piece wgt_wgsl_quotient;
 /* binary.c: wgt_fmod(x, y), exact, and wgt_mod. */
 extern const wgt_wgsl_piece wgt_wgsl_mod_f32;
 /* math2.c: the expression (over x, or x and y) of an op the array API added, on operands of
