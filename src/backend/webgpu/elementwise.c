@@ -164,9 +164,20 @@ int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_
     const char *const *lane = vector ? quad : clamped;
     int vector_load = kind == WGT_ACCESS_VECTOR || kind == WGT_ACCESS_ROW;
     if (vector_load && !vector) return 0; /* tail kernels load element by element */
+    /* unpack2x16float may give any NaN for an f16 NaN (NVIDIA's drops the sign, so signbit and
+     * copysign read -NaN as +NaN): NaN lanes are rebuilt from the bits, sign and payload kept. */
+    if (f16)
+        ok &= append(dst, size,
+                     "fn unpack%d(w: u32) -> vec2<f32> {\n"
+                     "    let h = vec2<u32>(w & 0xffffu, w >> 16u);\n"
+                     "    let nan = bitcast<vec2<f32>>(((h & vec2<u32>(0x8000u)) << vec2<u32>(16u)) | vec2<u32>(0x7f800000u)\n"
+                     "                                 | ((h & vec2<u32>(0x3ffu)) << vec2<u32>(13u)));\n"
+                     "    return select(unpack2x16float(w), nan, (h & vec2<u32>(0x7fffu)) > vec2<u32>(0x7c00u));\n"
+                     "}\n",
+                     k);
     if (!vector_load) {
         unsigned bits = lane_bits(dtype), shift = bits == 8 ? 2u : 1u;
-        if (f16) ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return unpack2x16float(in%d[e >> 1u])[e & 1u]; }\n", k, k);
+        if (f16) ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return unpack%d(in%d[e >> 1u])[e & 1u]; }\n", k, k, k);
         else if (dtype == WGT_BF16) /* the high half of an f32 */
             ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return bitcast<f32>(((in%d[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu) << 16u); }\n",
                          k, k);
@@ -184,8 +195,8 @@ int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_
         if (kind == WGT_ACCESS_VECTOR) snprintf(index, sizeof index, "(%s + i) >> 2u", e->offset);
         else snprintf(index, sizeof index, "(%s + i %% %s) >> 2u", e->offset, e->mid);
         if (f16)
-            ok &= append(dst, size, "    let w = in%d[%s];\n    return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));\n",
-                         k, index);
+            ok &= append(dst, size, "    let w = in%d[%s];\n    return vec4<f32>(unpack%d(w.x), unpack%d(w.y));\n", k,
+                         index, k, k);
         else ok &= append(dst, size, "    return in%d[%s];\n", k, index);
         break;
     }
