@@ -30,6 +30,17 @@ const wgt_wgsl_piece wgt_wgsl_quotient = {
     "    let r = (((a - qh * bh) - qh * bl) - ql * bh) - ql * bl;\n"
     "    return q + r / b;\n"
     "}\n"
+    /* f / (2 + f) as hi + lo, |f| <= 1.5: the sum 2 + f may round, so the residual is taken
+     * from f and 2 apart, f - q (2 + f) = (f - 2q) - q f, whose first difference is exact
+     * (2q is within a factor 2 of f) and q f comes as exact products of halves. */
+    "fn wgt_div_2_plus(f: f32) -> vec2<f32> {\n"
+    "    let d = 2.0 + f;\n"
+    "    let q = f / d;\n"
+    "    let qh = wgt_hi12(q); let ql = q - qh;\n"
+    "    let fh = wgt_hi12(f); let fl = f - fh;\n"
+    "    let r = (((f - 2.0 * q) - qh * fh) - (qh * fl + ql * fh)) - ql * fl;\n"
+    "    return vec2<f32>(q, r / d);\n"
+    "}\n"
     /* For x >= 0; a zero gives itself (the correction would be 0 / 0). */
     "fn wgt_sqrt(x: f32) -> f32 {\n"
     "    let s = sqrt(x);\n"

@@ -355,7 +355,8 @@ extern const wgt_wgsl_piece wgt_wgsl_subnormal;
 /* trig.c: wgt_sin(x) and wgt_cos(x), reduced exactly for every f32. */
 extern const wgt_wgsl_piece wgt_wgsl_sin_cos;
 /* quotient.c: wgt_div(a, b) and wgt_sqrt(x) to about half an ulp, not the builtins' 2.5 or more
- * (operands and results within about 2^-90 .. 2^100), and wgt_hi12(v), v's top 12 bits. */
+ * (operands and results within about 2^-90 .. 2^100), wgt_div_2_plus(f) = f / (2 + f) as an
+ * unevaluated sum hi + lo, and wgt_hi12(v), v's top 12 bits. */
 extern const wgt_wgsl_piece wgt_wgsl_quotient;
 /* binary.c: wgt_fmod(x, y), exact, and wgt_mod. */
 extern const wgt_wgsl_piece wgt_wgsl_mod_f32;
