@@ -164,15 +164,18 @@ int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_
     const char *const *lane = vector ? quad : clamped;
     int vector_load = kind == WGT_ACCESS_VECTOR || kind == WGT_ACCESS_ROW;
     if (vector_load && !vector) return 0; /* tail kernels load element by element */
-    /* unpack2x16float may give any NaN for an f16 NaN (NVIDIA's drops the sign, so signbit and
-     * copysign read -NaN as +NaN): NaN lanes are rebuilt from the bits, sign and payload kept. */
+    /* unpack2x16float may give any NaN for an f16 NaN, and NVIDIA's drops the sign (signbit
+     * and copysign read -NaN as +NaN there): NaN lanes take the sign from the bits. The rest
+     * of the NaN is the driver's, the same NaN its arithmetic gives, so a value unpacked and
+     * one computed in a fused kernel keep agreeing bit for bit. */
     if (f16)
         ok &= append(dst, size,
                      "fn unpack%d(w: u32) -> vec2<f32> {\n"
                      "    let h = vec2<u32>(w & 0xffffu, w >> 16u);\n"
-                     "    let nan = bitcast<vec2<f32>>(((h & vec2<u32>(0x8000u)) << vec2<u32>(16u)) | vec2<u32>(0x7f800000u)\n"
-                     "                                 | ((h & vec2<u32>(0x3ffu)) << vec2<u32>(13u)));\n"
-                     "    return select(unpack2x16float(w), nan, (h & vec2<u32>(0x7fffu)) > vec2<u32>(0x7c00u));\n"
+                     "    let v = unpack2x16float(w);\n"
+                     "    let signed = bitcast<vec2<f32>>((bitcast<vec2<u32>>(v) & vec2<u32>(0x7fffffffu))\n"
+                     "                                    | ((h & vec2<u32>(0x8000u)) << vec2<u32>(16u)));\n"
+                     "    return select(v, signed, (h & vec2<u32>(0x7fffu)) > vec2<u32>(0x7c00u));\n"
                      "}\n",
                      k);
     if (!vector_load) {
