@@ -123,3 +123,49 @@ TEST_BACKENDS(math2_f16_sign_of_nan_is_read_from_the_bits) {
     }
     wgt_release(h), wgt_release(ones);
 }
+
+/* Whether got is want, or a zero of its sign where want is below FLT_MIN (a flushing GPU). */
+static int same_or_flushed(double got, double want) {
+    if (isnan(want)) return isnan(got);
+    if (got == want && signbit(got) == signbit(want)) return 1;
+    return fabs(want) < FLT_MIN && got == 0 && signbit(got) == signbit(want);
+}
+
+/* NumPy's remainder of f32 operands: fmod (exact) moved to the divisor's side, rounded once. */
+static double mod_ref(float x, float y) {
+    if (isnan(x) || isnan(y) || isinf(x) || y == 0) return NAN;
+    double m = fmod((double)x, (double)y);
+    if (m == 0) return copysign(0.0, y);
+    return signbit(m) != signbit(y) ? (double)(float)(m + y) : m;
+}
+
+/* True division and remainder beside the same divisors: huge ones (3e38 / 3e38 was 0 there,
+ * as 1 / y is subnormal), subnormal ones and subnormal dividends (1e-40 / 1e-5 is a normal
+ * 1e-35). Quotients within WGSL's 2.5 ulp of division, results below FLT_MIN as they are or
+ * flushed to a zero of their sign; remainders exact, since fmod is. */
+TEST_BACKENDS(math2_div_and_mod_subnormal_and_huge_divisors) {
+    static const float pairs[][2] = {
+        {3e38f, 3e38f}, {1e38f, 2e38f}, {-3e38f, 1.5e38f}, {3e38f, -2.5e38f}, {1e30f, 2e38f}, {1.0f, 3e38f},
+        {-7.5f, FLT_MAX}, {1e-40f, 2e-40f}, {-1e-40f, 1e-5f}, {1e-30f, 1e-40f}, {2.0f, 1e-45f}, {1e-7f, -1e-40f},
+        {3e-39f, 3e-39f}, {0.0f, 1e-40f}, {-0.0f, 1e-40f}, {1e-40f, 3e38f}, {5e-39f, 0.75f}, {1.0f, 1e-40f},
+        {-1e-40f, 3e-40f}, {7e-40f, -2e-40f}, {3e38f, 7e37f}, {-3e38f, 7e37f}, {1e-40f, 0.0f}, {-1.0f, 2e-39f},
+    };
+    enum { N = sizeof pairs / sizeof pairs[0] };
+    float x[N], y[N];
+    for (int i = 0; i < N; i++) x[i] = pairs[i][0], y[i] = pairs[i][1];
+    wgt_tensor *a = f32_tensor(ctx, x, N), *b = f32_tensor(ctx, y, N);
+    wgt_tensor *q = wgt_div(a, b), *r = wgt_mod(a, b);
+    double *gq = q ? test_read_f64(q) : NULL, *gr = r ? test_read_f64(r) : NULL;
+    CHECK(gq && gr, "div, mod: %s", wgt_last_error());
+    for (int i = 0; gq && gr && i < N; i++) {
+        double want = (double)x[i] / (double)y[i];
+        if (fabs(want) > FLT_MAX) want = copysign(INFINITY, want);
+        int ok = same_or_flushed(gq[i], (float)want) ||
+                 (isfinite(want) && fabs(want) >= FLT_MIN && fabs(gq[i] - want) <= 2.5 * f32_ulp(want));
+        CHECK(ok, "div(%a, %a) = %.9g, want %.9g", x[i], y[i], gq[i], want);
+        double wm = mod_ref(x[i], y[i]);
+        CHECK(same_or_flushed(gr[i], wm), "mod(%a, %a) = %a, want %a", x[i], y[i], gr[i], wm);
+    }
+    free(gq), free(gr);
+    wgt_release(a), wgt_release(b), wgt_release(q), wgt_release(r);
+}

@@ -68,6 +68,11 @@ const wgt_wgsl_piece wgt_wgsl_subnormal = {
     "fn wgt_subnormal_scaled(v: f32) -> f32 {\n"
     "    let b = bitcast<u32>(v);\n"
     "    return wgt_with_sign(f32(b & 0x7fffffu) * bitcast<f32>(0x01000000u), (b >> 31u) != 0u);\n"
+    "}\n"
+    /* v 2^64 exactly (subnormals from their bits), for |v| < 2^64 */
+    "fn wgt_scale_up64(v: f32) -> f32 {\n"
+    "    if (wgt_is_subnormal(v)) { return wgt_subnormal_scaled(v) * 1099511627776.0; }\n" /* 2^24 2^40 */
+    "    return v * 18446744073709551616.0;\n" /* 2^64 */
     "}\n",
     {&wgt_wgsl_float_bits}};
 

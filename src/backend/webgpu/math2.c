@@ -377,10 +377,6 @@ static const wgt_wgsl_piece nextafter_f = {
  * moves, so it is the quotient alone, of the dividend scaled by 2^-64 (keeping the residual
  * in wgt_div's range) and scaled back. */
 static const wgt_wgsl_piece floor_divide_f = {
-    "fn m2_up64(v: f32) -> f32 {\n" /* v 2^64 for |v| < 2^64 */
-    "  if (wgt_is_subnormal(v)) { return wgt_subnormal_scaled(v) * 1099511627776.0; }\n" /* 2^24 2^40 */
-    "  return v * 18446744073709551616.0;\n"
-    "}\n"
     "fn m2_floor_divide(x: f32, y: f32) -> f32 {\n"
     "  if (wgt_is_nan(x) || wgt_is_nan(y) || wgt_is_inf(x)) { return wgt_nan(); }\n"
     "  let negative = wgt_sign_bit(x) != wgt_sign_bit(y);\n"
@@ -399,10 +395,10 @@ static const wgt_wgsl_piece floor_divide_f = {
     "  let down = 5.421010862427522e-20;\n" /* 2^-64 */
     "  let up = 18446744073709551616.0;\n" /* 2^64 */
     "  if (ay < 0x21800000u) {\n" /* |y| < 2^-60 */
-    "    ys = m2_up64(y);\n"
+    "    ys = wgt_scale_up64(y);\n"
     /* |x| >= 2^64: 2^-32 and 2^96 here, since a compiler may fold 2^64 2^64 to infinity */
     "    if (ax >= 0x5f800000u) { return wgt_div(x * 2.3283064365386963e-10, ys) * 79228162514264337593543950336.0; }\n"
-    "    xs = m2_up64(x);\n"
+    "    xs = wgt_scale_up64(x);\n"
     "  } else if (ay >= 0x5f800000u) {\n" /* |y| >= 2^64 */
     "    xs = x * down;\n"
     "    ys = y * down;\n"
