@@ -167,7 +167,8 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libwgtensor.a
 # GPU would outlast the run). An empty corpus is seeded with random 1024-byte inputs: the
 # target's odds then reach graphs, dispatches and reads within seconds, where libFuzzer's own
 # short first inputs take minutes. Allocations that fail return NULL (the library must report
-# WGT_ERR_OUT_OF_MEMORY); ones that succeed above -malloc_limit_mb are findings. The run exits
+# WGT_ERR_OUT_OF_MEMORY); ones that succeed above -malloc_limit_mb are findings (FUZZ_SEED,
+# below, makes a run repeatable). The run exits
 # 0 when nothing was found; otherwise each finding is saved as build/fuzz/{cpu,webgpu}-crash-*
 # (or leak-, oom-, timeout-), printed with the calls it makes (WGT_FUZZ_TRACE=1
 # build/fuzz/fuzz_api FILE replays it so), and make fails.
@@ -183,11 +184,19 @@ FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 FUZZ_OBJ = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/gen/wgsl_sources.o
 FUZZ_ARGS = -max_len=1024 -timeout=60 -rss_limit_mb=4096 -malloc_limit_mb=512 -print_final_stats=1
 FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
+# FUZZ_SEED=N makes a run repeatable: the seed inputs come from a generator seeded with N and
+# libFuzzer's own choices from -seed=N, so the same tree explores the same inputs (CI runs
+# so, so that what lands was fuzzed the way CI will fuzz it). Unset, both are random: each
+# run explores afresh.
+FUZZ_SEED ?=
+FUZZ_ARGS += $(if $(FUZZ_SEED),-seed=$(FUZZ_SEED))
+fuzz_seed_bytes = $(if $(FUZZ_SEED),python3 -c "import random, sys; \
+	sys.stdout.buffer.write(random.Random($(FUZZ_SEED) * 1000 + $(1)).randbytes(1024))",head -c 1024 /dev/urandom)
 
 # $(call fuzz_run,backend,seconds,corpus,more libFuzzer flags)
 define fuzz_run
 	@mkdir -p $(3) && if [ -z "$$(find $(3) -type f | head -n 1)" ]; then \
-		for i in $$(seq 32); do head -c 1024 /dev/urandom > $(3)/seed-$$i; done; fi
+		for i in $$(seq 32); do $(call fuzz_seed_bytes,$$i) > $(3)/seed-$$i; done; fi
 	@touch $(FUZZ_DIR)/.started-$(1)
 	@echo "fuzz: $(1) backend, $(2) s: $(FUZZ_ENV) WGT_BACKEND=$(1) $(FUZZ_DIR)/fuzz_api $(FUZZ_ARGS) $(4) $(3)"
 	@$(FUZZ_ENV) WGT_BACKEND=$(1) $(FUZZ_DIR)/fuzz_api $(FUZZ_ARGS) $(4) -max_total_time=$(2) \

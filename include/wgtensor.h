@@ -242,7 +242,9 @@ typedef struct wgt_binding {
 wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype, int ndim, const int64_t *shape);
 /* outputs[i].tensor must be computed from graph inputs; names must be unique. The graph also
  * takes every optimizer step recorded over graph values in the context since the last build
- * (wgt_optimizer_step): each dispatch then updates those parameters in place, last. */
+ * (wgt_optimizer_step): each dispatch then updates those parameters in place, last; and every
+ * wgt_set_rows of graph values into a tensor with data since then, run in place where it
+ * was recorded. */
 wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs);
 /* Every input and output name exactly once; tensors of the graph's context with the
  * recorded types and shapes; outputs writable, contiguous and distinct from every input.
@@ -762,11 +764,14 @@ wgt_status wgt_split(wgt_tensor *a, int axis, int count, const int64_t *sizes, w
 wgt_tensor *wgt_pad(wgt_tensor *a, const int64_t *before, const int64_t *after, double value);
 
 /* ---- indexing ----------------------------------------------------------------------- */
-/* Index tensors are i32 or u32 of any shape and layout; an index out of range (a negative
- * i32 included) is WGT_ERR_INVALID_ARGUMENT naming its position, its value and the bound,
- * and nothing is written. Reading indices that live on the device waits for them. Indices
- * read by a compiled graph's op are checked again at each wgt_graph_dispatch, which fails
- * that way if they were written out of range since. */
+/* Index tensors are i32, u32, i64 or u64 (NumPy's default integer) of any shape and layout;
+ * an index out of range (a negative one included, and a 64-bit one past 2^32, never wrapped to
+ * its low word) is WGT_ERR_INVALID_ARGUMENT naming its position, its value and the bound, and
+ * nothing is written. Reading indices that live on the device waits for them. Indices read by
+ * a compiled graph's op are checked again at each wgt_graph_dispatch, which fails that way if
+ * they were written out of range since (an i64 or u64 index tensor that is not a graph input
+ * is read once, when the op is recorded). 64-bit indices address at most 2^32 - 1 rows or
+ * entries (more is WGT_ERR_LIMIT). */
 /* table [N, ...] rows at indices (any shape): [indices..., ...] (an embedding lookup). */
 wgt_tensor *wgt_gather_rows(wgt_tensor *table, wgt_tensor *indices);
 /* Elements at 1-D indices along axis (numpy.take). Negative indices are errors. */
@@ -774,7 +779,11 @@ wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices);
 /* dst[indices[i]] = rows[i] for 1-D indices and rows of shape [len(indices), dst row...];
  * dst is written in place (it needs the writable usage) and may be any view that does not
  * address an element twice (a broadcast dst is WGT_ERR_USAGE). Repeated indices: the last
- * wins. */
+ * wins. With rows or indices computed from graph inputs and a dst that holds data (a KV
+ * cache), the write joins the next wgt_graph_build: each dispatch writes dst in place at
+ * this point of the recorded order, and dst stays a tensor with data. Graph ops read dst's
+ * contents at dispatch only when they also read a graph value (an op over tensors with data
+ * alone runs once, when recorded). */
 wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows);
 /* [indices..., classes] of dtype with 1 at each index; an index outside 0..classes-1 is an error
  * (for indices computed from graph inputs, of the dispatch). */
@@ -785,8 +794,8 @@ wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal);
 
 /* ---- take and scatter ---------------------------------------------------------------- */
-/* Indices as in the section above (i32 or u32; negative or out of range is an error naming
- * the value). The results are new tensors (take's a view of one); no operand is written. */
+/* Indices as in the section above (i32, u32, i64 or u64; negative or out of range is an error
+ * naming the value). The results are new tensors (take's a view of one); no operand is written. */
 /* Entries of a at indices (any shape) along axis: shape a[:axis] + indices + a[axis+1:]
  * (numpy.take; for the flattened array take a reshape of a to 1-D). */
 wgt_tensor *wgt_take(wgt_tensor *a, wgt_tensor *indices, int axis);
@@ -961,8 +970,8 @@ void wgt_gguf_writer_release(wgt_gguf_writer *w);
 
 /* ---- transformer pieces ------------------------------------------------------------- */
 /* Rotary position embedding, "rotate half" layout (pairs (i, i + d/2) of the last dim d):
- * x [..., seq, d] with d even; positions i32 [seq] or NULL for 0..seq-1; frequencies
- * base^(-2i/d). */
+ * x [..., seq, d] with d even; positions (i32, u32, i64 or u64) [seq] or NULL for 0..seq-1;
+ * frequencies base^(-2i/d). */
 wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base);
 /* softmax(q k^T * scale [+ causal mask]) v for q [..., Lq, d], k [..., Lk, d], v [..., Lk, dv];
  * scale 0 means 1/sqrt(d); causal masks key j > query i + (Lk - Lq) (queries are the last Lq
@@ -1067,9 +1076,9 @@ wgt_status wgt_no_grad_end(void);
 /* A view of t's elements that no gradient flows through (a new reference). */
 wgt_tensor *wgt_detach(wgt_tensor *t);
 
-/* mean over rows of -log softmax(logits)[target]: logits [..., C] (f32, f16), targets i32 or
- * u32 of logits' shape without its last dimension, each in 0..C-1 (else WGT_ERR_INVALID_ARGUMENT
- * naming it). A rank-0 result of logits' type; its gradient is (softmax - one_hot) / rows,
+/* mean over rows of -log softmax(logits)[target]: logits [..., C] (f32, f16), targets i32, u32,
+ * i64 or u64 of logits' shape without its last dimension, each in 0..C-1 (else
+ * WGT_ERR_INVALID_ARGUMENT naming it). A rank-0 result of logits' type; its gradient is (softmax - one_hot) / rows,
  * one fused elementwise kernel. */
 wgt_tensor *wgt_cross_entropy(wgt_tensor *logits, wgt_tensor *targets);
 

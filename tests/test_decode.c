@@ -130,3 +130,155 @@ TEST_BACKENDS(decode_generate_matches_synchronous_loop) {
     wgt_release(l);
     llama_free(&m);
 }
+
+/* Fills every cache with value (positions the replayed step must mask out hold it). */
+static void fill_caches(llama_model *m, float value) {
+    for (int64_t i = 0; i < m->c.layers; i++) {
+        wgt_tensor *cs[2] = {m->layer[i].k_cache, m->layer[i].v_cache};
+        for (int k = 0; k < 2; k++) {
+            wgt_tensor *f = wgt_full(m->ctx, m->act, wgt_tensor_ndim(cs[k]), wgt_tensor_shape(cs[k]), value);
+            int64_t n = wgt_tensor_numel(cs[k]), all[1] = {n};
+            wgt_tensor *flat = wgt_reshape(cs[k], 1, all), *ff = wgt_reshape(f, 1, all);
+            wgt_tensor *idx = wgt_arange(m->ctx, WGT_I32, 0, (double)n, 1);
+            CHECK(flat && ff && idx && wgt_set_rows(flat, idx, ff) == WGT_OK, "%s", wgt_last_error());
+            wgt_release(f), wgt_release(flat), wgt_release(ff), wgt_release(idx);
+        }
+    }
+}
+
+/* The replayed step (llama_replay) against the eager one (llama_forward) on a small random
+ * model in each weight type: the same greedy tokens and logits within a tolerance of the
+ * type, over spans of 4 positions (a graph each, crossing from one to the next), with the
+ * caches past the prompt filled with garbage first, which the mask must keep out. */
+TEST_BACKENDS(decode_replay_matches_eager_steps) {
+    const wgt_dtype types[4] = {WGT_F32, WGT_F16, WGT_Q8_0, WGT_Q4_0};
+    const double tol[4] = {1e-6, 1e-3, 1e-6, 1e-6}; /* of the largest logit: f32 rounding, one f16 step */
+    llama_config c = {64, 2, 4, 2, 96, 37, 24, 10000, 1e-5};
+    for (int ti = 0; ti < 4; ti++) {
+        llama_model m;
+        int bad = llama_random(&m, ctx, &c, types[ti] == WGT_F16 ? WGT_F16 : WGT_F32, 9 + (uint64_t)ti) ||
+                  (types[ti] >= WGT_Q8_0 && types[ti] != WGT_F16 && llama_quantize(&m, types[ti]));
+        CHECK(!bad, "%s: %s", wgt_dtype_name(types[ti]), wgt_last_error());
+        if (bad) continue;
+        enum { STEPS = 14 };
+        int32_t prompt[3] = {3, 30, 8}, want[STEPS + 1];
+        float eager[STEPS][37], got[37];
+        wgt_tensor *l = llama_forward(&m, prompt, 3, 0);
+        CHECK(l && wgt_tensor_read(l, got, sizeof got) == WGT_OK, "%s", wgt_last_error());
+        want[0] = (int32_t)host_pick(got, 37, 0, 0, 0);
+        for (int i = 0; i < STEPS; i++) {
+            wgt_release(l);
+            l = llama_forward(&m, &want[i], 1, 3 + i);
+            CHECK(l && wgt_tensor_read(l, eager[i], sizeof eager[i]) == WGT_OK, "step %d: %s", i, wgt_last_error());
+            want[i + 1] = (int32_t)host_pick(eager[i], 37, 0, 0, 0);
+        }
+        wgt_release(l);
+        fill_caches(&m, 7.5f);
+        l = llama_forward(&m, prompt, 3, 0);
+        llama_replay *r = llama_replay_create(&m, 0, 0, 0, 4);
+        int64_t vocab = 37;
+        wgt_tensor *logits = wgt_zeros(ctx, WGT_F32, 1, &vocab), *tok = llama_sample(l, 0, 0, 0, 0);
+        CHECK(r && logits && tok, "%s", wgt_last_error());
+        for (int i = 0; i < STEPS && r && tok; i++) {
+            int32_t t = -1, n = -1;
+            CHECK(wgt_tensor_read(tok, &t, sizeof t) == WGT_OK && t == want[i], "%s step %d: token %d, eager %d",
+                  wgt_dtype_name(types[ti]), i, t, want[i]);
+            wgt_tensor *next = llama_replay_step(r, tok, 3 + i, i + 1, logits);
+            CHECK(next && wgt_tensor_read(logits, got, sizeof got) == WGT_OK && wgt_tensor_read(next, &n, sizeof n) == WGT_OK,
+                  "%s step %d: %s", wgt_dtype_name(types[ti]), i, wgt_last_error());
+            double worst = 0, scale = 0;
+            for (int v = 0; v < 37; v++) {
+                double d = fabs((double)got[v] - eager[i][v]);
+                if (d > worst) worst = d;
+                if (fabs(eager[i][v]) > scale) scale = fabs(eager[i][v]);
+            }
+            CHECK(worst <= tol[ti] * scale, "%s step %d: logits differ by %g (largest %g)", wgt_dtype_name(types[ti]), i,
+                  worst, scale);
+            CHECK(n == want[i + 1], "%s step %d: sampled %d, eager %d", wgt_dtype_name(types[ti]), i, n, want[i + 1]);
+            wgt_release(tok);
+            tok = next;
+        }
+        /* A position past the context is refused, and nothing runs. */
+        CHECK(!r || !llama_replay_step(r, tok, c.context, STEPS + 1, logits), "%s: position %lld ran",
+              wgt_dtype_name(types[ti]), (long long)c.context);
+        llama_replay_free(r);
+        wgt_release(l), wgt_release(logits), wgt_release(tok);
+        llama_free(&m);
+    }
+}
+
+static void collect_plain(void *arg, int32_t token) {
+    collected *c = arg;
+    if (c->n < 16) c->tokens[c->n] = token;
+    c->n++;
+}
+
+/* Sampling with temperature and top-k inside the replayed step draws what the eager loop
+ * draws from the same uniforms. */
+TEST_BACKENDS(decode_replay_samples_as_eager) {
+    llama_config c = {64, 2, 4, 2, 96, 37, 24, 10000, 1e-5};
+    llama_model m;
+    CHECK(llama_random(&m, ctx, &c, WGT_F32, 21) == 0, "%s", wgt_last_error());
+    int32_t prompt[2] = {5, 11};
+    const double temps[2] = {0.8, 1.5};
+    const int64_t ks[2] = {5, 0};
+    for (int s = 0; s < 2; s++) {
+        collected eager = {ctx, {0}, {0}, 0}, replayed = {ctx, {0}, {0}, 0};
+        wgt_tensor *l = llama_forward(&m, prompt, 2, 0);
+        CHECK(l && llama_generate_eager(&m, l, 2, 12, temps[s], ks[s], 40 + (uint64_t)s, collect_plain, &eager, NULL) == 0,
+              "%s", wgt_last_error());
+        wgt_release(l);
+        l = llama_forward(&m, prompt, 2, 0);
+        CHECK(l && llama_generate(&m, l, 2, 12, temps[s], ks[s], 40 + (uint64_t)s, collect_plain, &replayed, NULL) == 0,
+              "%s", wgt_last_error());
+        wgt_release(l);
+        CHECK(eager.n == 12 && replayed.n == 12, "%d and %d tokens", eager.n, replayed.n);
+        for (int i = 0; i < 12 && i < eager.n && i < replayed.n; i++)
+            CHECK(eager.tokens[i] == replayed.tokens[i], "t=%g k=%lld token %d: replayed %d, eager %d", temps[s],
+                  (long long)ks[s], i, replayed.tokens[i], eager.tokens[i]);
+    }
+    llama_free(&m);
+}
+
+static uint64_t bytes_in_use(wgt_context *ctx) {
+    wgt_stats s = {0};
+    wgt_context_stats(ctx, &s);
+    return s.device_bytes_in_use;
+}
+
+/* A step leaves nothing behind: the device memory in use after an eager forward pass, and
+ * after a replayed step and its graphs' release, is what it was before (a tensor kept by
+ * mistake holds its buffer, and in a graph everything it was computed from). */
+TEST_BACKENDS(decode_steps_release_what_they_make) {
+    if (wgt_context_backend(ctx) != WGT_BACKEND_WEBGPU) {
+        test_skip("CPU contexts report no device memory");
+        return;
+    }
+    llama_config c = {64, 2, 4, 2, 96, 37, 24, 10000, 1e-5};
+    llama_model m;
+    CHECK(llama_random(&m, ctx, &c, WGT_F32, 3) == 0, "%s", wgt_last_error());
+    int32_t prompt[2] = {1, 2};
+    float f[37];
+    int64_t vocab = 37;
+    /* The first pass makes the caches resident and the weights' device copies. */
+    wgt_tensor *warm = llama_forward(&m, prompt, 2, 0);
+    CHECK(warm && wgt_tensor_read(warm, f, sizeof f) == WGT_OK, "%s", wgt_last_error());
+    wgt_release(warm);
+    for (int round = 0; round < 3; round++) {
+        CHECK(wgt_context_sync(ctx) == WGT_OK, "%s", wgt_last_error());
+        uint64_t before = bytes_in_use(ctx);
+        wgt_tensor *l = llama_forward(&m, prompt, 2, 0);
+        CHECK(l && wgt_tensor_read(l, f, sizeof f) == WGT_OK, "%s", wgt_last_error());
+        wgt_tensor *tok = llama_sample(l, 0, 0, 0, 0), *logits = wgt_zeros(ctx, WGT_F32, 1, &vocab), *next = NULL;
+        llama_replay *r = round ? llama_replay_create(&m, 0, 0, 0, 8) : NULL;
+        CHECK(!round || (r && (next = llama_replay_step(r, tok, 2, 1, logits)) &&
+                         wgt_tensor_read(logits, f, sizeof f) == WGT_OK),
+              "%s", wgt_last_error());
+        llama_replay_free(r);
+        wgt_release(l), wgt_release(tok), wgt_release(logits), wgt_release(next);
+        CHECK(wgt_context_sync(ctx) == WGT_OK, "%s", wgt_last_error());
+        CHECK(bytes_in_use(ctx) == before, "round %d (%s): %llu bytes in use after, %llu before", round,
+              round ? "replayed" : "eager", (unsigned long long)bytes_in_use(ctx), (unsigned long long)before);
+    }
+    llama_free(&m);
+}

@@ -607,7 +607,7 @@ TEST_BACKENDS(index_errors_name_the_problem) {
     /* Indices the caller cannot read are still checked (the library's own read). */
     wgt_tensor *hidden = wgt_tensor_from_data(ctx, WGT_I32, 1, (int64_t[]){2}, (int32_t[]){1, 9}, 8, WGT_USAGE_WRITABLE);
     CHECK_ERROR(!wgt_gather_rows(scalar, idx), WGT_ERR_SHAPE, "rank 0");
-    CHECK_ERROR(!wgt_gather_rows(table, fidx), WGT_ERR_DTYPE, "i32 or u32");
+    CHECK_ERROR(!wgt_gather_rows(table, fidx), WGT_ERR_DTYPE, "must be i32, u32, i64 or u64, not f32");
     CHECK_ERROR(!wgt_gather_rows(table, idx2), WGT_ERR_INVALID_ARGUMENT,
                 "index 7 at position [1, 1] of indices is out of range for 5 rows");
     CHECK_ERROR(!wgt_gather_rows(tall, deep), WGT_ERR_SHAPE, "rank 9");
@@ -627,7 +627,7 @@ TEST_BACKENDS(index_errors_name_the_problem) {
     CHECK_ERROR(wgt_set_rows(table, idx, wide) != WGT_OK, WGT_ERR_SHAPE,
                 "rows of shape [2, 4] do not fit: 2 indices into dst of shape [5, 3] need rows of shape [2, 3]");
     CHECK_ERROR(wgt_set_rows(table, idx2, rows) != WGT_OK, WGT_ERR_SHAPE, "1-D");
-    CHECK_ERROR(wgt_set_rows(table, fidx, rows) != WGT_OK, WGT_ERR_DTYPE, "i32 or u32");
+    CHECK_ERROR(wgt_set_rows(table, fidx, rows) != WGT_OK, WGT_ERR_DTYPE, "must be i32, u32, i64 or u64, not f32");
     CHECK_ERROR(wgt_set_rows(scalar, idx, rows) != WGT_OK, WGT_ERR_SHAPE, "rank 0");
     CHECK_ERROR(wgt_set_rows(bdst, idx, rows) != WGT_OK, WGT_ERR_USAGE, "broadcast");
     CHECK_ERROR(wgt_set_rows(table, idx, NULL) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "rows is NULL");
@@ -637,7 +637,7 @@ TEST_BACKENDS(index_errors_name_the_problem) {
                 "index 4 at position [0] of indices is out of range for 4 classes");
     CHECK_ERROR(!wgt_one_hot(idx2, 7, WGT_F16), WGT_ERR_INVALID_ARGUMENT, "position [1, 1]");
     CHECK_ERROR(!wgt_one_hot(idx, 5, (wgt_dtype)99), WGT_ERR_DTYPE, "unknown data type 99");
-    CHECK_ERROR(!wgt_one_hot(fidx, 5, WGT_F32), WGT_ERR_DTYPE, "i32 or u32");
+    CHECK_ERROR(!wgt_one_hot(fidx, 5, WGT_F32), WGT_ERR_DTYPE, "must be i32, u32, i64 or u64, not f32");
     CHECK_ERROR(!wgt_one_hot(NULL, 5, WGT_F32), WGT_ERR_INVALID_ARGUMENT, "wgt_one_hot");
     /* triu / tril */
     wgt_tensor *vec = wgt_ones(ctx, WGT_F32, 1, (int64_t[]){4});

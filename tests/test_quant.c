@@ -153,10 +153,13 @@ TEST_BACKENDS(quant_quantize_f16_strided_and_cast) {
  * (32 + K / 32) f32 roundings of the sum of magnitudes. views: bit 0, x is every other row of
  * a [2M, K] tensor; bit 1, w is a window of a larger quantized matrix (from its second row
  * and second block: its blocks start at odd block indices and its rows are 2 blocks longer
- * apart than they are long). */
+ * apart than they are long); bit 2, the same window 8 blocks in (rows 16 blocks longer
+ * apart: groups of 8 blocks stay whole); bit 3, x is the transpose of a [K, M] tensor (its
+ * values 1 apart along M, M apart along K). */
 static void check_matmul(wgt_context *ctx, wgt_dtype t, int64_t M, int64_t N, int64_t K, int views, uint32_t seed) {
-    int strided = views & 1, window = (views & 2) != 0;
-    int64_t WN = N + window, WK = K + 2 * QK * window; /* the whole quantized matrix */
+    int strided = views & 1, window = (views & 6) != 0, transposed = (views & 8) != 0;
+    int64_t wb = views & 4 ? 8 : window; /* blocks the window starts in */
+    int64_t WN = N + window, WK = K + 2 * QK * wb; /* the whole quantized matrix */
     float *w = malloc(sizeof(float) * (size_t)(WN * WK)), *x = malloc(sizeof(float) * (size_t)(M * K * 2));
     fill_values(w, WN * WK, seed);
     for (int64_t i = 0; i < M * K * 2; i++) x[i] = sinf((float)i * 0.7f + (float)seed) * 2.0f;
@@ -166,9 +169,17 @@ static void check_matmul(wgt_context *ctx, wgt_dtype t, int64_t M, int64_t N, in
     int64_t wshape[2] = {WN, WK};
     wgt_tensor *wall = wgt_tensor_from_data(ctx, t, 2, wshape, qb, nb, WGT_USAGE_DEFAULT);
     wgt_tensor *wrows = window ? wgt_slice(wall, 0, 1, WN, 1) : wgt_retain(wall);
-    wgt_tensor *wq = window ? wgt_slice(wrows, 1, QK, QK + K, 1) : wgt_retain(wrows);
+    wgt_tensor *wq = window ? wgt_slice(wrows, 1, QK * wb, QK * wb + K, 1) : wgt_retain(wrows);
     wgt_tensor *xt, *xbase;
-    if (strided) {
+    if (transposed) {
+        int64_t xshape[2] = {K, M};
+        float *xk = malloc(sizeof(float) * (size_t)(M * K));
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t k = 0; k < K; k++) xk[k * M + m] = x[m * K + k];
+        xbase = wgt_tensor_from_data(ctx, WGT_F32, 2, xshape, xk, sizeof(float) * (size_t)(M * K), WGT_USAGE_DEFAULT);
+        xt = wgt_transpose(xbase, 0, 1);
+        free(xk);
+    } else if (strided) {
         int64_t xshape[2] = {2 * M, K};
         xbase = wgt_tensor_from_data(ctx, WGT_F32, 2, xshape, x, sizeof(float) * (size_t)(2 * M * K), WGT_USAGE_DEFAULT);
         xt = wgt_slice(xbase, 0, 1, 2 * M, 2);
@@ -187,7 +198,7 @@ static void check_matmul(wgt_context *ctx, wgt_dtype t, int64_t M, int64_t N, in
             double sum = 0, mag = 0;
             const float *xr = x + (strided ? (2 * m + 1) : m) * K;
             for (int64_t k = 0; k < K; k++) {
-                int64_t at = (n + window) * WK + QK * window + k; /* the element in the whole matrix */
+                int64_t at = (n + window) * WK + QK * wb + k; /* the element in the whole matrix */
                 double p = (double)xr[k] * ref_value(t, qb + (size_t)(at / QK) * block_bytes(t), (int)(at % QK));
                 sum += p;
                 mag += fabs(p);
@@ -223,6 +234,20 @@ TEST_BACKENDS(quant_matvec_tiling) {
             for (int views = 0; views < 4; views++)
                 check_matmul(ctx, block_types[ti], cases[c][0], cases[c][1], cases[c][2], views,
                              (uint32_t)(7 * c + 3 * ti + (uint32_t)views));
+}
+
+/* Decoding's shapes where the rows of w start on groups of 8 blocks (K a multiple of 256:
+ * the kernel that fetches a group with 16-byte loads): rows of w not a multiple of the 32 a
+ * workgroup takes, fewer groups than the 8 slices of a row and more, 1 to 3 rows of x
+ * (contiguous, every other row, transposed), and windows of w 8 blocks in. */
+TEST_BACKENDS(quant_matvec_whole_groups) {
+    const int64_t cases[][3] = {{1, 67, 256}, {2, 33, 512}, {3, 100, 768}, {1, 1, 2048}, {2, 64, 9 * 256}, {3, 31, 256}};
+    const int views[] = {0, 1, 4, 5, 8, 12};
+    for (int ti = 0; ti < 2; ti++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (size_t v = 0; v < sizeof views / sizeof views[0]; v++)
+                check_matmul(ctx, block_types[ti], cases[c][0], cases[c][1], cases[c][2], views[v],
+                             (uint32_t)(5 * c + 3 * ti + (uint32_t)v));
 }
 
 /* wgt_linear with a quantized weight and a bias, batched x and f16 x. */

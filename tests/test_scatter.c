@@ -262,7 +262,7 @@ TEST_BACKENDS(scatter_errors_name_the_problem) {
                 "wgt_take: index -2 at position [0, 1] of indices is negative for 4 entries along axis 1");
     CHECK_ERROR(!wgt_take(a, big, 1), WGT_ERR_INVALID_ARGUMENT, "wgt_take: index 4 at position [1]");
     CHECK_ERROR(!wgt_take(a, ok1, 2), WGT_ERR_SHAPE, "axis 2");
-    CHECK_ERROR(!wgt_take(a, fidx, 0), WGT_ERR_DTYPE, "i32 or u32");
+    CHECK_ERROR(!wgt_take(a, fidx, 0), WGT_ERR_DTYPE, "must be i32, u32, i64 or u64, not f32");
     CHECK_ERROR(!wgt_take_along_axis(a, neg, 1), WGT_ERR_INVALID_ARGUMENT,
                 "wgt_take_along_axis: index -2 at position [0, 1]");
     CHECK_ERROR(!wgt_take_along_axis(a, ok1, 0), WGT_ERR_SHAPE, "rank 2");

@@ -5,19 +5,24 @@
  *            fraction of the copy bandwidth
  *   decode   a random Llama-shaped model (tools/llama.c) in f16, q8_0 and q4_0: the floor (copy
  *            bandwidth over the weight bytes a token reads) and tokens per second one token at
- *            a time with the KV cache, by the loop that reads each step's logits and by the
- *            device-side loop (tools/decode.c), each with the host's submissions per token and
- *            microseconds per token recording ops
+ *            a time with the KV cache, by the loop that reads each step's logits, by the
+ *            device-side loop recording each step op by op and by the device-side loop
+ *            replaying the step's compiled graph (tools/decode.c), each with the host's
+ *            submissions per token and microseconds per token recording (replayed: dispatching)
+ *            and submitting
  *   prefill  the q4_0 model over a prompt of --prefill tokens: tokens per second
  * then the q8_0 and q4_0 rows again in a context with WGT_QUANT_INT8=1 (x quantized to q8 on
  * the fly, integer dot products): which path pays on the device.
- * Times are the wall clock over batches that end in a sync; a table on stdout, JSON with --json.
+ * Times are the wall clock over batches that end in a sync; the copy and matvec rows also give
+ * the rate from GPU timestamps (where the device has them), which leaves out the host's time
+ * per op; a table on stdout, JSON with --json.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/gpu_timing.h"
 #include "gen_options.h"
 #include "llama.h"
 
@@ -58,6 +63,32 @@ static double time_op(wgt_context *ctx, op_fn op, void *arg) {
     return best;
 }
 
+/* GPU seconds per run of op from the device's timestamps (the passes' time, no host time), the
+ * best of a few batches; -1 where the device has no timestamps. */
+static double gpu_time_op(wgt_context *ctx, op_fn op, void *arg) {
+    if (wgt_context_gpu_timing(ctx, 1) != WGT_OK) {
+        wgt_clear_error();
+        return -1;
+    }
+    double best = -1;
+    for (int batch = 0; batch < 5; batch++) {
+        enum { RUNS = 16 };
+        wgt_gpu_time g = {0};
+        for (int i = 0; i < RUNS; i++) {
+            wgt_tensor *r = op(arg);
+            int ok = r && wgt_eval(1, &r) == WGT_OK;
+            wgt_release(r);
+            if (!ok) goto done;
+        }
+        if (wgt_context_gpu_time(ctx, &g) != WGT_OK || g.untimed_passes || !g.passes) goto done;
+        double per = g.ms / 1e3 / RUNS;
+        if (best < 0 || per < best) best = per;
+    }
+done:
+    wgt_context_gpu_timing(ctx, 0);
+    return best;
+}
+
 typedef struct {
     wgt_tensor *x, *w;
 } pair;
@@ -70,12 +101,14 @@ typedef struct {
     double value;
     const char *unit;
     double fraction;          /* of the floor, or < 0 */
-    double submits, record_us; /* per token for decode rows, else < 0 */
+    double submits, record_us, submit_us; /* per token for decode rows, else < 0 */
+    double gpu_value; /* copy and matvec rows: the rate from GPU timestamps, else < 0 */
 } result;
 
 static void report(result *r, int *n, const char *name, double value, const char *unit, double fraction) {
     snprintf(r[*n].name, sizeof r[*n].name, "%s", name);
-    r[*n].value = value, r[*n].unit = unit, r[*n].fraction = fraction, r[*n].submits = r[*n].record_us = -1;
+    r[*n].value = value, r[*n].unit = unit, r[*n].fraction = fraction;
+    r[*n].submits = r[*n].record_us = r[*n].submit_us = r[*n].gpu_value = -1;
     printf("%-28s %12.2f %-9s", name, value, unit);
     if (fraction >= 0) printf("  %5.1f%% of the floor", fraction * 100);
     printf("\n");
@@ -85,10 +118,13 @@ static void report(result *r, int *n, const char *name, double value, const char
 
 /* One way of decoding: tokens per second, and what the host spends per token: submissions to
  * the device queue and microseconds recording the step's ops (the calls that build the lazy
- * graph; not the evaluation and encoding that a read or a read request starts, nor waits). */
+ * graph, or the compiled step's dispatch, which encodes it) and, for the device-side loops,
+ * submitting (the evaluation and encoding that a read request starts); never waits. */
 typedef struct {
-    double rate, submits, record_us;
+    double rate, submits, record_us, submit_us;
 } decode_cost;
+
+enum { READ_EACH_STEP, EAGER_LOOP, REPLAYED, DECODE_WAYS };
 
 static uint64_t bq_submits(wgt_context *ctx) {
     wgt_stats s = {0};
@@ -101,19 +137,20 @@ static void count_token(void *arg, int32_t token) {
     (*(int64_t *)arg)++;
 }
 
-/* Decoding `steps` tokens after a one-token prompt, greedily, -1 rate on failure. sync: the
- * step-by-step loop that reads each step's logits before recording the next (tokens are made
- * up, so no sampling cost shows); else llama_generate: the device samples and runs ahead. */
-static decode_cost decode_rate(llama_model *m, int64_t steps, int sync) {
-    decode_cost c = {-1, 0, 0};
+/* Decoding `steps` tokens after a one-token prompt, greedily, -1 rate on failure, one way:
+ * the step-by-step loop that reads each step's logits before recording the next (tokens are
+ * made up, so no sampling cost shows), or llama_generate_eager or llama_generate: the device
+ * samples and runs ahead, each step recorded op by op or replayed. */
+static decode_cost decode_rate(llama_model *m, int64_t steps, int way) {
+    decode_cost c = {-1, 0, 0, 0};
     int32_t tok = 1;
     if (steps > m->c.context - 2) steps = m->c.context - 2;
     float *logits = malloc(sizeof(float) * (size_t)m->c.vocab);
     wgt_tensor *l = logits ? llama_forward(m, &tok, 1, 0) : NULL;
     int ok = l && wgt_tensor_read(l, logits, sizeof(float) * (size_t)m->c.vocab) == WGT_OK;
     uint64_t submits = bq_submits(m->ctx);
-    double t0 = bq_seconds(), record = 0;
-    if (sync) {
+    double t0 = bq_seconds(), record = 0, submit = 0;
+    if (way == READ_EACH_STEP) {
         wgt_release(l);
         for (int64_t i = 0, pos = 1; i < steps && ok; i++) {
             tok = (int32_t)((tok * 7 + 3) % m->c.vocab);
@@ -124,10 +161,17 @@ static decode_cost decode_rate(llama_model *m, int64_t steps, int sync) {
             wgt_release(l);
         }
     } else {
-        int64_t made = 0;
+        int64_t made = 0, warm = 0;
         llama_decode_stats ds = {0, 0, 0};
-        ok = ok && llama_generate(m, l, 1, steps, 0, 0, 0, count_token, &made, &ds) == 0 && made == steps;
-        record = ds.record_s;
+        int (*gen)(llama_model *, wgt_tensor *, int64_t, int64_t, double, int64_t, uint64_t, llama_token_fn, void *,
+                   llama_decode_stats *) = way == REPLAYED ? llama_generate : llama_generate_eager;
+        /* A few steps first, untimed: the kernels this way fuses are compiled on first use (the
+         * replayed step's fusion groups are not the op-by-op step's). */
+        ok = ok && gen(m, l, 1, 3, 0, 0, 0, count_token, &warm, NULL) == 0 && warm == 3;
+        submits = bq_submits(m->ctx);
+        t0 = bq_seconds();
+        ok = ok && gen(m, l, 1, steps, 0, 0, 0, count_token, &made, &ds) == 0 && made == steps;
+        record = ds.record_s, submit = ds.submit_s;
         wgt_release(l);
     }
     double dt = bq_seconds() - t0;
@@ -136,6 +180,7 @@ static decode_cost decode_rate(llama_model *m, int64_t steps, int sync) {
         c.rate = (double)steps / dt;
         c.submits = (double)(bq_submits(m->ctx) - submits) / (double)steps;
         c.record_us = record / (double)steps * 1e6;
+        c.submit_us = submit / (double)steps * 1e6;
     }
     return c;
 }
@@ -159,16 +204,30 @@ static double prefill_rate(llama_model *m, int64_t n) {
     return ok ? (double)n / best : -1;
 }
 
-/* Weight GB/s of x @ w^T for w16 as it is (k 0), or quantized to q8_0 (1) or q4_0 (2). */
-static int matvec_row(wgt_context *ctx, wgt_tensor *w16, int k, const int64_t *xs, double bw, const char *name,
-                      result *r, int *nr) {
+/* Prints the rate from GPU timestamps beside a row (bytes / seconds as GB/s) and its fraction
+ * of gpu_bw, the copy's rate measured the same way; returns the rate, or -1. */
+static double report_gpu(result *row, double bytes, double gpu_s, double gpu_bw) {
+    if (gpu_s <= 0) return -1;
+    row->gpu_value = bytes / gpu_s / 1e9;
+    printf("%-28s %12.2f GB/s by GPU timestamps", "", row->gpu_value);
+    if (gpu_bw > 0) printf(", %5.1f%% of the copy's", 100 * row->gpu_value / gpu_bw);
+    printf("\n");
+    return row->gpu_value;
+}
+
+/* Weight GB/s of x @ w^T for w16 as it is (k 0), or quantized to q8_0 (1) or q4_0 (2), by the
+ * wall clock (against bw) and by GPU timestamps (against gpu_bw). */
+static int matvec_row(wgt_context *ctx, wgt_tensor *w16, int k, const int64_t *xs, double bw, double gpu_bw,
+                      const char *name, result *r, int *nr) {
     pair p = {wgt_rand_normal(ctx, k ? WGT_F32 : WGT_F16, 2, xs, 0, 1, 3),
               k == 0 ? wgt_retain(w16) : wgt_quantize(w16, k == 1 ? WGT_Q8_0 : WGT_Q4_0)};
     double s = p.x && p.w ? time_op(ctx, linear_op, &p) : -1;
-    double gbs = s > 0 ? (double)wgt_tensor_nbytes(p.w) / s / 1e9 : -1;
+    double bytes = p.w ? (double)wgt_tensor_nbytes(p.w) : 0, gbs = s > 0 ? bytes / s / 1e9 : -1;
+    double gpu_s = gbs > 0 ? gpu_time_op(ctx, linear_op, &p) : -1;
     wgt_release(p.x), wgt_release(p.w);
     if (gbs <= 0) return -1;
     report(r, nr, name, gbs, "GB/s", gbs / bw);
+    report_gpu(&r[*nr - 1], bytes, gpu_s, gpu_bw);
     return 0;
 }
 
@@ -182,18 +241,21 @@ static int decode_row(wgt_context *ctx, const gen_options *o, int k, double bw, 
     int rc = -1;
     if (!llama_random(&m, ctx, &o->config, WGT_F16, o->seed) && (!types[k] || !llama_quantize(&m, types[k]))) {
         double floor_rate = bw * 1e9 / llama_weight_bytes(&m);
-        decode_cost sync = decode_rate(&m, o->tokens, 1), dev = sync.rate > 0 ? decode_rate(&m, o->tokens, 0) : sync;
-        if (dev.rate > 0) {
-            char label[3][48];
-            snprintf(label[0], sizeof label[0], "%s floor", name);
-            snprintf(label[1], sizeof label[1], "%s read each step", name);
-            snprintf(label[2], sizeof label[2], "%s", name);
-            report(r, nr, label[0], floor_rate, "tokens/s", -1);
-            const decode_cost *ways[2] = {&sync, &dev};
-            for (int w = 0; w < 2; w++) {
-                report(r, nr, label[w + 1], ways[w]->rate, "tokens/s", ways[w]->rate / floor_rate);
-                r[*nr - 1].submits = ways[w]->submits, r[*nr - 1].record_us = ways[w]->record_us;
-                printf("%-28s %12.2f submits/token, %.0f us/token recording\n", "", ways[w]->submits, ways[w]->record_us);
+        decode_cost ways[DECODE_WAYS];
+        int ok = 1;
+        for (int w = 0; w < DECODE_WAYS && ok; w++) ok = (ways[w] = decode_rate(&m, o->tokens, w)).rate > 0;
+        if (ok) {
+            static const char *const suffix[DECODE_WAYS] = {" read each step", " op by op", ""};
+            char label[48];
+            snprintf(label, sizeof label, "%s floor", name);
+            report(r, nr, label, floor_rate, "tokens/s", -1);
+            for (int w = 0; w < DECODE_WAYS; w++) {
+                snprintf(label, sizeof label, "%s%s", name, suffix[w]);
+                report(r, nr, label, ways[w].rate, "tokens/s", ways[w].rate / floor_rate);
+                r[*nr - 1].submits = ways[w].submits, r[*nr - 1].record_us = ways[w].record_us;
+                r[*nr - 1].submit_us = ways[w].submit_us;
+                printf("%-28s %12.2f submits/token, %.0f us/token recording, %.0f submitting\n", "", ways[w].submits,
+                       ways[w].record_us, ways[w].submit_us);
             }
             double pre = prefill ? prefill_rate(&m, o->prefill) : 0;
             if (pre > 0) report(r, nr, "prefill q4_0", pre, "tokens/s", -1);
@@ -225,13 +287,15 @@ int wgt_bench_quant_main(int argc, char **argv) {
     pair cp = {wgt_rand_uniform(ctx, WGT_F32, 1, &big, 0, 1, 1), NULL};
     double s = cp.x ? time_op(ctx, copy_op, &cp) : -1;
     double bw = s > 0 ? 2.0 * 4.0 * (double)big / s / 1e9 : -1;
+    double gpu_copy_s = bw > 0 ? gpu_time_op(ctx, copy_op, &cp) : -1;
     wgt_release(cp.x);
     if (bw <= 0) goto fail;
     report(r, &nr, "copy", bw, "GB/s", -1);
+    double gpu_bw = report_gpu(&r[nr - 1], 2.0 * 4.0 * (double)big, gpu_copy_s, -1);
     w16 = wgt_rand_normal(ctx, WGT_F16, 2, ws, 0, 0.02, 2);
     static const char *const mv_names[3] = {"matvec f16", "matvec q8_0", "matvec q4_0"};
     for (int k = 0; k < 3 && w16; k++)
-        if (matvec_row(ctx, w16, k, xs, bw, mv_names[k], r, &nr)) goto fail;
+        if (matvec_row(ctx, w16, k, xs, bw, gpu_bw, mv_names[k], r, &nr)) goto fail;
     static const char *const dec_names[3] = {"decode f16", "decode q8_0", "decode q4_0"};
     for (int k = 0; k < 3; k++)
         if (decode_row(ctx, &o, k, bw, dec_names[k], k == 2, r, &nr)) goto fail;
@@ -248,7 +312,7 @@ int wgt_bench_quant_main(int argc, char **argv) {
     static const char *const i8_names[3] = {"", "matvec q8_0 int8", "matvec q4_0 int8"};
     static const char *const i8_dec[3] = {"", "decode q8_0 int8", "decode q4_0 int8"};
     for (int k = 1; k < 3 && w16; k++)
-        if (matvec_row(int8_ctx, w16, k, xs, bw, i8_names[k], r, &nr)) goto fail;
+        if (matvec_row(int8_ctx, w16, k, xs, bw, gpu_bw, i8_names[k], r, &nr)) goto fail;
     for (int k = 1; k < 3 && int8_ctx; k++)
         if (decode_row(int8_ctx, &o, k, bw, i8_dec[k], 0, r, &nr)) goto fail;
     if (!w16) goto fail;
@@ -269,8 +333,10 @@ done:
                     (long long)o.config.vocab, (long long)o.config.context, (long long)o.tokens, (long long)o.prefill);
             for (int i = 0; i < nr; i++)
                 fprintf(f, "%s{\"name\": \"%s\", \"value\": %.4f, \"unit\": \"%s\", \"fraction_of_floor\": %.4f, "
-                           "\"submits_per_token\": %.3f, \"record_us_per_token\": %.1f}",
-                        i ? ", " : "", r[i].name, r[i].value, r[i].unit, r[i].fraction, r[i].submits, r[i].record_us);
+                           "\"submits_per_token\": %.3f, \"record_us_per_token\": %.1f, \"submit_us_per_token\": %.1f, "
+                           "\"gpu_gbs\": %.2f}",
+                        i ? ", " : "", r[i].name, r[i].value, r[i].unit, r[i].fraction, r[i].submits, r[i].record_us,
+                        r[i].submit_us, r[i].gpu_value);
             fprintf(f, "]}\n");
             fclose(f);
         }

@@ -6,7 +6,9 @@
  * requests that finish DECODE_LAG steps behind, so the device always has the next step queued
  * while the host waits for an old token: it never idles for the host's sampling, printing or
  * recording. The uniform draw of a step is a counter-based hash of (seed, step), computed on
- * the host without looking at any result, so nothing waits for it either.
+ * the host without looking at any result, so nothing waits for it either. Each step after the
+ * first is a dispatch of the step's compiled graph (llama_replay, llama.c), not ~600 ops
+ * recorded anew; llama_generate_eager keeps recording them, the reference.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -57,37 +59,46 @@ wgt_tensor *llama_sample(wgt_tensor *logits, double temperature, int64_t top_k, 
     return pick;
 }
 
-int llama_generate(llama_model *m, wgt_tensor *logits, int64_t pos, int64_t count, double temperature, int64_t top_k,
-                   uint64_t seed, llama_token_fn on_token, void *arg, llama_decode_stats *stats) {
+/* llama_generate, the steps replayed from compiled graphs (replay) or recorded op by op. */
+static int generate(llama_model *m, wgt_tensor *logits, int64_t pos, int64_t count, double temperature, int64_t top_k,
+                    uint64_t seed, llama_token_fn on_token, void *arg, llama_decode_stats *stats, int replay) {
     int32_t got[DECODE_LAG + 1];
     wgt_read *pending[DECODE_LAG + 1] = {0};
     wgt_tensor *tokens[DECODE_LAG + 1] = {0};
-    wgt_tensor *l = wgt_retain(logits);
+    wgt_tensor *l = wgt_retain(logits), *prev = NULL, *scratch = NULL;
+    llama_replay *r = NULL;
     int rc = 0;
-    int64_t made = 0, seen = 0;
-    double record = 0, submit = 0, wait = 0;
+    int64_t made = 0, seen = 0, vocab = m->c.vocab;
+    double record = 0, submit = 0, wait = 0, t0 = decode_seconds();
+    if (replay && count > 1) {
+        r = llama_replay_create(m, temperature, top_k, seed, LLAMA_REPLAY_SPAN);
+        scratch = wgt_zeros(m->ctx, WGT_F32, 1, &vocab);
+        rc = !r || !scratch;
+    }
+    record += decode_seconds() - t0;
     while (seen < count) {
         if (!rc && made < count && made - seen <= DECODE_LAG) { /* a free slot: queue a step */
-            double t0 = decode_seconds();
+            t0 = decode_seconds();
             int slot = (int)(made % (DECODE_LAG + 1));
-            wgt_tensor *t = llama_sample(l, temperature, top_k, seed, made);
-            wgt_release(l);
-            l = NULL;
+            wgt_tensor *t = made == 0 || !r ? llama_sample(l, temperature, top_k, seed, made)
+                                            : llama_replay_step(r, prev, pos++, made, scratch);
+            wgt_release(l), wgt_release(prev);
+            l = NULL, prev = wgt_retain(t);
             /* Submits the step; the read finishes once the device gets there. */
             double t1 = decode_seconds();
             pending[slot] = t ? wgt_read_begin(t, &got[slot], sizeof got[slot]) : NULL;
             submit += decode_seconds() - t1;
             tokens[slot] = t;
             rc = !pending[slot];
-            /* The next step is recorded now and submitted with the next sample's read: one
-             * submission a token. */
-            if (!rc && ++made < count) rc = !(l = llama_forward_ids(m, t, pos++));
+            /* Op by op, the next step is recorded now and submitted with the next sample's
+             * read: one submission a token. */
+            if (!rc && ++made < count && !r) rc = !(l = llama_forward_ids(m, t, pos++));
             record += decode_seconds() - t0;
             continue;
         }
         if (seen == made) break; /* failed with nothing queued */
         int slot = (int)(seen % (DECODE_LAG + 1));
-        double t0 = decode_seconds();
+        t0 = decode_seconds();
         if (!rc && wgt_read_wait(pending[slot]) != WGT_OK) rc = 1;
         wait += decode_seconds() - t0;
         if (!rc) on_token(arg, got[slot]);
@@ -97,7 +108,18 @@ int llama_generate(llama_model *m, wgt_tensor *logits, int64_t pos, int64_t coun
         seen++;
     }
     for (int i = 0; i <= DECODE_LAG; i++) wgt_read_release(pending[i]), wgt_release(tokens[i]);
-    wgt_release(l);
+    wgt_release(l), wgt_release(prev), wgt_release(scratch);
+    llama_replay_free(r);
     if (stats) stats->record_s = record - submit, stats->submit_s = submit, stats->wait_s = wait;
     return rc ? -1 : 0;
+}
+
+int llama_generate(llama_model *m, wgt_tensor *logits, int64_t pos, int64_t count, double temperature, int64_t top_k,
+                   uint64_t seed, llama_token_fn on_token, void *arg, llama_decode_stats *stats) {
+    return generate(m, logits, pos, count, temperature, top_k, seed, on_token, arg, stats, 1);
+}
+
+int llama_generate_eager(llama_model *m, wgt_tensor *logits, int64_t pos, int64_t count, double temperature,
+                         int64_t top_k, uint64_t seed, llama_token_fn on_token, void *arg, llama_decode_stats *stats) {
+    return generate(m, logits, pos, count, temperature, top_k, seed, on_token, arg, stats, 0);
 }

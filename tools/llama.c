@@ -9,6 +9,7 @@
  */
 #include "llama.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,9 +281,54 @@ static wgt_tensor *then(wgt_tensor *result, wgt_tensor *done) {
     return result;
 }
 
-/* One layer's attention for x [n, dim] at positions pos..: [n, dim]. */
+/* Keys and values kt, vt [kv_heads, n, hd] into the layer's caches. Eagerly at positions
+ * pos..; in a replayed step (positions a graph input) at the positions the tensor holds, as
+ * rows of the caches seen with their sequence axis first: the write is then part of every
+ * dispatch, before the attention recorded after it. */
+static wgt_status write_caches(llama_layer *l, wgt_tensor *kt, wgt_tensor *vt, wgt_tensor *positions, int64_t pos,
+                               int replay) {
+    if (!kt || !vt) return WGT_ERR_INVALID_ARGUMENT;
+    if (!replay) {
+        wgt_status st = wgt_kv_cache_append(l->k_cache, kt, pos);
+        return st == WGT_OK ? wgt_kv_cache_append(l->v_cache, vt, pos) : st;
+    }
+    wgt_tensor *cache[2] = {l->k_cache, l->v_cache}, *x[2] = {kt, vt};
+    wgt_status st = WGT_OK;
+    for (int i = 0; i < 2 && st == WGT_OK; i++) {
+        wgt_tensor *dst = wgt_transpose(cache[i], 0, 1), *rows = wgt_transpose(x[i], 0, 1);
+        st = dst && rows ? wgt_set_rows(dst, positions, rows) : wgt_last_status();
+        wgt_release(dst), wgt_release(rows);
+    }
+    return st;
+}
+
+/* softmax(q k^T / sqrt(hd)) v over the first span positions of the caches for the replayed
+ * step's one token, keys at positions past it masked out (past: [span] bool, true there), as
+ * wgt_attention composes it: q [heads, 1, hd] -> [heads, 1, hd]. Each query head's group
+ * shares its key head, so q is seen as [kv_heads, group, hd] beside the caches' heads. */
+static wgt_tensor *masked_attention(llama_model *m, llama_layer *l, wgt_tensor *q, wgt_tensor *past) {
+    const llama_config *c = &m->c;
+    int64_t hd = c->dim / c->heads, span = wgt_tensor_shape(past)[0];
+    int64_t g3[3] = {c->kv_heads, c->heads / c->kv_heads, hd}, o3[3] = {c->heads, 1, hd};
+    wgt_tensor *qg = wgt_reshape(q, 3, g3);
+    wgt_tensor *ks = wgt_slice(l->k_cache, 1, 0, span, 1), *vs = wgt_slice(l->v_cache, 1, 0, span, 1);
+    wgt_tensor *kt = then(wgt_transpose(ks, 1, 2), ks);
+    wgt_tensor *scores = then(wgt_matmul(qg, kt), kt);
+    wgt_release(qg);
+    wgt_tensor *scaled = then(wgt_mul_scalar(scores, 1.0 / sqrt((double)hd)), scores);
+    wgt_tensor *ninf = wgt_scalar(m->ctx, wgt_tensor_dtype(q), -INFINITY);
+    wgt_tensor *masked = then(wgt_where(past, ninf, scaled), scaled);
+    wgt_release(ninf);
+    wgt_tensor *p = then(wgt_softmax(masked, -1), masked);
+    wgt_tensor *o = then(wgt_matmul(p, vs), p);
+    wgt_release(vs);
+    return then(wgt_reshape(o, 3, o3), o);
+}
+
+/* One layer's attention for x [n, dim] at positions pos..: [n, dim]. past is NULL eagerly
+ * (attention over the filled prefix), else the replayed step's mask (masked_attention). */
 static wgt_tensor *attention(llama_model *m, llama_layer *l, wgt_tensor *h, wgt_tensor *positions, int64_t n,
-                             int64_t pos) {
+                             int64_t pos, wgt_tensor *past) {
     const llama_config *c = &m->c;
     int64_t hd = c->dim / c->heads, group = c->heads / c->kv_heads, total = pos + n;
     int64_t sq[3] = {n, c->heads, hd}, skv[3] = {n, c->kv_heads, hd};
@@ -293,21 +339,25 @@ static wgt_tensor *attention(llama_model *m, llama_layer *l, wgt_tensor *h, wgt_
     wgt_tensor *kt = then(wgt_transpose(k3, 0, 1), k3), *vt = then(wgt_transpose(v3, 0, 1), v3);
     wgt_tensor *qr = wgt_rope(q, positions, c->rope_base), *kr = wgt_rope(kt, positions, c->rope_base);
     wgt_release(q), wgt_release(kt);
-    wgt_status st = kr && vt ? wgt_kv_cache_append(l->k_cache, kr, pos) : WGT_ERR_INVALID_ARGUMENT;
-    if (st == WGT_OK) st = wgt_kv_cache_append(l->v_cache, vt, pos);
+    wgt_status st = write_caches(l, kr, vt, positions, pos, past != NULL);
     wgt_release(kr), wgt_release(vt);
     if (st != WGT_OK) {
         wgt_release(qr);
         return NULL;
     }
-    /* Query heads [kv_heads, group, n, hd] beside each key head broadcast over its group. */
-    int64_t q4[4] = {c->kv_heads, group, n, hd}, e4[4] = {c->kv_heads, group, total, hd};
-    wgt_tensor *q4v = then(wgt_reshape(qr, 4, q4), qr);
-    wgt_tensor *ks = wgt_slice(l->k_cache, 1, 0, total, 1), *vs = wgt_slice(l->v_cache, 1, 0, total, 1);
-    wgt_tensor *kp = then(wgt_unsqueeze(ks, 1), ks), *vp = then(wgt_unsqueeze(vs, 1), vs);
-    wgt_tensor *ke = then(wgt_expand(kp, 4, e4), kp), *ve = then(wgt_expand(vp, 4, e4), vp);
-    wgt_tensor *o = wgt_attention(q4v, ke, ve, 1, 0);
-    wgt_release(q4v), wgt_release(ke), wgt_release(ve);
+    wgt_tensor *o;
+    if (past) {
+        o = then(masked_attention(m, l, qr, past), qr);
+    } else {
+        /* Query heads [kv_heads, group, n, hd] beside each key head broadcast over its group. */
+        int64_t q4[4] = {c->kv_heads, group, n, hd}, e4[4] = {c->kv_heads, group, total, hd};
+        wgt_tensor *q4v = then(wgt_reshape(qr, 4, q4), qr);
+        wgt_tensor *ks = wgt_slice(l->k_cache, 1, 0, total, 1), *vs = wgt_slice(l->v_cache, 1, 0, total, 1);
+        wgt_tensor *kp = then(wgt_unsqueeze(ks, 1), ks), *vp = then(wgt_unsqueeze(vs, 1), vs);
+        wgt_tensor *ke = then(wgt_expand(kp, 4, e4), kp), *ve = then(wgt_expand(vp, 4, e4), vp);
+        o = wgt_attention(q4v, ke, ve, 1, 0);
+        wgt_release(q4v), wgt_release(ke), wgt_release(ve);
+    }
     int64_t s3[3] = {c->heads, n, hd}, s2[2] = {n, c->dim};
     wgt_tensor *o3 = then(wgt_reshape(o, 3, s3), o);
     wgt_tensor *ot = then(wgt_transpose(o3, 0, 1), o3);
@@ -315,9 +365,43 @@ static wgt_tensor *attention(llama_model *m, llama_layer *l, wgt_tensor *h, wgt_
     return then(wgt_linear(o2, l->wo, NULL), o2);
 }
 
-/* The logits of the last token [vocab], or of every token [n, vocab] (all), for the token ids
- * [n] (i32) wherever they are: a sampled token that never left the device feeds the next
- * step's embedding lookup directly. */
+/* The layers, the final norm and the output projection over the token ids [n] (i32)
+ * wherever they are (a sampled token that never left the device feeds the next step's
+ * embedding lookup directly) at positions (i32 [n]; pos.. eagerly): the logits of the last
+ * token [vocab], or of every token [n, vocab] (all). past as for attention. */
+static wgt_tensor *layers(llama_model *m, wgt_tensor *ids, wgt_tensor *positions, int64_t pos, wgt_tensor *past,
+                          int all) {
+    const llama_config *c = &m->c;
+    int64_t n = wgt_tensor_shape(ids)[0];
+    wgt_tensor *x = wgt_gather_rows(m->embed, ids);
+    if (x && wgt_tensor_dtype(x) != m->act) x = then(wgt_cast(x, m->act), x);
+    for (int64_t i = 0; i < c->layers && x; i++) {
+        llama_layer *l = &m->layer[i];
+        wgt_tensor *h = wgt_rms_norm(x, l->attn_norm, c->eps);
+        wgt_tensor *a = h ? attention(m, l, h, positions, n, pos, past) : NULL;
+        wgt_release(h);
+        x = then(wgt_add(x, a), x);
+        wgt_release(a);
+        h = wgt_rms_norm(x, l->ffn_norm, c->eps);
+        wgt_tensor *g = wgt_linear(h, l->gate, NULL), *u = wgt_linear(h, l->up, NULL);
+        wgt_release(h);
+        wgt_tensor *sg = then(wgt_silu(g), g);
+        wgt_tensor *act = then(wgt_mul(sg, u), sg);
+        wgt_release(u);
+        wgt_tensor *d = then(wgt_linear(act, l->down, NULL), act);
+        x = then(wgt_add(x, d), x);
+        wgt_release(d);
+    }
+    wgt_tensor *last = x ? wgt_slice(x, 0, all ? 0 : n - 1, n, 1) : NULL;
+    wgt_release(x);
+    wgt_tensor *h = then(wgt_rms_norm(last, m->out_norm, c->eps), last);
+    wgt_tensor *logits = then(wgt_linear(h, m->output, NULL), h);
+    if (logits && wgt_tensor_dtype(logits) != WGT_F32) logits = then(wgt_cast(logits, WGT_F32), logits);
+    int64_t v1[1] = {c->vocab};
+    return logits && !all ? then(wgt_reshape(logits, 1, v1), logits) : logits;
+}
+
+/* The eager forward pass of ids [n] at positions pos.. (layers). */
 static wgt_tensor *forward(llama_model *m, wgt_tensor *ids, int64_t pos, int all) {
     const llama_config *c = &m->c;
     int64_t n = ids ? wgt_tensor_shape(ids)[0] : 0;
@@ -332,33 +416,117 @@ static wgt_tensor *forward(llama_model *m, wgt_tensor *ids, int64_t pos, int all
     wgt_tensor *positions = wgt_tensor_from_data(m->ctx, WGT_I32, 1, &n, at, sizeof(int32_t) * (size_t)n,
                                                  WGT_USAGE_DEFAULT);
     free(at);
-    wgt_tensor *x = wgt_gather_rows(m->embed, ids);
-    if (x && wgt_tensor_dtype(x) != m->act) x = then(wgt_cast(x, m->act), x);
-    for (int64_t i = 0; i < c->layers && x; i++) {
-        llama_layer *l = &m->layer[i];
-        wgt_tensor *h = wgt_rms_norm(x, l->attn_norm, c->eps);
-        wgt_tensor *a = h ? attention(m, l, h, positions, n, pos) : NULL;
-        wgt_release(h);
-        x = then(wgt_add(x, a), x);
-        wgt_release(a);
-        h = wgt_rms_norm(x, l->ffn_norm, c->eps);
-        wgt_tensor *g = wgt_linear(h, l->gate, NULL), *u = wgt_linear(h, l->up, NULL);
-        wgt_release(h);
-        wgt_tensor *act = wgt_mul(then(wgt_silu(g), g), u);
-        wgt_release(u);
-        wgt_tensor *d = then(wgt_linear(act, l->down, NULL), act);
-        x = then(wgt_add(x, d), x);
-        wgt_release(d);
-    }
-    wgt_tensor *last = x ? wgt_slice(x, 0, all ? 0 : n - 1, n, 1) : NULL;
-    wgt_release(x);
-    wgt_tensor *h = then(wgt_rms_norm(last, m->out_norm, c->eps), last);
-    wgt_tensor *logits = then(wgt_linear(h, m->output, NULL), h);
-    if (logits && wgt_tensor_dtype(logits) != WGT_F32) logits = then(wgt_cast(logits, WGT_F32), logits);
-    int64_t v1[1] = {c->vocab};
-    wgt_tensor *flat = logits && !all ? then(wgt_reshape(logits, 1, v1), logits) : logits;
+    wgt_tensor *logits = positions ? layers(m, ids, positions, pos, NULL, all) : NULL;
     wgt_release(positions);
-    return flat;
+    return logits;
+}
+
+/* ---- a decoding step replayed from a compiled graph (llama.h) ---- */
+
+typedef struct {
+    wgt_graph *graph;
+    char token[64], pos[64]; /* its inputs' names: unique in the context */
+} replay_graph;
+
+struct llama_replay {
+    llama_model *m;
+    double temperature;
+    uint64_t seed;
+    int64_t top_k, span, ngraphs;
+    replay_graph *graphs; /* graph i attends over span 2^i positions (at most the context), serves
+                             the positions its predecessor does not, and is built when reached */
+    wgt_tensor *positions; /* [context] i32 0, 1, ...: a step binds the one at its position */
+};
+
+llama_replay *llama_replay_create(llama_model *m, double temperature, int64_t top_k, uint64_t seed, int64_t span) {
+    if (span < 1) {
+        fprintf(stderr, "llama: a replayed step's span is %lld; it must be at least 1\n", (long long)span);
+        return NULL;
+    }
+    llama_replay *r = calloc(1, sizeof *r);
+    int64_t n = m->c.context;
+    int32_t *at = malloc(sizeof(int32_t) * (size_t)n);
+    if (r)
+        for (int64_t len = span; ++r->ngraphs, len < n;) len *= 2;
+    if (!r || !at || !(r->graphs = calloc((size_t)r->ngraphs, sizeof *r->graphs))) {
+        free(at);
+        llama_replay_free(r);
+        fprintf(stderr, "llama: out of host memory\n");
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++) at[i] = (int32_t)i;
+    r->m = m, r->temperature = temperature, r->top_k = top_k, r->seed = seed, r->span = span;
+    r->positions = wgt_tensor_from_data(m->ctx, WGT_I32, 1, &n, at, sizeof(int32_t) * (size_t)n, WGT_USAGE_DEFAULT);
+    free(at);
+    if (!r->positions) {
+        llama_replay_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static int greedy(const llama_replay *r) { return !(r->temperature > 0); }
+
+/* The positions graph i attends over. */
+static int64_t replay_length(const llama_replay *r, int64_t i) {
+    int64_t len = r->span;
+    while (i-- > 0 && len < r->m->c.context) len *= 2;
+    return len < r->m->c.context ? len : r->m->c.context;
+}
+
+/* Records the step over placeholders and builds graph i: outputs "logits", and greedily
+ * "next", the token. */
+static int replay_build(llama_replay *r, int64_t i) {
+    llama_model *m = r->m;
+    replay_graph *rg = &r->graphs[i];
+    int64_t one = 1, span = replay_length(r, i);
+    snprintf(rg->token, sizeof rg->token, "llama_replay.%p.%lld.token", (void *)r, (long long)i);
+    snprintf(rg->pos, sizeof rg->pos, "llama_replay.%p.%lld.pos", (void *)r, (long long)i);
+    wgt_tensor *tok = wgt_graph_input(m->ctx, rg->token, WGT_I32, 1, &one);
+    wgt_tensor *pos = wgt_graph_input(m->ctx, rg->pos, WGT_I32, 1, &one);
+    /* Keys at positions after the token's: masked out. */
+    wgt_tensor *keys = wgt_slice(r->positions, 0, 0, span, 1);
+    wgt_tensor *past = tok && pos && keys ? wgt_gt(keys, pos) : NULL;
+    wgt_tensor *logits = past ? layers(m, tok, pos, 0, past, 0) : NULL;
+    wgt_tensor *next = logits && greedy(r) ? llama_sample(logits, 0, 0, 0, 0) : NULL;
+    wgt_binding outs[2] = {{"logits", logits}, {"next", next}};
+    rg->graph = logits && (next || !greedy(r)) ? wgt_graph_build(m->ctx, greedy(r) ? 2 : 1, outs) : NULL;
+    wgt_release(tok), wgt_release(pos), wgt_release(keys), wgt_release(past);
+    wgt_release(logits), wgt_release(next);
+    return rg->graph ? 0 : -1;
+}
+
+wgt_tensor *llama_replay_step(llama_replay *r, wgt_tensor *token, int64_t pos, int64_t step, wgt_tensor *logits) {
+    if (pos < 0 || pos >= r->m->c.context) {
+        fprintf(stderr, "llama: position %lld is past the context of %lld\n", (long long)(pos + 1),
+                (long long)r->m->c.context);
+        return NULL;
+    }
+    int64_t i = 0;
+    while (pos >= replay_length(r, i)) i++;
+    replay_graph *rg = &r->graphs[i];
+    if (!rg->graph && replay_build(r, i)) return NULL;
+    int64_t one = 1;
+    wgt_tensor *at = wgt_slice(r->positions, 0, pos, pos + 1, 1);
+    wgt_tensor *next = greedy(r) ? wgt_zeros(r->m->ctx, WGT_I32, 1, &one) : NULL;
+    wgt_binding in[2] = {{rg->token, token}, {rg->pos, at}}, out[2] = {{"logits", logits}, {"next", next}};
+    wgt_status st = at && (next || !greedy(r)) ? wgt_graph_dispatch(rg->graph, 2, in, greedy(r) ? 2 : 1, out)
+                                               : wgt_last_status();
+    wgt_release(at);
+    if (st == WGT_OK && !greedy(r)) next = llama_sample(logits, r->temperature, r->top_k, r->seed, step);
+    if (st != WGT_OK) {
+        wgt_release(next);
+        return NULL;
+    }
+    return next;
+}
+
+void llama_replay_free(llama_replay *r) {
+    if (!r) return;
+    for (int64_t i = 0; r->graphs && i < r->ngraphs; i++) wgt_graph_release(r->graphs[i].graph);
+    free(r->graphs);
+    wgt_release(r->positions);
+    free(r);
 }
 
 static wgt_tensor *host_ids(llama_model *m, const int32_t *tokens, int64_t n) {

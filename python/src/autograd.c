@@ -126,7 +126,8 @@ static PyObject *py_cross_entropy(PyObject *m, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OO:cross_entropy", &lo, &to)) return NULL;
     TensorObject *logits = wgtpy_tensor_arg(lo, "cross_entropy");
     if (!logits) return NULL;
-    TensorObject *targets = wgtpy_operand(to, logits);
+    TensorObject *targets = wgtpy_wide_index(to, logits); /* NumPy int64 targets keep 64 bits */
+    if (!targets && !PyErr_Occurred()) targets = wgtpy_operand(to, logits);
     if (!targets) return NULL;
     WGTPY_LOCK(logits->ctx);
     wgt_tensor *r = wgt_cross_entropy(logits->t, targets->t);

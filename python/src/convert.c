@@ -358,6 +358,25 @@ TensorObject *wgtpy_operand(PyObject *o, TensorObject *like) {
     return (TensorObject *)wgtpy_wrap(t, like->ctx, "scalar operand", 0);
 }
 
+TensorObject *wgtpy_wide_index(PyObject *o, TensorObject *like) {
+    if (WGTPY_IS_TENSOR(o) || !PyObject_CheckBuffer(o)) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_RECORDS_RO) < 0) {
+        PyErr_Clear(); /* not an array we read: the usual conversion says what is wrong */
+        return NULL;
+    }
+    src_type s;
+    int wide = parse_format(view.format, view.itemsize, &s) == 0 && (s.kind == K_INT || s.kind == K_UINT) && s.size == 8;
+    PyBuffer_Release(&view);
+    if (!wide) return NULL;
+    PyObject *dt = wgtpy_dtype_obj(s.kind == K_INT ? WGT_I64 : WGT_U64);
+    if (!dt) return NULL;
+    PyObject *args[3] = {o, dt, like ? (PyObject *)like->ctx : Py_None};
+    PyObject *r = wgtpy_from_buffer(NULL, args, 3, NULL);
+    Py_DECREF(dt);
+    return (TensorObject *)r;
+}
+
 /* An integer from an int-like object: floats (NaN included) and None are TypeErrors. */
 static int int64_arg(PyObject *o, int64_t *out, const char *fn, const char *what) {
     if (PyFloat_Check(o) || !PyIndex_Check(o)) {

@@ -67,6 +67,13 @@ static int other_tensor(PyObject *o, TensorObject *a, TensorObject **out, int op
     return 0;
 }
 
+/* An index tensor argument: as other_tensor, and a NumPy int64 or uint64 array keeps its
+ * 64 bits (wgtpy_wide_index). */
+static int index_tensor(PyObject *o, TensorObject *a, TensorObject **out, int optional, const char *fn) {
+    if ((*out = wgtpy_wide_index(o, a)) != NULL) return 0;
+    return PyErr_Occurred() ? -1 : other_tensor(o, a, out, optional, fn);
+}
+
 static int double_arg(PyObject *o, double *out, const char *fn, const char *what) {
     if (!PyFloat_Check(o) && !PyLong_Check(o) && !PyIndex_Check(o) && !PyNumber_Check(o)) {
         PyErr_Format(PyExc_TypeError, "%s: %s must be a number, not %.100s", fn, what, Py_TYPE(o)->tp_name);
@@ -527,7 +534,9 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     if (e->sig == SIG_VIEWS) return wgtpy_views(e, v[0], v[1]);
     if (e->sig == SIG_BINARY || e->sig == SIG_TRUE_DIVIDE)
         return wgtpy_binary((wgtpy_binary_fn)e->fn, v[0], v[1], e->name, e->sig == SIG_TRUE_DIVIDE ? BIN_TRUE_DIVIDE : 0);
-    TensorObject *a = first_tensor(v[0], e->name), *b = NULL, *c = NULL;
+    /* one_hot's first argument is its indices. */
+    TensorObject *a = e->sig == SIG_ONE_HOT ? wgtpy_wide_index(v[0], NULL) : NULL, *b = NULL, *c = NULL;
+    if (!a && !PyErr_Occurred()) a = first_tensor(v[0], e->name);
     if (!a) return NULL;
     wgt_tensor *r = NULL;
     PyObject *out = NULL;
@@ -761,12 +770,12 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         break;
     case SIG_GATHER:
         index_errors = 1;
-        if (other_tensor(v[1], a, &b, 0, e->name) < 0) goto fail;
+        if (index_tensor(v[1], a, &b, 0, e->name) < 0) goto fail;
         RUN(wgt_gather_rows(a->t, b->t));
         break;
     case SIG_TAKE:
         index_errors = 1;
-        if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (v[2] && AXIS_ARG(v[2], i0) < 0)) goto fail;
+        if (index_tensor(v[1], a, &b, 0, e->name) < 0 || (v[2] && AXIS_ARG(v[2], i0) < 0)) goto fail;
         /* take and take_along_axis: f(a, indices, axis) */
         RUN(((wgt_tensor * (*)(wgt_tensor *, wgt_tensor *, int)) e->fn)(a->t, b->t, (int)i0));
         break;
@@ -781,7 +790,7 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
                 goto fail;
             }
         }
-        if (AXIS_ARG(v[1], i0) < 0 || other_tensor(v[2], a, &b, 0, e->name) < 0 ||
+        if (AXIS_ARG(v[1], i0) < 0 || index_tensor(v[2], a, &b, 0, e->name) < 0 ||
             other_tensor(v[3], a, &c, 0, e->name) < 0)
             goto fail;
         RUN(wgt_scatter(a->t, (int)i0, b->t, c->t, mode));
@@ -789,14 +798,14 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     }
     case SIG_INDEX_ADD:
         index_errors = 1;
-        if (AXIS_ARG(v[1], i0) < 0 || other_tensor(v[2], a, &b, 0, e->name) < 0 ||
+        if (AXIS_ARG(v[1], i0) < 0 || index_tensor(v[2], a, &b, 0, e->name) < 0 ||
             other_tensor(v[3], a, &c, 0, e->name) < 0)
             goto fail;
         RUN(wgt_index_add(a->t, (int)i0, b->t, c->t));
         break;
     case SIG_SET_ROWS: {
         wgt_status st;
-        if (other_tensor(v[1], a, &b, 0, e->name) < 0 || other_tensor(v[2], a, &c, 0, e->name) < 0) goto fail;
+        if (index_tensor(v[1], a, &b, 0, e->name) < 0 || other_tensor(v[2], a, &c, 0, e->name) < 0) goto fail;
         WGTPY_LOCK(a->ctx);
         st = wgt_set_rows(a->t, b->t, c->t);
         WGTPY_UNLOCK(a->ctx);
@@ -812,7 +821,7 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         RUN(wgt_one_hot(a->t, (int64_t)i0, dtype));
         break;
     case SIG_ROPE:
-        if (other_tensor(v[1], a, &b, 1, e->name) < 0 || (v[2] && double_arg(v[2], &d0, e->name, "base") < 0)) goto fail;
+        if (index_tensor(v[1], a, &b, 1, e->name) < 0 || (v[2] && double_arg(v[2], &d0, e->name, "base") < 0)) goto fail;
         RUN(wgt_rope(a->t, b ? b->t : NULL, d0));
         break;
     case SIG_ATTENTION: {

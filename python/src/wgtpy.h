@@ -78,6 +78,11 @@ PyObject *wgtpy_from_buffer(PyObject *self, PyObject *const *args, Py_ssize_t na
 /* A tensor operand from a tensor, a Python scalar (taking like's dtype as NumPy 2 does with
  * weak scalars) or anything asarray takes. New reference; NULL with an exception. */
 TensorObject *wgtpy_operand(PyObject *o, TensorObject *like);
+/* An index operand from an array of 8-byte integers (NumPy's default int64, uint64): an i64
+ * or u64 tensor on like's context (like NULL: the default one), keeping every bit where
+ * asarray would make it i32, so an index past i32's range is the op's IndexError naming it.
+ * NULL without an exception when o is something else (the caller converts it as usual). */
+TensorObject *wgtpy_wide_index(PyObject *o, TensorObject *like);
 /* Reads a shape (int or sequence of ints) into shape[]; returns ndim or -1 with ValueError. */
 int wgtpy_shape_arg(PyObject *o, int64_t *shape, const char *fn);
 /* Reads axes (None -> 0 axes, int, or sequence) into axes[]; returns the count or -1. */

@@ -7,17 +7,18 @@
 #include <stdlib.h>
 
 #include "autograd.h"
+#include "core/indexing.h"
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 
 wgt_tensor *wgt_cross_entropy(wgt_tensor *logits, wgt_tensor *targets) {
     static const char fn[] = "wgt_cross_entropy";
-    if (wgt_check_tensor(fn, "logits", logits) != WGT_OK || wgt_check_tensor(fn, "targets", targets) != WGT_OK ||
+    if (wgt_check_tensor(fn, "logits", logits) != WGT_OK ||
+        wgt_check_index_tensor(fn, "targets", targets) != WGT_OK ||
         wgt_check_same_context(fn, logits, targets) != WGT_OK)
         return NULL;
-    if (!is_float(logits->dtype) || (targets->dtype != WGT_I32 && targets->dtype != WGT_U32)) {
-        wgt_error(WGT_ERR_DTYPE, "%s: logits are %s and targets %s; logits must be f32 or f16, targets i32 or u32", fn,
-                  wgt_dtype_name(logits->dtype), wgt_dtype_name(targets->dtype));
+    if (!is_float(logits->dtype)) {
+        wgt_error(WGT_ERR_DTYPE, "%s: logits are %s; they must be f32 or f16", fn, wgt_dtype_name(logits->dtype));
         return NULL;
     }
     int ok = logits->ndim >= 1 && targets->ndim == logits->ndim - 1;
@@ -39,7 +40,9 @@ wgt_tensor *wgt_cross_entropy(wgt_tensor *logits, wgt_tensor *targets) {
     wgt_ag_arena a = {0}, *ar = &a;
     int64_t flat[2] = {rows * classes, 1}, one[1] = {rows};
     /* Entry rows[r] * classes + target[r] of the flattened log-probabilities. */
-    wgt_tensor *t = K(wgt_reshape(targets, 1, one));
+    /* i64 and u64 targets: checked against the classes and narrowed first, so a target past
+     * 2^32 never wraps into range (index_types.c). */
+    wgt_tensor *t = K(wgt_reshape(K(wgt_index_narrow(fn, targets, classes, "classes")), 1, one));
     if (t && t->dtype != WGT_I32) t = K(wgt_cast(t, WGT_I32));
     wgt_tensor *base = K(wgt_mul_scalar(K(wgt_arange(logits->storage->ctx, WGT_I32, 0, (double)rows, 1)), (double)classes));
     wgt_tensor *zero = K(wgt_scalar(logits->storage->ctx, WGT_I32, 0));

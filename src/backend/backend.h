@@ -363,12 +363,17 @@ struct wgt_backend {
      * nothing at all is written. */
     wgt_status (*scatter_add_rows)(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                                    const wgt_operand *rows);
-    /* Writes into record (two u32 words, record->offset names the first) the first position
-     * of indices (1-D, i32 or u32) whose value lies outside [0, bound) and that value's bits,
-     * or 0xffffffff and 0 when every index lies inside, as device work in order with the
+    /* Writes into record (four u32 words, record->offset names the first) the first position
+     * of indices (1-D, i32, u32, i64 or u64) whose value lies outside [0, bound) and that
+     * value's low and high words (high 0 for 32-bit indices; the fourth word is not written),
+     * or 0xffffffff first when every index lies inside, as device work in order with the
      * rest: nothing is read back here (the core reads the record at a synchronisation). */
     wgt_status (*index_check)(wgt_backend *be, const wgt_operand *indices, int64_t bound,
                               const wgt_operand *record);
+    /* out (u32, 1-D, contiguous) = in (1-D i64 or u64, any stride) where the value lies in
+     * [0, bound), else 0xffffffff; bound is below 2^32, so such a value is out of range for
+     * every kernel taking out, and a value past 2^32 never wraps into range. */
+    wgt_status (*index_narrow)(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int64_t bound);
     /* Stable sort of each row (the last dimension, length n) of in (f32, f16, i32 or u32, any
      * view): values (in's dtype) and indices (i32), contiguous with in's leading dimensions and
      * k <= n last, receive the first k elements of each sorted row and their positions in it.

@@ -7,6 +7,10 @@
  * wgt_graph_build takes it, with the hooks recorded beside it, into the graph. Each dispatch
  * then runs the hooks, then the graph's work, the updates last (they are recorded last).
  *
+ * A partial write (wgt_set_rows) of graph values into a tensor with data joins the updates
+ * the same way (wgt_graph_update_in_place), but keeps its place in the record order: a
+ * decoding step writes the new token's keys into its cache, then attends over the cache.
+ *
  * An op whose operands all hold data runs once, when recorded: a value that the updates
  * change must be read through wgt_graph_read to be read afresh at each dispatch.
  */
@@ -46,6 +50,22 @@ wgt_status wgt_record_graph_update(wgt_context *ctx, const char *fn, wgt_tensor 
     n->update = 1;
     d->refs++;
     src->storage->refs++;
+    ctx->updates[ctx->nupdates++] = n;
+    return WGT_OK;
+}
+
+wgt_status wgt_graph_update_in_place(wgt_context *ctx, wgt_node *n) {
+    if (!grow((void **)&ctx->updates, ctx->nupdates, &ctx->updates_cap, sizeof *ctx->updates)) {
+        wgt_status st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory", n->fn);
+        free(n); /* it holds nothing yet */
+        return st;
+    }
+    /* As wgt_record makes a node symbolic, but nothing owns it: it holds every operand, the
+     * storage it writes too, and the context holds it until the next build takes it. */
+    n->symbolic = 1;
+    n->update = 1;
+    for (int i = 0; i < n->nargs; i++)
+        if (n->args[i].storage) n->args[i].storage->refs++;
     ctx->updates[ctx->nupdates++] = n;
     return WGT_OK;
 }

@@ -3,8 +3,9 @@
  * recorded (computed by pending work: an argmax feeding an embedding) or that a compiled
  * graph's node reads at each dispatch are not read back to be checked: that would flush the
  * graph and wait for the device at every such op. Instead each checked node, when it runs,
- * takes a slot of the context's check record (two u32 words: the first bad position and its
- * value, written by the backend's index_check in order with the other work), and the kernels
+ * takes a slot of the context's check record (four u32 words: the first bad position, its
+ * value's low and high words (an i64 or u64 index needs both to be named in the message) and
+ * one unused, written by the backend's index_check in order with the other work), and the kernels
  * that use the indices keep out of bounds on their own (a gather writes zero rows, a
  * set_rows writes nothing). The record is read at the next synchronisation, together with
  * the data that synchronisation reads.
@@ -26,6 +27,7 @@
 
 #define SLOTS 1024u
 #define NONE 0xffffffffu
+#define SLOT_WORDS 4u
 
 typedef struct {
     const char *fn;
@@ -50,7 +52,7 @@ struct wgt_index_checks {
 int wgt_index_checks_unread(const wgt_context *ctx) { return ctx->index_checks && ctx->index_checks->used > 0; }
 
 static const char *unit_of(const char *fn) {
-    if (!strcmp(fn, "wgt_one_hot")) return "classes";
+    if (!strcmp(fn, "wgt_one_hot") || !strcmp(fn, "wgt_cross_entropy")) return "classes";
     if (!strcmp(fn, "wgt_index_select") || !strcmp(fn, "wgt_take") || !strcmp(fn, "wgt_take_along_axis") ||
         !strcmp(fn, "wgt_scatter") || !strcmp(fn, "wgt_index_add"))
         return "entries along the axis";
@@ -58,9 +60,10 @@ static const char *unit_of(const char *fn) {
 }
 
 /* The one-line message for an index outside [0, bound), naming its position in the caller's
- * index shape (pos is row-major). */
-static void format_index_error(char *buf, size_t size, const char *fn, int64_t v, int ndim, const int64_t *shape,
-                               int64_t pos, int64_t bound, const char *unit) {
+ * index shape (pos is row-major); v's bits are read as unsigned when is_unsigned (a u64
+ * index past 2^63 is named as it is, not as a negative number). */
+static void format_index_error(char *buf, size_t size, const char *fn, int64_t v, int is_unsigned, int ndim,
+                               const int64_t *shape, int64_t pos, int64_t bound, const char *unit) {
     int64_t at[WGT_MAX_DIMS];
     for (int d = ndim - 1; d >= 0; d--) {
         at[d] = shape[d] ? pos % shape[d] : 0;
@@ -70,28 +73,36 @@ static void format_index_error(char *buf, size_t size, const char *fn, int64_t v
     wgt_format_shape(where, sizeof where, ndim, at);
     if (bound > 0) snprintf(valid, sizeof valid, "valid: 0..%lld", (long long)(bound - 1));
     else snprintf(valid, sizeof valid, "there are none to pick");
-    snprintf(buf, size, "%s: index %lld at position %s of indices is %s for %lld %s (%s)", fn, (long long)v, where,
-             v < 0 ? "negative" : "out of range", (long long)bound, unit, valid);
+    char value[32];
+    if (is_unsigned) snprintf(value, sizeof value, "%llu", (unsigned long long)v);
+    else snprintf(value, sizeof value, "%lld", (long long)v);
+    snprintf(buf, size, "%s: index %s at position %s of indices is %s for %lld %s (%s)", fn, value, where,
+             !is_unsigned && v < 0 ? "negative" : "out of range", (long long)bound, unit, valid);
 }
 
-wgt_status wgt_index_error(const char *fn, int64_t v, int ndim, const int64_t *shape, int64_t pos, int64_t bound,
-                           const char *unit) {
+wgt_status wgt_index_error(const char *fn, int64_t v, int is_unsigned, int ndim, const int64_t *shape, int64_t pos,
+                           int64_t bound, const char *unit) {
     char message[512];
-    format_index_error(message, sizeof message, fn, v, ndim, shape, pos, bound, unit);
+    format_index_error(message, sizeof message, fn, v, is_unsigned, ndim, shape, pos, bound, unit);
     return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s", message);
 }
 
-/* The message of a failed slot: the value's bits read as the index type. */
-static void slot_message(char *buf, size_t size, const slot_info *info, uint32_t pos, uint32_t bits) {
-    int64_t v = info->dtype == WGT_I32 ? (int64_t)(int32_t)bits : (int64_t)bits;
-    format_index_error(buf, size, info->fn, v, info->ndim, info->shape, pos, info->bound, unit_of(info->fn));
+/* The message of a failed slot (its words: position, value low, value high): the value's
+ * bits read as the index type. */
+static void slot_message(char *buf, size_t size, const slot_info *info, const uint32_t *slot) {
+    uint64_t wide = (uint64_t)slot[1] | (uint64_t)slot[2] << 32;
+    int64_t v = info->dtype == WGT_I32 ? (int64_t)(int32_t)slot[1]
+              : info->dtype == WGT_U32 ? (int64_t)slot[1]
+                                       : (int64_t)wide;
+    format_index_error(buf, size, info->fn, v, info->dtype == WGT_U64, info->ndim, info->shape, slot[0],
+                       info->bound, unit_of(info->fn));
 }
 
 static wgt_status checks_create(wgt_context *ctx) {
     struct wgt_index_checks *c = calloc(1, sizeof *c);
     if (!c) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the index check record");
     void *host;
-    wgt_status st = ctx->backend->context_memory_create(ctx->backend, SLOTS * 8, &c->buffer, &host);
+    wgt_status st = ctx->backend->context_memory_create(ctx->backend, SLOTS * SLOT_WORDS * 4, &c->buffer, &host);
     c->host = host;
     if (st != WGT_OK) {
         free(c);
@@ -119,9 +130,9 @@ wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, wgt_operan
     memset(record, 0, sizeof *record);
     record->dtype = WGT_U32;
     record->ndim = 1;
-    record->shape[0] = 2;
+    record->shape[0] = SLOT_WORDS;
     record->strides[0] = 1;
-    record->offset = 2 * (int64_t)k;
+    record->offset = SLOT_WORDS * (int64_t)k;
     record->host = c->host;
     record->buffer = c->buffer;
     *bit = (uint64_t)1 << (k % 64);
@@ -162,7 +173,7 @@ wgt_status wgt_index_checks_begin(wgt_context *ctx) {
     if (!c || !c->used || c->reading) return WGT_OK;
     wgt_backend *be = ctx->backend;
     if (c->buffer) {
-        wgt_status st = be->read_begin(be, c->buffer, 0, (size_t)c->used * 8, &c->reading);
+        wgt_status st = be->read_begin(be, c->buffer, 0, (size_t)c->used * SLOT_WORDS * 4, &c->reading);
         if (st != WGT_OK) return st;
     }
     c->reading_slots = c->used;
@@ -177,13 +188,13 @@ static int64_t apply(wgt_context *ctx, const uint32_t *words, uint32_t n) {
     int64_t first = -1;
     char *messages[64] = {0};
     for (uint32_t k = 0; k < n; k++) {
-        if (words[2 * k] == NONE) continue;
+        if (words[SLOT_WORDS * k] == NONE) continue;
         if (first < 0) first = k;
         uint64_t bit = (uint64_t)1 << (k % 64);
         if (failed & bit) continue;
         failed |= bit;
         char message[512];
-        slot_message(message, sizeof message, &c->slots[k], words[2 * k], words[2 * k + 1]);
+        slot_message(message, sizeof message, &c->slots[k], words + SLOT_WORDS * k);
         messages[k % 64] = strdup(message);
     }
     for (wgt_storage *s = c->tainted, *next; s; s = next) {
@@ -219,7 +230,7 @@ wgt_status wgt_index_checks_finish(wgt_context *ctx, int report) {
     /* No slot was taken since begin: taking one finishes the read first. */
     int64_t first = apply(ctx, words, c->reading_slots);
     char message[512] = "";
-    if (first >= 0) slot_message(message, sizeof message, &c->slots[first], words[2 * first], words[2 * first + 1]);
+    if (first >= 0) slot_message(message, sizeof message, &c->slots[first], words + SLOT_WORDS * first);
     if (c->reading) be->read_release(be, c->reading);
     c->reading = NULL;
     c->reading_slots = 0;

@@ -1,7 +1,8 @@
 /*
  * Indexing: gather_rows, index_select, set_rows, one_hot, triu and tril.
  *
- * Index tensors are i32 or u32 of any layout. An index outside 0..N-1, a negative i32
+ * Index tensors are i32, u32, i64 or u64 of any layout (the 64-bit ones narrowed to u32 by
+ * index_types.c before anything else sees them). An index outside 0..N-1, a negative one
  * included, is WGT_ERR_INVALID_ARGUMENT: the shapes are fine, one value is not; the message
  * names the first such index's position in the index tensor, its value and the bound. Where
  * the values are on the host already they are checked at the call (the library's own look:
@@ -21,41 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/strided_iter.h"
 #include "indexing.h"
-
-wgt_status wgt_check_index_dtype(const char *fn, const wgt_tensor *indices) {
-    if (indices->dtype != WGT_I32 && indices->dtype != WGT_U32)
-        return wgt_error(WGT_ERR_DTYPE, "%s: indices must be i32 or u32, not %s", fn, wgt_dtype_name(indices->dtype));
-    return WGT_OK;
-}
-
-wgt_status wgt_check_index_values(const char *fn, wgt_tensor *indices, int64_t bound, const char *unit,
-                                  int *deferred) {
-    wgt_storage *s = indices->storage;
-    int64_t n = wgt_numel(indices->ndim, indices->shape);
-    *deferred = 0;
-    if (n == 0) return WGT_OK;
-    if (s->symbolic || s->pending_writers || !s->host_valid || !s->host) {
-        *deferred = 1;
-        return WGT_OK;
-    }
-    const int64_t *strides[1] = {indices->strides};
-    int64_t offsets[1] = {indices->offset}, inner, is[1], flat = 0;
-    wgt_strided_iter it;
-    wgt_strided_iter_init(&it, indices->ndim, indices->shape, 1, strides, offsets, &inner, is);
-    const int32_t *pi = s->host;
-    const uint32_t *pu = s->host;
-    int is_signed = indices->dtype == WGT_I32;
-    do {
-        for (int64_t i = 0; i < inner; i++, flat++) {
-            int64_t at = it.base[0] + i * is[0];
-            int64_t v = is_signed ? (int64_t)pi[at] : (int64_t)pu[at];
-            if (v < 0 || v >= bound) return wgt_index_error(fn, v, indices->ndim, indices->shape, flat, bound, unit);
-        }
-    } while (wgt_strided_iter_next(&it));
-    return WGT_OK;
-}
 
 /* Drops length-1 dimensions of a row and merges neighbours that chain in both operands'
  * strides, so a contiguous row reaches the kernels as one dimension. Works in place on
@@ -85,18 +52,9 @@ static wgt_tensor *flat_indices(wgt_tensor *indices) {
     return wgt_reshape(indices, 1, &all);
 }
 
-wgt_tensor *wgt_index_gather(const char *fn, const char *unit, wgt_tensor *table, wgt_tensor *indices, int trusted) {
+/* The gather itself: indices of 32 bits, their values checked at the call unless deferred. */
+static wgt_tensor *gather(const char *fn, wgt_tensor *table, wgt_tensor *indices, int deferred) {
     int ondim = indices->ndim + table->ndim - 1;
-    if (ondim > WGT_MAX_DIMS) {
-        char s1[256], s2[256];
-        wgt_format_shape(s1, sizeof s1, indices->ndim, indices->shape);
-        wgt_format_shape(s2, sizeof s2, table->ndim, table->shape);
-        wgt_error(WGT_ERR_SHAPE, "%s: indices %s with table %s give rank %d, more than %d", fn, s1, s2, ondim,
-                  WGT_MAX_DIMS);
-        return NULL;
-    }
-    int deferred = 0;
-    if (!trusted && wgt_check_index_values(fn, indices, table->shape[0], unit, &deferred) != WGT_OK) return NULL;
     int64_t oshape[WGT_MAX_DIMS];
     memcpy(oshape, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
     for (int d = 1; d < table->ndim; d++) oshape[indices->ndim + d - 1] = table->shape[d];
@@ -139,10 +97,29 @@ fail:
     return NULL;
 }
 
+wgt_tensor *wgt_index_gather(const char *fn, const char *unit, wgt_tensor *table, wgt_tensor *indices, int trusted) {
+    int ondim = indices->ndim + table->ndim - 1;
+    if (ondim > WGT_MAX_DIMS) {
+        char s1[256], s2[256];
+        wgt_format_shape(s1, sizeof s1, indices->ndim, indices->shape);
+        wgt_format_shape(s2, sizeof s2, table->ndim, table->shape);
+        wgt_error(WGT_ERR_SHAPE, "%s: indices %s with table %s give rank %d, more than %d", fn, s1, s2, ondim,
+                  WGT_MAX_DIMS);
+        return NULL;
+    }
+    if (trusted) return gather(fn, table, indices, 0);
+    int deferred;
+    wgt_tensor *idx = wgt_index_narrow(fn, indices, table->shape[0], unit), *out = NULL;
+    if (idx && wgt_check_index_values(fn, idx, table->shape[0], unit, &deferred) == WGT_OK)
+        out = gather(fn, table, idx, deferred);
+    wgt_release(idx);
+    return out;
+}
+
 wgt_tensor *wgt_gather_rows(wgt_tensor *table, wgt_tensor *indices) {
     static const char fn[] = "wgt_gather_rows";
-    if (wgt_check_tensor(fn, "table", table) != WGT_OK || wgt_check_tensor(fn, "indices", indices) != WGT_OK ||
-        wgt_check_same_context(fn, table, indices) != WGT_OK || wgt_check_index_dtype(fn, indices) != WGT_OK)
+    if (wgt_check_tensor(fn, "table", table) != WGT_OK || wgt_check_index_tensor(fn, "indices", indices) != WGT_OK ||
+        wgt_check_same_context(fn, table, indices) != WGT_OK)
         return NULL;
     if (table->ndim < 1) {
         wgt_error(WGT_ERR_SHAPE, "%s: the table has rank 0; it needs rank >= 1 (rows along dimension 0)", fn);
@@ -178,9 +155,8 @@ wgt_tensor *wgt_take_along(const char *fn, wgt_tensor *a, int ax, wgt_tensor *in
 wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices) {
     static const char fn[] = "wgt_index_select";
     int ax;
-    if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_tensor(fn, "indices", indices) != WGT_OK ||
-        wgt_check_same_context(fn, a, indices) != WGT_OK || wgt_check_index_dtype(fn, indices) != WGT_OK ||
-        !wgt_normalize_axis(fn, axis, a->ndim, &ax))
+    if (wgt_check_tensor(fn, "a", a) != WGT_OK || wgt_check_index_tensor(fn, "indices", indices) != WGT_OK ||
+        wgt_check_same_context(fn, a, indices) != WGT_OK || !wgt_normalize_axis(fn, axis, a->ndim, &ax))
         return NULL;
     if (indices->ndim != 1) {
         char s[256];
@@ -191,13 +167,46 @@ wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices) {
     return wgt_take_along(fn, a, ax, indices);
 }
 
+/* set_rows' write, its arguments checked: indices of 32 bits, their values checked at the
+ * call unless deferred. */
+static wgt_status write_rows(const char *fn, wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows, int deferred) {
+    wgt_status st;
+    if (wgt_numel(rows->ndim, rows->shape) == 0) return WGT_OK;
+    if ((st = wgt_check_kernel_size(fn, rows)) != WGT_OK) return st;
+    /* A kernel must not read the storage it writes: such operands are copied first. */
+    wgt_tensor *src = rows->storage == dst->storage ? wgt_contiguous(rows) : wgt_retain(rows);
+    wgt_tensor *idx = indices->storage == dst->storage ? wgt_contiguous(indices) : wgt_retain(indices);
+    wgt_context *ctx = dst->storage->ctx;
+    st = WGT_OK;
+    if (!src || !idx) {
+        st = wgt_last_status() != WGT_OK ? wgt_last_status() : WGT_ERR_INTERNAL;
+    } else {
+        int64_t n = indices->shape[0], shape[WGT_MAX_DIMS], ds[WGT_MAX_DIMS], rs[WGT_MAX_DIMS];
+        memcpy(shape, dst->shape, sizeof shape);
+        memcpy(ds, dst->strides, sizeof ds);
+        memcpy(rs, src->strides, sizeof rs);
+        int rndim = merge_row_dims(dst->ndim, shape, ds, rs);
+        wgt_operand od, oi, orr;
+        if ((st = wgt_view_operand(dst, rndim, shape, ds, &od)) == WGT_OK &&
+            (st = wgt_view_operand(idx, 1, idx->shape, idx->strides, &oi)) == WGT_OK) {
+            shape[0] = n;
+            if ((st = wgt_view_operand(src, rndim, shape, rs, &orr)) == WGT_OK)
+                st = wgt_record_set_rows(ctx, fn, &od, &oi, &orr, deferred, 0);
+        }
+    }
+    wgt_release(src);
+    wgt_release(idx);
+    return st;
+}
+
 wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) {
     static const char fn[] = "wgt_set_rows";
     wgt_status st;
-    if ((st = wgt_check_tensor(fn, "dst", dst)) != WGT_OK || (st = wgt_check_tensor(fn, "indices", indices)) != WGT_OK ||
+    if ((st = wgt_check_tensor(fn, "dst", dst)) != WGT_OK ||
+        (st = wgt_check_index_tensor(fn, "indices", indices)) != WGT_OK ||
         (st = wgt_check_tensor(fn, "rows", rows)) != WGT_OK ||
         (st = wgt_check_same_context(fn, dst, indices)) != WGT_OK ||
-        (st = wgt_check_same_context(fn, dst, rows)) != WGT_OK || (st = wgt_check_index_dtype(fn, indices)) != WGT_OK)
+        (st = wgt_check_same_context(fn, dst, rows)) != WGT_OK)
         return st;
     if (!(dst->usage & WGT_USAGE_WRITABLE))
         return wgt_error(WGT_ERR_USAGE, "%s: dst was created without the writable usage", fn);
@@ -227,32 +236,11 @@ wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows) 
         return wgt_error(WGT_ERR_USAGE,
                          "%s: dst of shape %s addresses some elements more than once (a broadcast view); "
                          "write the tensor it was made from", fn, sd);
+    wgt_tensor *idx = wgt_index_narrow(fn, indices, dst->shape[0], "rows");
+    if (!idx) return wgt_last_status();
     int deferred;
-    if ((st = wgt_check_index_values(fn, indices, dst->shape[0], "rows", &deferred)) != WGT_OK) return st;
-    if (wgt_numel(rows->ndim, rows->shape) == 0) return WGT_OK;
-    if ((st = wgt_check_kernel_size(fn, rows)) != WGT_OK) return st;
-    /* A kernel must not read the storage it writes: such operands are copied first. */
-    wgt_tensor *src = rows->storage == dst->storage ? wgt_contiguous(rows) : wgt_retain(rows);
-    wgt_tensor *idx = indices->storage == dst->storage ? wgt_contiguous(indices) : wgt_retain(indices);
-    wgt_context *ctx = dst->storage->ctx;
-    st = WGT_OK;
-    if (!src || !idx) {
-        st = wgt_last_status() != WGT_OK ? wgt_last_status() : WGT_ERR_INTERNAL;
-    } else {
-        int64_t shape[WGT_MAX_DIMS], ds[WGT_MAX_DIMS], rs[WGT_MAX_DIMS];
-        memcpy(shape, dst->shape, sizeof shape);
-        memcpy(ds, dst->strides, sizeof ds);
-        memcpy(rs, src->strides, sizeof rs);
-        int rndim = merge_row_dims(dst->ndim, shape, ds, rs);
-        wgt_operand od, oi, orr;
-        if ((st = wgt_view_operand(dst, rndim, shape, ds, &od)) == WGT_OK &&
-            (st = wgt_view_operand(idx, 1, idx->shape, idx->strides, &oi)) == WGT_OK) {
-            shape[0] = n;
-            if ((st = wgt_view_operand(src, rndim, shape, rs, &orr)) == WGT_OK)
-                st = wgt_record_set_rows(ctx, fn, &od, &oi, &orr, deferred, 0);
-        }
-    }
-    wgt_release(src);
+    if ((st = wgt_check_index_values(fn, idx, dst->shape[0], "rows", &deferred)) == WGT_OK)
+        st = write_rows(fn, dst, idx, rows, deferred);
     wgt_release(idx);
     return st;
 }
@@ -274,8 +262,7 @@ wgt_tensor *wgt_checked_indices(const char *fn, wgt_tensor *indices, int64_t bou
 
 wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) {
     static const char fn[] = "wgt_one_hot";
-    if (wgt_check_tensor(fn, "indices", indices) != WGT_OK || wgt_check_index_dtype(fn, indices) != WGT_OK ||
-        wgt_check_dtype(fn, dtype) != WGT_OK)
+    if (wgt_check_index_tensor(fn, "indices", indices) != WGT_OK || wgt_check_dtype(fn, dtype) != WGT_OK)
         return NULL;
     if (classes < 1) {
         wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: classes is %lld; it must be at least 1", fn, (long long)classes);
@@ -290,6 +277,13 @@ wgt_tensor *wgt_one_hot(wgt_tensor *indices, int64_t classes, wgt_dtype dtype) {
         wgt_error(WGT_ERR_SHAPE, "%s: indices of rank %d give rank %d, more than %d", fn, indices->ndim,
                   indices->ndim + 1, WGT_MAX_DIMS);
         return NULL;
+    }
+    if (wgt_dtype_size(indices->dtype) == 8) {
+        /* Narrowed and checked (on the device: bad values become 0xffffffff, no class). */
+        wgt_tensor *narrow = wgt_index_narrow(fn, indices, classes, "classes");
+        wgt_tensor *out = narrow ? compose_one_hot(fn, narrow, classes, dtype) : NULL;
+        wgt_release(narrow);
+        return out;
     }
     int deferred;
     if (wgt_check_index_values(fn, indices, classes, "classes", &deferred) != WGT_OK) return NULL;

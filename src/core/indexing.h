@@ -1,14 +1,22 @@
 /*
- * The indexing pieces (indexing.c) that other op files build on: scatter.c's take, scatter
- * and index_add check and gather indices exactly as gather_rows and index_select do.
+ * The indexing pieces (index_types.c, indexing.c) that other op files build on: scatter.c's
+ * take, scatter and index_add check and gather indices exactly as gather_rows and
+ * index_select do, and every op taking an index tensor checks and narrows it here.
  */
 #ifndef WGT_CORE_INDEXING_H
 #define WGT_CORE_INDEXING_H
 
 #include "node.h"
 
-/* WGT_ERR_DTYPE unless indices are i32 or u32. */
-wgt_status wgt_check_index_dtype(const char *fn, const wgt_tensor *indices);
+/* ---- index_types.c ---- */
+/* wgt_check_tensor for an index operand named name: WGT_ERR_DTYPE unless it is i32, u32,
+ * i64 or u64. */
+wgt_status wgt_check_index_tensor(const char *fn, const char *name, const wgt_tensor *indices);
+/* Indices of 32 bits for the kernels: i32 and u32 indices themselves (a new reference); i64
+ * and u64 ones narrowed to a u32 tensor of their shape, their values checked against
+ * [0, bound) at the call when they are on the host (the error naming the 64-bit value), else
+ * on the device (the u32 value of a bad one is then 0xffffffff). NULL: the error is set. */
+wgt_tensor *wgt_index_narrow(const char *fn, wgt_tensor *indices, int64_t bound, const char *unit);
 /* Checks the indices at the call where their values are on the host already (no pending
  * writer: checking costs no flush and no wait) and reports the first (row-major) outside
  * [0, bound); `unit` names what is counted ("rows", "classes"). Other indices (computed by
@@ -16,6 +24,7 @@ wgt_status wgt_check_index_dtype(const char *fn, const wgt_tensor *indices);
  * checks them when it runs (index_checks.c). */
 wgt_status wgt_check_index_values(const char *fn, wgt_tensor *indices, int64_t bound, const char *unit,
                                   int *deferred);
+/* ---- indexing.c ---- */
 /* A copy of indices, of the same shape, whose values are checked against [0, bound) when it
  * runs: for ops composed of others that have no check of their own (one_hot's comparisons,
  * the linear positions of take_along_axis and scatter). */

@@ -21,7 +21,7 @@
 static const char *const int64_functions[] = {
     "wgt_tensor_create", "wgt_tensor_from_data", "wgt_zeros", "wgt_ones", "wgt_full", "wgt_arange", "wgt_scalar",
     "wgt_tensor_read", "wgt_tensor_write", "wgt_tensor_data", "wgt_tensor_data_mut", "wgt_tensor_export_buffer",
-    "wgt_read_begin", "wgt_eval", "wgt_as_strided", "wgt_slice", "wgt_reshape", "wgt_squeeze", "wgt_unsqueeze",
+    "wgt_read_begin", "wgt_eval", "wgt_graph_input", "wgt_graph_dispatch", "wgt_as_strided", "wgt_slice", "wgt_reshape", "wgt_squeeze", "wgt_unsqueeze",
     "wgt_split", "wgt_permute", "wgt_transpose", "wgt_expand", "wgt_broadcast_to", "wgt_flip", "wgt_contiguous",
     "wgt_detach", "wgt_cast", "wgt_concat", "wgt_stack", "wgt_pad", "wgt_where", "wgt_save_npy", "wgt_load_npy",
     "wgt_save_safetensors", "wgt_load_safetensors", "wgt_gather_rows", "wgt_index_select", "wgt_take", "wgt_sum",

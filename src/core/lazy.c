@@ -146,6 +146,9 @@ wgt_status wgt_record(wgt_context *ctx, wgt_node *n) {
         return st;
     }
     if (symbolic) {
+        /* Rows set into a tensor with data (a KV cache) stay that tensor's: an in-place update
+         * the next graph build takes, at this place in the record order. */
+        if (n->kind == WGT_NODE_SET_ROWS && !out->symbolic && !is_fresh(out)) return wgt_graph_update_in_place(ctx, n);
         if (n->partial && !out->symbolic && !is_fresh(out)) {
             wgt_status st = wgt_error(WGT_ERR_USAGE,
                                       "%s: a tensor that holds data cannot be written from graph inputs in place; "

@@ -39,6 +39,7 @@ typedef enum wgt_node_kind {
     WGT_NODE_SEARCHSORTED, /* op: right */
     WGT_NODE_RANDOM,       /* op: wgt_random_kind; params a, b, c; box: seed, count; bits: low */
     WGT_NODE_USER_KERNEL, /* a caller's WGSL kernel (user_kernel.c): several bindings, several written */
+    WGT_NODE_INDEX_NARROW, /* i64/u64 indices to u32 (index_narrow.c); bits: the bound */
     WGT_NODE_KIND_COUNT
 } wgt_node_kind;
 
@@ -59,7 +60,7 @@ typedef struct wgt_node {
                            a node with index_bound: the rank of the caller's index tensor */
     int64_t box[WGT_MAX_DIMS]; /* write_box start, pad widths before; conv's eight params; a node with index_bound:
                                   the caller's index shape (messages name positions in it) */
-    uint64_t bits;      /* pad value */
+    uint64_t bits;      /* pad value; index_narrow's bound */
     /* Index operand (arg index) whose values must lie in [0, index_bound) (-1: a bound of 0,
      * every index fails; 0: not checked), checked on the device when the node runs
      * (index_checks.c), for indices whose values were not on the host when the op was
@@ -105,6 +106,11 @@ wgt_status wgt_record_copy(wgt_context *ctx, const char *fn, const wgt_operand *
  * the caller's index shape, for messages. */
 wgt_status wgt_record_copy_checked(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *src,
                                    int64_t bound, int ndim, const int64_t *shape);
+/* dst (u32, 1-D) = src (1-D i64 or u64) where a value lies in [0, bound) (bound below
+ * 2^32), else 0xffffffff (out of range for the kernels that take dst); checked as gather's
+ * indices are (deferred: always; ndim and shape are the caller's index shape). */
+wgt_status wgt_record_index_narrow(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *src,
+                                   int64_t bound, int deferred, int ndim, const int64_t *shape);
 wgt_status wgt_record_binary(wgt_context *ctx, const char *fn, wgt_binary_op op, const wgt_operand *out,
                              const wgt_operand *a, const wgt_operand *b);
 wgt_status wgt_record_unary(wgt_context *ctx, const char *fn, wgt_unary_op op, const wgt_operand *out,
@@ -194,9 +200,9 @@ wgt_status wgt_index_checks_read(wgt_context *ctx, int report);
 /* Frees the record: the context goes. */
 void wgt_index_checks_free(wgt_context *ctx);
 /* The message for index v at flat position pos of indices of the given shape, bound and unit:
- * shared by the checks at the call and those on the device. */
-wgt_status wgt_index_error(const char *fn, int64_t v, int ndim, const int64_t *shape, int64_t pos, int64_t bound,
-                           const char *unit);
+ * shared by the checks at the call and those on the device. is_unsigned: v's bits are a u64. */
+wgt_status wgt_index_error(const char *fn, int64_t v, int is_unsigned, int ndim, const int64_t *shape, int64_t pos,
+                           int64_t bound, const char *unit);
 
 /* Runs everything pending on the context (in record order, planned and fused). */
 wgt_status wgt_flush(wgt_context *ctx);
@@ -219,6 +225,10 @@ typedef struct wgt_graph_hook {
  * wgt_graph_build, whose every dispatch then writes dst in place; dst stays a tensor with
  * data. */
 wgt_status wgt_record_graph_update(wgt_context *ctx, const char *fn, wgt_tensor *dst, wgt_tensor *src);
+/* Takes n (seq set), a partial write (set_rows) of values computed from graph inputs into a
+ * storage with data, as such an update: every dispatch of the next build runs it at its place
+ * in the record order. On failure n is freed. */
+wgt_status wgt_graph_update_in_place(wgt_context *ctx, wgt_node *n);
 /* A graph value holding t's contents as they are when a dispatch runs (an op over tensors
  * with data alone runs once, when recorded). NULL when out of memory. */
 wgt_tensor *wgt_graph_read(const char *fn, wgt_tensor *t);

@@ -153,6 +153,14 @@ wgt_status wgt_record_copy_checked(wgt_context *ctx, const char *fn, const wgt_o
     return wgt_record(ctx, n);
 }
 
+wgt_status wgt_record_index_narrow(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *src,
+                                   int64_t bound, int deferred, int ndim, const int64_t *shape) {
+    RECORD(WGT_NODE_INDEX_NARROW, 0, 2, dst, src)
+    n->bits = (uint64_t)bound;
+    check_later(n, 1, bound, deferred, ndim, shape);
+    return wgt_record(ctx, n);
+}
+
 wgt_status wgt_record_gather_rows(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *table,
                                   const wgt_operand *indices, int deferred, int ndim, const int64_t *shape) {
     RECORD(WGT_NODE_GATHER_ROWS, 0, 3, out, table, indices)

@@ -24,8 +24,9 @@
 
 static wgt_status check_args(const char *fn, wgt_tensor *a, const char *aname, wgt_tensor *indices) {
     wgt_status st;
-    if ((st = wgt_check_tensor(fn, aname, a)) != WGT_OK || (st = wgt_check_tensor(fn, "indices", indices)) != WGT_OK ||
-        (st = wgt_check_same_context(fn, a, indices)) != WGT_OK || (st = wgt_check_index_dtype(fn, indices)) != WGT_OK)
+    if ((st = wgt_check_tensor(fn, aname, a)) != WGT_OK ||
+        (st = wgt_check_index_tensor(fn, "indices", indices)) != WGT_OK ||
+        (st = wgt_check_same_context(fn, a, indices)) != WGT_OK)
         return st;
     return WGT_OK;
 }
@@ -40,6 +41,8 @@ wgt_tensor *wgt_take(wgt_tensor *a, wgt_tensor *indices, int axis) {
 /* Indices whose values are known to lie in [0, bound): indices itself when checked on the
  * host, else a copy checked on the device; NULL when a value is bad (the error set). */
 static wgt_tensor *valid_indices(const char *fn, wgt_tensor *indices, int64_t bound) {
+    /* 64-bit indices are narrowed and checked at once (on the host, or by the narrowing node). */
+    if (wgt_dtype_size(indices->dtype) == 8) return wgt_index_narrow(fn, indices, bound, AXIS_UNIT);
     int deferred;
     if (wgt_check_index_values(fn, indices, bound, AXIS_UNIT, &deferred) != WGT_OK) return NULL;
     return deferred ? wgt_checked_indices(fn, indices, bound) : wgt_retain(indices);
@@ -243,8 +246,12 @@ wgt_tensor *wgt_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tens
                   (long long)indices->shape[0], ax, sa);
         return NULL;
     }
+    wgt_tensor *idx = wgt_index_narrow(fn, indices, a->shape[ax], AXIS_UNIT);
     int deferred;
-    if (wgt_check_index_values(fn, indices, a->shape[ax], AXIS_UNIT, &deferred) != WGT_OK) return NULL;
+    if (!idx || wgt_check_index_values(fn, idx, a->shape[ax], AXIS_UNIT, &deferred) != WGT_OK) {
+        wgt_release(idx);
+        return NULL;
+    }
     /* Views with the axis first make it a scatter of rows; the result moves it back. */
     int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS], sshape[WGT_MAX_DIMS], sstrides[WGT_MAX_DIMS];
     shape[0] = a->shape[ax], strides[0] = a->strides[ax];
@@ -260,13 +267,13 @@ wgt_tensor *wgt_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tens
      * into a fresh tensor, which every replay starts from zeros, and a is added after: a
      * tensor holding data cannot take a graph's partial write (each replay would add onto
      * the last one's result). There a nonzero a rounds twice; gradients scatter into zeros. */
-    int in_graph = src->storage->symbolic || indices->storage->symbolic;
+    int in_graph = src->storage->symbolic || idx->storage->symbolic;
     wgt_tensor *acc = !sm ? NULL
                       : in_graph ? wgt_tensor_new(a->storage->ctx, fn, a->dtype, am->ndim, am->shape, WGT_USAGE_DEFAULT)
                                  : fresh_copy(fn, am);
     wgt_tensor *out = NULL;
     if (acc && (wgt_numel(src->ndim, src->shape) == 0 ||
-                scatter_rows(fn, acc, indices, sm, 1, deferred) == WGT_OK)) {
+                scatter_rows(fn, acc, idx, sm, 1, deferred) == WGT_OK)) {
         int64_t cs[WGT_MAX_DIMS];
         wgt_contiguous_strides(a->ndim, shape, cs);
         shape[ax] = a->shape[ax], strides[ax] = cs[0];
@@ -279,6 +286,7 @@ wgt_tensor *wgt_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tens
         wgt_release(out);
         out = sum;
     }
+    wgt_release(idx);
     wgt_release(am);
     wgt_release(sm);
     wgt_release(acc);

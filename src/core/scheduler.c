@@ -508,6 +508,7 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     case WGT_NODE_WRITE_BOX: st = be->write_box(be, &a[0], n->box, &a[1]); break;
     case WGT_NODE_PAD: st = be->pad(be, &a[0], &a[1], n->box, n->bits); break;
     case WGT_NODE_GATHER_ROWS: st = be->gather_rows(be, &a[0], &a[1], &a[2]); break;
+    case WGT_NODE_INDEX_NARROW: st = be->index_narrow(be, &a[0], &a[1], (int64_t)n->bits); break;
     case WGT_NODE_SET_ROWS:
         st = n->op ? be->scatter_add_rows(be, &a[0], &a[1], &a[2]) : be->set_rows(be, &a[0], &a[1], &a[2]);
         break;

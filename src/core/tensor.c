@@ -109,7 +109,7 @@ void wgt_block_units(const wgt_tensor *t, wgt_tensor *out) {
     out->offset /= b;
 }
 
-wgt_status wgt_check_tensor(const char *fn, const char *name, const wgt_tensor *t) {
+wgt_status wgt_check_tensor_any_type(const char *fn, const char *name, const wgt_tensor *t) {
     if (!t) return wgt_error_if_clear(WGT_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, name);
     if (!live(t))
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s is not a live tensor (released or not a tensor)", fn, name);
@@ -118,12 +118,18 @@ wgt_status wgt_check_tensor(const char *fn, const char *name, const wgt_tensor *
     if (t->storage->failed)
         return wgt_error(t->storage->failed, "%s: the work computing %s failed: %s", fn, name,
                          t->storage->failed_message ? t->storage->failed_message : wgt_status_name(t->storage->failed));
+    return wgt_check_context(fn, t->storage->ctx);
+}
+
+wgt_status wgt_check_tensor(const char *fn, const char *name, const wgt_tensor *t) {
+    wgt_status st = wgt_check_tensor_any_type(fn, name, t);
+    if (st != WGT_OK) return st;
     if (wgt_dtype_is_block(t->dtype) && !wgt_takes_blocks(fn))
         return wgt_error(WGT_ERR_DTYPE, "%s: %s is %s, a quantized block type, which only the functions of "
                          "docs/quant.md take (wgt_dequantize it first)", fn, name, wgt_dtype_name(t->dtype));
     if (wgt_dtype_is_narrow(t->dtype) && !wgt_takes_narrow(fn)) return narrow_refused(fn, name, t->dtype);
     if (wgt_dtype_is_64bit(t->dtype) && !wgt_takes_int64(fn)) return wgt_int64_refused(fn, name, t->dtype);
-    return wgt_check_context(fn, t->storage->ctx);
+    return WGT_OK;
 }
 
 wgt_status wgt_check_same_context(const char *fn, const wgt_tensor *a, const wgt_tensor *b) {

@@ -189,8 +189,12 @@ wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, in
 wgt_tensor *wgt_tensor_new_view(wgt_tensor *base, int ndim, const int64_t *shape,
                                 const int64_t *strides, int64_t offset);
 /* Validates a tensor argument: not NULL (keeping an earlier error), a real tensor, storage
- * alive, context usable. name is the parameter's name for the message. */
+ * alive, context usable, and a type fn takes (block, narrow and 64-bit types only where fn
+ * is listed for them). name is the parameter's name for the message. */
 wgt_status wgt_check_tensor(const char *fn, const char *name, const wgt_tensor *t);
+/* wgt_check_tensor without the type check, for operands whose types the caller checks
+ * itself (index tensors: i64 and u64 wherever an index is taken, index_narrow.c). */
+wgt_status wgt_check_tensor_any_type(const char *fn, const char *name, const wgt_tensor *t);
 wgt_status wgt_check_context(const char *fn, wgt_context *ctx);
 wgt_status wgt_check_dtype(const char *fn, wgt_dtype dtype);
 wgt_status wgt_check_same_context(const char *fn, const wgt_tensor *a, const wgt_tensor *b);

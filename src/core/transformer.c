@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "node.h"
+#include "indexing.h"
 
 /* Releases a list of intermediate tensors (NULL entries are fine). */
 static void release_all(wgt_tensor **ts, int n) {
@@ -35,7 +35,7 @@ static wgt_tensor *rope_angles(wgt_context *ctx, wgt_tensor *positions, int64_t 
 wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) {
     static const char fn[] = "wgt_rope";
     if (wgt_check_tensor(fn, "x", x) != WGT_OK) return NULL;
-    if (positions && (wgt_check_tensor(fn, "positions", positions) != WGT_OK ||
+    if (positions && (wgt_check_index_tensor(fn, "positions", positions) != WGT_OK ||
                       wgt_check_same_context(fn, x, positions) != WGT_OK))
         return NULL;
     if (!is_float(x->dtype)) {
@@ -56,11 +56,6 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) {
         return NULL;
     }
     if (positions) {
-        if (positions->dtype != WGT_I32 && positions->dtype != WGT_U32) {
-            wgt_error(WGT_ERR_DTYPE, "%s: positions are %s; they must be i32 or u32", fn,
-                      wgt_dtype_name(positions->dtype));
-            return NULL;
-        }
         if (positions->ndim != 1 || positions->shape[0] != seq) {
             char s[256];
             wgt_format_shape(s, sizeof s, positions->ndim, positions->shape);

@@ -77,6 +77,7 @@ wgt_backend *wgt_cpu_backend_create(int threads) {
     be->set_rows = wgt_cpu_set_rows;
     be->scatter_add_rows = wgt_cpu_scatter_add_rows;
     be->index_check = wgt_cpu_index_check;
+    be->index_narrow = wgt_cpu_index_narrow;
     be->unary = wgt_cpu_unary;
     be->cast = wgt_cpu_cast;
     be->reduce = wgt_cpu_reduce;

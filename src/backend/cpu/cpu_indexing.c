@@ -5,25 +5,36 @@
  * strides; set_rows therefore lets the last of repeated indices win simply by writing it
  * last. Indices the core could not check on the host arrive unchecked: a gather writes zeros
  * for a row whose index is out of range, set_rows writes nothing when any index is, and
- * index_check records the first such index for the core to report.
+ * index_check records the first such index for the core to report. index_narrow turns i64 and
+ * u64 indices into the u32 these kernels take, a value out of range into one still out of range.
  */
 #include <string.h>
 
 #include "backend/strided_iter.h"
 #include "cpu_kernels.h"
 
-static int64_t load_index(const wgt_operand *indices, int64_t i) {
+/* Index i's bits, widened to 64 (i32 sign-extended). */
+static uint64_t index_bits(const wgt_operand *indices, int64_t i) {
     int64_t at = indices->offset + i * indices->strides[0];
-    if (indices->dtype == WGT_I32) return ((const int32_t *)indices->host)[at];
-    return ((const uint32_t *)indices->host)[at];
+    switch (indices->dtype) {
+    case WGT_I32: return (uint64_t)(int64_t)((const int32_t *)indices->host)[at];
+    case WGT_U32: return ((const uint32_t *)indices->host)[at];
+    default: return ((const uint64_t *)indices->host)[at]; /* i64, u64 */
+    }
 }
+
+/* Whether the index's bits lie in [0, bound): a u64 past 2^63 is as far out as any. */
+static int in_range(const wgt_operand *indices, uint64_t bits, int64_t bound) {
+    if (indices->dtype != WGT_U64 && (int64_t)bits < 0) return 0;
+    return bits < (uint64_t)bound;
+}
+
+static int64_t load_index(const wgt_operand *indices, int64_t i) { return (int64_t)index_bits(indices, i); }
 
 /* The first position whose index lies outside [0, bound), or -1. */
 static int64_t first_bad(const wgt_operand *indices, int64_t n, int64_t bound) {
-    for (int64_t i = 0; i < n; i++) {
-        int64_t v = load_index(indices, i);
-        if (v < 0 || v >= bound) return i;
-    }
+    for (int64_t i = 0; i < n; i++)
+        if (!in_range(indices, index_bits(indices, i), bound)) return i;
     return -1;
 }
 
@@ -32,8 +43,21 @@ wgt_status wgt_cpu_index_check(wgt_backend *be, const wgt_operand *indices, int6
     (void)be;
     int64_t i = first_bad(indices, indices->shape[0], bound);
     uint32_t *slot = (uint32_t *)record->host + record->offset;
+    uint64_t v = i < 0 ? 0 : index_bits(indices, i);
+    if (wgt_dtype_size(indices->dtype) == 4) v &= 0xffffffffu; /* the record holds 32-bit values in one word */
     slot[0] = i < 0 ? 0xffffffffu : (uint32_t)i;
-    slot[1] = i < 0 ? 0 : ((const uint32_t *)indices->host)[indices->offset + i * indices->strides[0]];
+    slot[1] = (uint32_t)v;
+    slot[2] = (uint32_t)(v >> 32);
+    return WGT_OK;
+}
+
+wgt_status wgt_cpu_index_narrow(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int64_t bound) {
+    (void)be;
+    uint32_t *o = (uint32_t *)out->host + out->offset;
+    for (int64_t i = 0; i < in->shape[0]; i++) {
+        uint64_t v = index_bits(in, i);
+        o[i * out->strides[0]] = in_range(in, v, bound) ? (uint32_t)v : 0xffffffffu;
+    }
     return WGT_OK;
 }
 

@@ -64,6 +64,7 @@ wgt_status wgt_cpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_o
                             const wgt_operand *rows);
 wgt_status wgt_cpu_index_check(wgt_backend *be, const wgt_operand *indices, int64_t bound,
                                const wgt_operand *record);
+wgt_status wgt_cpu_index_narrow(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int64_t bound);
 /* cpu_scatter.c: scatter-add of rows, summed in double */
 wgt_status wgt_cpu_scatter_add_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                                     const wgt_operand *rows);

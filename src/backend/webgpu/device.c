@@ -513,6 +513,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->set_rows = wgt_wgpu_set_rows;
     be->scatter_add_rows = wgt_wgpu_scatter_add_rows;
     be->index_check = wgt_wgpu_index_check;
+    be->index_narrow = wgt_wgpu_index_narrow;
     be->rows = wgt_wgpu_rows;
     be->attention = wgt_wgpu_attention;
     be->attention_fits = wgt_wgpu_attention_fits;

@@ -1,9 +1,11 @@
 /*
  * Row gather, row scatter and index checks on WebGPU (wgsl/gather_rows.wgsl,
- * wgsl/set_rows.wgsl, wgsl/set_rows_pick.wgsl, wgsl/index_check.wgsl). Nothing here reads
- * indices back: gather writes zero rows for indices out of range, set_rows writes nothing
- * when any index is out of range, and index_check writes the first bad position and value
- * into the core's check record, read at the next synchronisation.
+ * wgsl/set_rows.wgsl, wgsl/set_rows_pick.wgsl, wgsl/index_check.wgsl, wgsl/index_narrow.wgsl).
+ * Nothing here reads indices back: gather writes zero rows for indices out of range, set_rows
+ * writes nothing when any index is out of range, and index_check writes the first bad
+ * position and value into the core's check record, read at the next synchronisation.
+ * index_narrow turns i64 and u64 indices (word pairs) into the u32 the row kernels take, so
+ * only it and index_check read 64-bit indices.
  *
  * The row kernels move raw bits and so depend only on the element size: one pipeline for
  * 32-bit types and one for f16, packed two to a word. gather_rows runs one invocation per
@@ -46,15 +48,21 @@ typedef struct {
 typedef struct {
     uint32_t count, offset;
     int32_t stride;
-    uint32_t bound, is_signed, slot, pad[2];
+    uint32_t bound, is_signed, slot, wide, pad;
 } check_params;
+
+typedef struct {
+    uint32_t count, offset;
+    int32_t stride;
+    uint32_t bound;
+} narrow_params;
 
 /* Set_rows with more indices than this runs the pick pass; with fewer each invocation scans
  * them all, which costs less than zeroing a buffer of every dst row. */
 #define SCAN_INDICES 64u
 
 typedef struct {
-    const char *name; /* the template: "gather_rows", "set_rows", "set_rows_pick" or "index_check" */
+    const char *name; /* the template: "gather_rows", "set_rows", "set_rows_pick", "index_check" or "index_narrow" */
     int half;
 } indexing_kernel;
 
@@ -130,11 +138,26 @@ wgt_status wgt_wgpu_index_check(wgt_backend *be, const wgt_operand *indices, int
     p.bound = (uint32_t)bound; /* a table's rows: below 2^31 */
     p.is_signed = indices->dtype == WGT_I32;
     p.slot = (uint32_t)record->offset;
+    p.wide = wgt_dtype_size(indices->dtype) == 8;
     wgt_pipeline *pl;
     wgt_status st = indexing_pipeline(w, "index_check", WGT_U32, 2, &pl);
     if (st != WGT_OK) return st;
     wgt_buffer *buffers[2] = {indices->buffer, record->buffer};
     return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, 1);
+}
+
+wgt_status wgt_wgpu_index_narrow(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int64_t bound) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    if (out->offset != 0 || out->strides[0] != 1 || bound < 0 || bound > 0xffffffffll)
+        return wgt_error(WGT_ERR_INTERNAL, "index_narrow to offset %lld, stride %lld, bound %lld",
+                         (long long)out->offset, (long long)out->strides[0], (long long)bound);
+    narrow_params p = {(uint32_t)in->shape[0], (uint32_t)in->offset, (int32_t)in->strides[0], (uint32_t)bound};
+    if (p.count == 0) return WGT_OK;
+    wgt_pipeline *pl;
+    wgt_status st = indexing_pipeline(w, "index_narrow", WGT_U32, 2, &pl);
+    if (st != WGT_OK) return st;
+    wgt_buffer *buffers[2] = {in->buffer, out->buffer};
+    return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, ((uint64_t)p.count + WORKGROUP_SIZE - 1) / WORKGROUP_SIZE);
 }
 
 wgt_status wgt_wgpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,

@@ -24,19 +24,26 @@ static char *build_quant(wgt_webgpu *w, const void *arg) {
     (void)w;
     const quant_kernel *k = arg;
     const char *text = wgt_wgsl_source(k->name), *blocks_text = wgt_wgsl_source("quant_blocks");
-    const char *product = wgt_wgsl_source("quant_product");
-    if (!text || !blocks_text || !product) return NULL;
+    if (!text || !blocks_text) return NULL;
     const char *q8 = k->q8 ? "true" : "false";
     const char *block_pairs[] = {"Q8", q8, NULL};
-    char *blocks = wgt_wgsl_expand(blocks_text, block_pairs);
-    if (!blocks) return NULL;
+    char *blocks = wgt_wgsl_expand(blocks_text, block_pairs), *product = wgt_wgpu_quant_product("f32", "u32");
+    if (!blocks || !product) {
+        free(blocks), free(product);
+        return NULL;
+    }
     char tm[16];
     snprintf(tm, sizeof tm, "%d", k->tm);
     const char *pairs[] = {"Q8", q8, "HALF", k->half ? "true" : "false", "PICK", k->pick ? "true" : "false",
                            "TM", tm, "INT8", k->int8 ? "true" : "false", "BLOCKS", blocks, "PRODUCT", product, NULL};
     char *out = wgt_wgsl_expand(text, pairs);
-    free(blocks);
+    free(blocks), free(product);
     return out;
+}
+
+char *wgt_wgpu_quant_product(const char *x_type, const char *w_type) {
+    const char *text = wgt_wgsl_source("quant_product"), *pairs[] = {"X_TYPE", x_type, "W_TYPE", w_type, NULL};
+    return text ? wgt_wgsl_expand(text, pairs) : NULL;
 }
 
 static wgt_status quant_pipeline(wgt_webgpu *w, const quant_kernel *k, int storage, wgt_pipeline **out) {
@@ -129,6 +136,8 @@ wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, co
     matmul_params p = {(uint32_t)M, (uint32_t)N, (uint32_t)(wt->shape[1] / QK), (uint32_t)(wt->offset / QK),
                        (uint32_t)(wt->strides[0] / QK), (uint32_t)x->offset, (int32_t)x->strides[0],
                        (int32_t)x->strides[1]};
+    if (matvec && !int8 && wgt_wgpu_quant_wide_fits(x, wt, M))
+        return wgt_wgpu_quant_matvec_wide(w, out, x, wt, &p, sizeof p);
     quant_kernel k = {matvec ? "quant_matvec" : "quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm, int8};
     wgt_pipeline *pl;
     if ((st = quant_pipeline(w, &k, 3, &pl)) != WGT_OK) return st;

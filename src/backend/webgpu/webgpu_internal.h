@@ -446,14 +446,16 @@ wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_
                                 wgt_wgsl_pieces *helpers);
 /* x is the condition, y and z the values; it calls no helpers. */
 wgt_status wgt_wgpu_where_expr(wgt_dtype cond, wgt_dtype a, wgt_dtype b, wgt_dtype out, char *expr, size_t size);
-/* indexing.c: row gather, row scatter and index checks (wgsl/gather_rows.wgsl,
- * wgsl/set_rows.wgsl, wgsl/set_rows_pick.wgsl, wgsl/index_check.wgsl) */
+/* indexing.c: row gather, row scatter, index checks and the narrowing of 64-bit indices
+ * (wgsl/gather_rows.wgsl, wgsl/set_rows.wgsl, wgsl/set_rows_pick.wgsl, wgsl/index_check.wgsl,
+ * wgsl/index_narrow.wgsl) */
 wgt_status wgt_wgpu_gather_rows(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
                                 const wgt_operand *indices);
 wgt_status wgt_wgpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                              const wgt_operand *rows);
 wgt_status wgt_wgpu_index_check(wgt_backend *be, const wgt_operand *indices, int64_t bound,
                                 const wgt_operand *record);
+wgt_status wgt_wgpu_index_narrow(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, int64_t bound);
 /* scatter.c: scatter-add of f32 rows by a counting sort of the indices
  * (wgsl/scatter_add_index.wgsl, wgsl/scatter_add_sum.wgsl) */
 wgt_status wgt_wgpu_scatter_add_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
@@ -467,6 +469,13 @@ wgt_status wgt_wgpu_dequantize(wgt_backend *be, const wgt_operand *out, const wg
                                const wgt_operand *indices);
 wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
                                      const wgt_operand *w, int int8);
+/* wgsl/quant_product.wgsl (the products' parameters and bindings) with x an array of x_type
+ * and w one of w_type; malloc'd, or NULL. */
+char *wgt_wgpu_quant_product(const char *x_type, const char *w_type);
+/* quant_wide.c: x @ w^T for 1 to 3 rows of f32 x where w's rows start on groups of 8 blocks */
+int wgt_wgpu_quant_wide_fits(const wgt_operand *x, const wgt_operand *wt, int64_t rows);
+wgt_status wgt_wgpu_quant_matvec_wide(wgt_webgpu *w, const wgt_operand *out, const wgt_operand *x,
+                                      const wgt_operand *wt, const void *params, uint32_t params_size);
 wgt_status wgt_wgpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
                         uint64_t value_bits);
 /* pad of u32 words with the pad value's words lo and hi: with pairs, odd output words (the

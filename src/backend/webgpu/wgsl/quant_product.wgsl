@@ -1,5 +1,6 @@
-// The quantized products' parameters and bindings (prepended to quant_matmul and
-// quant_matvec, which take the same operands: quant.c fills one struct for both), and the
+// The quantized products' parameters and bindings (prepended to quant_matmul, quant_matvec
+// and quant_matvec_wide, which take the same operands: quant.c fills one struct for all; the
+// wide kernel reads w, and x where it can, 16 bytes at a time), and the
 // rounding with which x is quantized on the fly (as the q8_0 quantizer rounds).
 
 struct Params {
@@ -13,8 +14,8 @@ struct Params {
     x_stride1: i32,
 };
 
-@group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read> wq: array<u32>;
+@group(0) @binding(0) var<storage, read> x: array<{{X_TYPE}}>;
+@group(0) @binding(1) var<storage, read> wq: array<{{W_TYPE}}>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> params: Params;
 

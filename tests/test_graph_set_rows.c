@@ -1,0 +1,101 @@
+/*
+ * wgt_set_rows inside a compiled graph into a tensor that holds data (a KV cache): rows and
+ * indices from graph inputs are written in place at each dispatch, at their place in the
+ * record order (ops recorded before read the old rows, ops after the new ones), the tensor
+ * keeps its data for eager use between dispatches, and indices out of range are reported by
+ * the dispatch that reads them.
+ */
+#include <string.h>
+
+#include "test.h"
+
+enum { ROWS = 5, W = 3 };
+
+TEST_BACKENDS(graph_set_rows_writes_tensor_with_data_in_order) {
+    float init[ROWS * W], want[ROWS * W];
+    for (int i = 0; i < ROWS * W; i++) init[i] = want[i] = (float)(i + 1);
+    int64_t shape[2] = {ROWS, W}, one = 1, rs[2] = {1, W};
+    wgt_tensor *cache = wgt_tensor_from_data(ctx, WGT_F32, 2, shape, init, sizeof init, WGT_USAGE_DEFAULT);
+    wgt_tensor *at = wgt_graph_input(ctx, "at", WGT_I32, 1, &one);
+    wgt_tensor *x = wgt_graph_input(ctx, "x", WGT_F32, 2, rs);
+    /* before: the cache's row sums as the dispatch finds them; after: once x is in. Each
+     * reads the cache beside a graph value (x * 0), so it runs at every dispatch. */
+    wgt_tensor *x0 = wgt_mul_scalar(x, 0.0);
+    wgt_tensor *vb = wgt_add(cache, x0), *before = wgt_sum(vb, 1, (int[]){1}, 0);
+    wgt_tensor *x2 = wgt_mul_scalar(x, 2.0);
+    CHECK(wgt_set_rows(cache, at, x2) == WGT_OK, "%s", wgt_last_error());
+    wgt_tensor *va = wgt_add(cache, x0), *after = wgt_sum(va, 1, (int[]){1}, 0);
+    wgt_binding outs[2] = {{"before", before}, {"after", after}};
+    wgt_graph *g = wgt_graph_build(ctx, 2, outs);
+    CHECK(g, "%s", wgt_last_error());
+    /* The cache keeps its data: an eager read before any dispatch sees the initial rows. */
+    float got[ROWS * W];
+    CHECK(wgt_tensor_read(cache, got, sizeof got) == WGT_OK && !memcmp(got, init, sizeof got), "%s",
+          wgt_last_error());
+    wgt_tensor *ob = wgt_zeros(ctx, WGT_F32, 1, (int64_t[]){ROWS}), *oa = wgt_zeros(ctx, WGT_F32, 1, (int64_t[]){ROWS});
+    const int32_t where[3] = {3, 0, 3};
+    for (int d = 0; d < 3 && g; d++) {
+        float xv[W] = {(float)(10 * d + 1), (float)(10 * d + 2), (float)(10 * d + 3)};
+        wgt_tensor *xt = wgt_tensor_from_data(ctx, WGT_F32, 2, rs, xv, sizeof xv, WGT_USAGE_DEFAULT);
+        wgt_tensor *it = wgt_tensor_from_data(ctx, WGT_I32, 1, &one, &where[d], sizeof where[d], WGT_USAGE_DEFAULT);
+        wgt_binding ins[2] = {{"at", it}, {"x", xt}}, bo[2] = {{"before", ob}, {"after", oa}};
+        CHECK(wgt_graph_dispatch(g, 2, ins, 2, bo) == WGT_OK, "dispatch %d: %s", d, wgt_last_error());
+        float sb[ROWS], sa[ROWS];
+        for (int r = 0; r < ROWS; r++) sb[r] = want[r * W] + want[r * W + 1] + want[r * W + 2];
+        for (int k = 0; k < W; k++) want[where[d] * W + k] = 2 * xv[k];
+        for (int r = 0; r < ROWS; r++) sa[r] = want[r * W] + want[r * W + 1] + want[r * W + 2];
+        float gb[ROWS], ga[ROWS];
+        CHECK(wgt_tensor_read(ob, gb, sizeof gb) == WGT_OK && wgt_tensor_read(oa, ga, sizeof ga) == WGT_OK, "%s",
+              wgt_last_error());
+        for (int r = 0; r < ROWS; r++) {
+            CHECK(gb[r] == sb[r], "dispatch %d: row %d summed %g before the write, want %g", d, r, gb[r], sb[r]);
+            CHECK(ga[r] == sa[r], "dispatch %d: row %d summed %g after the write, want %g", d, r, ga[r], sa[r]);
+        }
+        CHECK(wgt_tensor_read(cache, got, sizeof got) == WGT_OK && !memcmp(got, want, sizeof got),
+              "dispatch %d: the cache after it differs", d);
+        wgt_release(xt), wgt_release(it);
+    }
+    /* An eager write between dispatches is seen by the next one. */
+    float row[W] = {-1, -2, -4};
+    wgt_tensor *rt = wgt_tensor_from_data(ctx, WGT_F32, 2, rs, row, sizeof row, WGT_USAGE_DEFAULT);
+    wgt_tensor *i1 = wgt_tensor_from_data(ctx, WGT_I32, 1, &one, (int32_t[]){1}, sizeof(int32_t), WGT_USAGE_DEFAULT);
+    CHECK(wgt_set_rows(cache, i1, rt) == WGT_OK, "%s", wgt_last_error());
+    for (int k = 0; k < W; k++) want[W + k] = row[k];
+    wgt_tensor *ok_i = wgt_tensor_from_data(ctx, WGT_I32, 1, &one, (int32_t[]){4}, sizeof(int32_t), WGT_USAGE_DEFAULT);
+    wgt_binding ins_ok[2] = {{"at", ok_i}, {"x", rt}}, bo[2] = {{"before", ob}, {"after", oa}};
+    CHECK(g && wgt_graph_dispatch(g, 2, ins_ok, 2, bo) == WGT_OK, "%s", wgt_last_error());
+    for (int k = 0; k < W; k++) want[4 * W + k] = 2 * row[k];
+    CHECK(wgt_tensor_read(cache, got, sizeof got) == WGT_OK && !memcmp(got, want, sizeof got),
+          "the eager write and the last dispatch's row: %s", wgt_last_error());
+    /* An index out of range fails the dispatch that reads it, naming the value; the tensor
+     * it was to write reports that too, as after an eager wgt_set_rows with such indices. */
+    wgt_tensor *bad = wgt_tensor_from_data(ctx, WGT_I32, 1, &one, (int32_t[]){ROWS}, sizeof(int32_t), WGT_USAGE_DEFAULT);
+    wgt_binding ins_bad[2] = {{"at", bad}, {"x", rt}};
+    wgt_status st = g ? wgt_graph_dispatch(g, 2, ins_bad, 2, bo) : WGT_ERR_INTERNAL;
+    float ga[ROWS];
+    if (st == WGT_OK) st = wgt_tensor_read(oa, ga, sizeof ga);
+    CHECK(st == WGT_ERR_INVALID_ARGUMENT && strstr(wgt_last_error(), "index 5"), "an index of %d: %s", ROWS,
+          wgt_last_error());
+    CHECK_ERROR(wgt_tensor_read(cache, got, sizeof got) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "index 5");
+    wgt_graph_release(g);
+    wgt_release(rt), wgt_release(i1), wgt_release(bad), wgt_release(ok_i);
+    wgt_release(ob), wgt_release(oa), wgt_release(before), wgt_release(after), wgt_release(x0), wgt_release(x2);
+    wgt_release(vb), wgt_release(va);
+    wgt_release(at), wgt_release(x), wgt_release(cache);
+}
+
+/* Without a build the recorded write never runs; the context's release drops it. The
+ * context is the test's own: a later build in it would take the write. */
+TEST_BACKENDS(graph_set_rows_unbuilt_write_leaves_the_tensor) {
+    ctx = test_new_context(wgt_context_backend(ctx));
+    if (!ctx) return;
+    float init[4] = {1, 2, 3, 4};
+    int64_t shape[2] = {2, 2}, one = 1, rs[2] = {1, 2};
+    wgt_tensor *cache = wgt_tensor_from_data(ctx, WGT_F32, 2, shape, init, sizeof init, WGT_USAGE_DEFAULT);
+    wgt_tensor *at = wgt_graph_input(ctx, "at", WGT_I32, 1, &one), *x = wgt_graph_input(ctx, "x", WGT_F32, 2, rs);
+    CHECK(wgt_set_rows(cache, at, x) == WGT_OK, "%s", wgt_last_error());
+    float got[4];
+    CHECK(wgt_tensor_read(cache, got, sizeof got) == WGT_OK && !memcmp(got, init, sizeof got), "%s", wgt_last_error());
+    wgt_release(at), wgt_release(x), wgt_release(cache);
+    wgt_context_release(ctx);
+}
