@@ -190,7 +190,8 @@ FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS
 # run explores afresh.
 FUZZ_SEED ?=
 FUZZ_ARGS += $(if $(FUZZ_SEED),-seed=$(FUZZ_SEED))
-fuzz_seed_bytes = $(if $(FUZZ_SEED),python3 -c "import random, sys; \
+# (No commas in the Python text: $(if) would split it there.)
+fuzz_seed_bytes = $(if $(FUZZ_SEED),python3 -c "import random; import sys; \
 	sys.stdout.buffer.write(random.Random($(FUZZ_SEED) * 1000 + $(1)).randbytes(1024))",head -c 1024 /dev/urandom)
 
 # $(call fuzz_run,backend,seconds,corpus,more libFuzzer flags)

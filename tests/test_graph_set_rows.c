@@ -99,3 +99,35 @@ TEST_BACKENDS(graph_set_rows_unbuilt_write_leaves_the_tensor) {
     wgt_release(at), wgt_release(x), wgt_release(cache);
     wgt_context_release(ctx);
 }
+
+/* A waiting write nobody can see any more (its tensor released before any build) is dropped
+ * with what it holds: the graph inputs' names are free again and no device memory stays in
+ * use. While the tensor lives, the write waits and holds its inputs. (Found by fuzz_api: rows
+ * computed from a graph input set into a tensor with data, then everything released.) */
+TEST_BACKENDS(graph_set_rows_unseen_write_is_dropped) {
+    int64_t two = 2, four = 4;
+    const int32_t at[2] = {1, 3};
+    for (int keep_indices = 0; keep_indices < 2; keep_indices++) {
+        wgt_tensor *x = wgt_graph_input(ctx, "x", WGT_F32, 1, &two);
+        const float zero[4] = {0};
+        wgt_tensor *z = wgt_tensor_from_data(ctx, WGT_F32, 1, &four, zero, sizeof zero, WGT_USAGE_DEFAULT);
+        wgt_tensor *idx = wgt_tensor_from_data(ctx, WGT_I32, 1, &two, at, sizeof at, WGT_USAGE_DEFAULT);
+        wgt_tensor *y = wgt_neg(x);
+        CHECK(x && z && idx && y && wgt_set_rows(z, idx, y) == WGT_OK, "%s", wgt_last_error());
+        wgt_release(x), wgt_release(y);
+        if (!keep_indices) wgt_release(idx);
+        /* z holds the write: the input's name is still taken. */
+        wgt_tensor *again = wgt_graph_input(ctx, "x", WGT_F32, 1, &two);
+        CHECK(!again && wgt_last_status() == WGT_ERR_INVALID_ARGUMENT, "the pending write's input was freed early");
+        wgt_release(again);
+        wgt_clear_error();
+        wgt_release(z);
+        if (keep_indices) wgt_release(idx);
+        again = wgt_graph_input(ctx, "x", WGT_F32, 1, &two);
+        CHECK(again, "after its destination's release the write still holds input 'x': %s", wgt_last_error());
+        wgt_release(again);
+        wgt_stats st;
+        CHECK(wgt_context_sync(ctx) == WGT_OK && wgt_context_stats(ctx, &st) == WGT_OK && st.device_bytes_in_use == 0,
+              "%llu device bytes in use after everything was released", (unsigned long long)st.device_bytes_in_use);
+    }
+}

@@ -90,3 +90,20 @@ test-wasm-run: web/demo/data/digits.csv.gz
 	$(WASM_NODE) web/tests/run_browser.mjs $(WASM_BROWSER_TESTS)
 	$(WASM_NODE) web/tests/run_demo.mjs 3 $(WASM_BUILD)/demo.png
 	$(WASM_NODE) --expose-gc --test web/tests/api/*.test.mjs
+
+# ---- the JavaScript path beside the native one: bench/kernels_bench.c (docs/web.md, "Benchmarks")
+# One program built natively (against the static library; kernels_bench_plain with
+# web/c/plain_blas.c in place of the system BLAS, to run where none is installed) and as a
+# WASI program that web/bench/run_bench.mjs runs in Node over the JS WebGPU import table.
+.PHONY: bench-web
+bench-web: $(BUILD)/kernels_bench $(BUILD)/kernels_bench_plain $(WASM_BUILD)/kernels_bench.wasm
+
+$(BUILD)/kernels_bench: bench/kernels_bench.c src/core/gpu_timing.h $(BUILD)/libwgtensor.a
+	$(CC) $(CFLAGS) $(CPPFLAGS_ALL) $(WARN) -o $@ $< $(BUILD)/libwgtensor.a $(LDLIBS)
+
+$(BUILD)/kernels_bench_plain: bench/kernels_bench.c web/c/plain_blas.c src/core/gpu_timing.h $(BUILD)/libwgtensor.a
+	$(CC) $(CFLAGS) -D_GNU_SOURCE -Iinclude -Isrc -Iweb/c/include $(WARN) -o $@ $< web/c/plain_blas.c \
+		$(BUILD)/libwgtensor.a -lm -ldl -lpthread
+
+$(WASM_BUILD)/kernels_bench.wasm: bench/kernels_bench.c src/core/gpu_timing.h $(WASM_LIB_OBJ)
+	$(WASM_CC) $(WASM_FLAGS) $(WASM_CPPFLAGS) $(WARN) -o $@ $< $(WASM_LIB_OBJ) $(WASM_LDFLAGS)

@@ -17,6 +17,11 @@ export interface InitOptions {
   adapter?: string | number | null;
   /** false: the notice on stderr when auto falls back to the CPU is printed. */
   quiet?: boolean;
+  /** Node with the npm package `webgpu` only (a browser refuses it), off by default: Dawn's
+   * unsafe features (allow_unsafe_apis, vulkan_enable_f16_on_nvidia, use_vulkan_memory_model),
+   * for shader-f16 on NVIDIA and f16 matrix products through subgroup matrices. Chosen by
+   * the first init of the process. */
+  unsafeNvidiaF16?: boolean;
 }
 /** Loads the library (once; wgtensor.wasm beside the module) and creates a context. */
 export function init(options?: InitOptions): Promise<Context>;

@@ -41,7 +41,7 @@ export class WgtError extends Error {
 
 let lib = null; // the one instance of the library this module drives
 
-async function load({ gpu, gpuName, why }) {
+async function load({ gpu, gpuName, why, unsafe = false }) {
   // Without JSPI nothing can wait for a GPU: the CPU backend still works, WebGPU says why not.
   const jspi = typeof WebAssembly.promising === "function" && typeof WebAssembly.Suspending === "function";
   if (gpu && !jspi) {
@@ -51,7 +51,7 @@ async function load({ gpu, gpuName, why }) {
   const url = new URL("./wgtensor.wasm", import.meta.url);
   const bytes = isNode ? (await import("node:fs")).readFileSync(url) : await (await fetch(url)).arrayBuffer();
   let busy = false;
-  const wg = webgpuImports({ gpu, name: gpuName, why, canSuspend: () => busy });
+  const wg = webgpuImports({ gpu, name: gpuName, why, canSuspend: () => busy, subgroupMatrix: unsafe });
   let wasi;
   if (isNode) {
     const { nodeWasi } = await import("./src/wasi_node.js");
@@ -72,6 +72,7 @@ async function load({ gpu, gpuName, why }) {
     wg,
     hasGPU: !!gpu,
     why,
+    unsafe,
     L: layouts(instance),
     dv: () => new DataView(x.memory.buffer),
     u8: () => new Uint8Array(x.memory.buffer),
@@ -116,27 +117,44 @@ async function load({ gpu, gpuName, why }) {
   return l;
 }
 
-async function findGPU() {
+async function findGPU(unsafe) {
   if (!isNode) return navigator.gpu ? { gpu: navigator.gpu, gpuName: "navigator.gpu" } : { gpu: null, why: "this browser has no navigator.gpu" };
-  const { nodeGPU } = await import("./src/node_gpu.js");
+  const { nodeGPU, UNSAFE_NVIDIA_F16 } = await import("./src/node_gpu.js");
   try {
-    const { gpu, name } = await nodeGPU();
-    return { gpu, gpuName: name };
+    const { gpu, name } = await nodeGPU({ toggles: unsafe ? [UNSAFE_NVIDIA_F16] : [] });
+    return { gpu, gpuName: unsafe ? `${name}, unsafe f16 and subgroup matrices` : name };
   } catch (e) {
     return { gpu: null, why: e.message }; // auto then runs on the CPU, as natively without a GPU
   }
 }
 
+// unsafeNvidiaF16 is a Dawn setting of the npm `webgpu` package: a page cannot change what its
+// browser's WebGPU allows, and the library's GPU is chosen once, when it first loads.
+function checkUnsafe(unsafe) {
+  if (typeof unsafe !== "boolean")
+    throw new WgtError(`init: unsafeNvidiaF16 must be true or false, not ${typeof unsafe}`, "invalid argument");
+  if (unsafe && !isNode)
+    throw new WgtError("init: unsafeNvidiaF16 is for Node with the npm package `webgpu` (Dawn's unsafe features); " +
+      "a browser's WebGPU cannot be given it", "invalid argument");
+  if (lib && unsafe !== lib.unsafe)
+    throw new WgtError(`init: unsafeNvidiaF16 ${unsafe} after the library was loaded with ${lib.unsafe}: ` +
+      "it is chosen by the first init of the process", "invalid argument");
+}
+
 /**
  * Loads the library (once) and creates a context.
  * backend: "auto" (WebGPU where it works, else the CPU), "webgpu" or "cpu";
- * adapter: an index ("1") or a substring of an adapter's name.
+ * adapter: an index ("1") or a substring of an adapter's name;
+ * unsafeNvidiaF16 (Node only, off by default): Dawn's unsafe features, for shader-f16 on
+ * NVIDIA and f16 matrix products through subgroup matrices (tensor cores); chosen by the
+ * first init of the process.
  */
-export async function init({ backend = "auto", adapter = null, quiet = true } = {}) {
+export async function init({ backend = "auto", adapter = null, quiet = true, unsafeNvidiaF16 = false } = {}) {
   if (!(backend in BACKENDS)) throw new WgtError(`init: unknown backend "${backend}" (auto, webgpu or cpu)`, "invalid argument");
+  checkUnsafe(unsafeNvidiaF16);
   // The library is loaded once, with the runtime's GPU where there is one: a later context may
   // ask for another backend. Without one, a WebGPU context fails with the reason.
-  if (!lib) lib = await load(await findGPU());
+  if (!lib) lib = await load({ ...(await findGPU(unsafeNvidiaF16)), unsafe: unsafeNvidiaF16 });
   if (backend === "webgpu" && !lib.hasGPU) throw new WgtError(`init: no WebGPU: ${lib.why}`, "backend unavailable");
   // wgt_context_options, zeroes being the defaults.
   const L = lib.L, opts = lib.alloc(L.wgt_context_options);

@@ -383,8 +383,7 @@ wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *o
         goto fail;
     for (int i = 0; i < nmade; i++) wgt_release(made[i]);
     /* The graph holds the updates now, and runs their hooks. */
-    for (int i = 0; i < ctx->nupdates; i++) wgt_node_release(ctx->updates[i]);
-    ctx->nupdates = 0;
+    wgt_graph_updates_taken(ctx);
     g->hooks = ctx->hooks;
     g->nhooks = ctx->nhooks;
     ctx->hooks = NULL;

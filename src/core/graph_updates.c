@@ -13,6 +13,10 @@
  *
  * An op whose operands all hold data runs once, when recorded: a value that the updates
  * change must be read through wgt_graph_read to be read afresh at each dispatch.
+ *
+ * A waiting update whose destination nobody else holds any more (the tensor released, no
+ * recorded op reading it) can never be seen: it is dropped at that release, with what it holds
+ * (graph inputs included, whose names become free again).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +53,7 @@ wgt_status wgt_record_graph_update(wgt_context *ctx, const char *fn, wgt_tensor 
     n->symbolic = 1;
     n->update = 1;
     d->refs++;
+    d->update_refs++;
     src->storage->refs++;
     ctx->updates[ctx->nupdates++] = n;
     return WGT_OK;
@@ -66,8 +71,35 @@ wgt_status wgt_graph_update_in_place(wgt_context *ctx, wgt_node *n) {
     n->update = 1;
     for (int i = 0; i < n->nargs; i++)
         if (n->args[i].storage) n->args[i].storage->refs++;
+    n->args[0].storage->update_refs++;
     ctx->updates[ctx->nupdates++] = n;
     return WGT_OK;
+}
+
+void wgt_graph_updates_drop_into(wgt_storage *s) {
+    wgt_context *ctx = s->ctx;
+    wgt_node *dead[16];
+    int ndead = 0, kept = 0;
+    /* Out of the list first (the releases below may come back here), a few at a time. */
+    for (int i = 0; i < ctx->nupdates; i++) {
+        wgt_node *n = ctx->updates[i];
+        if (n->args[0].storage == s && ndead < (int)(sizeof dead / sizeof dead[0])) {
+            s->update_refs--;
+            dead[ndead++] = n;
+        } else {
+            ctx->updates[kept++] = n;
+        }
+    }
+    ctx->nupdates = kept;
+    s->refs++; /* s must outlive the loop: it may hold more updates than one pass takes */
+    for (int i = 0; i < ndead; i++) wgt_node_release(dead[i]);
+    wgt_storage_release(s);
+}
+
+void wgt_graph_updates_taken(wgt_context *ctx) {
+    for (int i = 0; i < ctx->nupdates; i++) ctx->updates[i]->args[0].storage->update_refs--;
+    for (int i = 0; i < ctx->nupdates; i++) wgt_node_release(ctx->updates[i]);
+    ctx->nupdates = 0;
 }
 
 wgt_tensor *wgt_graph_read(const char *fn, wgt_tensor *t) {
@@ -99,7 +131,7 @@ wgt_status wgt_graph_hook_add(wgt_context *ctx, const char *fn, wgt_graph_hook h
 }
 
 void wgt_graph_updates_drop(wgt_context *ctx) {
-    for (int i = 0; i < ctx->nupdates; i++) wgt_node_release(ctx->updates[i]);
+    wgt_graph_updates_taken(ctx);
     for (int i = 0; i < ctx->nhooks; i++) ctx->hooks[i].release(ctx->hooks[i].arg);
     free(ctx->updates);
     free(ctx->hooks);

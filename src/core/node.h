@@ -229,6 +229,11 @@ wgt_status wgt_record_graph_update(wgt_context *ctx, const char *fn, wgt_tensor 
  * storage with data, as such an update: every dispatch of the next build runs it at its place
  * in the record order. On failure n is freed. */
 wgt_status wgt_graph_update_in_place(wgt_context *ctx, wgt_node *n);
+/* Drops the waiting updates that write s (held by nothing else: refs == update_refs). */
+void wgt_graph_updates_drop_into(wgt_storage *s);
+/* The waiting updates leave the context (a build holds them now): releases the context's
+ * references. */
+void wgt_graph_updates_taken(wgt_context *ctx);
 /* A graph value holding t's contents as they are when a dispatch runs (an op over tensors
  * with data alone runs once, when recorded). NULL when out of memory. */
 wgt_tensor *wgt_graph_read(const char *fn, wgt_tensor *t);

@@ -44,7 +44,11 @@ void wgt_storage_destroy_data(wgt_storage *s) {
 }
 
 void wgt_storage_release(wgt_storage *s) {
-    if (!s || --s->refs > 0) return;
+    if (!s) return;
+    if (--s->refs > 0) {
+        if (s->refs == s->update_refs) wgt_graph_updates_drop_into(s); /* only waiting updates hold it */
+        return;
+    }
     wgt_context *ctx = s->ctx;
     wgt_storage_destroy_data(s);
     if (s->input_name) { /* a placeholder: its name becomes free again */

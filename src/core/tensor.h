@@ -62,6 +62,9 @@ typedef struct wgt_storage {
 
     /* Lazy evaluation (lazy.c). */
     int node_refs;       /* references held by pending nodes */
+    int update_refs;     /* references held as the destination of in-place updates waiting in the
+                          * context for a build (graph_updates.c): when only they hold it, no one
+                          * can see what they would write, and they are dropped */
     int pending_writers; /* pending nodes that write it */
     int pending_readers; /* pending nodes that read it */
     int symbolic;        /* computed from a graph input: it holds no data outside a graph */

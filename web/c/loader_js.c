@@ -21,6 +21,12 @@ WGT_WGPU_FUNCTIONS(WGT_IMPORT)
 __attribute__((import_module("wgpu"), import_name("wgtjsDescribe"))) int wgtjsDescribe(char *name, size_t name_size,
                                                                                      char *why, size_t why_size);
 
+/* The adapter's subgroup-matrix configurations (adapter.info.subgroupMatrixConfigs), five
+ * u32 each (component type, result type, M, N, K as wgt_wgpu_sgm_config), at most max of
+ * them; their count. None unless the page asked for the unsafe features (web/src/node_gpu.js). */
+__attribute__((import_module("wgpu"), import_name("wgtjsSubgroupMatrixConfigs"))) uint32_t
+wgtjsSubgroupMatrixConfigs(WGPUAdapter adapter, uint32_t *out, uint32_t max);
+
 static wgpu_procs procs;
 
 const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, size_t loaded_size) {
@@ -48,3 +54,11 @@ const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, si
 /* The allocator, for the JS side: strings it hands to C callbacks live in wasm memory. */
 __attribute__((export_name("wgt_js_alloc"))) void *wgt_js_alloc(size_t n) { return malloc(n ? n : 1); }
 __attribute__((export_name("wgt_js_free"))) void wgt_js_free(void *p) { free(p); }
+
+uint32_t wgt_wgpu_subgroup_matrix_configs(const wgpu_procs *p, WGPUAdapter adapter, wgt_wgpu_sgm_config *out,
+                                          uint32_t max) {
+    (void)p;
+    _Static_assert(sizeof(wgt_wgpu_sgm_config) == 5 * sizeof(uint32_t), "five u32 per configuration");
+    uint32_t n = wgtjsSubgroupMatrixConfigs(adapter, (uint32_t *)out, max);
+    return n < max ? n : max;
+}

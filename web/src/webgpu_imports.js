@@ -78,8 +78,12 @@ export function layouts(instance) {
  * canSuspend() says whether the current call into wasm came through WebAssembly.promising:
  * only then may a wait suspend; otherwise it answers from what has already settled (a
  * Suspending import that returns a plain value does not suspend).
+ * subgroupMatrix says whether the experimental chromium-experimental-subgroup-matrix feature
+ * is shown to C (only where the caller turned on Dawn's unsafe features on purpose); hidden,
+ * C never asks for it and its configurations read as none.
  */
-export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGPU in this runtime", canSuspend = () => true }) {
+export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGPU in this runtime", canSuspend = () => true,
+  subgroupMatrix = false }) {
   // Without JSPI nothing can wait for the GPU: WebGPU is then unavailable, with the reason.
   const jspi = typeof WebAssembly.Suspending === "function";
   if (gpu && !jspi) {
@@ -202,7 +206,11 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
     }
     return out;
   };
-  const features = (set) => [...set].filter((f) => f in FEATURES).map((f) => FEATURES[f]);
+  const shown = (f) => f in FEATURES && (subgroupMatrix || f !== "chromium-experimental-subgroup-matrix");
+  const features = (set) => [...set].filter(shown).map((f) => FEATURES[f]);
+  const has = (set, f) => (FEATURE_NAMES[f] && shown(FEATURE_NAMES[f]) && set.has(FEATURE_NAMES[f]) ? 1 : 0);
+  // GPUSubgroupMatrixComponentType -> the numbers of wgt_wgpu_sgm_config (webgpu_internal.h).
+  const COMPONENT = { f32: 1, f16: 2, u32: 3, i32: 4, u8: 5, i8: 6 };
 
   const imports = {
     wgtjsDescribe(namePtr, nameSize, whyPtr, whySize) {
@@ -297,7 +305,15 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
       setU32(p + off("WGPUSupportedFeatures.featureCount"), list.length);
       setU32(p + off("WGPUSupportedFeatures.features"), arr);
     },
-    wgpuAdapterHasFeature: (a, f) => (FEATURE_NAMES[f] && get(a).features.has(FEATURE_NAMES[f]) ? 1 : 0),
+    wgpuAdapterHasFeature: (a, f) => has(get(a).features, f),
+    wgtjsSubgroupMatrixConfigs(a, out, max) {
+      const adapter = get(a);
+      if (!subgroupMatrix || !adapter.features.has("chromium-experimental-subgroup-matrix")) return 0;
+      const configs = [...(adapter.info?.subgroupMatrixConfigs ?? [])].slice(0, max);
+      configs.forEach((c, k) => [COMPONENT[c.componentType] ?? 0, COMPONENT[c.resultComponentType] ?? 0, c.M, c.N, c.K]
+        .forEach((v, j) => setU32(out + 20 * k + 4 * j, v)));
+      return configs.length;
+    },
     wgpuSupportedFeaturesFreeMembers: (p) => dealloc(u32(p + off("WGPUSupportedFeatures.features"))),
     wgpuAdapterRequestDevice(a, desc, cbp) {
       const info = callbackInfo(cbp), adapter = get(a);
@@ -348,7 +364,7 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
     wgpuAdapterRelease: drop,
 
     wgpuDeviceGetLimits: (d, p) => writeLimits(p, get(d).limits),
-    wgpuDeviceHasFeature: (d, f) => (FEATURE_NAMES[f] && get(d).features.has(FEATURE_NAMES[f]) ? 1 : 0),
+    wgpuDeviceHasFeature: (d, f) => has(get(d).features, f),
     wgpuDeviceGetQueue: (d) => handle({ kind: "queue", js: get(d).queue }),
     wgpuDeviceCreateBuffer(d, desc) {
       const usage = Number(u64(desc + off("WGPUBufferDescriptor.usage")));

@@ -285,6 +285,10 @@ static wgt_status create_device(wgt_webgpu *w) {
     size_t nreq = 0;
     for (size_t i = 0; i < sizeof wanted / sizeof *wanted; i++)
         if (p->wgpuAdapterHasFeature(w->adapter.adapter, wanted[i])) required[nreq++] = wanted[i];
+    /* Subgroup matrices only where the f16 kernel has a configuration to be built for. */
+    int sgm = wgt_wgpu_sgmatrix_choose(w);
+    if (sgm < 0) return WGT_ERR_INVALID_ARGUMENT;
+    if (sgm) required[nreq++] = WGPU_FEATURE_SUBGROUP_MATRIX;
 
     WGPUDeviceDescriptor desc = {0};
     desc.label = wgpu_str("wgtensor");
@@ -425,6 +429,13 @@ static char *webgpu_describe(wgt_backend *be) {
     ADD("features used: shader-f16 %s, subgroups %s, timestamp-query %s, subgroup-matrix %s\n",
         w->has_f16 ? "yes" : "no", w->has_subgroups ? "yes" : "no", w->has_timestamp ? "yes" : "no",
         w->has_subgroup_matrix ? "offered" : "no");
+    ADD("subgroup matrices: %s\n", w->sgm_note);
+    for (uint32_t i = 0; i < w->sgm_config_count; i++) {
+        static const char *const types[] = {"?", "f32", "f16", "u32", "i32", "u8", "i8"};
+        const wgt_wgpu_sgm_config *c = &w->sgm_configs[i];
+        ADD("  %ux%ux%u %s -> %s\n", c->M, c->N, c->K, types[c->component < 7 ? c->component : 0],
+            types[c->result < 7 ? c->result : 0]);
+    }
     ADD("all adapter features:");
     for (size_t i = 0; i < w->feature_count; i++) {
         const char *n = feature_name(w->features[i]);
@@ -540,6 +551,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->max_workgroups_per_dim = l->maxComputeWorkgroupsPerDimension ? l->maxComputeWorkgroupsPerDimension : 65535;
     be->buffer_wrap = wgt_wgpu_buffer_wrap;
     be->device_handle = wgt_wgpu_device_handle;
+    wgt_wgpu_sgmatrix_probe(w); /* with the table complete: it runs a product */
     return be;
 fail:
     if (w->p) {

@@ -191,3 +191,16 @@ const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, si
     pthread_mutex_unlock(&loader_lock);
     return procs;
 }
+
+/* The Dawn we load natively answers subgroup-matrix configurations through a struct chained
+ * to its adapter info, under an sType this build's table does not pin down (see
+ * wgt_wgpu_subgroup_matrix_configs in webgpu_internal.h); it also refuses shader-f16 on the
+ * NVIDIA GPUs that offer the feature, so the f16 kernel could not run here anyway. */
+uint32_t wgt_wgpu_subgroup_matrix_configs(const wgpu_procs *p, WGPUAdapter adapter, wgt_wgpu_sgm_config *out,
+                                          uint32_t max) {
+    (void)p;
+    (void)adapter;
+    (void)out;
+    (void)max;
+    return 0;
+}

@@ -1,7 +1,9 @@
 /*
  * Matrix multiplication on WebGPU (wgsl/matmul.wgsl): out [batch..., M, N] = a [batch..., M, K]
- * @ b [batch..., K, N] with a and b read in place through their strides. The host picks a
- * kernel per call, and that kernel's variant (each variant is its own pipeline):
+ * @ b [batch..., K, N] with a and b read in place through their strides. f16 products go to
+ * matmul_sgmatrix.c instead where the device multiplies through subgroup matrices (tensor
+ * cores) and the product is not a few rows or columns. Otherwise the host picks a kernel per
+ * call, and that kernel's variant (each variant is its own pipeline):
  *
  * - rows, for products with few rows (M <= 32; N = 1 runs as the transposed product, whose
  *   output has the same flat layout): a workgroup streams b for up to 256 columns against up
@@ -996,6 +998,8 @@ wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_op
     if (total > INT32_MAX || (uint64_t)K > INT32_MAX)
         return wgt_error(WGT_ERR_LIMIT, "matmul of %llu outputs over K = %lld is beyond 32-bit indexing",
                          (unsigned long long)total, (long long)K);
+    /* f16 products on tensor cores where the device has subgroup matrices (matmul_sgmatrix.c). */
+    if (wgt_wgpu_sgmatrix_takes(w, out, a, b)) return wgt_wgpu_matmul_sgmatrix(w, out, a, b);
     int bnd = nd - 2;
     p.K = (uint32_t)K;
     p.batch = (uint32_t)batch;

@@ -75,6 +75,13 @@ typedef struct wgt_wgpu_result {
 #define WGT_WGPU_UPLOAD_PIECE (8ull << 20)
 #define WGT_WGPU_UPLOAD_DIRECT_MAX (4ull << 20)
 
+/* A subgroup-matrix configuration the adapter offers (the JS API's GPUSubgroupMatrixConfig):
+ * component types of the operands and of the result (WGT_WGPU_SGM_* below), and the shape
+ * M x N x K of one product. */
+enum { WGT_WGPU_SGM_F32 = 1, WGT_WGPU_SGM_F16, WGT_WGPU_SGM_U32, WGT_WGPU_SGM_I32, WGT_WGPU_SGM_U8, WGT_WGPU_SGM_I8 };
+typedef struct { uint32_t component, result, M, N, K; } wgt_wgpu_sgm_config;
+#define WGT_WGPU_SGM_MAX_CONFIGS 16
+
 typedef struct wgt_webgpu {
     wgt_backend base; /* first, so a wgt_backend* is a wgt_webgpu* */
     const wgpu_procs *p;
@@ -90,6 +97,17 @@ typedef struct wgt_webgpu {
     uint32_t features[64];
     size_t feature_count;
     int has_f16, has_subgroups, has_timestamp, has_subgroup_matrix;
+    /* f16 matrix products through subgroup matrices (matmul_sgmatrix.c): the adapter's
+     * configurations, the one the kernel is built for (-1: none fits), and whether the device
+     * has the feature and the kernel passed its self-test; else why not (wgt_context_describe). */
+    wgt_wgpu_sgm_config sgm_configs[WGT_WGPU_SGM_MAX_CONFIGS];
+    uint32_t sgm_config_count;
+    int sgm_chosen;
+    int sgm_usable;
+    int sgm_emulated; /* WGT_SGMATRIX_EMULATE=1: the kernel in plain WGSL, for tests */
+    int sgm_old_builtins; /* the load and store spelled as older Tint takes them */
+    uint32_t sgm_tile[5];  /* WGT_SGMATRIX_TILE (BM, BN, BK, WM, WN), zeros where unset */
+    char sgm_note[200];
     /* Compute units the matrix product balances its tiles over (0: unknown, tiles go out
      * whole), and where the count came from: "given" (the option or WGT_COMPUTE_UNITS) or "known adapter". */
     uint32_t compute_units;
@@ -206,6 +224,12 @@ void wgt_wgpu_copy_string(char *dst, size_t size, WGPUStringView v);
 
 /* loader.c */
 const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, size_t loaded_size);
+
+/* The adapter's subgroup-matrix configurations, at most max; 0 where the webgpu.h in use
+ * cannot say (the native loader: the build we load reports them through a chained struct
+ * whose sType we have not verified, and offers no shader-f16 on the GPUs that have them). */
+uint32_t wgt_wgpu_subgroup_matrix_configs(const wgpu_procs *p, WGPUAdapter adapter, wgt_wgpu_sgm_config *out,
+                                          uint32_t max);
 
 /* adapters.c */
 WGPUInstance wgt_wgpu_create_instance(const wgpu_procs *p, int *timed_wait);
@@ -409,6 +433,16 @@ wgt_status wgt_wgpu_searchsorted(wgt_backend *be, const wgt_operand *out, const 
 wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);
 /* matmul.c: tiled and matrix-vector matmul kernels (wgsl/matmul.wgsl) */
 wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
+/* matmul_sgmatrix.c: f16 products through subgroup matrices. choose reads the adapter's
+ * configurations before the device is made and says whether to ask for the feature (1), not
+ * (0), or that a WGT_SGMATRIX* variable is malformed (-1, the error set); probe
+ * runs the kernel once on the new device (a bounded wait, exact values checked) and leaves
+ * sgm_usable set only if it passed; takes says whether wgt_wgpu_matmul should hand it this
+ * product, and run records it. */
+int wgt_wgpu_sgmatrix_choose(wgt_webgpu *w);
+void wgt_wgpu_sgmatrix_probe(wgt_webgpu *w);
+int wgt_wgpu_sgmatrix_takes(const wgt_webgpu *w, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
+wgt_status wgt_wgpu_matmul_sgmatrix(wgt_webgpu *w, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
 /* conv.c: the general convolution as an implicit GEMM */
 wgt_status wgt_wgpu_conv(wgt_backend *be, const wgt_operand *out, const wgt_operand *x, const wgt_operand *w,
                          const int64_t *params);
