@@ -97,10 +97,6 @@ static const wgt_wgsl_piece pow_f32 = {
  * below 2^-64 is scaled up by 2^64 first (exactly; subnormals from their bits), because the
  * builtin divides one by the other: atan2(1e-44, 3e-44) gave pi/2, not 0.32. */
 static const wgt_wgsl_piece atan2_f32 = {
-    "fn wgt_scale_up64(v: f32) -> f32 {\n"
-    "    if (wgt_is_subnormal(v)) { return wgt_subnormal_scaled(v) * 1099511627776.0; }\n" /* 2^24 2^40 */
-    "    return v * 18446744073709551616.0;\n" /* 2^64 */
-    "}\n"
     "fn wgt_atan2(y: f32, x: f32) -> f32 {\n"
     "    if (wgt_is_nan(y) || wgt_is_nan(x)) { return wgt_nan(); }\n"
     "    let pi = bitcast<f32>(0x40490fdbu);\n"
@@ -155,13 +151,35 @@ const wgt_wgsl_piece wgt_wgsl_mod_f32 = {
     "    else { mx = mx >> u32(1 - ex); }\n"
     "    return bitcast<f32>(mx | sx);\n"
     "}\n"
+    /* Zeros and signs on the bits, and a subnormal remainder moved to y's side at 2^64 its
+     * size: a GPU may compare a subnormal as zero and flush it in a sum (NVIDIA's does), which
+     * gave NaN for a subnormal y and y itself, or +0, for m + y. */
     "fn wgt_mod(x: f32, y: f32) -> f32 {\n"
-    "    if (wgt_is_nan(x) || wgt_is_nan(y) || wgt_is_inf(x) || y == 0.0) { return wgt_nan(); }\n"
+    "    if (wgt_is_nan(x) || wgt_is_nan(y) || wgt_is_inf(x) || wgt_is_zero(y)) { return wgt_nan(); }\n"
     "    let m = wgt_fmod(x, y);\n"
-    "    if (m == 0.0) { return wgt_with_sign(0.0, wgt_sign_bit(y)); }\n"
-    "    return select(m, m + y, (m < 0.0) != (y < 0.0));\n"
+    "    if (wgt_is_zero(m)) { return wgt_with_sign(0.0, wgt_sign_bit(y)); }\n"
+    "    if (wgt_sign_bit(m) == wgt_sign_bit(y)) { return m; }\n"
+    "    if (wgt_is_subnormal(m) && (bitcast<u32>(y) & 0x7fffffffu) < 0x5f800000u) {\n" /* |y| < 2^64 */
+    "        return (wgt_scale_up64(m) + wgt_scale_up64(y)) * 5.421010862427522e-20;\n" /* 2^-64 */
+    "    }\n"
+    "    return m + y;\n"
     "}\n",
-    {&wgt_wgsl_float_bits}};
+    {&wgt_wgsl_subnormal}};
+
+/* x / y, the builtin's quotient, kept out of the ranges where a GPU that flushes subnormals
+ * and divides as x * (1 / y) gives 0 or infinity (NVIDIA's does): beyond 2^126 the reciprocal
+ * of y is subnormal (3e38 / 3e38 gave 0), so both operands are scaled by 1/4 first; a
+ * subnormal operand reads as zero (1e-40 / 2e-40 gave NaN), so both are scaled by 2^64 from
+ * their bits, which leaves the quotient as it is (or takes an operand to infinity only where
+ * the quotient overflows or underflows anyway). */
+static const wgt_wgsl_piece div_f32 = {
+    "fn wgt_fdiv(x: f32, y: f32) -> f32 {\n"
+    "    let ay = bitcast<u32>(y) & 0x7fffffffu;\n"
+    "    if (ay >= 0x7e800000u && ay < 0x7f800000u) { return (x * 0.25) / (y * 0.25); }\n"
+    "    if (wgt_is_subnormal(x) || wgt_is_subnormal(y)) { return wgt_scale_up64(x) / wgt_scale_up64(y); }\n"
+    "    return x / y;\n"
+    "}\n",
+    {&wgt_wgsl_subnormal}};
 
 /* NumPy's choice: the first NaN wins, and an ordered pair picks by comparison (so the
  * sign of a zero result matches the CPU too). */
@@ -255,7 +273,10 @@ wgt_status wgt_wgpu_binary_expr(wgt_binary_op op, wgt_dtype a, wgt_dtype b, wgt_
     case WGT_BINARY_SUB: e = "x - y"; break;
     case WGT_BINARY_MUL: e = "x * y"; break;
     /* Integer division by zero is defined as 0 here (WGSL would give x). */
-    case WGT_BINARY_DIV: e = fl ? "x / y" : "select(x / y, x - x, y == (y - y))"; break;
+    case WGT_BINARY_DIV:
+        e = fl ? "wgt_fdiv(x, y)" : "select(x / y, x - x, y == (y - y))";
+        piece = fl ? &div_f32 : NULL;
+        break;
     case WGT_BINARY_POW:
         e = fl ? "wgt_pow(x, y)" : i32 ? "wgt_pow_i32(x, y)" : "wgt_pow_u32(x, y)";
         piece = fl ? &pow_f32 : &pow_int;

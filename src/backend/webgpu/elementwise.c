@@ -68,6 +68,11 @@ const wgt_wgsl_piece wgt_wgsl_subnormal = {
     "fn wgt_subnormal_scaled(v: f32) -> f32 {\n"
     "    let b = bitcast<u32>(v);\n"
     "    return wgt_with_sign(f32(b & 0x7fffffu) * bitcast<f32>(0x01000000u), (b >> 31u) != 0u);\n"
+    "}\n"
+    /* v 2^64 exactly (subnormals from their bits), for |v| < 2^64 */
+    "fn wgt_scale_up64(v: f32) -> f32 {\n"
+    "    if (wgt_is_subnormal(v)) { return wgt_subnormal_scaled(v) * 1099511627776.0; }\n" /* 2^24 2^40 */
+    "    return v * 18446744073709551616.0;\n" /* 2^64 */
     "}\n",
     {&wgt_wgsl_float_bits}};
 
@@ -164,9 +169,23 @@ int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_
     const char *const *lane = vector ? quad : clamped;
     int vector_load = kind == WGT_ACCESS_VECTOR || kind == WGT_ACCESS_ROW;
     if (vector_load && !vector) return 0; /* tail kernels load element by element */
+    /* unpack2x16float may give any NaN for an f16 NaN, and NVIDIA's drops the sign (signbit
+     * and copysign read -NaN as +NaN there): NaN lanes take the sign from the bits. The rest
+     * of the NaN is the driver's, the same NaN its arithmetic gives, so a value unpacked and
+     * one computed in a fused kernel keep agreeing bit for bit. */
+    if (f16)
+        ok &= append(dst, size,
+                     "fn unpack%d(w: u32) -> vec2<f32> {\n"
+                     "    let h = vec2<u32>(w & 0xffffu, w >> 16u);\n"
+                     "    let v = unpack2x16float(w);\n"
+                     "    let signed = bitcast<vec2<f32>>((bitcast<vec2<u32>>(v) & vec2<u32>(0x7fffffffu))\n"
+                     "                                    | ((h & vec2<u32>(0x8000u)) << vec2<u32>(16u)));\n"
+                     "    return select(v, signed, (h & vec2<u32>(0x7fffu)) > vec2<u32>(0x7c00u));\n"
+                     "}\n",
+                     k);
     if (!vector_load) {
         unsigned bits = lane_bits(dtype), shift = bits == 8 ? 2u : 1u;
-        if (f16) ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return unpack2x16float(in%d[e >> 1u])[e & 1u]; }\n", k, k);
+        if (f16) ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return unpack%d(in%d[e >> 1u])[e & 1u]; }\n", k, k, k);
         else if (dtype == WGT_BF16) /* the high half of an f32 */
             ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return bitcast<f32>(((in%d[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu) << 16u); }\n",
                          k, k);
@@ -184,8 +203,8 @@ int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_
         if (kind == WGT_ACCESS_VECTOR) snprintf(index, sizeof index, "(%s + i) >> 2u", e->offset);
         else snprintf(index, sizeof index, "(%s + i %% %s) >> 2u", e->offset, e->mid);
         if (f16)
-            ok &= append(dst, size, "    let w = in%d[%s];\n    return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));\n",
-                         k, index);
+            ok &= append(dst, size, "    let w = in%d[%s];\n    return vec4<f32>(unpack%d(w.x), unpack%d(w.y));\n", k,
+                         index, k, k);
         else ok &= append(dst, size, "    return in%d[%s];\n", k, index);
         break;
     }

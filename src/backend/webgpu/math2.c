@@ -58,10 +58,14 @@ static const wgt_wgsl_piece exp_f = {
     "}\n",
     {&wgt_wgsl_float_bits, &pow2i}};
 
-/* Logarithms: x = m 2^e from the bits (subnormals normalised), m in [sqrt(1/2), sqrt(2)), and
- * log(m) = 2 atanh(s) with s = (m - 1) / (m + 1), |s| < 0.172, m - 1 exact: a series to s^9
- * (error < 1e-9 relative). e ln 2 (e log10 2) enters as a hi part with few bits, exact times e,
- * plus a lo part added to the series first; log2 of a power of two comes out exact. */
+/* Logarithms: x = m 2^e from the bits (subnormals normalised), m in [sqrt(1/2), sqrt(2)),
+ * f = m - 1 exact, and log(1 + f) = 2 atanh(s) with s = f / (2 + f), |s| < 0.172, as a series
+ * to s^11 (error < 1e-10 relative). s comes as hi + lo (wgt_div_2_plus), and the result in base
+ * K is C (s + s^3 / 3 + ...) with C = 2 / ln K split as c_hi (12 bits) + c_lo: c_hi times s's
+ * top 12 bits is exact and carries the result, everything else is a correction 2^-11 its
+ * size, so one rounding dominates (a plain C s rounds twice and came to 2.8 ulp for log10).
+ * e log_K 2 enters as a hi part with few bits, exact times e, plus a lo part; log2 of a power
+ * of two comes out exact. */
 static const wgt_wgsl_piece log_f = {
     "fn m2_log_special(x: f32) -> bool {\n"
     "  let b = bitcast<u32>(x);\n"
@@ -73,7 +77,7 @@ static const wgt_wgsl_piece log_f = {
     "  if ((b >> 31u) != 0u && b <= 0xff800000u) { return wgt_nan(); }\n"
     "  return x;\n"
     "}\n"
-    "fn m2_log_split(x: f32) -> vec2<f32> {\n" /* (e, s) for finite x > 0 */
+    "fn m2_log_split(x: f32) -> vec2<f32> {\n" /* (e, m - 1) for finite x > 0 */
     "  var b = bitcast<u32>(x);\n"
     "  var e = i32(b >> 23u) - 127;\n"
     "  if ((b >> 23u) == 0u) {\n"
@@ -83,51 +87,69 @@ static const wgt_wgsl_piece log_f = {
     "  }\n"
     "  var m = bitcast<f32>((b & 0x7fffffu) | 0x3f800000u);\n"
     "  if (m > 1.41421356) { m = m * 0.5; e = e + 1; }\n"
-    "  return vec2<f32>(f32(e), (m - 1.0) / (m + 1.0));\n"
+    "  return vec2<f32>(f32(e), m - 1.0);\n"
     "}\n"
-    "fn m2_atanh_series(s: f32) -> f32 {\n" /* 2 atanh(s), |s| < 0.172 */
-    "  let s2 = s * s;\n"
-    "  return s * (2.0 + s2 * (0.666666667 + s2 * (0.4 + s2 * (0.285714286 + s2 * 0.222222222))));\n"
+    /* (lead, tail) with lead + tail = (c_hi + c_lo) atanh(f / (2 + f)), lead exact */
+    "fn m2_log1p_parts(f: f32, c_hi: f32, c_lo: f32) -> vec2<f32> {\n"
+    "  let s = wgt_div_2_plus(f);\n"
+    "  let s2 = s.x * s.x;\n"
+    "  let series = s2 * (0.333333333 + s2 * (0.2 + s2 * (0.142857143 + s2 * (0.111111111 + s2 * 0.0909090909))));\n"
+    "  let sh = wgt_hi12(s.x);\n"
+    "  let tail = c_hi * (s.x - sh) + (c_lo * s.x + (c_hi + c_lo) * (s.y + s.x * series));\n"
+    "  return vec2<f32>(c_hi * sh, tail);\n"
     "}\n"
-    "fn m2_log2(x: f32) -> f32 {\n"
+    "fn m2_log_ef(e: f32, f: f32, c_hi: f32, c_lo: f32, b_hi: f32, b_lo: f32) -> f32 {\n" /* log_K((1 + f) 2^e) */
+    "  let l = m2_log1p_parts(f, c_hi, c_lo);\n"
+    "  return (e * b_hi + l.x) + (l.y + e * b_lo);\n"
+    "}\n"
+    "fn m2_log_base(x: f32, c_hi: f32, c_lo: f32, b_hi: f32, b_lo: f32) -> f32 {\n"
     "  if (m2_log_special(x)) { return m2_log_special_value(x); }\n"
     "  let p = m2_log_split(x);\n"
-    "  return p.x + m2_atanh_series(p.y) * 1.44269504088896341;\n"
+    "  return m2_log_ef(p.x, p.y, c_hi, c_lo, b_hi, b_lo);\n"
     "}\n"
-    "fn m2_ln(x: f32) -> f32 {\n"
-    "  if (m2_log_special(x)) { return m2_log_special_value(x); }\n"
-    "  let p = m2_log_split(x);\n"
-    "  return p.x * 0.693145751953125 + (m2_atanh_series(p.y) + p.x * 1.42860682030941723e-6);\n"
-    "}\n"
+    "fn m2_ln(x: f32) -> f32 { return m2_log_base(x, 2.0, 0.0, 0.693145751953125, 1.42860682030941723e-6); }\n"
+    "fn m2_log2(x: f32) -> f32 { return m2_log_base(x, 2.8857421875, -3.521057078614831e-4, 1.0, 0.0); }\n"
     "fn m2_log10(x: f32) -> f32 {\n"
-    "  if (m2_log_special(x)) { return m2_log_special_value(x); }\n"
-    "  let p = m2_log_split(x);\n"
-    "  return p.x * 0.30078125 + (m2_atanh_series(p.y) * 0.434294481903251828 + p.x * 2.48745663981195214e-4);\n"
+    "  return m2_log_base(x, 0.86865234375, -6.337994273053482e-5, 0.30078125, 2.48745663981195214e-4);\n"
     "}\n",
-    {&wgt_wgsl_float_bits}};
+    {&wgt_wgsl_float_bits, &wgt_wgsl_quotient}};
 
-/* log1p: while 1 + v lies in [sqrt(1/2), sqrt(2)) the series above takes s = v / (2 + v) from
- * the exact v (no rounding of 1 + v at all); beyond, log(u) for u = 1 + v plus the first-order
- * correction for the rounding of u, (v - (u - 1)) / u. */
+/* log1p(v) = log((1 + f) 2^e) without rounding 1 + v: f = v while 1 + v lies in
+ * [sqrt(1/2), 3/2) (extended to 3/2 because v - 1 would round below v = 1/2), else
+ * f = (v - (2^e - 1)) 2^-e, exact by Sterbenz's lemma, with e read from the rounded 1 + v
+ * (f may then stray past the range by an ulp, which the series takes). Below 2^-28 log1p(v)
+ * rounds to v itself; from 2^24 on it is log(v); from -1 to -1/2, 1 + v is exact. A
+ * correction (v - (u - 1)) / u for the rounding of u = 1 + v is no use on Mesa, whose compiler
+ * folds (1 + v) - 1 to v. */
 static const wgt_wgsl_piece log1p_acc = {
     "fn m2_log1p(v: f32) -> f32 {\n"
-    "  if (v > -0.29289321 && v < 0.41421356) { return m2_atanh_series(v / (2.0 + v)); }\n"
-    "  let u = 1.0 + v;\n"
-    "  return m2_ln(u) + (v - (u - 1.0)) / u;\n"
+    "  if (abs(v) < 3.7252903e-9) { return v; }\n"
+    "  if (v >= 16777216.0) { return m2_ln(v); }\n"
+    "  if (v <= -0.5) { return m2_ln(1.0 + v); }\n"
+    "  var e = 0.0;\n"
+    "  var f = v;\n"
+    "  if (v < -0.29289321) { e = -1.0; f = 1.0 + 2.0 * v; }\n"
+    "  else if (v >= 0.5) {\n"
+    "    let k = i32(m2_log_split(1.0 + v).x);\n"
+    "    e = f32(k);\n"
+    "    f = (v - (m2_pow2i(k) - 1.0)) * m2_pow2i(-k);\n"
+    "  }\n"
+    "  return m2_log_ef(e, f, 2.0, 0.0, 0.693145751953125, 1.42860682030941723e-6);\n"
     "}\n",
-    {&log_f}};
+    {&log_f, &pow2i}};
 
 /* tan = sin / cos of the exactly reduced argument (trig.c); an odd quadrant is -cos / sin. */
 static const wgt_wgsl_piece tan_f = {
     "fn m2_tan(x: f32) -> f32 {\n"
     "  if ((bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u) { return wgt_nan(); }\n"
+    "  if ((bitcast<u32>(x) & 0x7fffffffu) < 0x39800000u) { return x; }\n" /* |x| < 2^-12: x^3 / 3 is below half an ulp */
     "  let a = wgt_reduce_pio2(abs(x));\n"
     "  let s = wgt_sin_k(a.hi, a.lo);\n"
     "  let c = wgt_cos_k(a.hi, a.lo);\n"
-    "  let t = select(s / c, -c / s, (a.q & 1u) == 1u);\n"
+    "  let t = select(wgt_div(s, c), wgt_div(-c, s), (a.q & 1u) == 1u);\n"
     "  return select(t, -t, wgt_sign_bit(x));\n"
     "}\n",
-    {&wgt_wgsl_sin_cos}};
+    {&wgt_wgsl_sin_cos, &wgt_wgsl_quotient}};
 
 /* Cephes' asinf and acosf: a polynomial in z = v^2 for |v| <= 1/2; beyond, asin(v) =
  * pi/2 - 2 asin(sqrt((1 - v) / 2)), where 1 - v is exact. pi/2 and pi enter as hi + lo. */
@@ -142,7 +164,7 @@ static const wgt_wgsl_piece asin_f = {
     "  var r: f32;\n"
     "  if (a > 0.5) {\n"
     "    let z = 0.5 * (1.0 - a);\n"
-    "    let t = sqrt(z);\n"
+    "    let t = wgt_sqrt(z);\n"
     "    r = 1.57079637050628662 - (2.0 * m2_asin_core(t, z) + 4.37113900018624283e-8);\n"
     "  } else {\n"
     "    r = m2_asin_core(a, a * a);\n"
@@ -153,31 +175,41 @@ static const wgt_wgsl_piece asin_f = {
     "  if (abs(x) > 1.0) { return wgt_nan(); }\n"
     "  if (x > 0.5) {\n"
     "    let z = 0.5 * (1.0 - x);\n"
-    "    return 2.0 * m2_asin_core(sqrt(z), z);\n"
+    "    return 2.0 * m2_asin_core(wgt_sqrt(z), z);\n"
     "  }\n"
     "  if (x < -0.5) {\n"
     "    let z = 0.5 * (1.0 + x);\n"
-    "    return 3.14159274101257324 - (2.0 * m2_asin_core(sqrt(z), z) + 8.74227800037248566e-8);\n"
+    "    return 3.14159274101257324 - (2.0 * m2_asin_core(wgt_sqrt(z), z) + 8.74227800037248566e-8);\n"
     "  }\n"
     "  return 1.57079637050628662 - (m2_asin_core(x, x * x) + 4.37113900018624283e-8);\n"
     "}\n",
-    {&wgt_wgsl_float_bits}};
+    {&wgt_wgsl_float_bits, &wgt_wgsl_quotient}};
 
-/* Cephes' atanf: reduced to |v| <= tan(pi/8) by atan(a) = pi/4 + atan((a - 1) / (a + 1)) or
- * pi/2 - atan(1 / a); the constant enters as hi + lo. */
+/* Cephes' atanf: reduced to |v| <= tan(pi/8) by atan(a) = pi/2 - atan(1 / a), pi/4 +
+ * atan((a - 1) / (a + 1)) or, below a = 1/2 (where a - 1 would round), atan(1/2) +
+ * atan((a - 1/2) / (1 + a / 2)), |v| < 0.072; the constants enter as hi + lo. (a - 1) / (a + 1)
+ * is f / (2 + f) with f = a - 1 exact, taken as hi + lo (wgt_div_2_plus): its rounding, and
+ * that of a + 1, moved the result by up to an ulp (atan(0.482) was 2.6 ulp off). */
 static const wgt_wgsl_piece atan_f = {
     "fn m2_atan(x: f32) -> f32 {\n"
     "  let a = abs(x);\n"
     "  var hi = 0.0;\n"
     "  var lo = 0.0;\n"
     "  var v = a;\n"
-    "  if (a > 2.414213562373095) { hi = 1.57079637050628662; lo = -4.37113900018624283e-8; v = -1.0 / a; }\n"
-    "  else if (a > 0.4142135623730950) { hi = 0.785398185253143311; lo = -2.18556950009312141e-8; v = (a - 1.0) / (a + 1.0); }\n"
+    "  var vl = 0.0;\n"
+    /* beyond 2^60, 1 / a is below pi/2's last bit: min keeps the quotient in wgt_div's range */
+    "  if (a > 2.414213562373095) { hi = 1.57079637050628662; lo = -4.37113900018624283e-8; v = -wgt_div(1.0, min(a, 1.1529215e18)); }\n"
+    "  else if (a >= 0.5) {\n"
+    "    hi = 0.785398185253143311; lo = -2.18556950009312141e-8;\n"
+    "    let s = wgt_div_2_plus(a - 1.0);\n"
+    "    v = s.x; vl = s.y;\n"
+    "  }\n"
+    "  else if (a > 0.4142135623730950) { hi = 0.46364760398864746; lo = 5.01215868808913e-9; v = wgt_div(a - 0.5, 1.0 + 0.5 * a); }\n"
     "  let z = v * v;\n"
     "  let p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * v;\n"
-    "  return wgt_with_sign(hi + ((p + lo) + v), wgt_sign_bit(x));\n"
+    "  return wgt_with_sign(hi + (((p + lo) + vl) + v), wgt_sign_bit(x));\n"
     "}\n",
-    {&wgt_wgsl_float_bits}};
+    {&wgt_wgsl_float_bits, &wgt_wgsl_quotient}};
 
 /* sinh and cosh: Cephes' sinhf polynomial below 1 (e^x - e^-x cancels there); e^|x| / 2 as
  * (e^(|x|/2) / 2) e^(|x|/2) near the top, where e^|x| alone overflows first. */
@@ -217,7 +249,8 @@ static const wgt_wgsl_piece inverse_hyperbolic_f = {
     "  var r: f32;\n"
     "  if (a > 4096.0) { r = m2_ln(a) + 0.693147180559945; }\n"
     "  else if (a > 2.0) { r = m2_ln(2.0 * a + 1.0 / (sqrt(a * a + 1.0) + a)); }\n"
-    "  else { let t = a * a; r = m2_log1p(a + t / (1.0 + sqrt(1.0 + t))); }\n"
+    "  else if (a > 2.44140625e-4) { let t = a * a; r = m2_log1p(a + wgt_div(t, 1.0 + wgt_sqrt(1.0 + t))); }\n"
+    "  else { r = a; }\n" /* below 2^-12, a^3 / 6 is below half an ulp (and a^2 could flush) */
     "  return wgt_with_sign(r, wgt_sign_bit(x));\n"
     "}\n"
     "fn m2_acosh(x: f32) -> f32 {\n"
@@ -225,15 +258,16 @@ static const wgt_wgsl_piece inverse_hyperbolic_f = {
     "  if (x > 4096.0) { return m2_ln(x) + 0.693147180559945; }\n"
     "  if (x > 2.0) { return m2_ln(2.0 * x - 1.0 / (x + sqrt(x * x - 1.0))); }\n"
     "  let t = x - 1.0;\n"
-    "  return m2_log1p(t + sqrt(2.0 * t + t * t));\n"
+    "  return m2_log1p(t + wgt_sqrt(2.0 * t + t * t));\n"
     "}\n"
     "fn m2_atanh(x: f32) -> f32 {\n"
     "  let a = abs(x);\n"
     "  if (a > 1.0) { return wgt_nan(); }\n"
     "  if (a == 1.0) { return wgt_with_sign(wgt_inf(), wgt_sign_bit(x)); }\n"
     "  var r: f32;\n"
-    "  if (a < 0.5) { r = 0.5 * m2_log1p(2.0 * a + 2.0 * a * a / (1.0 - a)); }\n"
-    "  else { r = 0.5 * m2_log1p(2.0 * a / (1.0 - a)); }\n"
+    "  if (a < 2.44140625e-4) { r = a; }\n" /* below 2^-12, a^3 / 3 is below half an ulp */
+    "  else if (a < 0.5) { r = 0.5 * m2_log1p(2.0 * a + wgt_div(2.0 * a * a, 1.0 - a)); }\n"
+    "  else { r = 0.5 * m2_log1p(wgt_div(2.0 * a, 1.0 - a)); }\n"
     "  return wgt_with_sign(r, wgt_sign_bit(x));\n"
     "}\n",
     {&log1p_acc, &wgt_wgsl_float_bits}};
@@ -332,22 +366,53 @@ static const wgt_wgsl_piece nextafter_f = {
 
 /* numpy's npy_divmod quotient, on binary.c's exact fmod: (x - fmod) / y moved down a step
  * where the remainder moves to the divisor's side, then floored with the correction for a
- * division that rounded just below a whole number. A zero divisor gives x / 0 (inf or NaN). */
+ * division that rounded just below a whole number. A zero divisor gives x / 0 (inf or NaN).
+ * A GPU may flush subnormal operands and results to zero (NVIDIA's does) and divide as
+ * x * (1 / y), whose reciprocal of a y beyond 2^126 is subnormal: so signs and zeros are read
+ * on the bits, |x| < |y| is answered from the signs alone (0 or -1), and a divisor outside
+ * [2^-60, 2^64) is brought inside by scaling both operands by 2^64 or 2^-64 exactly (from
+ * the bits for a subnormal), which leaves the quotient and the remainder's sign as they are.
+ * A dividend of 2^64 or more beside a tiny divisor, or of 2^100 or more beside any other,
+ * has a quotient beyond 2^36: a whole number that neither the remainder nor the floor
+ * moves, so it is the quotient alone, of the dividend scaled by 2^-64 (keeping the residual
+ * in wgt_div's range) and scaled back. */
 static const wgt_wgsl_piece floor_divide_f = {
     "fn m2_floor_divide(x: f32, y: f32) -> f32 {\n"
     "  if (wgt_is_nan(x) || wgt_is_nan(y) || wgt_is_inf(x)) { return wgt_nan(); }\n"
-    "  if ((bitcast<u32>(y) << 1u) == 0u) {\n"
-    "    if ((bitcast<u32>(x) << 1u) == 0u) { return wgt_nan(); }\n"
-    "    return wgt_with_sign(wgt_inf(), wgt_sign_bit(x) != wgt_sign_bit(y));\n"
+    "  let negative = wgt_sign_bit(x) != wgt_sign_bit(y);\n"
+    "  if (wgt_is_zero(y)) {\n"
+    "    if (wgt_is_zero(x)) { return wgt_nan(); }\n"
+    "    return wgt_with_sign(wgt_inf(), negative);\n"
     "  }\n"
-    "  let m = wgt_fmod(x, y);\n"
-    "  var div = (x - m) / y;\n"
-    "  if (m != 0.0 && ((y < 0.0) != (m < 0.0))) { div = div - 1.0; }\n"
-    "  if (div == 0.0) { return wgt_with_sign(0.0, wgt_sign_bit(x) != wgt_sign_bit(y)); }\n"
+    "  let ax = bitcast<u32>(x) & 0x7fffffffu;\n"
+    "  let ay = bitcast<u32>(y) & 0x7fffffffu;\n"
+    "  if (ax < ay) {\n" /* fmod is x itself: -1 if it moves to y's side, else a signed zero */
+    "    if (ax != 0u && negative) { return -1.0; }\n"
+    "    return wgt_with_sign(0.0, negative);\n"
+    "  }\n"
+    "  var xs = x;\n"
+    "  var ys = y;\n"
+    "  let down = 5.421010862427522e-20;\n" /* 2^-64 */
+    "  let up = 18446744073709551616.0;\n" /* 2^64 */
+    "  if (ay < 0x21800000u) {\n" /* |y| < 2^-60 */
+    "    ys = wgt_scale_up64(y);\n"
+    /* |x| >= 2^64: 2^-32 and 2^96 here, since a compiler may fold 2^64 2^64 to infinity */
+    "    if (ax >= 0x5f800000u) { return wgt_div(x * 2.3283064365386963e-10, ys) * 79228162514264337593543950336.0; }\n"
+    "    xs = wgt_scale_up64(x);\n"
+    "  } else if (ay >= 0x5f800000u) {\n" /* |y| >= 2^64 */
+    "    xs = x * down;\n"
+    "    ys = y * down;\n"
+    "  } else if (ax >= 0x71800000u) {\n" /* |x| >= 2^100: a whole quotient beyond 2^36 */
+    "    return wgt_div(x * down, y) * up;\n"
+    "  }\n"
+    "  let m = wgt_fmod(xs, ys);\n"
+    "  var div = wgt_div(xs - m, ys);\n"
+    "  if (!wgt_is_zero(m) && wgt_sign_bit(m) != wgt_sign_bit(ys)) { div = div - 1.0; }\n"
+    "  if (div == 0.0) { return wgt_with_sign(0.0, negative); }\n"
     "  let fl = floor(div);\n"
     "  return select(fl, fl + 1.0, div - fl > 0.5);\n"
     "}\n",
-    {&wgt_wgsl_float_bits, &wgt_wgsl_mod_f32}};
+    {&wgt_wgsl_subnormal, &wgt_wgsl_mod_f32, &wgt_wgsl_quotient}};
 
 /* Floor for integers: the truncated quotient one lower where the signs differ and it was not
  * exact; a zero divisor gives 0 and MIN // -1 wraps (never a trap in the shader). */

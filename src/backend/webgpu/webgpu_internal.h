@@ -374,10 +374,15 @@ void wgt_wgsl_pieces_add(wgt_wgsl_pieces *set, const wgt_wgsl_piece *piece);
 char *wgt_wgsl_pieces_text(const wgt_wgsl_pieces *set);
 /* wgt_nan(), wgt_inf(), wgt_is_nan(v), wgt_is_inf(v), wgt_sign_bit(v), wgt_with_sign(mag, negative). */
 extern const wgt_wgsl_piece wgt_wgsl_float_bits;
-/* wgt_is_zero(v), wgt_is_subnormal(v) on the bits, and wgt_subnormal_scaled(v) = v 2^24 exactly. */
+/* wgt_is_zero(v), wgt_is_subnormal(v) on the bits, wgt_subnormal_scaled(v) = v 2^24 exactly, and
+ * wgt_scale_up64(v) = v 2^64 exactly for |v| < 2^64 (subnormals included). */
 extern const wgt_wgsl_piece wgt_wgsl_subnormal;
 /* trig.c: wgt_sin(x) and wgt_cos(x), reduced exactly for every f32. */
 extern const wgt_wgsl_piece wgt_wgsl_sin_cos;
+/* quotient.c: wgt_div(a, b) and wgt_sqrt(x) to about half an ulp, not the builtins' 2.5 or more
+ * (operands and results within about 2^-90 .. 2^100), wgt_div_2_plus(f) = f / (2 + f) as an
+ * unevaluated sum hi + lo, and wgt_hi12(v), v's top 12 bits. */
+extern const wgt_wgsl_piece wgt_wgsl_quotient;
 /* binary.c: wgt_fmod(x, y), exact, and wgt_mod. */
 extern const wgt_wgsl_piece wgt_wgsl_mod_f32;
 /* math2.c: the expression (over x, or x and y) of an op the array API added, on operands of
