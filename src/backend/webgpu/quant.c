@@ -136,7 +136,7 @@ wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, co
     matmul_params p = {(uint32_t)M, (uint32_t)N, (uint32_t)(wt->shape[1] / QK), (uint32_t)(wt->offset / QK),
                        (uint32_t)(wt->strides[0] / QK), (uint32_t)x->offset, (int32_t)x->strides[0],
                        (int32_t)x->strides[1]};
-    if (matvec && !int8 && wgt_wgpu_quant_wide_fits(x, wt, M))
+    if (matvec && !int8 && wgt_wgpu_quant_wide_fits(wt))
         return wgt_wgpu_quant_matvec_wide(w, out, x, wt, &p, sizeof p);
     quant_kernel k = {matvec ? "quant_matvec" : "quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm, int8};
     wgt_pipeline *pl;

@@ -35,7 +35,8 @@ static void bytes_at(char *buf, size_t size, int off) {
 
 /* Block j's scale into d, its value dot products into each row's accumulator. */
 static void block_body(wgt_wgsl_text *t, const wide_kernel *k, int j) {
-    int block_bytes = k->q8 ? 34 : 18, at = j * block_bytes, words = k->q8 ? 8 : 4;
+    int block_bytes = (int)wgt_dtype_block_bytes(k->q8 ? WGT_Q8_0 : WGT_Q4_0), at = j * block_bytes;
+    int words = k->q8 ? 8 : 4;
     char w[64], scale[16];
     word(scale, sizeof scale, at / 4);
     wgt_wgsl_add(t, "            {\n                let d = unpack2x16float((%s >> %du) & 0xffffu).x;\n", scale, (at % 4) * 8);
@@ -69,7 +70,7 @@ static char *build_wide(wgt_webgpu *w, const void *arg) {
         free(product);
         return NULL;
     }
-    int vecs = (k->q8 ? 34 : 18) * GROUP_BLOCKS / 16;
+    int vecs = (int)wgt_dtype_block_bytes(k->q8 ? WGT_Q8_0 : WGT_Q4_0) * GROUP_BLOCKS / 16;
     wgt_wgsl_text body = {0};
     for (int i = 0; i < vecs; i++) wgt_wgsl_add(&body, "            let v%d = wq[at + %du];\n", i, i);
     for (int j = 0; j < GROUP_BLOCKS; j++) block_body(&body, k, j);
@@ -78,7 +79,7 @@ static char *build_wide(wgt_webgpu *w, const void *arg) {
                              : "    let s = params.x_stride1;\n"
                                "    let b = i32(params.x_offset) + i32(m) * params.x_stride0 + i32(e) * s;\n"
                                "    return vec4<f32>(x[u32(b)], x[u32(b + s)], x[u32(b + 2 * s)], x[u32(b + 3 * s)]);";
-    char mx[8], gv[8];
+    char mx[16], gv[16];
     snprintf(mx, sizeof mx, "%d", k->mx);
     snprintf(gv, sizeof gv, "%d", vecs);
     char *out = NULL;
@@ -91,10 +92,9 @@ static char *build_wide(wgt_webgpu *w, const void *arg) {
     return out;
 }
 
-int wgt_wgpu_quant_wide_fits(const wgt_operand *x, const wgt_operand *wt, int64_t rows) {
+int wgt_wgpu_quant_wide_fits(const wgt_operand *wt) {
     int64_t row_blocks = wt->shape[1] / 32, first = wt->offset / 32, stride = wt->strides[0] / 32;
-    return rows >= 1 && rows <= 3 && row_blocks % GROUP_BLOCKS == 0 && first % GROUP_BLOCKS == 0 &&
-           stride % GROUP_BLOCKS == 0 && x->dtype == WGT_F32;
+    return row_blocks % GROUP_BLOCKS == 0 && first % GROUP_BLOCKS == 0 && stride % GROUP_BLOCKS == 0;
 }
 
 wgt_status wgt_wgpu_quant_matvec_wide(wgt_webgpu *w, const wgt_operand *out, const wgt_operand *x,

@@ -506,8 +506,9 @@ wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, co
 /* wgsl/quant_product.wgsl (the products' parameters and bindings) with x an array of x_type
  * and w one of w_type; malloc'd, or NULL. */
 char *wgt_wgpu_quant_product(const char *x_type, const char *w_type);
-/* quant_wide.c: x @ w^T for 1 to 3 rows of f32 x where w's rows start on groups of 8 blocks */
-int wgt_wgpu_quant_wide_fits(const wgt_operand *x, const wgt_operand *wt, int64_t rows);
+/* quant_wide.c: x @ w^T for 1 to 3 rows of f32 x (the caller's matvec case) where w's rows
+ * start on groups of 8 blocks (wgt_wgpu_quant_wide_fits) */
+int wgt_wgpu_quant_wide_fits(const wgt_operand *wt);
 wgt_status wgt_wgpu_quant_matvec_wide(wgt_webgpu *w, const wgt_operand *out, const wgt_operand *x,
                                       const wgt_operand *wt, const void *params, uint32_t params_size);
 wgt_status wgt_wgpu_pad(wgt_backend *be, const wgt_operand *out, const wgt_operand *in, const int64_t *before,
