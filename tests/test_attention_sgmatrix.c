@@ -35,6 +35,7 @@ static const sga_case cases[] = {
     {"causal, Lq < Lk, D and DV not multiples of a chunk", 1, {3, 1}, 50, 200, 40, 40, 1, 0.3, 0},
     {"causal, Lq > Lk: the first 60 rows see no key", 1, {2, 1}, 130, 70, 64, 64, 1, 0, 0},
     {"strided q, 2 x 2 heads, scores of several units", 2, {2, 2}, 33, 200, 64, 64, 1, 0.5, 1},
+    {"D = 128, DV = 96: the output in two passes of 64 columns, the second partial", 1, {2, 1}, 65, 130, 128, 96, 0, 0.1, 0},
 };
 
 static uint32_t next(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
