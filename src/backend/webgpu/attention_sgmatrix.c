@@ -80,7 +80,7 @@ static int shape_for(const wgt_webgpu *w, uint32_t d, uint32_t dv, sga_kernel *k
     uint32_t qk = k->br * (k->dc + 8) + k->dc * (BC + 8), pv = k->br * (BC + 8) + k->vc * (k->dvp + 8);
     k->sh = round_up(qk > pv ? qk : pv, 2);
     const WGPULimits *l = &w->limits.limits;
-    uint64_t shared = 2ull * k->sh + 4ull * (k->br * BC + k->parts * k->br + k->br);
+    uint64_t shared = 2ull * k->sh + 4ull * (k->br * (BC + 4) + k->parts * k->br + k->br);
     return k->wg <= l->maxComputeInvocationsPerWorkgroup && k->wg <= l->maxComputeWorkgroupSizeX &&
            shared <= l->maxComputeWorkgroupStorageSize;
 }
@@ -147,10 +147,10 @@ static void products(const sga_kernel *k, wgt_wgsl_text *t, int pv) {
 static void to_ss(const sga_kernel *k, wgt_wgsl_text *t, char x, uint32_t first, uint32_t last) {
     for (uint32_t j = first; j < last; j++) {
         char off[64], val[16];
-        snprintf(off, sizeof off, "sg * SM * BC + %uu", (j - first) * k->sp.sn);
+        snprintf(off, sizeof off, "sg * SM * SSS + %uu", (j - first) * k->sp.sn);
         snprintf(val, sizeof val, "%c%u", x, j);
         wgt_wgsl_add(t, "        ");
-        wgt_sgm_store(&k->sp, t, "ss", off, val, "BC");
+        wgt_sgm_store(&k->sp, t, "ss", off, val, "SSS");
     }
 }
 
@@ -207,7 +207,7 @@ static void acc_text(const sga_kernel *k, wgt_wgsl_text *decl, wgt_wgsl_text *ad
             if (!acc_exists(k, rd, j)) continue;
             uint32_t row = j * k->sp.sg / BC, col = (j * k->sp.sg) % BC;
             wgt_wgsl_add(decl, "    var a%u_%u = 0.0;\n", rd, j);
-            wgt_wgsl_add(add, "        a%u_%u = a%u_%u * rowv[sg * SM + %uu] + ss[(sg * SM + %uu) * BC + %uu + lane];\n", rd, j, rd,
+            wgt_wgsl_add(add, "        a%u_%u = a%u_%u * rowv[sg * SM + %uu] + ss[(sg * SM + %uu) * SSS + %uu + lane];\n", rd, j, rd,
                          j, row, row, col);
             wgt_wgsl_add(fin,
                          "    {\n"

@@ -6,7 +6,7 @@
 // SM of them, and walks the keys in tiles of BC. Per tile:
 //   1. S = q k^T on subgroup matrices (f16 operands, f32 result), D in chunks of DC: q's
 //      chunk staged [BR][QS], k's transposed [DC][KS] (so both load row-major); the
-//      subgroup's BC / SN result matrices go to ss, [BR][BC] f32.
+//      subgroup's BC / SN result matrices go to ss, [BR][SSS] f32.
 //   2. The online softmax in f32, from ss: RPI rows per invocation, each row's keys split
 //      over PARTS invocations whose maxima meet in `red`; the probabilities go to sh as f16
 //      ([BR][PS], the left operand of P v), each row's rescale factor to rowv.
@@ -56,13 +56,17 @@ const QS = DC + 8u;     // staged line lengths, 16 bytes of padding against bank
 const KS = BC + 8u;
 const PS = BC + 8u;
 const VS = DVP + 8u;
+// Score lines: 4 values of padding, so the softmax's invocations (one row each, rows
+// consecutive) meet in 4-way rather than 32-way bank conflicts; 16-byte aligned, as matrix
+// loads and stores need.
+const SSS = BC + 4u;
 const KOFF = BR * QS;   // k's chunk after q's
 const VOFF = BR * PS;   // v's chunk after the probabilities
 const PARTS = {{PARTS}}u;
 const RS = {{RS}}u;     // row slots: invocations lid and lid + RS * p share a row
 
 var<workgroup> sh: array<f16, {{SH}}u>;
-var<workgroup> ss: array<f32, BR * BC>;
+var<workgroup> ss: array<f32, BR * SSS>;
 var<workgroup> red: array<f32, PARTS * BR>;
 var<workgroup> rowv: array<f32, BR>;
 
@@ -73,7 +77,7 @@ fn score(row: u32, j: u32, k0: u32, i0: u32, off: i32, ninf: f32) -> f32 {
     let key = k0 + j;
     var keep = key < params.lk;
     if (params.causal != 0u) { keep = keep && i32(key) <= i32(i0 + row) + off; }
-    return select(ninf, ss[row * BC + j] * params.scale_log2, keep);
+    return select(ninf, ss[row * SSS + j] * params.scale_log2, keep);
 }
 
 @compute @workgroup_size(WG)
