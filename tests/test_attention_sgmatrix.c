@@ -185,3 +185,27 @@ TEST(attention_sgmatrix_hardware) {
     run_all(0);
     test_env_restore(&saved);
 }
+
+/* With the subgroup-matrix product off (WGT_SGMATRIX=0; a failed or stalled self-test takes
+ * the same path), the attention kernel is unused, the description says why, and f16
+ * attention runs on the plain kernel, within the same tolerance. */
+TEST(attention_sgmatrix_off_keeps_plain_kernel) {
+    test_saved_env saved = test_env_set("WGT_SGMATRIX_EMULATE", "1");
+    test_saved_env off = test_env_set("WGT_SGMATRIX", "0");
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.quiet = 1;
+    opt.attention = WGT_ATTENTION_KERNEL;
+    wgt_context *g = wgt_context_create(&opt);
+    if (!g) test_skip_no_webgpu();
+    char *d = g ? wgt_context_describe(g) : NULL;
+    if (g) {
+        CHECK(d && strstr(d, "subgroup-matrix attention: unused: the matrix product does not use subgroup matrices"),
+              "the description does not say why the attention kernel is unused:\n%s", d ? d : wgt_last_error());
+        check_case(g, &cases[1]);
+        wgt_context_release(g);
+    }
+    free(d);
+    test_env_restore(&off);
+    test_env_restore(&saved);
+}
