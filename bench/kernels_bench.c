@@ -46,6 +46,10 @@ static wgt_tensor *run_sum_rows(wgt_tensor *const *in) {
 }
 static wgt_tensor *run_softmax(wgt_tensor *const *in) { return wgt_softmax(in[0], -1); }
 static wgt_tensor *run_attention(wgt_tensor *const *in) { return wgt_attention(in[0], in[1], in[2], 1, 0.125); }
+/* f16 attention at the default scale, 1 / sqrt(d): on subgroup matrices where the device has
+ * them (src/backend/webgpu/attention_sgmatrix.c), else the plain kernel. */
+static wgt_tensor *run_attention_full(wgt_tensor *const *in) { return wgt_attention(in[0], in[1], in[2], 0, 0); }
+static wgt_tensor *run_attention_causal(wgt_tensor *const *in) { return wgt_attention(in[0], in[1], in[2], 1, 0); }
 
 typedef struct {
     double wall_ms, gpu_ms;
@@ -159,7 +163,8 @@ int main(int argc, char **argv) {
         /* The lines that say what ran: library, adapter, features, subgroup matrices. */
         for (char *line = strtok(desc, "\n"); line; line = strtok(NULL, "\n"))
             if (!strncmp(line, "library", 7) || !strncmp(line, "adapter:", 8) || !strncmp(line, "features used", 13) ||
-                !strncmp(line, "subgroup matrices", 17) || !strncmp(line, "  16x", 5))
+                !strncmp(line, "subgroup matrices", 17) || !strncmp(line, "subgroup-matrix attention", 25) ||
+                !strncmp(line, "  16x", 5))
                 printf("# %s\n", line);
         free(desc);
     }
@@ -167,6 +172,23 @@ int main(int argc, char **argv) {
     int64_t sq[2] = {g, g}, sq_big[2] = {big, big}, flat[1] = {n16m}, rc[2] = {rows, rows};
     int64_t qs[4] = {1, 32, quick ? 512 : 2048, 128};
     double heads_work = 4.0 * qs[1] * qs[2] * qs[2] * qs[3] / 2; /* causal: half the products */
+    /* f16 attention rows: batch 8, 12 heads, sequence 1024 and 4096 (256 and 512 quick), head
+     * dimension 64 and 128, causal and not; named attn16_s<L>_d<D>[_causal]. */
+    enum { ATTN_ROWS = 8 };
+    workload attn[ATTN_ROWS];
+    static char attn_names[ATTN_ROWS][32];
+    for (int i = 0; i < ATTN_ROWS; i++) {
+        int64_t len = i / 4 ? (quick ? 512 : 4096) : (quick ? 256 : 1024);
+        int64_t shape[4] = {8, 12, len, i / 2 % 2 ? 128 : 64};
+        int causal = i % 2;
+        snprintf(attn_names[i], sizeof attn_names[i], "attn16_s%lld_d%lld%s", (long long)len, (long long)shape[3],
+                 causal ? "_causal" : "");
+        workload a = {attn_names[i], 4.0 * shape[0] * shape[1] * len * len * shape[3] / (causal ? 2 : 1), "TFLOP/s",
+                      {randn(ctx, WGT_F16, 4, shape, 20 + 3 * (uint64_t)i), randn(ctx, WGT_F16, 4, shape, 21 + 3 * (uint64_t)i),
+                       randn(ctx, WGT_F16, 4, shape, 22 + 3 * (uint64_t)i)},
+                      causal ? run_attention_causal : run_attention_full};
+        attn[i] = a;
+    }
     workload ws[] = {
         {"gemm_f32", 2.0 * g * g * g, "TFLOP/s", {randn(ctx, WGT_F32, 2, sq, 1), randn(ctx, WGT_F32, 2, sq, 2)}, run_matmul},
         {"gemm_f16", 2.0 * g * g * g, "TFLOP/s", {randn(ctx, WGT_F16, 2, sq, 3), randn(ctx, WGT_F16, 2, sq, 4)}, run_matmul},
@@ -178,11 +200,12 @@ int main(int argc, char **argv) {
         {"softmax_f32", 8.0 * rows * rows, "GB/s", {randn(ctx, WGT_F32, 2, rc, 11)}, run_softmax},
         {"attention_f32", heads_work, "TFLOP/s", {randn(ctx, WGT_F32, 4, qs, 12), randn(ctx, WGT_F32, 4, qs, 13),
                                                  randn(ctx, WGT_F32, 4, qs, 14)}, run_attention},
+        attn[0], attn[1], attn[2], attn[3], attn[4], attn[5], attn[6], attn[7],
     };
     int n = (int)(sizeof ws / sizeof *ws), failed = 0;
     printf("# device: %s; %d repetitions each; GPU time by per-dispatch timestamps\n", wgt_context_device_name(ctx), reps);
-    printf("%-14s %10s %10s %10s  %s\n", "workload", "wall ms", "GPU ms", "rate", "top kernel");
-    char json[4096];
+    printf("%-24s %10s %10s %10s  %s\n", "workload", "wall ms", "GPU ms", "rate", "top kernel");
+    char json[8192];
     size_t used = (size_t)snprintf(json, sizeof json, "{\"device\": \"%s\", \"reps\": %d, \"workloads\": {",
                                    wgt_context_device_name(ctx), reps);
     int first = 1;
@@ -190,19 +213,19 @@ int main(int argc, char **argv) {
         workload *w = &ws[i];
         if (only && !strstr(w->name, only)) continue;
         if (!w->in[0]) {
-            printf("%-14s failed to make inputs: %s\n", w->name, wgt_last_error());
+            printf("%-24s failed to make inputs: %s\n", w->name, wgt_last_error());
             failed = 1;
             continue;
         }
         result r = measure(ctx, w, reps);
         if (!r.ok) {
-            printf("%-14s failed: %s\n", w->name, wgt_last_error());
+            printf("%-24s failed: %s\n", w->name, wgt_last_error());
             failed = 1;
             continue;
         }
         double scale = !strcmp(w->unit, "TFLOP/s") ? 1e9 : 1e6;
         double rate = r.gpu_ms > 0 ? w->work / (r.gpu_ms * scale) : 0;
-        printf("%-14s %10.3f %10.3f %7.1f %s  %s\n", w->name, r.wall_ms, r.gpu_ms, rate, w->unit, r.kernel);
+        printf("%-24s %10.3f %10.3f %7.1f %s  %s\n", w->name, r.wall_ms, r.gpu_ms, rate, w->unit, r.kernel);
         if (used < sizeof json)
             used += (size_t)snprintf(json + used, sizeof json - used,
                                      "%s\"%s\": {\"wall_ms\": %.4f, \"gpu_ms\": %.4f, \"rate\": %.2f, \"unit\": \"%s\"}",

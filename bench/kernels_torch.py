@@ -27,6 +27,14 @@ ms = timed(lambda: torch.softmax(m, -1)); out["softmax_f32"] = (ms, 8 * r * r / 
 q, k, v = (torch.randn(1, 32, 2048, 128, device=dev) for _ in range(3))
 ms = timed(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.125))
 out["attention_f32"] = (ms, 4 * 32 * 2048 * 2048 * 128 / 2 / ms / 1e9)
-for kname, (ms, rate) in out.items(): print(f"{kname:18s} {ms:9.3f} ms {rate:9.1f}")
+# f16 attention rows of kernels_bench.c: batch 8, 12 heads, default scale 1/sqrt(d).
+for L in (1024, 4096):
+    for d in (64, 128):
+        q, k, v = (torch.randn(8, 12, L, d, device=dev, dtype=torch.half) for _ in range(3))
+        for causal in (False, True):
+            ms = timed(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
+            out[f"attn16_s{L}_d{d}" + ("_causal" if causal else "")] = (ms, 4 * 8 * 12 * L * L * d / (2 if causal else 1) / ms / 1e9)
+        del q, k, v
+for kname, (ms, rate) in out.items(): print(f"{kname:24s} {ms:9.3f} ms {rate:9.1f}")
 print("torch", torch.__version__, torch.cuda.get_device_name(0))
 print("json:", json.dumps({k: {"ms": v[0], "rate": v[1]} for k, v in out.items()}))

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sgmatrix.h"
 #include "webgpu_internal.h"
 
 /* Workgroup memory the kernel declares, and the largest DV it takes. */
@@ -378,6 +379,8 @@ wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt
     if (!wgt_wgpu_attention_fits(be, q->dtype, d, dv) || lk < 1)
         return wgt_error(WGT_ERR_INTERNAL, "attention kernel given %s, D = %lld, DV = %lld, Lk = %lld",
                          wgt_dtype_name(q->dtype), (long long)d, (long long)dv, (long long)lk);
+    /* f16 on tensor cores where the device multiplies through subgroup matrices. */
+    if (wgt_wgpu_attention_sgmatrix_takes(w, q, k, v)) return wgt_wgpu_attention_sgmatrix(w, out, q, k, v, causal, scale);
     attention_params p;
     memset(&p, 0, sizeof p);
     uint64_t batch = 1;

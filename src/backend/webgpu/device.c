@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "sgmatrix.h"
 #include "webgpu_internal.h"
 
 /* ---- callbacks from the driver (may run on Dawn's threads) ---- */
@@ -430,6 +431,7 @@ static char *webgpu_describe(wgt_backend *be) {
         w->has_f16 ? "yes" : "no", w->has_subgroups ? "yes" : "no", w->has_timestamp ? "yes" : "no",
         w->has_subgroup_matrix ? "offered" : "no");
     ADD("subgroup matrices: %s\n", w->sgm_note);
+    ADD("subgroup-matrix attention: %s\n", w->sga_note);
     for (uint32_t i = 0; i < w->sgm_config_count; i++) {
         static const char *const types[] = {"?", "f32", "f16", "u32", "i32", "u8", "i8"};
         const wgt_wgpu_sgm_config *c = &w->sgm_configs[i];
@@ -552,6 +554,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->buffer_wrap = wgt_wgpu_buffer_wrap;
     be->device_handle = wgt_wgpu_device_handle;
     wgt_wgpu_sgmatrix_probe(w); /* with the table complete: it runs a product */
+    wgt_wgpu_attention_sgmatrix_probe(w);
     return be;
 fail:
     if (w->p) {

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/env.h"
+#include "sgmatrix.h"
 #include "webgpu_internal.h"
 
 /* Mirrors struct Params in matmul_sgmatrix.wgsl. */
@@ -133,21 +134,10 @@ static void operand_text(const sgm_kernel *k, int is_b, int stage, wgt_wgsl_text
     }
 }
 
-static const char *load_call(const sgm_kernel *k, char *out, size_t size, const char *type, const char *tile,
-                             const char *offset, const char *stride) {
-    if (k->emulate) snprintf(out, size, "%s", offset);
-    else if (k->old_builtins)
-        snprintf(out, size, "subgroupMatrixLoad<%s>(&%s, %s, false, %s)", type, tile, offset, stride);
-    else snprintf(out, size, "subgroupMatrixLoad<%s, row_major>(&%s, %s, %s)", type, tile, offset, stride);
-    return out;
-}
-
-static void store_call(const sgm_kernel *k, wgt_wgsl_text *t, const char *target, const char *offset,
-                       const char *value, const char *stride) {
-    if (k->emulate) wgt_wgsl_add(t, "emu_store_%s(%s, %s, %s, lane);\n", target, offset, value, stride);
-    else if (k->old_builtins)
-        wgt_wgsl_add(t, "subgroupMatrixStore(&%s, %s, %s, false, %s);\n", target, offset, value, stride);
-    else wgt_wgsl_add(t, "subgroupMatrixStore<row_major>(&%s, %s, %s, %s);\n", target, offset, value, stride);
+/* The builtins' spelling on this kernel's device (sgmatrix_spell.c). */
+static wgt_sgm_spell spell_of(const sgm_kernel *k) {
+    wgt_sgm_spell s = {k->sm, k->sn, k->sk, k->sg, k->old_builtins, k->emulate};
+    return s;
 }
 
 static char *build_sgmatrix(wgt_webgpu *w, const void *arg) {
@@ -157,13 +147,13 @@ static char *build_sgmatrix(wgt_webgpu *w, const void *arg) {
     if (!text) return NULL;
     uint32_t tm = k->bm / k->wm / k->sm, tn = k->bn / k->wn / k->sn;
     wgt_wgsl_text acc = {0}, regs = {0}, fetch = {0}, stage = {0}, mul = {0}, epi = {0};
+    wgt_sgm_spell sp = spell_of(k);
     char left[96], right[96], result[96];
-    /* Template arguments: columns, then rows (left M x K, right K x N, result M x N). */
-    snprintf(left, sizeof left, "subgroup_matrix_left<f16, %u, %u>", k->sk, k->sm);
-    snprintf(right, sizeof right, "subgroup_matrix_right<f16, %u, %u>", k->sn, k->sk);
-    snprintf(result, sizeof result, "subgroup_matrix_result<f32, %u, %u>", k->sn, k->sm);
+    wgt_sgm_type(&sp, left, sizeof left, 'l');
+    wgt_sgm_type(&sp, right, sizeof right, 'r');
+    wgt_sgm_type(&sp, result, sizeof result, 'o');
     for (uint32_t i = 0; i < tm; i++)
-        for (uint32_t j = 0; j < tn; j++) wgt_wgsl_add(&acc, "    var c%u_%u = %s();\n", i, j, k->emulate ? "array<f32, EL>" : result);
+        for (uint32_t j = 0; j < tn; j++) wgt_wgsl_add(&acc, "    var c%u_%u = %s();\n", i, j, result);
     for (int is_b = 0; is_b < 2; is_b++) {
         int vec = (is_b ? k->b_fetch : k->a_fetch) <= FETCH_VEC_OUTER;
         for (uint32_t i = 0, n = regs_of(k, is_b); i < n; i++)
@@ -178,11 +168,11 @@ static char *build_sgmatrix(wgt_webgpu *w, const void *arg) {
         wgt_wgsl_add(&mul, "        {\n");
         for (uint32_t i = 0; i < tm; i++) {
             snprintf(off, sizeof off, "(am + %uu) * AP + %uu", i * k->sm, kk * k->sk);
-            wgt_wgsl_add(&mul, "            let l%u = %s;\n", i, load_call(k, call, sizeof call, left, "sa", off, "AP"));
+            wgt_wgsl_add(&mul, "            let l%u = %s;\n", i, wgt_sgm_load(&sp, call, sizeof call, left, "sa", off, "AP"));
         }
         for (uint32_t j = 0; j < tn; j++) {
             snprintf(off, sizeof off, "%uu * BP + bn + %uu", kk * k->sk, j * k->sn);
-            wgt_wgsl_add(&mul, "            let r%u = %s;\n", j, load_call(k, call, sizeof call, right, "sb", off, "BP"));
+            wgt_wgsl_add(&mul, "            let r%u = %s;\n", j, wgt_sgm_load(&sp, call, sizeof call, right, "sb", off, "BP"));
         }
         for (uint32_t i = 0; i < tm; i++)
             for (uint32_t j = 0; j < tn; j++)
@@ -202,7 +192,7 @@ static char *build_sgmatrix(wgt_webgpu *w, const void *arg) {
                 snprintf(off, sizeof off, "obase + (m0 + am + %uu) * params.N + n0 + bn + %uu", i * k->sm, j * k->sn);
                 snprintf(val, sizeof val, "c%u_%u", i, j);
                 wgt_wgsl_add(&epi, "        ");
-                store_call(k, &epi, "out", off, val, "params.N");
+                wgt_sgm_store(&sp, &epi, "out", off, val, "params.N");
             }
         wgt_wgsl_add(&epi, "        return;\n    }\n");
     }
@@ -211,7 +201,7 @@ static char *build_sgmatrix(wgt_webgpu *w, const void *arg) {
             char val[32];
             snprintf(val, sizeof val, "c%u_%u", i, j);
             wgt_wgsl_add(&epi, "    workgroupBarrier();\n    ");
-            store_call(k, &epi, "sc", "sg * SM * SN", val, "SN");
+            wgt_sgm_store(&sp, &epi, "sc", "sg * SM * SN", val, "SN");
             wgt_wgsl_add(&epi, "    workgroupBarrier();\n");
             wgt_wgsl_add(&epi, "    for (var e = lane; e < SM * SN; e = e + SG) {\n");
             wgt_wgsl_add(&epi, "        let gm = m0 + am + %uu + e / SN;\n        let gn = n0 + bn + %uu + e %% SN;\n",
@@ -250,13 +240,8 @@ static char *build_sgmatrix(wgt_webgpu *w, const void *arg) {
                                "SUBN", subn, "SM", sm, "SN", sn, "SK", sk, "WG", wg, "NSG", nsg,
                                "ACC_DECL", acc.s, "REG_DECL", regs.s, "FETCH", fetch.s, "STAGE", stage.s,
                                "MULTIPLY", mul.s, "EPILOGUE", epi.s,
-                               /* The matrix offsets depend on the subgroup's index, which the
-                                * uniformity analysis cannot see is the same across the subgroup. */
-                               "ENABLES", k->emulate ? "" : "enable subgroups;\nenable chromium_experimental_subgroup_matrix;\n"
-                                                            "diagnostic(off, chromium.subgroup_matrix_uniformity);",
-                               "HELPERS", helpers,
-                               "LANE_PARAM", k->emulate ? "" : ", @builtin(subgroup_invocation_id) lane: u32",
-                               "LANE_LET", k->emulate ? "    let lane = lid % SG;" : "", NULL};
+                               "ENABLES", wgt_sgm_enables(&sp), "HELPERS", helpers,
+                               "LANE_PARAM", wgt_sgm_lane_param(&sp), "LANE_LET", wgt_sgm_lane_let(&sp), NULL};
         out = wgt_wgsl_expand(text, pairs);
     }
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) free(parts[i]->s);
@@ -269,14 +254,12 @@ static char *build_sgmatrix(wgt_webgpu *w, const void *arg) {
  * outputs each, unless WGT_SGMATRIX_TILE names another; 0 when the tile does not fit the
  * configuration, the subgroup size or the device's limits. */
 static int tile_for(const wgt_webgpu *w, sgm_kernel *k) {
-    const wgt_wgpu_sgm_config *c = &w->sgm_configs[w->sgm_chosen];
-    k->sm = c->M, k->sn = c->N, k->sk = c->K;
-    k->sg = w->adapter.subgroup_max;
+    wgt_sgm_spell sp;
+    wgt_sgm_spell_of(w, &sp);
+    k->sm = sp.sm, k->sn = sp.sn, k->sk = sp.sk, k->sg = sp.sg, k->old_builtins = sp.old_builtins, k->emulate = sp.emulate;
     k->bm = 128, k->bn = 128, k->bk = 32, k->wm = 4, k->wn = 2;
     if (w->sgm_tile[0]) k->bm = w->sgm_tile[0], k->bn = w->sgm_tile[1], k->bk = w->sgm_tile[2], k->wm = w->sgm_tile[3],
                         k->wn = w->sgm_tile[4];
-    k->old_builtins = w->sgm_old_builtins;
-    k->emulate = w->sgm_emulated;
     const WGPULimits *l = &w->limits.limits;
     uint32_t wg = k->wm * k->wn * k->sg;
     if (!k->sm || !k->sn || !k->sk || !k->wm || !k->wn || !k->sg || k->bk % 8 || k->bk % k->sk) return 0;
@@ -430,17 +413,6 @@ wgt_status wgt_wgpu_matmul_sgmatrix(wgt_webgpu *w, const wgt_operand *out, const
 
 /* ---- the self-test at device creation ------------------------------------------------- */
 
-/* Waits this long for the self-test's product: far longer than it takes (a pipeline's first
- * run included), far shorter than the context's own timeout, so a kernel that never
- * finishes costs one context its subgroup matrices, not a hang. */
-#define PROBE_TIMEOUT_MS 20000u
-
-static void on_probe_done(uint32_t status, void *u1, void *u2) {
-    (void)status;
-    (void)u1;
-    (void)u2;
-}
-
 /* One product of the self-test: a[M,K] @ b[K,N] with values k/8 for small integers k (exact
  * in f16, and every partial sum exact in f32), against the host's exact answer. */
 static wgt_status probe_once(wgt_webgpu *w, wgt_dtype out_dtype, char *why, size_t why_size, int *compiled) {
@@ -471,19 +443,7 @@ static wgt_status probe_once(wgt_webgpu *w, wgt_dtype out_dtype, char *why, size
         wgt_operand oo = {out_dtype, 2, {M, N}, {N, 1}, 0, NULL, bo, NULL};
         if (st == WGT_OK) st = wgt_wgpu_matmul_sgmatrix(w, &oo, &oa, &ob);
         *compiled = st == WGT_OK;
-        if (st == WGT_OK) st = wgt_wgpu_submit(w);
-        if (st == WGT_OK) {
-            WGPUCallbackInfo cb = {0};
-            cb.mode = WGPU_CALLBACK_MODE_WAIT_ANY_ONLY;
-            cb.callback = (void (*)(void))on_probe_done;
-            uint64_t keep = w->timeout_ns;
-            /* Emulated (tests), the kernel is a slow plain one: the context's own timeout. */
-            if (!w->sgm_emulated && w->timeout_ns > PROBE_TIMEOUT_MS * 1000000ull)
-                w->timeout_ns = PROBE_TIMEOUT_MS * 1000000ull;
-            st = wgt_wgpu_wait(w, w->p->wgpuQueueOnSubmittedWorkDone(w->queue, cb), "the subgroup-matrix self-test");
-            w->timeout_ns = keep;
-        }
-        if (st == WGT_OK) st = wgt_wgpu_status(w);
+        if (st == WGT_OK) st = wgt_sgm_probe_wait(w, "the subgroup-matrix self-test");
         if (st == WGT_OK) st = wgt_wgpu_buffer_read(be, bo, 0, out_dtype == WGT_F16 ? (void *)got16 : (void *)got, osize * M * N);
         if (st != WGT_OK) snprintf(why, why_size, "%s", wgt_last_error());
         for (int i = 0; st == WGT_OK && i < M * N; i++) {
