@@ -6,6 +6,8 @@
  * way, and is composed from matmul, where and softmax elsewhere, with the same semantics.
  */
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "indexing.h"
@@ -17,18 +19,24 @@ static void release_all(wgt_tensor **ts, int n) {
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 
-/* Angles [seq, d/2]: positions[p] * base^(-2i/d), computed in f32. */
+/* Angles [seq, 1, d/2]: positions[p] * base^(-2i/d), in f32. The frequencies are computed on
+ * the host (in double, rounded once) and uploaded: as device ops they would be recomputed by
+ * every dispatch of a compiled graph that ropes. */
 static wgt_tensor *rope_angles(wgt_context *ctx, wgt_tensor *positions, int64_t seq, int64_t half, double base) {
-    wgt_tensor *t[6] = {0};
-    int64_t col[2] = {seq, 1};
+    float *f = malloc(sizeof(float) * (size_t)half);
+    if (!f) {
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_rope: no host memory for %lld frequencies", (long long)half);
+        return NULL;
+    }
+    for (int64_t i = 0; i < half; i++) f[i] = (float)exp(-(double)i * log(base) / (double)half);
+    wgt_tensor *t[3] = {0};
+    int64_t col[3] = {seq, 1, 1};
     t[0] = positions ? wgt_cast(positions, WGT_F32) : wgt_arange(ctx, WGT_F32, 0, (double)seq, 1);
-    t[1] = wgt_reshape(t[0], 2, col);
-    /* inv_freq[i] = base^(-i / half) = exp(-i * ln(base) / half) */
-    t[2] = wgt_arange(ctx, WGT_F32, 0, (double)half, 1);
-    t[3] = wgt_mul_scalar(t[2], -log(base) / (double)half);
-    t[4] = wgt_exp(t[3]);
-    wgt_tensor *angles = wgt_mul(t[1], t[4]); /* [seq, 1] * [half] -> [seq, half] */
-    release_all(t, 6);
+    t[1] = wgt_reshape(t[0], 3, col);
+    t[2] = wgt_tensor_from_data(ctx, WGT_F32, 1, &half, f, sizeof(float) * (size_t)half, WGT_USAGE_DEFAULT);
+    free(f);
+    wgt_tensor *angles = wgt_mul(t[1], t[2]); /* [seq, 1, 1] * [half] -> [seq, 1, half] */
+    release_all(t, 3);
     return angles;
 }
 
@@ -67,25 +75,40 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) {
     int64_t half = d / 2;
     if (half == 0 || seq == 0 || wgt_tensor_numel(x) == 0) return wgt_contiguous(x);
     wgt_context *ctx = x->storage->ctx;
-    enum { ANG, COS_H, SIN_H, COS_F, SIN_F, COS, SIN, X1, X2, NEG_X2, ROT, XC, RS, OUT_N };
+    /* With x seen as [..., seq, 2, d/2], the pair (i, i + d/2) is a column of the last two
+     * axes: out = x * cos + flip(x) * sin * sign, flip reversing the pair axis (a view) and
+     * sign (-1, +1) giving the first of the pair -x2 sin and the second +x1 sin (exactly: a
+     * sign change). Every term is a view or broadcast of x, the angles or a constant, so the
+     * chain fuses into a kernel for the angles and one or two over x; concatenating halves
+     * would cost a copy per half. */
+    enum { ANG, COS_H, SIN_H, SIGN, COS, SIN, X4, XF, XC, RS, RSS, SUM, OUT_N };
     wgt_tensor *t[OUT_N] = {0};
+    /* x's batch axes, kept (a view) while the split leaves room for them, else merged. */
+    int64_t two[2] = {2, 1}, x4[WGT_MAX_DIMS];
+    int nb = x->ndim - 1 < WGT_MAX_DIMS - 2 ? x->ndim - 2 : 1, nx = nb + 3;
+    if (nb == x->ndim - 2)
+        memcpy(x4, x->shape, sizeof(int64_t) * (size_t)nb);
+    else
+        x4[0] = wgt_tensor_numel(x) / (seq * d);
+    x4[nb] = seq, x4[nb + 1] = 2, x4[nb + 2] = half;
+    static const float sign_f32[2] = {-1, 1};
+    static const uint16_t sign_f16[2] = {0xbc00, 0x3c00}; /* -1, +1 */
+    int f16 = x->dtype == WGT_F16;
     t[ANG] = rope_angles(ctx, positions, seq, half, base);
     t[COS_H] = wgt_cos(t[ANG]);
     t[SIN_H] = wgt_sin(t[ANG]);
-    wgt_tensor *cc[2] = {t[COS_H], t[COS_H]}, *ss[2] = {t[SIN_H], t[SIN_H]};
-    t[COS_F] = t[COS_H] ? wgt_concat(cc, 2, -1) : NULL; /* [seq, d]: each angle serves the pair (i, i + d/2) */
-    t[SIN_F] = t[SIN_H] ? wgt_concat(ss, 2, -1) : NULL;
-    t[COS] = wgt_cast(t[COS_F], x->dtype);
-    t[SIN] = wgt_cast(t[SIN_F], x->dtype);
-    /* rotate_half(x) = concat(-x[..., d/2:], x[..., :d/2]) */
-    t[X1] = wgt_slice(x, -1, 0, half, 1);
-    t[X2] = wgt_slice(x, -1, half, d, 1);
-    t[NEG_X2] = wgt_neg(t[X2]);
-    wgt_tensor *parts[2] = {t[NEG_X2], t[X1]};
-    t[ROT] = t[NEG_X2] && t[X1] ? wgt_concat(parts, 2, -1) : NULL;
-    t[XC] = wgt_mul(x, t[COS]);
-    t[RS] = wgt_mul(t[ROT], t[SIN]);
-    wgt_tensor *out = wgt_add(t[XC], t[RS]);
+    t[SIGN] = wgt_tensor_from_data(ctx, x->dtype, 2, two, f16 ? (const void *)sign_f16 : (const void *)sign_f32,
+                                   f16 ? sizeof sign_f16 : sizeof sign_f32, WGT_USAGE_DEFAULT);
+    /* The same type is no cast: wgt_cast would copy. */
+    t[COS] = f16 ? wgt_cast(t[COS_H], x->dtype) : wgt_retain(t[COS_H]);
+    t[SIN] = f16 ? wgt_cast(t[SIN_H], x->dtype) : wgt_retain(t[SIN_H]);
+    t[X4] = wgt_reshape(x, nx, x4);
+    t[XF] = t[X4] ? wgt_slice(t[X4], -2, 1, -3, -1) : NULL;
+    t[XC] = wgt_mul(t[X4], t[COS]);
+    t[RS] = wgt_mul(t[XF], t[SIN]);
+    t[RSS] = wgt_mul(t[RS], t[SIGN]);
+    t[SUM] = wgt_add(t[XC], t[RSS]);
+    wgt_tensor *out = t[SUM] ? wgt_reshape(t[SUM], x->ndim, x->shape) : NULL;
     release_all(t, OUT_N);
     return out;
 }
