@@ -9,8 +9,8 @@
 #include "../tools/llama.h"
 
 /* Launches a layer of the replayed step may take (f16 adds casts on the CPU). */
-#define LAYER_LAUNCHES_WEBGPU 24
-#define LAYER_LAUNCHES_CPU 36
+#define LAYER_LAUNCHES_WEBGPU 18
+#define LAYER_LAUNCHES_CPU 27
 
 typedef struct {
     uint64_t launches, dispatches;

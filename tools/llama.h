@@ -12,8 +12,13 @@ typedef struct {
     double rope_base, eps;
 } llama_config;
 
+/* wq, wk and wv are row views of wqkv [(heads + 2 kv_heads) * head_dim, dim], gate and up of
+ * gate_up [2 hidden, dim]: a step runs one matrix product for each of those, not five
+ * (row blocks are whole quantization blocks, so q8_0 / q4_0 rows join as bytes). The views
+ * are the file's tensors, which llama_save writes under llama.cpp's names. */
 typedef struct {
     wgt_tensor *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *gate, *up, *down;
+    wgt_tensor *wqkv, *gate_up;
     wgt_tensor *k_cache, *v_cache; /* [kv_heads, context, head_dim] */
 } llama_layer;
 
