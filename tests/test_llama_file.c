@@ -31,6 +31,9 @@ static void rotated(const double *w, int64_t rows, int64_t dim, const double *x,
         }
 }
 
+static void fused_round_trip(wgt_context *ctx);
+
+/* (and the fused matrices' round trip, fused_round_trip) */
 TEST_BACKENDS(llama_file_rows_follow_ggml_interleaved_rotation) {
     llama_config c = {32, 1, 4, 2, 24, 19, 8, 10000, 1e-5}; /* head size 8, two query heads per key head */
     int64_t hd = c.dim / c.heads, kvd = c.kv_heads * hd;
@@ -86,6 +89,7 @@ TEST_BACKENDS(llama_file_rows_follow_ggml_interleaved_rotation) {
     wgt_release(a), wgt_release(b);
     llama_free(&m);
     llama_free(&back);
+    fused_round_trip(ctx);
 }
 
 /* A layer's q|k|v and gate|up run as one matrix each (wqkv, gate_up), the file's tensors
@@ -93,7 +97,7 @@ TEST_BACKENDS(llama_file_rows_follow_ggml_interleaved_rotation) {
  * its own tensor) and loaded back (joined again) holds the same bytes in every matrix and
  * gives the same logits. A file whose q, k and v differ in type keeps them apart, and the
  * forward pass joins their products instead: the same logits again. */
-TEST_BACKENDS(llama_fused_matrices_survive_a_file_round_trip) {
+static void fused_round_trip(wgt_context *ctx) {
     llama_config c = {64, 2, 4, 2, 96, 37, 16, 10000, 1e-5};
     const wgt_dtype types[2] = {WGT_Q8_0, WGT_Q4_0};
     for (int ti = 0; ti < 2; ti++) {

@@ -390,33 +390,31 @@ static wgt_status write_caches(llama_layer *l, wgt_tensor *kt, wgt_tensor *vt, w
     return st;
 }
 
-/* softmax(q k^T / sqrt(hd)) v over the first span positions of the caches for the replayed
- * step's one token, keys at positions past it masked out (past: [span] bool, true there), as
- * wgt_attention composes it: q [heads, 1, hd] -> [heads, 1, hd]. Each query head's group
+/* What the replayed step's attention reads: the caches' first span positions, of which the
+ * first count (a [1] i32 graph input: the token's position + 1) are filled. */
+typedef struct {
+    wgt_tensor *count;
+    int64_t span;
+} replay_keys;
+
+/* softmax(q k^T / sqrt(hd)) v over the keys the replayed step's one token sees (replay_keys),
+ * one wgt_attention_prefix: q [heads, 1, hd] -> [heads, 1, hd]. Each query head's group
  * shares its key head, so q is seen as [kv_heads, group, hd] beside the caches' heads. */
-static wgt_tensor *masked_attention(llama_model *m, llama_layer *l, wgt_tensor *q, wgt_tensor *past) {
+static wgt_tensor *masked_attention(llama_model *m, llama_layer *l, wgt_tensor *q, const replay_keys *past) {
     const llama_config *c = &m->c;
-    int64_t hd = c->dim / c->heads, span = wgt_tensor_shape(past)[0];
+    int64_t hd = c->dim / c->heads;
     int64_t g3[3] = {c->kv_heads, c->heads / c->kv_heads, hd}, o3[3] = {c->heads, 1, hd};
     wgt_tensor *qg = wgt_reshape(q, 3, g3);
-    wgt_tensor *ks = wgt_slice(l->k_cache, 1, 0, span, 1), *vs = wgt_slice(l->v_cache, 1, 0, span, 1);
-    wgt_tensor *kt = then(wgt_transpose(ks, 1, 2), ks);
-    wgt_tensor *scores = then(wgt_matmul(qg, kt), kt);
-    wgt_release(qg);
-    wgt_tensor *scaled = then(wgt_mul_scalar(scores, 1.0 / sqrt((double)hd)), scores);
-    wgt_tensor *ninf = wgt_scalar(m->ctx, wgt_tensor_dtype(q), -INFINITY);
-    wgt_tensor *masked = then(wgt_where(past, ninf, scaled), scaled);
-    wgt_release(ninf);
-    wgt_tensor *p = then(wgt_softmax(masked, -1), masked);
-    wgt_tensor *o = then(wgt_matmul(p, vs), p);
-    wgt_release(vs);
+    wgt_tensor *ks = wgt_slice(l->k_cache, 1, 0, past->span, 1), *vs = wgt_slice(l->v_cache, 1, 0, past->span, 1);
+    wgt_tensor *o = qg && ks && vs ? wgt_attention_prefix(qg, ks, vs, past->count, 1.0 / sqrt((double)hd)) : NULL;
+    wgt_release(qg), wgt_release(ks), wgt_release(vs);
     return then(wgt_reshape(o, 3, o3), o);
 }
 
 /* One layer's attention for x [n, dim] at positions pos..: [n, dim]. past is NULL eagerly
  * (attention over the filled prefix), else the replayed step's mask (masked_attention). */
 static wgt_tensor *attention(llama_model *m, llama_layer *l, wgt_tensor *h, wgt_tensor *positions, int64_t n,
-                             int64_t pos, wgt_tensor *past) {
+                             int64_t pos, const replay_keys *past) {
     const llama_config *c = &m->c;
     int64_t hd = c->dim / c->heads, group = c->heads / c->kv_heads, total = pos + n;
     /* One product for q|k|v: [n, heads + 2 kv_heads, hd], heads first; one rope for q|k. */
@@ -460,7 +458,7 @@ static wgt_tensor *attention(llama_model *m, llama_layer *l, wgt_tensor *h, wgt_
  * wherever they are (a sampled token that never left the device feeds the next step's
  * embedding lookup directly) at positions (i32 [n]; pos.. eagerly): the logits of the last
  * token [vocab], or of every token [n, vocab] (all). past as for attention. */
-static wgt_tensor *layers(llama_model *m, wgt_tensor *ids, wgt_tensor *positions, int64_t pos, wgt_tensor *past,
+static wgt_tensor *layers(llama_model *m, wgt_tensor *ids, wgt_tensor *positions, int64_t pos, const replay_keys *past,
                           int all) {
     const llama_config *c = &m->c;
     int64_t n = wgt_tensor_shape(ids)[0];
@@ -518,7 +516,7 @@ static wgt_tensor *forward(llama_model *m, wgt_tensor *ids, int64_t pos, int all
 
 typedef struct {
     wgt_graph *graph;
-    char token[64], pos[64]; /* its inputs' names: unique in the context */
+    char token[64], pos[64], count[64]; /* its inputs' names: unique in the context */
 } replay_graph;
 
 struct llama_replay {
@@ -528,7 +526,8 @@ struct llama_replay {
     int64_t top_k, span, ngraphs;
     replay_graph *graphs; /* graph i attends over span 2^i positions (at most the context), serves
                              the positions its predecessor does not, and is built when reached */
-    wgt_tensor *positions; /* [context] i32 0, 1, ...: a step binds the one at its position */
+    wgt_tensor *positions; /* [context + 1] i32 0, 1, ...: a step binds the one at its position
+                              and the next, the count of keys it sees */
 };
 
 llama_replay *llama_replay_create(llama_model *m, double temperature, int64_t top_k, uint64_t seed, int64_t span) {
@@ -537,10 +536,10 @@ llama_replay *llama_replay_create(llama_model *m, double temperature, int64_t to
         return NULL;
     }
     llama_replay *r = calloc(1, sizeof *r);
-    int64_t n = m->c.context;
+    int64_t n = m->c.context + 1;
     int32_t *at = malloc(sizeof(int32_t) * (size_t)n);
     if (r)
-        for (int64_t len = span; ++r->ngraphs, len < n;) len *= 2;
+        for (int64_t len = span; ++r->ngraphs, len < m->c.context;) len *= 2;
     if (!r || !at || !(r->graphs = calloc((size_t)r->ngraphs, sizeof *r->graphs))) {
         free(at);
         llama_replay_free(r);
@@ -575,16 +574,17 @@ static int replay_build(llama_replay *r, int64_t i) {
     int64_t one = 1, span = replay_length(r, i);
     snprintf(rg->token, sizeof rg->token, "llama_replay.%p.%lld.token", (void *)r, (long long)i);
     snprintf(rg->pos, sizeof rg->pos, "llama_replay.%p.%lld.pos", (void *)r, (long long)i);
+    snprintf(rg->count, sizeof rg->count, "llama_replay.%p.%lld.count", (void *)r, (long long)i);
     wgt_tensor *tok = wgt_graph_input(m->ctx, rg->token, WGT_I32, 1, &one);
     wgt_tensor *pos = wgt_graph_input(m->ctx, rg->pos, WGT_I32, 1, &one);
-    /* Keys at positions after the token's: masked out. */
-    wgt_tensor *keys = wgt_slice(r->positions, 0, 0, span, 1);
-    wgt_tensor *past = tok && pos && keys ? wgt_gt(keys, pos) : NULL;
-    wgt_tensor *logits = past ? layers(m, tok, pos, 0, past, 0) : NULL;
+    /* Keys at positions after the token's are not seen: count = pos + 1. */
+    wgt_tensor *count = wgt_graph_input(m->ctx, rg->count, WGT_I32, 1, &one);
+    replay_keys past = {count, span};
+    wgt_tensor *logits = tok && pos && count ? layers(m, tok, pos, 0, &past, 0) : NULL;
     wgt_tensor *next = logits && greedy(r) ? llama_sample(logits, 0, 0, 0, 0) : NULL;
     wgt_binding outs[2] = {{"logits", logits}, {"next", next}};
     rg->graph = logits && (next || !greedy(r)) ? wgt_graph_build(m->ctx, greedy(r) ? 2 : 1, outs) : NULL;
-    wgt_release(tok), wgt_release(pos), wgt_release(keys), wgt_release(past);
+    wgt_release(tok), wgt_release(pos), wgt_release(count);
     wgt_release(logits), wgt_release(next);
     return rg->graph ? 0 : -1;
 }
@@ -600,12 +600,13 @@ wgt_tensor *llama_replay_step(llama_replay *r, wgt_tensor *token, int64_t pos, i
     replay_graph *rg = &r->graphs[i];
     if (!rg->graph && replay_build(r, i)) return NULL;
     int64_t one = 1;
-    wgt_tensor *at = wgt_slice(r->positions, 0, pos, pos + 1, 1);
+    wgt_tensor *at = wgt_slice(r->positions, 0, pos, pos + 1, 1), *count = wgt_slice(r->positions, 0, pos + 1, pos + 2, 1);
     wgt_tensor *next = greedy(r) ? wgt_zeros(r->m->ctx, WGT_I32, 1, &one) : NULL;
-    wgt_binding in[2] = {{rg->token, token}, {rg->pos, at}}, out[2] = {{"logits", logits}, {"next", next}};
-    wgt_status st = at && (next || !greedy(r)) ? wgt_graph_dispatch(rg->graph, 2, in, greedy(r) ? 2 : 1, out)
-                                               : wgt_last_status();
-    wgt_release(at);
+    wgt_binding in[3] = {{rg->token, token}, {rg->pos, at}, {rg->count, count}};
+    wgt_binding out[2] = {{"logits", logits}, {"next", next}};
+    wgt_status st = at && count && (next || !greedy(r)) ? wgt_graph_dispatch(rg->graph, 3, in, greedy(r) ? 2 : 1, out)
+                                                        : wgt_last_status();
+    wgt_release(at), wgt_release(count);
     if (st == WGT_OK && !greedy(r)) next = llama_sample(logits, r->temperature, r->top_k, r->seed, step);
     if (st != WGT_OK) {
         wgt_release(next);

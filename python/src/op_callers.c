@@ -166,6 +166,7 @@ static const char *const *names_of(sig_kind sig) {
     static const char *const mnorm[] = {"x", "keepdims", "ord"};
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
+    static const char *const attention_prefix[] = {"q", "k", "v", "count", "scale"};
     static const char *const sort[] = {"a", "axis", "descending"}, *const topk[] = {"a", "k", "axis", "largest"};
     static const char *const search[] = {"a", "values", "right"}, *const multi[] = {"a", "flag"};
     switch (sig) {
@@ -204,6 +205,7 @@ static const char *const *names_of(sig_kind sig) {
     case SIG_ONE_HOT: return one_hot;
     case SIG_ROPE: return rope;
     case SIG_ATTENTION: return attention;
+    case SIG_ATTENTION_PREFIX: return attention_prefix;
     case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
     case SIG_ADAPTIVE_AVG_POOL2D: case SIG_DROPOUT: case SIG_BATCH_NORM: case SIG_GROUP_NORM: case SIG_INTERPOLATE:
         break; /* nn.c, nn_layers.c */
@@ -238,7 +240,9 @@ static int n_names(sig_kind sig) {
         return 3;
     case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: case SIG_INDEX_ADD: case SIG_DIAGONAL: case SIG_CAST:
         return 4;
-    case SIG_SLICE: case SIG_ATTENTION: case SIG_SCATTER: case SIG_CLIP: case SIG_REDUCE_DDOF: return 5;
+    case SIG_SLICE: case SIG_ATTENTION: case SIG_ATTENTION_PREFIX: case SIG_SCATTER: case SIG_CLIP:
+    case SIG_REDUCE_DDOF:
+        return 5;
     case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
     case SIG_ADAPTIVE_AVG_POOL2D: case SIG_DROPOUT: case SIG_BATCH_NORM: case SIG_GROUP_NORM: case SIG_INTERPOLATE:
         break; /* nn.c, nn_layers.c */
@@ -278,7 +282,7 @@ static int n_required(sig_kind sig) {
     case SIG_SWAP: case SIG_AS_STRIDED: case SIG_PAD: case SIG_WHERE: case SIG_SET_ROWS: case SIG_ATTENTION:
     case SIG_MOVEAXIS: case SIG_MASKED_FILL:
         return 3;
-    case SIG_SLICE: case SIG_SCATTER: case SIG_INDEX_ADD: return 4;
+    case SIG_SLICE: case SIG_SCATTER: case SIG_INDEX_ADD: case SIG_ATTENTION_PREFIX: return 4;
     default: return 1;
     }
 }
@@ -830,6 +834,17 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
             (v[4] && double_arg(v[4], &d1, e->name, "scale") < 0))
             goto fail;
         RUN(wgt_attention(a->t, b->t, c->t, causal, d1));
+        break;
+    }
+    case SIG_ATTENTION_PREFIX: {
+        TensorObject *n = NULL;
+        if (other_tensor(v[1], a, &b, 0, e->name) < 0 || other_tensor(v[2], a, &c, 0, e->name) < 0 ||
+            other_tensor(v[3], a, &n, 0, e->name) < 0 || (v[4] && double_arg(v[4], &d1, e->name, "scale") < 0)) {
+            Py_XDECREF(n);
+            goto fail;
+        }
+        RUN(wgt_attention_prefix(a->t, b->t, c->t, n->t, d1));
+        Py_DECREF(n);
         break;
     }
     case SIG_TENSORDOT: {
