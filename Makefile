@@ -210,10 +210,8 @@ define fuzz_run
 		-artifact_prefix=$(FUZZ_DIR)/$(1)- $(3) || { \
 		for f in $$(find $(FUZZ_DIR) -maxdepth 1 -newer $(FUZZ_DIR)/.started-$(1) \( -name '$(1)-crash-*' \
 			-o -name '$(1)-leak-*' -o -name '$(1)-oom-*' -o -name '$(1)-timeout-*' \)); do \
-			echo "fuzz: finding $$f (base64 $$(base64 -w0 $$f)); its calls, from" \
-				"WGT_FUZZ_TRACE=1 WGT_BACKEND=$(1) $(FUZZ_DIR)/fuzz_api $$f:"; \
-			$(FUZZ_ENV) WGT_FUZZ_TRACE=1 WGT_BACKEND=$(1) $(FUZZ_DIR)/fuzz_api $(FUZZ_ARGS) $$f 2>&1 \
-				| grep -v '^INFO' | tail -n 200; \
+			echo "fuzz: finding $$f; its calls, from WGT_FUZZ_TRACE=1 WGT_BACKEND=$(1) $(FUZZ_DIR)/fuzz_api $$f:"; \
+			$(FUZZ_ENV) WGT_BACKEND=$(1) scripts/fuzz_report.sh $(FUZZ_DIR)/fuzz_api $$f $(FUZZ_ARGS); \
 		done; echo "fuzz: the $(1) run found the above" >&2; exit 1; }
 endef
 

@@ -131,3 +131,41 @@ TEST_BACKENDS(graph_set_rows_unseen_write_is_dropped) {
               "%llu device bytes in use after everything was released", (unsigned long long)st.device_bytes_in_use);
     }
 }
+
+/* A write whose rows are read from its own destination (the rows the tensor itself, or values
+ * computed from it) holds that destination twice, so no count of its references alone shows
+ * when only the write holds it: the waiting writes are collected by trial deletion. While
+ * anything outside could still see the tensor (here the rows, which a graph may compute again
+ * from it), the write stays; once nothing can, it goes with its inputs, whatever the order of
+ * the releases. (Found by fuzz_api: set_rows of a tensor into itself at graph indices.) */
+TEST_BACKENDS(graph_set_rows_from_its_own_destination_is_collected) {
+    int64_t two = 2;
+    const float z0[2] = {1, 2};
+    for (int variant = 0; variant < 3; variant++) {
+        wgt_tensor *z = wgt_tensor_from_data(ctx, WGT_F32, 1, &two, z0, sizeof z0, WGT_USAGE_DEFAULT);
+        wgt_tensor *i = wgt_graph_input(ctx, "i", WGT_I32, 1, &two), *y = wgt_graph_input(ctx, "y", WGT_F32, 1, &two);
+        /* variant 0: rows are z itself; 1 and 2: z + y, released before (1) or after (2) z */
+        wgt_tensor *rows = variant == 0 ? wgt_retain(z) : wgt_add(z, y);
+        CHECK(z && i && y && rows && wgt_set_rows(z, i, rows) == WGT_OK, "%s", wgt_last_error());
+        wgt_release(i), wgt_release(y);
+        if (variant < 2) wgt_release(rows);
+        wgt_release(z);
+        if (variant == 2) {
+            wgt_tensor *taken = wgt_graph_input(ctx, "i", WGT_I32, 1, &two);
+            CHECK(!taken && wgt_last_status() == WGT_ERR_INVALID_ARGUMENT,
+                  "the write was dropped while the rows, which read its destination, live");
+            wgt_release(taken);
+            wgt_clear_error();
+            wgt_release(rows);
+        }
+        wgt_tensor *again = wgt_graph_input(ctx, "i", WGT_I32, 1, &two);
+        CHECK(again, "variant %d: with everything released, the write still holds input 'i': %s", variant,
+              wgt_last_error());
+        wgt_release(again);
+        wgt_clear_error();
+        wgt_stats st;
+        CHECK(wgt_context_sync(ctx) == WGT_OK && wgt_context_stats(ctx, &st) == WGT_OK && st.device_bytes_in_use == 0,
+              "variant %d: %llu device bytes in use after everything was released", variant,
+              (unsigned long long)st.device_bytes_in_use);
+    }
+}

@@ -266,9 +266,8 @@ static void set_value(graph_value *v, wgt_storage *s, const wgt_tensor *t) {
     memcpy(v->shape, t->shape, sizeof v->shape);
 }
 
-wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs) {
+static wgt_graph *build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs) {
     static const char fn[] = "wgt_graph_build";
-    if (wgt_check_context(fn, ctx) != WGT_OK) return NULL;
     if (n_outputs < 1 || !outputs) {
         wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: needs at least one output (n_outputs is %d, outputs %s)", fn, n_outputs,
                   outputs ? "given" : "NULL");
@@ -398,6 +397,18 @@ fail:
     for (int i = 0; i < nmade; i++) wgt_release(made[i]);
     graph_free(g);
     return NULL;
+}
+
+wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs) {
+    if (wgt_check_context("wgt_graph_build", ctx) != WGT_OK) return NULL;
+    /* The waiting updates stay as they are while the build reads and takes them (releases of
+     * its own temporaries would have the collector look at them); a failed build leaves them
+     * waiting, and the look it put off happens after. */
+    ctx->updates_frozen = 1;
+    wgt_graph *g = build(ctx, n_outputs, outputs);
+    ctx->updates_frozen = 0;
+    wgt_graph_updates_collect(ctx);
+    return g;
 }
 
 int wgt_graph_launches(const wgt_graph *g) { return g ? g->plan.nsteps : -1; }

@@ -77,6 +77,10 @@ typedef struct wgt_node {
     struct wgt_node *prior;
     int refs; /* symbolic nodes: held by the storage they write and by later partial writers */
     uint64_t walk; /* the last graph walk that reached it (ctx->walks) */
+    /* Scratch of the waiting updates' collector (graph_updates.c): its walk, the references
+     * to the node it found, and whether something outside the updates needs the node. */
+    uint64_t update_walk;
+    int update_count, update_live;
     struct wgt_user_call *user; /* WGT_NODE_USER_KERNEL: the kernel, its bindings and params (owned) */
     wgt_operand args[];         /* nargs of them, room for at least WGT_NODE_MAX_ARGS */
 } wgt_node;
@@ -230,8 +234,10 @@ wgt_status wgt_record_graph_update(wgt_context *ctx, const char *fn, wgt_tensor 
  * storage with data, as such an update: every dispatch of the next build runs it at its place
  * in the record order. On failure n is freed. */
 wgt_status wgt_graph_update_in_place(wgt_context *ctx, wgt_node *n);
-/* Drops the waiting updates that write s (held by nothing else: refs == update_refs). */
-void wgt_graph_updates_drop_into(wgt_storage *s);
+/* Drops the waiting updates whose writes nothing outside them could ever see (graph_updates.c
+ * says how): called when a storage such an update writes, or one that kept another alive, loses
+ * a reference. */
+void wgt_graph_updates_collect(wgt_context *ctx);
 /* The waiting updates leave the context (a build holds them now): releases the context's
  * references. */
 void wgt_graph_updates_taken(wgt_context *ctx);

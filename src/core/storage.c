@@ -46,7 +46,7 @@ void wgt_storage_destroy_data(wgt_storage *s) {
 void wgt_storage_release(wgt_storage *s) {
     if (!s) return;
     if (--s->refs > 0) {
-        if (s->refs == s->update_refs) wgt_graph_updates_drop_into(s); /* only waiting updates hold it */
+        if (s->update_refs || s->update_watch) wgt_graph_updates_collect(s->ctx);
         return;
     }
     wgt_context *ctx = s->ctx;

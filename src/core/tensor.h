@@ -46,6 +46,8 @@ struct wgt_context {
     int nhooks, hooks_cap;
     wgt_stats counters;               /* the core's counters: ops_*, launches */
     struct wgt_index_checks *index_checks; /* device-side index checks (index_checks.c), or NULL */
+    uint64_t update_walks; /* the waiting updates' collector's walks so far (graph_updates.c) */
+    int updates_frozen;    /* a build is taking the updates, or the collector runs: it must not */
 };
 
 typedef struct wgt_storage {
@@ -63,8 +65,12 @@ typedef struct wgt_storage {
     /* Lazy evaluation (lazy.c). */
     int node_refs;       /* references held by pending nodes */
     int update_refs;     /* references held as the destination of in-place updates waiting in the
-                          * context for a build (graph_updates.c): when only they hold it, no one
-                          * can see what they would write, and they are dropped */
+                          * context for a build (graph_updates.c): losing another reference, it
+                          * has the collector look whether anyone could still see their writes */
+    int update_watch;    /* the collector found it held from outside the updates: losing a
+                          * reference, it has the collector look again */
+    uint64_t update_walk; /* the collector's scratch (graph_updates.c), as in wgt_node */
+    int update_count, update_live;
     int pending_writers; /* pending nodes that write it */
     int pending_readers; /* pending nodes that read it */
     int symbolic;        /* computed from a graph input: it holds no data outside a graph */
