@@ -218,7 +218,7 @@ TEST_BACKENDS(decode_replay_matches_eager_steps) {
  * differ in one layer) are printed and held to a budget. */
 /* Launches a layer of the replayed step may take (the CPU composes attention, and f16
  * adds casts there). */
-#define LAYER_LAUNCHES_WEBGPU 15
+#define LAYER_LAUNCHES_WEBGPU 14
 #define LAYER_LAUNCHES_CPU 30
 
 typedef struct {

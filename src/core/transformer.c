@@ -29,14 +29,19 @@ static wgt_tensor *rope_angles(wgt_context *ctx, wgt_tensor *positions, int64_t 
         return NULL;
     }
     for (int64_t i = 0; i < half; i++) f[i] = (float)exp(-(double)i * log(base) / (double)half);
-    wgt_tensor *t[3] = {0};
-    int64_t col[3] = {seq, 1, 1};
-    t[0] = positions ? wgt_cast(positions, WGT_F32) : wgt_arange(ctx, WGT_F32, 0, (double)seq, 1);
+    /* The positions are cast at the angles' shape (a broadcast view), so the cast reads its
+     * input whole and the product and the cos and sin after it join one fused kernel. */
+    wgt_tensor *t[4] = {0};
+    int64_t col[3] = {seq, 1, 1}, shape[3] = {seq, 1, half};
+    t[0] = positions ? wgt_retain(positions) : wgt_arange(ctx, WGT_F32, 0, (double)seq, 1);
     t[1] = wgt_reshape(t[0], 3, col);
-    t[2] = wgt_tensor_from_data(ctx, WGT_F32, 1, &half, f, sizeof(float) * (size_t)half, WGT_USAGE_DEFAULT);
+    t[2] = wgt_broadcast_to(t[1], 3, shape);
+    t[3] = wgt_tensor_from_data(ctx, WGT_F32, 1, &half, f, sizeof(float) * (size_t)half, WGT_USAGE_DEFAULT);
     free(f);
-    wgt_tensor *angles = wgt_mul(t[1], t[2]); /* [seq, 1, 1] * [half] -> [seq, 1, half] */
-    release_all(t, 3);
+    wgt_tensor *pf = t[2] && t[2]->dtype != WGT_F32 ? wgt_cast(t[2], WGT_F32) : wgt_retain(t[2]);
+    wgt_tensor *angles = wgt_mul(pf, t[3]); /* [seq, 1, half] */
+    wgt_release(pf);
+    release_all(t, 4);
     return angles;
 }
 
