@@ -39,11 +39,40 @@ static void check_rope(wgt_context *ctx, wgt_dtype dt, int64_t batch, int64_t se
     wgt_release(x), wgt_release(p), wgt_release(y);
 }
 
+/* Rope of x of rank 7 (batch axes kept as they are) and 8 (batch axes merged first: the
+ * pair axis needs a dimension), strided views, equals rope of the same values as
+ * [batch, seq, d] element for element: the same arithmetic per element. */
+static void check_rope_ranks(wgt_context *ctx) {
+    for (int rank = 7; rank <= 8; rank++) {
+        static const int64_t shapes[2][8] = {{2, 3, 1, 2, 1, 5, 6}, {2, 1, 3, 1, 2, 1, 5, 6}}; /* 12 batches */
+        int64_t flat[3] = {12, 5, 6}, seq = 5;
+        const int64_t *s = shapes[rank - 7];
+        wgt_tensor *base = wgt_rand_normal(ctx, WGT_F32, 3, flat, 0, 1, 77 + (uint64_t)rank);
+        /* x: the values as [.., seq, d], read through a transposed view of a copy laid out [.., d, seq] */
+        wgt_tensor *bt = wgt_transpose(base, 1, 2), *btc = bt ? wgt_contiguous(bt) : NULL;
+        int64_t tshape[8];
+        memcpy(tshape, s, sizeof(int64_t) * (size_t)rank);
+        tshape[rank - 2] = 6, tshape[rank - 1] = 5;
+        wgt_tensor *xt = btc ? wgt_reshape(btc, rank, tshape) : NULL, *x = xt ? wgt_transpose(xt, -1, -2) : NULL;
+        int32_t pos[5] = {4, 0, 9, 2, 30};
+        wgt_tensor *p = wgt_tensor_from_data(ctx, WGT_I32, 1, &seq, pos, sizeof pos, WGT_USAGE_DEFAULT);
+        wgt_tensor *y = x ? wgt_rope(x, p, 500.0) : NULL, *want = wgt_rope(base, p, 500.0);
+        double *a = y ? test_read_f64(y) : NULL, *b = want ? test_read_f64(want) : NULL;
+        CHECK(a && b && wgt_tensor_ndim(y) == rank, "rope of rank %d: %s", rank, wgt_last_error());
+        for (int i = 0; a && b && i < 360; i++)
+            CHECK(a[i] == b[i], "rope of rank %d element %d: %.9g, as [12, 5, 6] %.9g", rank, i, a[i], b[i]);
+        free(a), free(b);
+        wgt_release(base), wgt_release(bt), wgt_release(btc), wgt_release(xt), wgt_release(x), wgt_release(p);
+        wgt_release(y), wgt_release(want);
+    }
+}
+
 TEST_BACKENDS(rope_matches_reference) {
     check_rope(ctx, WGT_F32, 2, 7, 8, 0);
     check_rope(ctx, WGT_F32, 1, 13, 6, 1);
     check_rope(ctx, WGT_F16, 3, 5, 4, 1);
     check_rope(ctx, WGT_F32, 1, 1, 2, 0);
+    check_rope_ranks(ctx);
 }
 
 static void check_attention(wgt_context *ctx, wgt_dtype dt, int64_t heads, int64_t lq, int64_t lk, int64_t d,

@@ -5,7 +5,9 @@
  * their key head. Rotary embeddings use wgtensor's rotate-half layout (wgt_rope); GGUF files
  * hold attn_q and attn_k with their rows permuted for ggml's interleaved rotation, as
  * llama.cpp's converter writes them: llama_load undoes that permutation and llama_save
- * applies it, so files go both ways between llama.cpp and wgtensor.
+ * applies it, so files go both ways between llama.cpp and wgtensor. A layer's q, k, v and
+ * its MLP's gate, up are joined by rows into one matrix each (llama.h), the file's tensors
+ * row views of them.
  */
 #include "llama.h"
 

@@ -90,7 +90,7 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) {
     wgt_tensor *t[OUT_N] = {0};
     /* x's batch axes, kept (a view) while the split leaves room for them, else merged. */
     int64_t two[2] = {2, 1}, x4[WGT_MAX_DIMS];
-    int nb = x->ndim - 1 < WGT_MAX_DIMS - 2 ? x->ndim - 2 : 1, nx = nb + 3;
+    int nb = x->ndim < WGT_MAX_DIMS ? x->ndim - 2 : 1, nx = nb + 3;
     if (nb == x->ndim - 2)
         memcpy(x4, x->shape, sizeof(int64_t) * (size_t)nb);
     else
