@@ -183,7 +183,15 @@ FUZZ_DIR = $(BUILD)/fuzz
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_OBJ = $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/gen/wgsl_sources.o
 FUZZ_ARGS = -max_len=1024 -timeout=60 -rss_limit_mb=4096 -malloc_limit_mb=512 -print_final_stats=1
-FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
+# The CPU backend's threads split work by their number, which changes the code paths, hence
+# the coverage libFuzzer follows: a seeded run fixes the number (2), so that it explores the
+# same inputs on any machine; an unseeded one picks 1 to 8 at random, so runs over time try
+# the splits of larger machines too.
+ifeq ($(origin FUZZ_THREADS),undefined)
+FUZZ_THREADS := $(if $(FUZZ_SEED),2,$(shell shuf -i 1-8 -n 1))
+endif
+FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	WGT_CPU_THREADS=$(FUZZ_THREADS)
 # FUZZ_SEED=N makes a run repeatable: the seed inputs come from a generator seeded with N and
 # libFuzzer's own choices from -seed=N, so the same tree explores the same inputs (CI runs
 # so, so that what lands was fuzzed the way CI will fuzz it). Unset, both are random: each

@@ -389,7 +389,10 @@ TEST_BACKENDS(quant_matmul_int8_activations) {
     test_env_restore(&saved);
     CHECK(c != NULL, "%s", wgt_last_error());
     if (!c) return;
-    const int64_t cases[][3] = {{1, 67, 4096}, {3, 5, 96}, {9, 17, 64}, {1, 13, 129 * 32}, {2, 9, 7 * 32}};
+    /* Rows of w in whole groups of 8 blocks (K a multiple of 256) take the wide kernel with x
+     * quantized by a pass of its own, for 1 to 3 rows of x; the rest the tiled kernels. */
+    const int64_t cases[][3] = {{1, 67, 4096}, {3, 5, 96},      {9, 17, 64}, {1, 13, 129 * 32},
+                                {2, 9, 7 * 32}, {2, 37, 768}, {3, 5, 256}};
     for (int ti = 0; ti < 2; ti++)
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
             wgt_dtype t = block_types[ti];

@@ -111,6 +111,13 @@ PyObject *wgtpy_views(const op_entry *e, PyObject *tensors, PyObject *flag);
 PyObject *wgtpy_linalg_multi(const op_entry *e, TensorObject *a, int flag);
 
 PyObject *wgtpy_call_op(const op_entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+/* op_signatures.c: a generic kind's argument names, their count, how many may come by
+ * position, how many are required, and the defaults of the rest (into v; NULL: required). */
+const char *const *wgtpy_sig_names(sig_kind sig);
+int wgtpy_sig_count(sig_kind sig);
+int wgtpy_sig_positional(sig_kind sig);
+int wgtpy_sig_required(sig_kind sig);
+void wgtpy_sig_defaults(sig_kind sig, PyObject **v);
 
 /* nn.c: the callers of the convolution and pooling kinds (wgtpy_nn_sig), which
  * wgtpy_call_op hands its parsed arguments to; names and defaults come from wgtpy_nn_names. */

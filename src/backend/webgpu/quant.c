@@ -42,8 +42,15 @@ static char *build_quant(wgt_webgpu *w, const void *arg) {
 }
 
 char *wgt_wgpu_quant_product(const char *x_type, const char *w_type) {
-    const char *text = wgt_wgsl_source("quant_product"), *pairs[] = {"X_TYPE", x_type, "W_TYPE", w_type, NULL};
-    return text ? wgt_wgsl_expand(text, pairs) : NULL;
+    const char *text = wgt_wgsl_source("quant_product"), *x8 = wgt_wgsl_source("quant_x8");
+    const char *pairs[] = {"X_TYPE", x_type, "W_TYPE", w_type, NULL};
+    char *bindings = text && x8 ? wgt_wgsl_expand(text, pairs) : NULL;
+    if (!bindings) return NULL;
+    wgt_wgsl_text t = {0};
+    wgt_wgsl_add(&t, "%s\n%s", bindings, x8);
+    free(bindings);
+    if (t.failed) free(t.s);
+    return t.failed ? NULL : t.s;
 }
 
 static wgt_status quant_pipeline(wgt_webgpu *w, const quant_kernel *k, int storage, wgt_pipeline **out) {
@@ -136,8 +143,7 @@ wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, co
     matmul_params p = {(uint32_t)M, (uint32_t)N, (uint32_t)(wt->shape[1] / QK), (uint32_t)(wt->offset / QK),
                        (uint32_t)(wt->strides[0] / QK), (uint32_t)x->offset, (int32_t)x->strides[0],
                        (int32_t)x->strides[1]};
-    if (matvec && !int8 && wgt_wgpu_quant_wide_fits(wt))
-        return wgt_wgpu_quant_matvec_wide(w, out, x, wt, &p, sizeof p);
+    if (matvec && wgt_wgpu_quant_wide_fits(wt)) return wgt_wgpu_quant_matvec_wide(w, out, x, wt, int8, &p, sizeof p);
     quant_kernel k = {matvec ? "quant_matvec" : "quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm, int8};
     wgt_pipeline *pl;
     if ((st = quant_pipeline(w, &k, 3, &pl)) != WGT_OK) return st;

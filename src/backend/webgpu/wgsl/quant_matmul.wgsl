@@ -36,28 +36,13 @@ fn packed_weights(blk: u32, wv: ptr<function, array<u32, 8>>) {
 // Block b of row m of x quantized to q8 and dotted with the packed weights, as f32 scaled by dw.
 fn int8_block(wv: ptr<function, array<u32, 8>>, dw: f32, m: u32, b: u32) -> f32 {
     var xs: array<f32, 32>;
-    var amax = 0.0;
     let base = i32(params.x_offset) + i32(m) * params.x_stride0 + i32(b * 32u) * params.x_stride1;
-    for (var i = 0u; i < 32u; i = i + 1u) {
-        xs[i] = x[u32(base + i32(i) * params.x_stride1)];
-        amax = max(amax, abs(xs[i]));
-    }
-    let dx = amax / 127.0;
-    var id = 0.0;
-    if (dx != 0.0) { id = 1.0 / dx; }
+    for (var i = 0u; i < 32u; i = i + 1u) { xs[i] = x[u32(base + i32(i) * params.x_stride1)]; }
+    let q = q8_of(xs);
     var isum = 0;
-    var xsum = 0;
-    for (var k = 0u; k < 8u; k = k + 1u) {
-        var word = 0u;
-        for (var j = 0u; j < 4u; j = j + 1u) {
-            let q = i32(round_away(xs[4u * k + j] * id));
-            xsum = xsum + q;
-            word = word | ((bitcast<u32>(q) & 0xffu) << (8u * j));
-        }
-        isum = isum + dot4I8Packed((*wv)[k], word);
-    }
-    if (!Q8) { isum = isum - 8 * xsum; }
-    return f32(isum) * (dw * dx);
+    for (var k = 0u; k < 8u; k = k + 1u) { isum = isum + dot4I8Packed((*wv)[k], q.words[k]); }
+    if (!Q8) { isum = isum - 8 * q.sum; }
+    return f32(isum) * (dw * q.d);
 }
 
 @compute @workgroup_size(64)

@@ -38,23 +38,12 @@ fn x_at(base: i32, e: u32) -> f32 { return x[u32(base + i32(e) * params.x_stride
 
 // Block j of the tile (its first value at e) quantized to q8 into xq, xd and xsum.
 fn quantize_x(base: i32, e: u32, j: u32) {
-    var amax = 0.0;
-    for (var i = 0u; i < 32u; i = i + 1u) { amax = max(amax, abs(x_at(base, e + i))); }
-    let dx = amax / 127.0;
-    var id = 0.0;
-    if (dx != 0.0) { id = 1.0 / dx; }
-    var s = 0;
-    for (var k = 0u; k < 8u; k = k + 1u) {
-        var word = 0u;
-        for (var i = 0u; i < 4u; i = i + 1u) {
-            let q = i32(round_away(x_at(base, e + 4u * k + i) * id));
-            s = s + q;
-            word = word | ((bitcast<u32>(q) & 0xffu) << (8u * i));
-        }
-        xq[8u * j + k] = word;
-    }
-    xd[j] = dx;
-    xsum[j] = s;
+    var v: array<f32, 32>;
+    for (var i = 0u; i < 32u; i = i + 1u) { v[i] = x_at(base, e + i); }
+    let q = q8_of(v);
+    for (var k = 0u; k < 8u; k = k + 1u) { xq[8u * j + k] = q.words[k]; }
+    xd[j] = q.d;
+    xsum[j] = q.sum;
 }
 
 // Weight block blk dotted with block j of the tile, scaled.

@@ -10,6 +10,10 @@
 // with 17 or 9 independent 16-byte loads, all in flight at once, and pulls each block's scale
 // and values out of registers with shifts fixed when the kernel is generated.
 //
+// With INT8 (WGT_QUANT_INT8=1) x comes quantized to q8 by quant_x8_pass.wgsl, and each block
+// is 8 (q8_0) or 8 (q4_0: 4 for the low nibbles, 4 for the high) integer dot products of four
+// packed bytes: no conversion of the weights to floats at all.
+//
 // Each invocation of a slice owns a row n of w (32 rows per workgroup); the 8 slices of the
 // workgroup split the row's groups among them (slice s takes groups s, s + 8, ...). The 32
 // invocations of a slice read the same values of x at the same time, so x costs one request
@@ -36,10 +40,10 @@ fn byte_values(w: u32) -> vec4<f32> {
     return bitcast<vec4<f32>>(bytes | vec4<u32>(0x4b000000u));
 }
 
-// Values e .. e + 3 of row m of x.
-fn xv(m: u32, e: u32) -> vec4<f32> {
-{{X_LOAD}}
-}
+// x: values e .. e + 3 of row m (xv), or with INT8 word i of row m's q8 block b (xq; x is
+// then quantized first, quant_x8_pass.wgsl, and a block's products are integer dot products
+// of packed bytes, dot4I8Packed, scaled once).
+{{X_READ}}
 
 @compute @workgroup_size(LANES * SLICES)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>,

@@ -1,7 +1,7 @@
 // The quantized products' parameters and bindings (prepended to quant_matmul, quant_matvec
 // and quant_matvec_wide, which take the same operands: quant.c fills one struct for all; the
-// wide kernel reads w, and x where it can, 16 bytes at a time), and the
-// rounding with which x is quantized on the fly (as the q8_0 quantizer rounds).
+// wide kernel reads w, and x where it can, 16 bytes at a time), followed by quant_x8.wgsl's
+// quantization of x to q8.
 
 struct Params {
     M: u32,
@@ -18,9 +18,3 @@ struct Params {
 @group(0) @binding(1) var<storage, read> wq: array<{{W_TYPE}}>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> params: Params;
-
-fn round_away(v: f32) -> f32 {
-    let t = trunc(v);
-    if (abs(v - t) >= 0.5) { return t + sign(v); }
-    return t;
-}
