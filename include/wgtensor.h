@@ -981,6 +981,16 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base);
  * else composed from matmul, where and softmax (wgt_context_options.attention decides). */
 wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 
+/* ---- attention over a prefix of the keys (src/core/transformer.c) ------------------------- */
+/* wgt_attention without a causal mask over the first count keys only: count is an i32 or u32
+ * tensor of one element, read when the op runs (so a compiled graph can take it as an
+ * input), clamped to [0, Lk]; rows of k and v past it are never read. A query sees no key
+ * when count <= 0: NaN, as wgt_attention gives. For decoding over a KV cache of fixed size
+ * (grouped heads: q [kv_heads, group, d] beside k, v [kv_heads, Lk, d], no copies). One
+ * fused kernel on WebGPU wherever wgt_attention's kernel takes the dtype and head sizes
+ * (wgt_context_options.attention = COMPOSE aside), else composed. Not differentiable. */
+wgt_tensor *wgt_attention_prefix(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, wgt_tensor *count, double scale);
+
 /* ---- convolutions (src/core/conv.c) ----------------------------------------------------- */
 /* PyTorch's layouts and arithmetic: x [N, Cin, H, W] (conv1d: [N, Cin, L]), weight
  * [Cout, Cin/groups, kH, kW] ([Cout, Cin/groups, k]), bias [Cout] or NULL, all of one

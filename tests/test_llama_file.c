@@ -31,6 +31,9 @@ static void rotated(const double *w, int64_t rows, int64_t dim, const double *x,
         }
 }
 
+static void fused_round_trip(wgt_context *ctx);
+
+/* (and the fused matrices' round trip, fused_round_trip) */
 TEST_BACKENDS(llama_file_rows_follow_ggml_interleaved_rotation) {
     llama_config c = {32, 1, 4, 2, 24, 19, 8, 10000, 1e-5}; /* head size 8, two query heads per key head */
     int64_t hd = c.dim / c.heads, kvd = c.kv_heads * hd;
@@ -86,4 +89,74 @@ TEST_BACKENDS(llama_file_rows_follow_ggml_interleaved_rotation) {
     wgt_release(a), wgt_release(b);
     llama_free(&m);
     llama_free(&back);
+    fused_round_trip(ctx);
+}
+
+/* A layer's q|k|v and gate|up run as one matrix each (wqkv, gate_up), the file's tensors
+ * row views of them: a quantized model saved under llama.cpp's names (each view written as
+ * its own tensor) and loaded back (joined again) holds the same bytes in every matrix and
+ * gives the same logits. A file whose q, k and v differ in type keeps them apart, and the
+ * forward pass joins their products instead: the same logits again. */
+static void fused_round_trip(wgt_context *ctx) {
+    llama_config c = {64, 2, 4, 2, 96, 37, 16, 10000, 1e-5};
+    const wgt_dtype types[2] = {WGT_Q8_0, WGT_Q4_0};
+    for (int ti = 0; ti < 2; ti++) {
+        llama_model m, back;
+        char path[96];
+        snprintf(path, sizeof path, "/tmp/wgt_test_llama_fused_%d_%s.gguf", (int)getpid(), test_backend_name());
+        CHECK(llama_random(&m, ctx, &c, WGT_F32, 5) == 0 && llama_quantize(&m, types[ti]) == 0, "%s",
+              wgt_last_error());
+        llama_layer *l = &m.layer[1];
+        CHECK(l->wqkv && l->gate_up && wgt_tensor_dtype(l->wqkv) == types[ti] &&
+                  wgt_tensor_shape(l->wqkv)[0] == c.dim + 2 * (c.kv_heads * (c.dim / c.heads)) &&
+                  wgt_tensor_shape(l->gate_up)[0] == 2 * c.hidden,
+              "%s: the layer's fused matrices are missing or misshapen", wgt_dtype_name(types[ti]));
+        CHECK(llama_save(&m, path) == 0 && llama_load(&back, ctx, path) == 0, "%s: %s", path, wgt_last_error());
+        remove(path);
+        for (int64_t i = 0; i < c.layers && back.layer; i++) {
+            wgt_tensor *mats[2][2] = {{m.layer[i].wqkv, back.layer[i].wqkv}, {m.layer[i].gate_up, back.layer[i].gate_up}};
+            for (int k = 0; k < 2; k++) {
+                size_t n = wgt_tensor_nbytes(mats[k][0]);
+                char *a = malloc(n), *b = malloc(n);
+                CHECK(mats[k][1] && wgt_tensor_nbytes(mats[k][1]) == n && wgt_tensor_read(mats[k][0], a, n) == WGT_OK &&
+                          wgt_tensor_read(mats[k][1], b, n) == WGT_OK && memcmp(a, b, n) == 0,
+                      "%s layer %lld: %s differs after the round trip", wgt_dtype_name(types[ti]), (long long)i,
+                      k ? "gate_up" : "wqkv");
+                free(a), free(b);
+            }
+        }
+        int32_t tokens[4] = {3, 1, 4, 1};
+        float la[37], lb[37];
+        wgt_tensor *a = llama_forward(&m, tokens, 4, 0), *b = llama_forward(&back, tokens, 4, 0);
+        CHECK(a && b && wgt_tensor_read(a, la, sizeof la) == WGT_OK && wgt_tensor_read(b, lb, sizeof lb) == WGT_OK &&
+                  memcmp(la, lb, sizeof la) == 0,
+              "%s: logits differ after the round trip", wgt_dtype_name(types[ti]));
+        wgt_release(a), wgt_release(b);
+        llama_free(&back);
+        if (ti == 1) {
+            /* wv back in f32 (its q4_0 rows dequantized): q, k and v apart; the same logits
+             * as the model with those rows. */
+            llama_layer *l0 = &m.layer[0];
+            wgt_tensor *v = wgt_dequantize(l0->wv, WGT_F32);
+            CHECK(v != NULL, "%s", wgt_last_error());
+            wgt_tensor *fused = l0->wqkv;
+            int64_t kvd = c.kv_heads * (c.dim / c.heads);
+            wgt_tensor *wq = wgt_slice(fused, 0, 0, c.dim, 1), *wk = wgt_slice(fused, 0, c.dim, c.dim + kvd, 1);
+            float want[37], got[37];
+            wgt_tensor *x = llama_forward(&m, tokens, 4, 0);
+            CHECK(x && wgt_tensor_read(x, want, sizeof want) == WGT_OK, "%s", wgt_last_error());
+            wgt_release(x);
+            wgt_release(l0->wq), wgt_release(l0->wk), wgt_release(l0->wv);
+            l0->wq = wq, l0->wk = wk, l0->wv = v, l0->wqkv = NULL;
+            CHECK(fuse_layers(&m) == 0 && !l0->wqkv, "a layer of mixed types was fused");
+            x = llama_forward(&m, tokens, 4, 0);
+            CHECK(x && wgt_tensor_read(x, got, sizeof got) == WGT_OK, "%s", wgt_last_error());
+            for (int i = 0; i < 37; i++)
+                CHECK(fabs((double)got[i] - want[i]) <= 1e-5 * (1 + fabs(want[i])), "logit %d: %.9g apart, %.9g fused", i,
+                      got[i], want[i]);
+            wgt_release(x);
+            wgt_release(fused);
+        }
+        llama_free(&m);
+    }
 }

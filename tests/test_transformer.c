@@ -1,9 +1,11 @@
 /*
  * Rotary position embedding and scaled dot-product attention against float64 references
  * computed here from the inputs, on both backends, with and without the causal mask, for
- * f32 and f16, odd sequence lengths, batch dimensions and explicit positions.
+ * f32 and f16, odd sequence lengths, batch dimensions and explicit positions; and attention
+ * over a prefix of the keys (wgt_attention_prefix, below).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,11 +39,40 @@ static void check_rope(wgt_context *ctx, wgt_dtype dt, int64_t batch, int64_t se
     wgt_release(x), wgt_release(p), wgt_release(y);
 }
 
+/* Rope of x of rank 7 (batch axes kept as they are) and 8 (batch axes merged first: the
+ * pair axis needs a dimension), strided views, equals rope of the same values as
+ * [batch, seq, d] element for element: the same arithmetic per element. */
+static void check_rope_ranks(wgt_context *ctx) {
+    for (int rank = 7; rank <= 8; rank++) {
+        static const int64_t shapes[2][8] = {{2, 3, 1, 2, 1, 5, 6}, {2, 1, 3, 1, 2, 1, 5, 6}}; /* 12 batches */
+        int64_t flat[3] = {12, 5, 6}, seq = 5;
+        const int64_t *s = shapes[rank - 7];
+        wgt_tensor *base = wgt_rand_normal(ctx, WGT_F32, 3, flat, 0, 1, 77 + (uint64_t)rank);
+        /* x: the values as [.., seq, d], read through a transposed view of a copy laid out [.., d, seq] */
+        wgt_tensor *bt = wgt_transpose(base, 1, 2), *btc = bt ? wgt_contiguous(bt) : NULL;
+        int64_t tshape[8];
+        memcpy(tshape, s, sizeof(int64_t) * (size_t)rank);
+        tshape[rank - 2] = 6, tshape[rank - 1] = 5;
+        wgt_tensor *xt = btc ? wgt_reshape(btc, rank, tshape) : NULL, *x = xt ? wgt_transpose(xt, -1, -2) : NULL;
+        int32_t pos[5] = {4, 0, 9, 2, 30};
+        wgt_tensor *p = wgt_tensor_from_data(ctx, WGT_I32, 1, &seq, pos, sizeof pos, WGT_USAGE_DEFAULT);
+        wgt_tensor *y = x ? wgt_rope(x, p, 500.0) : NULL, *want = wgt_rope(base, p, 500.0);
+        double *a = y ? test_read_f64(y) : NULL, *b = want ? test_read_f64(want) : NULL;
+        CHECK(a && b && wgt_tensor_ndim(y) == rank, "rope of rank %d: %s", rank, wgt_last_error());
+        for (int i = 0; a && b && i < 360; i++)
+            CHECK(a[i] == b[i], "rope of rank %d element %d: %.9g, as [12, 5, 6] %.9g", rank, i, a[i], b[i]);
+        free(a), free(b);
+        wgt_release(base), wgt_release(bt), wgt_release(btc), wgt_release(xt), wgt_release(x), wgt_release(p);
+        wgt_release(y), wgt_release(want);
+    }
+}
+
 TEST_BACKENDS(rope_matches_reference) {
     check_rope(ctx, WGT_F32, 2, 7, 8, 0);
     check_rope(ctx, WGT_F32, 1, 13, 6, 1);
     check_rope(ctx, WGT_F16, 3, 5, 4, 1);
     check_rope(ctx, WGT_F32, 1, 1, 2, 0);
+    check_rope_ranks(ctx);
 }
 
 static void check_attention(wgt_context *ctx, wgt_dtype dt, int64_t heads, int64_t lq, int64_t lk, int64_t d,
@@ -76,11 +107,213 @@ static void check_attention(wgt_context *ctx, wgt_dtype dt, int64_t heads, int64
     wgt_release(q), wgt_release(k), wgt_release(v), wgt_release(o);
 }
 
+/* ---- wgt_attention_prefix ---- */
+/*
+ * wgt_attention_prefix (called from attention_matches_reference) against a float64 reference on both backends, and on WebGPU along
+ * both paths (the fused kernel with its key-count binding, and the composition a context
+ * with attention = COMPOSE takes). Keys past the count hold NaN in k and v, which must not
+ * reach the result; counts of 0 and below give NaN rows, counts past Lk take every key.
+ * Operands are contiguous, transposed (head dimension strided), sliced backwards, grouped
+ * (k and v broadcast over the query heads of a group, as decoding reads its cache) and the
+ * count a view at an offset. Tolerance: the composition's and the kernel's roundings bound
+ * the error by a small multiple of the unit roundoff times sum_j p_j |v_j| (the scores are
+ * dot products of at most 40 terms of unit size); a dropped or extra key moves the result by
+ * about p_j |v_j|, far more.
+ */
+/* x [..., rows, cols] with values in [-2, 2), contiguous or as a view with other strides:
+ * its transpose stored (layout 1), or every other row of a wider matrix read with the
+ * columns backwards (layout 2). Rows from `from` on of the view hold NaN. */
+static wgt_tensor *prefix_operand(wgt_context *ctx, wgt_dtype dt, int layout, int ndim, const int64_t *shape, int64_t from,
+                           uint64_t seed) {
+    int64_t s[WGT_MAX_DIMS], n = 1;
+    memcpy(s, shape, sizeof(int64_t) * (size_t)ndim);
+    int64_t rows = s[ndim - 2], cols = s[ndim - 1];
+    if (layout == 1) s[ndim - 2] = cols, s[ndim - 1] = rows;
+    if (layout == 2) s[ndim - 2] = 2 * rows, s[ndim - 1] = cols + 1;
+    for (int i = 0; i < ndim; i++) n *= s[i];
+    float *f = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (int64_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t c = i % s[ndim - 1], r = i / s[ndim - 1] % s[ndim - 2];
+        int64_t row = layout == 1 ? c : layout == 2 ? (r - 1) / 2 : r; /* the view's row it lands in */
+        f[i] = (layout == 2 && r % 2 == 0) || row < from ? (float)((double)(x >> 11) / 9007199254740992.0 * 4 - 2)
+                                                         : NAN;
+    }
+    wgt_tensor *b32 = wgt_tensor_from_data(ctx, WGT_F32, ndim, s, f, sizeof(float) * (size_t)n, WGT_USAGE_DEFAULT);
+    free(f);
+    wgt_tensor *base = dt == WGT_F32 ? b32 : wgt_cast(b32, dt), *view = NULL;
+    if (dt != WGT_F32) wgt_release(b32);
+    if (layout == 1) {
+        view = wgt_transpose(base, -1, -2);
+    } else if (layout == 2) {
+        wgt_tensor *r = wgt_slice(base, -2, 1, 2 * rows, 2);
+        view = wgt_slice(r, -1, cols - 1, -cols - 2, -1);
+        wgt_release(r);
+    } else {
+        view = wgt_retain(base);
+    }
+    wgt_release(base);
+    return view;
+}
+
+typedef struct {
+    wgt_dtype dt;
+    int64_t heads, group, lq, lk, d, dv;
+    int layout_q, layout_k, layout_v;
+    int64_t count;
+    wgt_dtype count_type;
+} prefix_case;
+
+/* The result for q [heads, group, lq, d], k [heads, 1, lk, d], v [heads, 1, lk, dv] (grouped:
+ * broadcast over the group) against float64; NaN rows where no key is seen. */
+static void prefix_case_check(wgt_context *ctx, const char *path, const prefix_case *c, uint64_t seed) {
+    int64_t sq[4] = {c->heads, c->group, c->lq, c->d}, sk[4] = {c->heads, 1, c->lk, c->d};
+    int64_t sv[4] = {c->heads, 1, c->lk, c->dv};
+    int64_t seen = c->count < 0 ? 0 : c->count > c->lk ? c->lk : c->count;
+    wgt_tensor *q = prefix_operand(ctx, c->dt, c->layout_q, 4, sq, c->lq, seed);
+    wgt_tensor *k = prefix_operand(ctx, c->dt, c->layout_k, 4, sk, seen, seed + 1);
+    wgt_tensor *v = prefix_operand(ctx, c->dt, c->layout_v, 4, sv, seen, seed + 2);
+    /* The count: element 2 of a [3] tensor (a view at an offset). */
+    int32_t cv[3] = {99, 98, (int32_t)c->count};
+    int64_t three = 3;
+    wgt_tensor *cb = wgt_tensor_from_data(ctx, c->count_type, 1, &three, cv, sizeof cv, WGT_USAGE_DEFAULT);
+    wgt_tensor *count = cb ? wgt_slice(cb, 0, 2, 3, 1) : NULL;
+    wgt_tensor *out = q && k && v && count ? wgt_attention_prefix(q, k, v, count, 0) : NULL;
+    CHECK(out != NULL, "%s: %s", path, wgt_last_error());
+    double *Q = q ? test_read_f64(q) : NULL, *K = k ? test_read_f64(k) : NULL, *V = v ? test_read_f64(v) : NULL;
+    double *O = out ? test_read_f64(out) : NULL;
+    CHECK(!out || (Q && K && V && O), "%s: reading the operands or the result: %s", path, wgt_last_error());
+    double unit = c->dt == WGT_F16 ? 4.8828125e-4 : 5.9604644775390625e-8, scale = 1 / sqrt((double)c->d);
+    double *p = malloc(sizeof(double) * (size_t)(c->lk + 1));
+    int bad = 0;
+    for (int64_t h = 0; O && Q && K && V && h < c->heads; h++)
+        for (int64_t g = 0; g < c->group; g++)
+            for (int64_t i = 0; i < c->lq; i++) {
+                const double *qi = Q + ((h * c->group + g) * c->lq + i) * c->d;
+                double top = -INFINITY, sum = 0;
+                for (int64_t j = 0; j < seen; j++) {
+                    p[j] = 0;
+                    for (int64_t e = 0; e < c->d; e++) p[j] += qi[e] * K[(h * c->lk + j) * c->d + e];
+                    p[j] *= scale;
+                    if (p[j] > top) top = p[j];
+                }
+                for (int64_t j = 0; j < seen; j++) sum += p[j] = exp(p[j] - top);
+                for (int64_t e = 0; e < c->dv && bad < 5; e++) {
+                    double want = 0, mag = 0, got = O[((h * c->group + g) * c->lq + i) * c->dv + e];
+                    for (int64_t j = 0; j < seen; j++) {
+                        want += p[j] / sum * V[(h * c->lk + j) * c->dv + e];
+                        mag += p[j] / sum * fabs(V[(h * c->lk + j) * c->dv + e]);
+                    }
+                    int ok = seen == 0 ? isnan(got) : fabs(got - want) <= 64 * unit * mag + 1e-300;
+                    if (!ok) bad++;
+                    CHECK(ok, "%s %s count %lld of %lld keys (layouts %d %d %d): [%lld, %lld, %lld, %lld] = %.9g, want %.9g",
+                          path, wgt_dtype_name(c->dt), (long long)c->count, (long long)c->lk, c->layout_q, c->layout_k,
+                          c->layout_v, (long long)h, (long long)g, (long long)i, (long long)e, got,
+                          seen ? want : NAN);
+                }
+            }
+    free(p), free(Q), free(K), free(V), free(O);
+    wgt_release(q), wgt_release(k), wgt_release(v), wgt_release(cb), wgt_release(count), wgt_release(out);
+}
+
+static void prefix_check_all(wgt_context *ctx, const char *path) {
+    const prefix_case cases[] = {
+        /* decoding: one query per head of a group over a cache */
+        {WGT_F32, 2, 2, 1, 64, 16, 16, 0, 0, 0, 5, WGT_I32},
+        {WGT_F32, 2, 2, 1, 64, 16, 16, 0, 0, 0, 64, WGT_U32},
+        {WGT_F32, 2, 2, 1, 64, 16, 16, 0, 0, 0, 1, WGT_I32},
+        /* past a tile of 64 keys, odd head sizes, strided views */
+        {WGT_F32, 1, 3, 5, 150, 7, 5, 1, 2, 1, 129, WGT_I32},
+        {WGT_F32, 3, 1, 70, 90, 6, 9, 2, 1, 2, 70, WGT_U32},
+        /* counts past Lk (all keys), 0 and below (NaN rows) */
+        {WGT_F32, 1, 2, 2, 9, 4, 4, 0, 0, 0, 40, WGT_I32},
+        {WGT_F32, 1, 2, 2, 9, 4, 4, 0, 0, 0, 0, WGT_I32},
+        {WGT_F32, 1, 2, 2, 9, 4, 4, 1, 0, 0, -3, WGT_I32},
+        {WGT_F16, 2, 2, 1, 80, 32, 32, 0, 1, 0, 67, WGT_I32},
+        {WGT_F16, 1, 3, 3, 20, 6, 5, 2, 0, 2, 11, WGT_U32}, /* odd dv: f16 composes */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) prefix_case_check(ctx, path, &cases[i], 40 + 3 * (uint64_t)i);
+}
+
+static void prefix_matches_float64(wgt_context *ctx) {
+    prefix_check_all(ctx, wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU ? "kernel" : "composed");
+    if (wgt_context_backend(ctx) != WGT_BACKEND_WEBGPU) return;
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.quiet = 1;
+    opt.attention = WGT_ATTENTION_COMPOSE;
+    wgt_context *c = wgt_context_create(&opt);
+    CHECK(c != NULL, "%s", wgt_last_error());
+    if (c) prefix_check_all(c, "composed");
+    wgt_context_release(c);
+}
+
+/* On WebGPU the op is one launch (the kernel reads the count), in a compiled graph too: the
+ * count as a graph input, each dispatch attending over the keys its count gives. */
+static void prefix_count_is_read_per_dispatch(wgt_context *ctx) {
+    int64_t sq[3] = {2, 3, 8}, sk[3] = {2, 12, 8}, one = 1;
+    wgt_tensor *q = wgt_rand_normal(ctx, WGT_F32, 3, sq, 0, 1, 1), *k = wgt_rand_normal(ctx, WGT_F32, 3, sk, 0, 1, 2);
+    wgt_tensor *v = wgt_rand_normal(ctx, WGT_F32, 3, sk, 0, 1, 3);
+    wgt_tensor *n = wgt_graph_input(ctx, "attention_prefix.count", WGT_I32, 1, &one);
+    wgt_tensor *o = n ? wgt_attention_prefix(q, k, v, n, 0) : NULL;
+    wgt_binding outs[1] = {{"out", o}};
+    wgt_graph *g = o ? wgt_graph_build(ctx, 1, outs) : NULL;
+    CHECK(g != NULL, "%s", wgt_last_error());
+    if (g && wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU)
+        CHECK(wgt_graph_launches(g) == 1, "%d launches", wgt_graph_launches(g));
+    for (int32_t cnt = 1; g && cnt <= 12; cnt += 5) {
+        wgt_tensor *ct = wgt_tensor_from_data(ctx, WGT_I32, 1, &one, &cnt, sizeof cnt, WGT_USAGE_DEFAULT);
+        wgt_tensor *got = wgt_zeros(ctx, WGT_F32, 3, wgt_tensor_shape(o));
+        wgt_binding in[1] = {{"attention_prefix.count", ct}}, out[1] = {{"out", got}};
+        CHECK(wgt_graph_dispatch(g, 1, in, 1, out) == WGT_OK, "%s", wgt_last_error());
+        /* The reference: wgt_attention over the first cnt keys. */
+        wgt_tensor *ks = wgt_slice(k, 1, 0, cnt, 1), *vs = wgt_slice(v, 1, 0, cnt, 1);
+        wgt_tensor *want = wgt_attention(q, ks, vs, 0, 0);
+        double *a = test_read_f64(got), *b = want ? test_read_f64(want) : NULL;
+        CHECK(a && b, "count %d: %s", cnt, wgt_last_error());
+        for (int i = 0; a && b && i < 48; i++)
+            CHECK(fabs(a[i] - b[i]) <= 1e-5 * (1 + fabs(b[i])), "count %d element %d: %.9g, want %.9g", cnt, i, a[i], b[i]);
+        free(a), free(b);
+        wgt_release(ct), wgt_release(got), wgt_release(ks), wgt_release(vs), wgt_release(want);
+    }
+    wgt_graph_release(g);
+    wgt_release(q), wgt_release(k), wgt_release(v), wgt_release(n), wgt_release(o);
+}
+
+static void prefix_edges_and_errors(wgt_context *ctx) {
+    int64_t sq[3] = {2, 0, 4}, sk[3] = {2, 5, 4}, s0[3] = {2, 0, 4}, q1[3] = {2, 1, 4}, one = 1, two = 2;
+    int32_t five = 5;
+    wgt_tensor *cnt = wgt_tensor_from_data(ctx, WGT_I32, 1, &one, &five, sizeof five, WGT_USAGE_DEFAULT);
+    wgt_tensor *q0 = wgt_zeros(ctx, WGT_F32, 3, sq), *q = wgt_ones(ctx, WGT_F32, 3, q1);
+    wgt_tensor *k = wgt_ones(ctx, WGT_F32, 3, sk), *k0 = wgt_zeros(ctx, WGT_F32, 3, s0);
+    /* No queries: an empty result; no keys: zeros, an empty sum, as wgt_attention gives. */
+    wgt_tensor *e = wgt_attention_prefix(q0, k, k, cnt, 0), *z = wgt_attention_prefix(q, k0, k0, cnt, 0);
+    CHECK(e && wgt_tensor_numel(e) == 0, "%s", wgt_last_error());
+    float zf[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    CHECK(z && wgt_tensor_read(z, zf, sizeof zf) == WGT_OK, "%s", wgt_last_error());
+    for (int i = 0; i < 8; i++) CHECK(zf[i] == 0, "element %d of attention without keys: %g", i, zf[i]);
+    wgt_tensor *fc = wgt_ones(ctx, WGT_F32, 1, &one), *c2 = wgt_ones(ctx, WGT_I32, 1, &two);
+    wgt_tensor *kh = wgt_ones(ctx, WGT_F16, 3, sk);
+    CHECK_ERROR(!wgt_attention_prefix(q, k, k, fc, 0), WGT_ERR_DTYPE, "wgt_attention_prefix: count is f32");
+    CHECK_ERROR(!wgt_attention_prefix(q, k, k, c2, 0), WGT_ERR_SHAPE, "count has shape [2]; it must hold one element");
+    CHECK_ERROR(!wgt_attention_prefix(q, k, k, NULL, 0), WGT_ERR_INVALID_ARGUMENT, "count");
+    CHECK_ERROR(!wgt_attention_prefix(q, kh, k, cnt, 0), WGT_ERR_DTYPE, "must share one floating type");
+    CHECK_ERROR(!wgt_attention_prefix(q, k, q, cnt, 0), WGT_ERR_SHAPE, "do not fit");
+    CHECK_ERROR(!wgt_attention_prefix(q, k, k, cnt, -1), WGT_ERR_INVALID_ARGUMENT, "scale -1");
+    wgt_release(cnt), wgt_release(q0), wgt_release(q), wgt_release(k), wgt_release(k0), wgt_release(e), wgt_release(z);
+    wgt_release(fc), wgt_release(c2), wgt_release(kh);
+}
+
+/* (wgt_attention_prefix too: prefix_*) */
 TEST_BACKENDS(attention_matches_reference) {
     check_attention(ctx, WGT_F32, 2, 7, 7, 8, 5, 0);
     check_attention(ctx, WGT_F32, 3, 9, 9, 16, 16, 1);
     check_attention(ctx, WGT_F32, 1, 3, 11, 4, 6, 1); /* fewer queries than keys: the last 3 positions */
     check_attention(ctx, WGT_F16, 2, 5, 5, 8, 8, 1);
+    prefix_matches_float64(ctx);
+    prefix_count_is_read_per_dispatch(ctx);
+    prefix_edges_and_errors(ctx);
 }
 
 TEST_BACKENDS(rope_and_attention_errors) {

@@ -5,7 +5,9 @@
  * their key head. Rotary embeddings use wgtensor's rotate-half layout (wgt_rope); GGUF files
  * hold attn_q and attn_k with their rows permuted for ggml's interleaved rotation, as
  * llama.cpp's converter writes them: llama_load undoes that permutation and llama_save
- * applies it, so files go both ways between llama.cpp and wgtensor.
+ * applies it, so files go both ways between llama.cpp and wgtensor. A layer's q, k, v and
+ * its MLP's gate, up are joined by rows into one matrix each (llama.h), the file's tensors
+ * row views of them.
  */
 #include "llama.h"
 
@@ -20,6 +22,68 @@ static const char *const layer_names[9] = {"attn_norm", "attn_q", "attn_k", "att
 static wgt_tensor **layer_slot(llama_layer *l, int i) {
     wgt_tensor **slots[9] = {&l->attn_norm, &l->wq, &l->wk, &l->wv, &l->wo, &l->ffn_norm, &l->gate, &l->up, &l->down};
     return slots[i];
+}
+
+/* The slots a fused matrix holds, in row order: wq|wk|wv, gate|up. */
+static const int qkv_slots[3] = {1, 2, 3}, gate_up_slots[2] = {6, 7};
+
+/* Replaces the slots' tensors by row views of fused (whose rows they are, in order). */
+static int view_rows(llama_layer *l, wgt_tensor *fused, const int *slots, int n) {
+    int64_t row = 0;
+    for (int i = 0; i < n; i++) {
+        wgt_tensor **slot = layer_slot(l, slots[i]);
+        int64_t rows = wgt_tensor_shape(*slot)[0];
+        wgt_tensor *v = wgt_slice(fused, 0, row, row + rows, 1);
+        if (!v) return -1;
+        wgt_release(*slot);
+        *slot = v;
+        row += rows;
+    }
+    return 0;
+}
+
+/* The slots' matrices joined by rows into *fused, the slots then views of it; rows move as
+ * bytes, so block types join as they are. Matrices of different types or widths (a file may
+ * mix them) stay apart, *fused NULL: the forward pass then joins their products. -1 on failure. */
+static int join_rows(llama_layer *l, const int *slots, int n, wgt_tensor **fused) {
+    wgt_tensor *first = *layer_slot(l, slots[0]);
+    size_t total = 0;
+    int64_t shape[2] = {0, wgt_tensor_shape(first)[1]};
+    for (int i = 0; i < n; i++) {
+        wgt_tensor *t = *layer_slot(l, slots[i]);
+        if (wgt_tensor_dtype(t) != wgt_tensor_dtype(first) || wgt_tensor_shape(t)[1] != shape[1]) return 0;
+        total += wgt_tensor_nbytes(t);
+        shape[0] += wgt_tensor_shape(t)[0];
+    }
+    char *bytes = malloc(total);
+    size_t at = 0;
+    int ok = bytes != NULL;
+    for (int i = 0; i < n && ok; i++) {
+        wgt_tensor *t = *layer_slot(l, slots[i]);
+        ok = wgt_tensor_read(t, bytes + at, wgt_tensor_nbytes(t)) == WGT_OK;
+        at += wgt_tensor_nbytes(t);
+    }
+    *fused = ok ? wgt_tensor_from_data(wgt_tensor_context(first), wgt_tensor_dtype(first), 2, shape, bytes, total,
+                                       WGT_USAGE_DEFAULT)
+                : NULL;
+    free(bytes);
+    return *fused && !view_rows(l, *fused, slots, n) ? 0 : -1;
+}
+
+/* Each layer's wqkv and gate_up, where not made yet, from its separate matrices. */
+static int fuse_layers(llama_model *m) {
+    for (int64_t i = 0; i < m->c.layers; i++) {
+        llama_layer *l = &m->layer[i];
+        if ((!l->wqkv && join_rows(l, qkv_slots, 3, &l->wqkv)) ||
+            (!l->gate_up && join_rows(l, gate_up_slots, 2, &l->gate_up)))
+            return -1;
+    }
+    return 0;
+}
+
+/* Whether slot k of l is a view of a fused matrix. */
+static int in_fused(const llama_layer *l, int k) {
+    return ((k >= 1 && k <= 3) && l->wqkv) || ((k == 6 || k == 7) && l->gate_up);
 }
 
 static int make_caches(llama_model *m) {
@@ -66,7 +130,7 @@ int llama_random(llama_model *m, wgt_context *ctx, const llama_config *c, wgt_dt
             if (!(*layer_slot(&m->layer[i], k) = t)) return -1;
         }
     }
-    return make_caches(m);
+    return fuse_layers(m) ? -1 : make_caches(m);
 }
 
 /* An integer or float metadata value by key; 0 when absent or of another kind. */
@@ -192,7 +256,7 @@ int llama_load(llama_model *m, wgt_context *ctx, const char *path) {
     if (tok && tok->type == WGT_GGUF_ARRAY && tok->elem_type == WGT_GGUF_STRING && (int64_t)tok->count == c.vocab &&
         (m->tokens = calloc((size_t)c.vocab, sizeof *m->tokens)))
         for (int64_t i = 0; i < c.vocab; i++) m->tokens[i] = strdup(((const wgt_gguf_string *)tok->data)[i].data);
-    rc = make_caches(m);
+    rc = fuse_layers(m) ? -1 : make_caches(m);
 done:
     wgt_gguf_close(g);
     return rc;
@@ -206,15 +270,29 @@ int llama_quantize(llama_model *m, wgt_dtype type) {
         wgt_release(*mats[k]);
         *mats[k] = q;
     }
-    for (int64_t i = 0; i < m->c.layers; i++)
+    for (int64_t i = 0; i < m->c.layers; i++) {
+        llama_layer *l = &m->layer[i];
         for (int k = 0; k < 9; k++) {
-            wgt_tensor **slot = layer_slot(&m->layer[i], k);
-            if (wgt_tensor_ndim(*slot) != 2) continue;
+            wgt_tensor **slot = layer_slot(l, k);
+            if (wgt_tensor_ndim(*slot) != 2 || in_fused(l, k)) continue;
             wgt_tensor *q = wgt_quantize(*slot, type);
             if (!q) return -1;
             wgt_release(*slot);
             *slot = q;
         }
+        /* Quantization is by rows, so the fused matrix's is its parts' joined. */
+        wgt_tensor **fused[2] = {&l->wqkv, &l->gate_up};
+        const int *slots[2] = {qkv_slots, gate_up_slots}, nslots[2] = {3, 2};
+        for (int f = 0; f < 2; f++) {
+            if (!*fused[f]) continue;
+            wgt_tensor *q = wgt_quantize(*fused[f], type);
+            if (!q) return -1;
+            wgt_release(*fused[f]);
+            *fused[f] = q;
+            if (view_rows(l, q, slots[f], nslots[f])) return -1;
+        }
+    }
+    if (fuse_layers(m)) return -1; /* matrices of one type now, where they were apart */
     /* The quantized kernels take f32 activations. */
     if (m->act != WGT_F32) {
         m->act = WGT_F32;
@@ -281,6 +359,18 @@ static wgt_tensor *then(wgt_tensor *result, wgt_tensor *done) {
     return result;
 }
 
+/* h [n, dim] through the fused matrix, or where its parts stayed apart (fused NULL)
+ * through each of the slots' matrices, their products joined: [n, rows of all]. */
+static wgt_tensor *project(wgt_tensor *h, wgt_tensor *fused, llama_layer *l, const int *slots, int n) {
+    if (fused) return wgt_linear(h, fused, NULL);
+    wgt_tensor *parts[3] = {0};
+    int ok = 1;
+    for (int i = 0; i < n; i++) ok = (parts[i] = wgt_linear(h, *layer_slot(l, slots[i]), NULL)) && ok;
+    wgt_tensor *out = ok ? wgt_concat(parts, n, -1) : NULL;
+    for (int i = 0; i < n; i++) wgt_release(parts[i]);
+    return out;
+}
+
 /* Keys and values kt, vt [kv_heads, n, hd] into the layer's caches. Eagerly at positions
  * pos..; in a replayed step (positions a graph input) at the positions the tensor holds, as
  * rows of the caches seen with their sequence axis first: the write is then part of every
@@ -302,43 +392,44 @@ static wgt_status write_caches(llama_layer *l, wgt_tensor *kt, wgt_tensor *vt, w
     return st;
 }
 
-/* softmax(q k^T / sqrt(hd)) v over the first span positions of the caches for the replayed
- * step's one token, keys at positions past it masked out (past: [span] bool, true there), as
- * wgt_attention composes it: q [heads, 1, hd] -> [heads, 1, hd]. Each query head's group
+/* What the replayed step's attention reads: the caches' first span positions, of which the
+ * first count (a [1] i32 graph input: the token's position + 1) are filled. */
+typedef struct {
+    wgt_tensor *count;
+    int64_t span;
+} replay_keys;
+
+/* softmax(q k^T / sqrt(hd)) v over the keys the replayed step's one token sees (replay_keys),
+ * one wgt_attention_prefix: q [heads, 1, hd] -> [heads, 1, hd]. Each query head's group
  * shares its key head, so q is seen as [kv_heads, group, hd] beside the caches' heads. */
-static wgt_tensor *masked_attention(llama_model *m, llama_layer *l, wgt_tensor *q, wgt_tensor *past) {
+static wgt_tensor *masked_attention(llama_model *m, llama_layer *l, wgt_tensor *q, const replay_keys *past) {
     const llama_config *c = &m->c;
-    int64_t hd = c->dim / c->heads, span = wgt_tensor_shape(past)[0];
+    int64_t hd = c->dim / c->heads;
     int64_t g3[3] = {c->kv_heads, c->heads / c->kv_heads, hd}, o3[3] = {c->heads, 1, hd};
     wgt_tensor *qg = wgt_reshape(q, 3, g3);
-    wgt_tensor *ks = wgt_slice(l->k_cache, 1, 0, span, 1), *vs = wgt_slice(l->v_cache, 1, 0, span, 1);
-    wgt_tensor *kt = then(wgt_transpose(ks, 1, 2), ks);
-    wgt_tensor *scores = then(wgt_matmul(qg, kt), kt);
-    wgt_release(qg);
-    wgt_tensor *scaled = then(wgt_mul_scalar(scores, 1.0 / sqrt((double)hd)), scores);
-    wgt_tensor *ninf = wgt_scalar(m->ctx, wgt_tensor_dtype(q), -INFINITY);
-    wgt_tensor *masked = then(wgt_where(past, ninf, scaled), scaled);
-    wgt_release(ninf);
-    wgt_tensor *p = then(wgt_softmax(masked, -1), masked);
-    wgt_tensor *o = then(wgt_matmul(p, vs), p);
-    wgt_release(vs);
+    wgt_tensor *ks = wgt_slice(l->k_cache, 1, 0, past->span, 1), *vs = wgt_slice(l->v_cache, 1, 0, past->span, 1);
+    wgt_tensor *o = qg && ks && vs ? wgt_attention_prefix(qg, ks, vs, past->count, 1.0 / sqrt((double)hd)) : NULL;
+    wgt_release(qg), wgt_release(ks), wgt_release(vs);
     return then(wgt_reshape(o, 3, o3), o);
 }
 
 /* One layer's attention for x [n, dim] at positions pos..: [n, dim]. past is NULL eagerly
  * (attention over the filled prefix), else the replayed step's mask (masked_attention). */
 static wgt_tensor *attention(llama_model *m, llama_layer *l, wgt_tensor *h, wgt_tensor *positions, int64_t n,
-                             int64_t pos, wgt_tensor *past) {
+                             int64_t pos, const replay_keys *past) {
     const llama_config *c = &m->c;
     int64_t hd = c->dim / c->heads, group = c->heads / c->kv_heads, total = pos + n;
-    int64_t sq[3] = {n, c->heads, hd}, skv[3] = {n, c->kv_heads, hd};
-    wgt_tensor *q = wgt_linear(h, l->wq, NULL), *k = wgt_linear(h, l->wk, NULL), *v = wgt_linear(h, l->wv, NULL);
-    wgt_tensor *q3 = then(wgt_reshape(q, 3, sq), q);
-    q = then(wgt_transpose(q3, 0, 1), q3);
-    wgt_tensor *k3 = then(wgt_reshape(k, 3, skv), k), *v3 = then(wgt_reshape(v, 3, skv), v);
-    wgt_tensor *kt = then(wgt_transpose(k3, 0, 1), k3), *vt = then(wgt_transpose(v3, 0, 1), v3);
-    wgt_tensor *qr = wgt_rope(q, positions, c->rope_base), *kr = wgt_rope(kt, positions, c->rope_base);
-    wgt_release(q), wgt_release(kt);
+    /* One product for q|k|v: [n, heads + 2 kv_heads, hd], heads first; one rope for q|k. */
+    int64_t nh = c->heads + 2 * c->kv_heads, p3[3] = {n, nh, hd};
+    wgt_tensor *qkv = project(h, l->wqkv, l, qkv_slots, 3);
+    wgt_tensor *qkv3 = then(wgt_reshape(qkv, 3, p3), qkv);
+    wgt_tensor *heads = then(wgt_transpose(qkv3, 0, 1), qkv3);
+    wgt_tensor *qk = wgt_slice(heads, 0, 0, c->heads + c->kv_heads, 1);
+    wgt_tensor *vt = wgt_slice(heads, 0, c->heads + c->kv_heads, nh, 1);
+    wgt_release(heads);
+    wgt_tensor *qkr = then(wgt_rope(qk, positions, c->rope_base), qk);
+    wgt_tensor *qr = wgt_slice(qkr, 0, 0, c->heads, 1), *kr = wgt_slice(qkr, 0, c->heads, c->heads + c->kv_heads, 1);
+    wgt_release(qkr);
     wgt_status st = write_caches(l, kr, vt, positions, pos, past != NULL);
     wgt_release(kr), wgt_release(vt);
     if (st != WGT_OK) {
@@ -369,7 +460,7 @@ static wgt_tensor *attention(llama_model *m, llama_layer *l, wgt_tensor *h, wgt_
  * wherever they are (a sampled token that never left the device feeds the next step's
  * embedding lookup directly) at positions (i32 [n]; pos.. eagerly): the logits of the last
  * token [vocab], or of every token [n, vocab] (all). past as for attention. */
-static wgt_tensor *layers(llama_model *m, wgt_tensor *ids, wgt_tensor *positions, int64_t pos, wgt_tensor *past,
+static wgt_tensor *layers(llama_model *m, wgt_tensor *ids, wgt_tensor *positions, int64_t pos, const replay_keys *past,
                           int all) {
     const llama_config *c = &m->c;
     int64_t n = wgt_tensor_shape(ids)[0];
@@ -383,8 +474,10 @@ static wgt_tensor *layers(llama_model *m, wgt_tensor *ids, wgt_tensor *positions
         x = then(wgt_add(x, a), x);
         wgt_release(a);
         h = wgt_rms_norm(x, l->ffn_norm, c->eps);
-        wgt_tensor *g = wgt_linear(h, l->gate, NULL), *u = wgt_linear(h, l->up, NULL);
+        wgt_tensor *gu = project(h, l->gate_up, l, gate_up_slots, 2);
         wgt_release(h);
+        wgt_tensor *g = wgt_slice(gu, -1, 0, c->hidden, 1), *u = wgt_slice(gu, -1, c->hidden, 2 * c->hidden, 1);
+        wgt_release(gu);
         wgt_tensor *sg = then(wgt_silu(g), g);
         wgt_tensor *act = then(wgt_mul(sg, u), sg);
         wgt_release(u);
@@ -425,7 +518,7 @@ static wgt_tensor *forward(llama_model *m, wgt_tensor *ids, int64_t pos, int all
 
 typedef struct {
     wgt_graph *graph;
-    char token[64], pos[64]; /* its inputs' names: unique in the context */
+    char token[64], pos[64], count[64]; /* its inputs' names: unique in the context */
 } replay_graph;
 
 struct llama_replay {
@@ -435,7 +528,8 @@ struct llama_replay {
     int64_t top_k, span, ngraphs;
     replay_graph *graphs; /* graph i attends over span 2^i positions (at most the context), serves
                              the positions its predecessor does not, and is built when reached */
-    wgt_tensor *positions; /* [context] i32 0, 1, ...: a step binds the one at its position */
+    wgt_tensor *positions; /* [context + 1] i32 0, 1, ...: a step binds the one at its position
+                              and the next, the count of keys it sees */
 };
 
 llama_replay *llama_replay_create(llama_model *m, double temperature, int64_t top_k, uint64_t seed, int64_t span) {
@@ -444,10 +538,10 @@ llama_replay *llama_replay_create(llama_model *m, double temperature, int64_t to
         return NULL;
     }
     llama_replay *r = calloc(1, sizeof *r);
-    int64_t n = m->c.context;
+    int64_t n = m->c.context + 1;
     int32_t *at = malloc(sizeof(int32_t) * (size_t)n);
     if (r)
-        for (int64_t len = span; ++r->ngraphs, len < n;) len *= 2;
+        for (int64_t len = span; ++r->ngraphs, len < m->c.context;) len *= 2;
     if (!r || !at || !(r->graphs = calloc((size_t)r->ngraphs, sizeof *r->graphs))) {
         free(at);
         llama_replay_free(r);
@@ -482,16 +576,17 @@ static int replay_build(llama_replay *r, int64_t i) {
     int64_t one = 1, span = replay_length(r, i);
     snprintf(rg->token, sizeof rg->token, "llama_replay.%p.%lld.token", (void *)r, (long long)i);
     snprintf(rg->pos, sizeof rg->pos, "llama_replay.%p.%lld.pos", (void *)r, (long long)i);
+    snprintf(rg->count, sizeof rg->count, "llama_replay.%p.%lld.count", (void *)r, (long long)i);
     wgt_tensor *tok = wgt_graph_input(m->ctx, rg->token, WGT_I32, 1, &one);
     wgt_tensor *pos = wgt_graph_input(m->ctx, rg->pos, WGT_I32, 1, &one);
-    /* Keys at positions after the token's: masked out. */
-    wgt_tensor *keys = wgt_slice(r->positions, 0, 0, span, 1);
-    wgt_tensor *past = tok && pos && keys ? wgt_gt(keys, pos) : NULL;
-    wgt_tensor *logits = past ? layers(m, tok, pos, 0, past, 0) : NULL;
+    /* Keys at positions after the token's are not seen: count = pos + 1. */
+    wgt_tensor *count = wgt_graph_input(m->ctx, rg->count, WGT_I32, 1, &one);
+    replay_keys past = {count, span};
+    wgt_tensor *logits = tok && pos && count ? layers(m, tok, pos, 0, &past, 0) : NULL;
     wgt_tensor *next = logits && greedy(r) ? llama_sample(logits, 0, 0, 0, 0) : NULL;
     wgt_binding outs[2] = {{"logits", logits}, {"next", next}};
     rg->graph = logits && (next || !greedy(r)) ? wgt_graph_build(m->ctx, greedy(r) ? 2 : 1, outs) : NULL;
-    wgt_release(tok), wgt_release(pos), wgt_release(keys), wgt_release(past);
+    wgt_release(tok), wgt_release(pos), wgt_release(count);
     wgt_release(logits), wgt_release(next);
     return rg->graph ? 0 : -1;
 }
@@ -507,12 +602,13 @@ wgt_tensor *llama_replay_step(llama_replay *r, wgt_tensor *token, int64_t pos, i
     replay_graph *rg = &r->graphs[i];
     if (!rg->graph && replay_build(r, i)) return NULL;
     int64_t one = 1;
-    wgt_tensor *at = wgt_slice(r->positions, 0, pos, pos + 1, 1);
+    wgt_tensor *at = wgt_slice(r->positions, 0, pos, pos + 1, 1), *count = wgt_slice(r->positions, 0, pos + 1, pos + 2, 1);
     wgt_tensor *next = greedy(r) ? wgt_zeros(r->m->ctx, WGT_I32, 1, &one) : NULL;
-    wgt_binding in[2] = {{rg->token, token}, {rg->pos, at}}, out[2] = {{"logits", logits}, {"next", next}};
-    wgt_status st = at && (next || !greedy(r)) ? wgt_graph_dispatch(rg->graph, 2, in, greedy(r) ? 2 : 1, out)
-                                               : wgt_last_status();
-    wgt_release(at);
+    wgt_binding in[3] = {{rg->token, token}, {rg->pos, at}, {rg->count, count}};
+    wgt_binding out[2] = {{"logits", logits}, {"next", next}};
+    wgt_status st = at && count && (next || !greedy(r)) ? wgt_graph_dispatch(rg->graph, 3, in, greedy(r) ? 2 : 1, out)
+                                                        : wgt_last_status();
+    wgt_release(at), wgt_release(count);
     if (st == WGT_OK && !greedy(r)) next = llama_sample(logits, r->temperature, r->top_k, r->seed, step);
     if (st != WGT_OK) {
         wgt_release(next);
@@ -568,6 +664,7 @@ void llama_free(llama_model *m) {
     wgt_release(m->embed), wgt_release(m->out_norm), wgt_release(m->output);
     for (int64_t i = 0; m->layer && i < m->c.layers; i++) {
         for (int k = 0; k < 9; k++) wgt_release(*layer_slot(&m->layer[i], k));
+        wgt_release(m->layer[i].wqkv), wgt_release(m->layer[i].gate_up);
         wgt_release(m->layer[i].k_cache), wgt_release(m->layer[i].v_cache);
     }
     for (int64_t i = 0; m->tokens && i < m->c.vocab; i++) free(m->tokens[i]);

@@ -12,8 +12,13 @@ typedef struct {
     double rope_base, eps;
 } llama_config;
 
+/* wq, wk and wv are row views of wqkv [(heads + 2 kv_heads) * head_dim, dim], gate and up of
+ * gate_up [2 hidden, dim]: a step runs one matrix product for each of those, not five
+ * (row blocks are whole quantization blocks, so q8_0 / q4_0 rows join as bytes). The views
+ * are the file's tensors, which llama_save writes under llama.cpp's names. */
 typedef struct {
     wgt_tensor *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *gate, *up, *down;
+    wgt_tensor *wqkv, *gate_up;
     wgt_tensor *k_cache, *v_cache; /* [kv_heads, context, head_dim] */
 } llama_layer;
 
@@ -43,11 +48,12 @@ wgt_tensor *llama_forward_ids(llama_model *m, wgt_tensor *ids, int64_t pos);
 wgt_tensor *llama_sample(wgt_tensor *logits, double temperature, int64_t top_k, uint64_t seed, int64_t step);
 /* A decoding step replayed from a compiled graph (llama.c): recording ~600 ops a token costs
  * the host more than the device needs for the step, so the step (embedding lookup, layers,
- * greedy sampling) is recorded once over graph inputs, the token and its position, and
- * dispatched per token. The position reaches the KV-cache writes (wgt_set_rows at it, in
- * place) and RoPE as a tensor; attention runs over the caches' first span 2^i positions
- * (at most the context), the least such that covers the token's, those after it masked
- * out: a graph per length, built when decoding first reaches it, so a step reads at most
+ * greedy sampling) is recorded once over graph inputs, the token, its position and the
+ * count of keys it sees (position + 1), and dispatched per token. The position reaches the
+ * KV-cache writes (wgt_set_rows at it, in place) and RoPE as a tensor; attention
+ * (wgt_attention_prefix over the count) runs over the caches' first span 2^i positions
+ * (at most the context), the least such that covers the token's, those after it not
+ * seen: a graph per length, built when decoding first reaches it, so a step reads at most
  * twice the keys it needs (or span) and a whole context builds log2(context / span) + 1
  * graphs. Sampling
  * with a temperature runs after the graph as llama_sample (a compiled graph cannot hold

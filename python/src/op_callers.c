@@ -669,6 +669,17 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         RUN(wgt_attention(a->t, b->t, c->t, causal, d1));
         break;
     }
+    case SIG_ATTENTION_PREFIX: {
+        TensorObject *n = NULL;
+        if (other_tensor(v[1], a, &b, 0, e->name) < 0 || other_tensor(v[2], a, &c, 0, e->name) < 0 ||
+            other_tensor(v[3], a, &n, 0, e->name) < 0 || (v[4] && double_arg(v[4], &d1, e->name, "scale") < 0)) {
+            Py_XDECREF(n);
+            goto fail;
+        }
+        RUN(wgt_attention_prefix(a->t, b->t, c->t, n->t, d1));
+        Py_DECREF(n);
+        break;
+    }
     case SIG_TENSORDOT: {
         int given, xb[WGT_MAX_DIMS];
         if (other_tensor(v[1], a, &b, 0, e->name) < 0 || (naxes = tensordot_axes(v[2], axes, xb, &given, e->name)) < 0)

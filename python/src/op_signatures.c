@@ -30,6 +30,7 @@ const char *const *wgtpy_sig_names(sig_kind sig) {
     static const char *const mnorm[] = {"x", "keepdims", "ord"};
     static const char *const one_hot[] = {"indices", "classes", "dtype"}, *const rope[] = {"x", "positions", "base"};
     static const char *const attention[] = {"q", "k", "v", "causal", "scale"};
+    static const char *const attention_prefix[] = {"q", "k", "v", "count", "scale"};
     static const char *const sort[] = {"a", "axis", "descending"}, *const topk[] = {"a", "k", "axis", "largest"};
     static const char *const search[] = {"a", "values", "right"}, *const multi[] = {"a", "flag"};
     switch (sig) {
@@ -68,6 +69,7 @@ const char *const *wgtpy_sig_names(sig_kind sig) {
     case SIG_ONE_HOT: return one_hot;
     case SIG_ROPE: return rope;
     case SIG_ATTENTION: return attention;
+    case SIG_ATTENTION_PREFIX: return attention_prefix;
     case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
     case SIG_ADAPTIVE_AVG_POOL2D: case SIG_DROPOUT: case SIG_BATCH_NORM: case SIG_GROUP_NORM: case SIG_INTERPOLATE:
         break; /* nn.c, nn_layers.c */
@@ -102,7 +104,9 @@ int wgtpy_sig_count(sig_kind sig) {
         return 3;
     case SIG_AS_STRIDED: case SIG_PAD: case SIG_LAYER_NORM: case SIG_INDEX_ADD: case SIG_DIAGONAL: case SIG_CAST:
         return 4;
-    case SIG_SLICE: case SIG_ATTENTION: case SIG_SCATTER: case SIG_CLIP: case SIG_REDUCE_DDOF: return 5;
+    case SIG_SLICE: case SIG_ATTENTION: case SIG_ATTENTION_PREFIX: case SIG_SCATTER: case SIG_CLIP:
+    case SIG_REDUCE_DDOF:
+        return 5;
     case SIG_CONV1D: case SIG_CONV2D: case SIG_CONV_TRANSPOSE2D: case SIG_MAX_POOL2D: case SIG_AVG_POOL2D:
     case SIG_ADAPTIVE_AVG_POOL2D: case SIG_DROPOUT: case SIG_BATCH_NORM: case SIG_GROUP_NORM: case SIG_INTERPOLATE:
         break; /* nn.c, nn_layers.c */
@@ -142,7 +146,7 @@ int wgtpy_sig_required(sig_kind sig) {
     case SIG_SWAP: case SIG_AS_STRIDED: case SIG_PAD: case SIG_WHERE: case SIG_SET_ROWS: case SIG_ATTENTION:
     case SIG_MOVEAXIS: case SIG_MASKED_FILL:
         return 3;
-    case SIG_SLICE: case SIG_SCATTER: case SIG_INDEX_ADD: return 4;
+    case SIG_SLICE: case SIG_SCATTER: case SIG_INDEX_ADD: case SIG_ATTENTION_PREFIX: return 4;
     default: return 1;
     }
 }

@@ -195,6 +195,7 @@ static const op_entry ops[] = {
     /* transformer pieces */
     OPD("rope", NULL, wgt_rope, SIG_ROPE, 10000.0, "base"),
     OP("attention", NULL, wgt_attention, SIG_ATTENTION),
+    OP("attention_prefix", NULL, wgt_attention_prefix, SIG_ATTENTION_PREFIX),
     /* convolutions and pooling (nn.c) */
     OP("conv1d", NULL, wgt_conv1d, SIG_CONV1D),
     OP("conv2d", NULL, wgt_conv2d, SIG_CONV2D),

@@ -55,6 +55,7 @@ typedef enum {
     SIG_ONE_HOT,     /* f(indices, classes, dtype=float32) */
     SIG_ROPE,        /* f(x, positions=None, base=def) */
     SIG_ATTENTION,   /* f(q, k, v, causal=False, scale=0) */
+    SIG_ATTENTION_PREFIX, /* f(q, k, v, count, scale=0) */
     SIG_CONV1D,      /* the convolutions and pooling (nn.c): torch.nn.functional's arguments */
     SIG_CONV2D,
     SIG_CONV_TRANSPOSE2D,

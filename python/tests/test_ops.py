@@ -230,6 +230,23 @@ def test_rope_and_attention(ctx):
     close(wt.attention(q, k, v, causal=True), (p / p.sum(-1, keepdims=True)) @ v, rtol=1e-4, atol=1e-5)
 
 
+def test_attention_prefix(ctx):
+    # Grouped heads as decoding reads its cache: q [kv_heads, group, d], keys past count unread.
+    q = RNG.normal(size=(2, 3, 8)).astype(np.float32)
+    k = RNG.normal(size=(2, 10, 8)).astype(np.float32)
+    v = RNG.normal(size=(2, 10, 5)).astype(np.float32)
+    k[:, 6:] = np.nan
+    v[:, 6:] = np.nan
+    s = q.astype(np.float64) @ k[:, :6].astype(np.float64).transpose(0, 2, 1) / math.sqrt(8)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    ref = (p / p.sum(-1, keepdims=True)) @ v[:, :6].astype(np.float64)
+    close(wt.attention_prefix(q, k, v, np.array([6], np.int32)), ref, rtol=1e-4, atol=1e-5)
+    close(wt.attention_prefix(q, k, v, np.array([6], np.uint32), scale=1 / math.sqrt(8)), ref, rtol=1e-4, atol=1e-5)
+    assert np.isnan(wt.attention_prefix(q, k, v, np.array([0], np.int32)).numpy()).all()
+    with pytest.raises(Exception, match="count is f32"):
+        wt.attention_prefix(q, k, v, np.array([6], np.float32))
+
+
 I = np.arange(6, dtype=np.int32).reshape(2, 3)
 F = np.ones((2, 3), np.float32)
 FAMILY_ERRORS = [

@@ -389,13 +389,15 @@ struct wgt_backend {
      * softmax(q k^T * scale) v for q [batch..., Lq, D], k [batch..., Lk, D], v [batch..., Lk, Dv]
      * with the batch dimensions already broadcast (stride 0 where repeated), any strides, Lk > 0.
      * causal keeps key j for query i when j <= i + Lk - Lq; a query that keeps no key gives NaN.
+     * count (NULL: none): an i32 or u32 operand of one element, read when the kernel runs;
+     * only keys j < count are kept (count clamped to [0, Lk]) and later rows of v are not read.
      * NULL: the core composes attention from matmul, where and softmax. attention_fits says
      * whether the kernel takes a dtype and head dimensions (the core composes the rest), and
      * attention_pays (NULL: always) whether it is expected to beat the composition for
      * `batch` problems of lq queries and lk keys; the core asks it unless the context says
      * which path to take. */
     wgt_status (*attention)(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
-                            const wgt_operand *v, int causal, double scale);
+                            const wgt_operand *v, const wgt_operand *count, int causal, double scale);
     int (*attention_fits)(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
     int (*attention_pays)(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal);
 

@@ -227,6 +227,7 @@ wgt_tensor *wgt_gguf_load(wgt_gguf *g, wgt_context *ctx, const char *name, unsig
 wgt_status wgt_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_tensor *t) { wgt_tensor *r_t = wgt_handle_arg(t); return wgt_impl_gguf_writer_add_tensor(w, name, r_t); }
 wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_positions = wgt_handle_arg(positions); return wgt_handle_out("wgt_rope", wgt_ag_rule_rope(wgt_impl_rope(r_x, r_positions, base), r_x, r_positions, base)); }
 wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale) { wgt_tensor *r_q = wgt_handle_arg(q); wgt_tensor *r_k = wgt_handle_arg(k); wgt_tensor *r_v = wgt_handle_arg(v); return wgt_handle_out("wgt_attention", wgt_ag_rule_attention(wgt_impl_attention(r_q, r_k, r_v, causal, scale), r_q, r_k, r_v, causal, scale)); }
+wgt_tensor *wgt_attention_prefix(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, wgt_tensor *count, double scale) { wgt_tensor *r_q = wgt_handle_arg(q); wgt_tensor *r_k = wgt_handle_arg(k); wgt_tensor *r_v = wgt_handle_arg(v); wgt_tensor *r_count = wgt_handle_arg(count); return wgt_handle_out("wgt_attention_prefix", wgt_ag_untracked("wgt_attention_prefix", wgt_impl_attention_prefix(r_q, r_k, r_v, r_count, scale), 4, (wgt_tensor *[]){r_q, r_k, r_v, r_count})); }
 wgt_tensor *wgt_conv2d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, const int64_t *stride, const int64_t *padding, const int64_t *dilation, int64_t groups) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_conv2d", wgt_ag_rule_conv2d(wgt_impl_conv2d(r_x, r_weight, r_bias, stride, padding, dilation, groups), r_x, r_weight, r_bias, stride, padding, dilation, groups)); }
 wgt_tensor *wgt_conv1d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_conv1d", wgt_ag_rule_conv1d(wgt_impl_conv1d(r_x, r_weight, r_bias, stride, padding, dilation, groups), r_x, r_weight, r_bias, stride, padding, dilation, groups)); }
 wgt_tensor *wgt_conv_transpose2d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, const int64_t *stride, const int64_t *padding, const int64_t *output_padding, const int64_t *dilation, int64_t groups) { wgt_tensor *r_x = wgt_handle_arg(x); wgt_tensor *r_weight = wgt_handle_arg(weight); wgt_tensor *r_bias = wgt_handle_arg(bias); return wgt_handle_out("wgt_conv_transpose2d", wgt_ag_rule_conv_transpose2d(wgt_impl_conv_transpose2d(r_x, r_weight, r_bias, stride, padding, output_padding, dilation, groups), r_x, r_weight, r_bias, stride, padding, output_padding, dilation, groups)); }
@@ -494,6 +495,7 @@ const char *const wgt_handle_functions[] = {
     "wgt_gguf_writer_add_tensor",
     "wgt_rope",
     "wgt_attention",
+    "wgt_attention_prefix",
     "wgt_conv2d",
     "wgt_conv1d",
     "wgt_conv_transpose2d",

@@ -249,6 +249,7 @@ wgt_tensor *wgt_impl_gguf_load(wgt_gguf *g, wgt_context *ctx, const char *name, 
 wgt_status wgt_impl_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_tensor *t);
 wgt_tensor *wgt_impl_rope(wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_impl_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
+wgt_tensor *wgt_impl_attention_prefix(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, wgt_tensor *count, double scale);
 wgt_tensor *wgt_impl_conv2d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, const int64_t *stride, const int64_t *padding, const int64_t *dilation, int64_t groups);
 wgt_tensor *wgt_impl_conv1d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups);
 wgt_tensor *wgt_impl_conv_transpose2d(wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, const int64_t *stride, const int64_t *padding, const int64_t *output_padding, const int64_t *dilation, int64_t groups);
@@ -518,6 +519,7 @@ wgt_tensor *wgt_impl_load_safetensors(wgt_context *ctx, const char *path, const 
 #define wgt_gguf_writer_add_tensor wgt_impl_gguf_writer_add_tensor
 #define wgt_rope wgt_impl_rope
 #define wgt_attention wgt_impl_attention
+#define wgt_attention_prefix wgt_impl_attention_prefix
 #define wgt_conv2d wgt_impl_conv2d
 #define wgt_conv1d wgt_impl_conv1d
 #define wgt_conv_transpose2d wgt_impl_conv_transpose2d

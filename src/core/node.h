@@ -145,7 +145,8 @@ wgt_status wgt_record_gather_rows(wgt_context *ctx, const char *fn, const wgt_op
 wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_operand *dst, const wgt_operand *indices,
                                const wgt_operand *rows, int deferred, int add);
 wgt_status wgt_record_attention(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *q,
-                                const wgt_operand *k, const wgt_operand *v, int causal, double scale);
+                                const wgt_operand *k, const wgt_operand *v, const wgt_operand *count, int causal,
+                                double scale);
 /* Block types (src/quant/): indices may be NULL (every row in order); deferred and the
  * index shape as for gather_rows. */
 wgt_status wgt_record_quantize(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in);

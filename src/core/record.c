@@ -177,8 +177,9 @@ wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_opera
 }
 
 wgt_status wgt_record_attention(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *q,
-                                const wgt_operand *k, const wgt_operand *v, int causal, double scale) {
-    RECORD(WGT_NODE_ATTENTION, 0, 4, out, q, k, v)
+                                const wgt_operand *k, const wgt_operand *v, const wgt_operand *count, int causal,
+                                double scale) {
+    RECORD(WGT_NODE_ATTENTION, 0, 5, out, q, k, v, count)
     n->axis = causal;
     n->params[0] = scale;
     return wgt_record(ctx, n);

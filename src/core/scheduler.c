@@ -512,7 +512,9 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     case WGT_NODE_SET_ROWS:
         st = n->op ? be->scatter_add_rows(be, &a[0], &a[1], &a[2]) : be->set_rows(be, &a[0], &a[1], &a[2]);
         break;
-    case WGT_NODE_ATTENTION: st = be->attention(be, &a[0], &a[1], &a[2], &a[3], n->axis, n->params[0]); break;
+    case WGT_NODE_ATTENTION:
+        st = be->attention(be, &a[0], &a[1], &a[2], &a[3], a[4].storage ? &a[4] : NULL, n->axis, n->params[0]);
+        break;
     case WGT_NODE_QUANTIZE: st = be->quantize(be, &a[0], &a[1]); break;
     case WGT_NODE_DEQUANTIZE: st = be->dequantize(be, &a[0], &a[1], a[2].storage ? &a[2] : NULL); break;
     case WGT_NODE_MATMUL_QUANTIZED: st = be->matmul_quantized(be, &a[0], &a[1], &a[2], n->op); break;

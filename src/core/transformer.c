@@ -6,6 +6,8 @@
  * way, and is composed from matmul, where and softmax elsewhere, with the same semantics.
  */
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "indexing.h"
@@ -17,18 +19,29 @@ static void release_all(wgt_tensor **ts, int n) {
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 
-/* Angles [seq, d/2]: positions[p] * base^(-2i/d), computed in f32. */
+/* Angles [seq, 1, d/2]: positions[p] * base^(-2i/d), in f32. The frequencies are computed on
+ * the host (in double, rounded once) and uploaded: as device ops they would be recomputed by
+ * every dispatch of a compiled graph that ropes. */
 static wgt_tensor *rope_angles(wgt_context *ctx, wgt_tensor *positions, int64_t seq, int64_t half, double base) {
-    wgt_tensor *t[6] = {0};
-    int64_t col[2] = {seq, 1};
-    t[0] = positions ? wgt_cast(positions, WGT_F32) : wgt_arange(ctx, WGT_F32, 0, (double)seq, 1);
-    t[1] = wgt_reshape(t[0], 2, col);
-    /* inv_freq[i] = base^(-i / half) = exp(-i * ln(base) / half) */
-    t[2] = wgt_arange(ctx, WGT_F32, 0, (double)half, 1);
-    t[3] = wgt_mul_scalar(t[2], -log(base) / (double)half);
-    t[4] = wgt_exp(t[3]);
-    wgt_tensor *angles = wgt_mul(t[1], t[4]); /* [seq, 1] * [half] -> [seq, half] */
-    release_all(t, 6);
+    float *f = malloc(sizeof(float) * (size_t)half);
+    if (!f) {
+        wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_rope: no host memory for %lld frequencies", (long long)half);
+        return NULL;
+    }
+    for (int64_t i = 0; i < half; i++) f[i] = (float)exp(-(double)i * log(base) / (double)half);
+    /* The positions are cast at the angles' shape (a broadcast view), so the cast reads its
+     * input whole and the product and the cos and sin after it join one fused kernel. */
+    wgt_tensor *t[4] = {0};
+    int64_t col[3] = {seq, 1, 1}, shape[3] = {seq, 1, half};
+    t[0] = positions ? wgt_retain(positions) : wgt_arange(ctx, WGT_F32, 0, (double)seq, 1);
+    t[1] = wgt_reshape(t[0], 3, col);
+    t[2] = wgt_broadcast_to(t[1], 3, shape);
+    t[3] = wgt_tensor_from_data(ctx, WGT_F32, 1, &half, f, sizeof(float) * (size_t)half, WGT_USAGE_DEFAULT);
+    free(f);
+    wgt_tensor *pf = t[2] && t[2]->dtype != WGT_F32 ? wgt_cast(t[2], WGT_F32) : wgt_retain(t[2]);
+    wgt_tensor *angles = wgt_mul(pf, t[3]); /* [seq, 1, half] */
+    wgt_release(pf);
+    release_all(t, 4);
     return angles;
 }
 
@@ -67,25 +80,40 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) {
     int64_t half = d / 2;
     if (half == 0 || seq == 0 || wgt_tensor_numel(x) == 0) return wgt_contiguous(x);
     wgt_context *ctx = x->storage->ctx;
-    enum { ANG, COS_H, SIN_H, COS_F, SIN_F, COS, SIN, X1, X2, NEG_X2, ROT, XC, RS, OUT_N };
+    /* With x seen as [..., seq, 2, d/2], the pair (i, i + d/2) is a column of the last two
+     * axes: out = x * cos + flip(x) * sin * sign, flip reversing the pair axis (a view) and
+     * sign (-1, +1) giving the first of the pair -x2 sin and the second +x1 sin (exactly: a
+     * sign change). Every term is a view or broadcast of x, the angles or a constant, so the
+     * chain fuses into a kernel for the angles and one or two over x; concatenating halves
+     * would cost a copy per half. */
+    enum { ANG, COS_H, SIN_H, SIGN, COS, SIN, X4, XF, XC, RS, RSS, SUM, OUT_N };
     wgt_tensor *t[OUT_N] = {0};
+    /* x's batch axes, kept (a view) while the split leaves room for them, else merged. */
+    int64_t two[2] = {2, 1}, x4[WGT_MAX_DIMS];
+    int nb = x->ndim < WGT_MAX_DIMS ? x->ndim - 2 : 1, nx = nb + 3;
+    if (nb == x->ndim - 2)
+        memcpy(x4, x->shape, sizeof(int64_t) * (size_t)nb);
+    else
+        x4[0] = wgt_tensor_numel(x) / (seq * d);
+    x4[nb] = seq, x4[nb + 1] = 2, x4[nb + 2] = half;
+    static const float sign_f32[2] = {-1, 1};
+    static const uint16_t sign_f16[2] = {0xbc00, 0x3c00}; /* -1, +1 */
+    int f16 = x->dtype == WGT_F16;
     t[ANG] = rope_angles(ctx, positions, seq, half, base);
     t[COS_H] = wgt_cos(t[ANG]);
     t[SIN_H] = wgt_sin(t[ANG]);
-    wgt_tensor *cc[2] = {t[COS_H], t[COS_H]}, *ss[2] = {t[SIN_H], t[SIN_H]};
-    t[COS_F] = t[COS_H] ? wgt_concat(cc, 2, -1) : NULL; /* [seq, d]: each angle serves the pair (i, i + d/2) */
-    t[SIN_F] = t[SIN_H] ? wgt_concat(ss, 2, -1) : NULL;
-    t[COS] = wgt_cast(t[COS_F], x->dtype);
-    t[SIN] = wgt_cast(t[SIN_F], x->dtype);
-    /* rotate_half(x) = concat(-x[..., d/2:], x[..., :d/2]) */
-    t[X1] = wgt_slice(x, -1, 0, half, 1);
-    t[X2] = wgt_slice(x, -1, half, d, 1);
-    t[NEG_X2] = wgt_neg(t[X2]);
-    wgt_tensor *parts[2] = {t[NEG_X2], t[X1]};
-    t[ROT] = t[NEG_X2] && t[X1] ? wgt_concat(parts, 2, -1) : NULL;
-    t[XC] = wgt_mul(x, t[COS]);
-    t[RS] = wgt_mul(t[ROT], t[SIN]);
-    wgt_tensor *out = wgt_add(t[XC], t[RS]);
+    t[SIGN] = wgt_tensor_from_data(ctx, x->dtype, 2, two, f16 ? (const void *)sign_f16 : (const void *)sign_f32,
+                                   f16 ? sizeof sign_f16 : sizeof sign_f32, WGT_USAGE_DEFAULT);
+    /* The same type is no cast: wgt_cast would copy. */
+    t[COS] = f16 ? wgt_cast(t[COS_H], x->dtype) : wgt_retain(t[COS_H]);
+    t[SIN] = f16 ? wgt_cast(t[SIN_H], x->dtype) : wgt_retain(t[SIN_H]);
+    t[X4] = wgt_reshape(x, nx, x4);
+    t[XF] = t[X4] ? wgt_slice(t[X4], -2, 1, -3, -1) : NULL;
+    t[XC] = wgt_mul(t[X4], t[COS]);
+    t[RS] = wgt_mul(t[XF], t[SIN]);
+    t[RSS] = wgt_mul(t[RS], t[SIGN]);
+    t[SUM] = wgt_add(t[XC], t[RSS]);
+    wgt_tensor *out = t[SUM] ? wgt_reshape(t[SUM], x->ndim, x->shape) : NULL;
     release_all(t, OUT_N);
     return out;
 }
@@ -102,74 +130,98 @@ static void batch_view(wgt_tensor *t, int nb, const int64_t *batch, wgt_operand 
 
 /* The backend's attention kernel over operands broadcast to the batch shape `shape` (whose
  * last two entries are already the result's [Lq, Dv]). */
-static wgt_tensor *attention_kernel(const char *fn, wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int nb,
-                                    const int64_t *shape, int causal, double scale) {
+static wgt_tensor *attention_kernel(const char *fn, wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, wgt_tensor *count,
+                                    int nb, const int64_t *shape, int causal, double scale) {
     wgt_context *ctx = q->storage->ctx;
     wgt_tensor *out = wgt_tensor_new(ctx, fn, q->dtype, nb + 2, shape, WGT_USAGE_DEFAULT);
     if (!out) return NULL;
-    wgt_operand oq, ok, ov, oo;
+    wgt_operand oq, ok, ov, oo, oc;
+    if (count) wgt_view_operand(count, count->ndim, count->shape, count->strides, &oc);
     batch_view(q, nb, shape, &oq);
     batch_view(k, nb, shape, &ok);
     batch_view(v, nb, shape, &ov);
     wgt_output_operand(out, &oo);
     if (wgt_check_kernel_size(fn, out) != WGT_OK || wgt_check_kernel_size(fn, q) != WGT_OK ||
         wgt_check_kernel_size(fn, k) != WGT_OK || wgt_check_kernel_size(fn, v) != WGT_OK ||
-        wgt_record_attention(ctx, fn, &oo, &oq, &ok, &ov, causal, scale) != WGT_OK) {
+        wgt_record_attention(ctx, fn, &oo, &oq, &ok, &ov, count ? &oc : NULL, causal, scale) != WGT_OK) {
         wgt_release(out);
         return NULL;
     }
     return out;
 }
 
-wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale) {
-    static const char fn[] = "wgt_attention";
-    if (wgt_check_tensor(fn, "q", q) != WGT_OK || wgt_check_tensor(fn, "k", k) != WGT_OK ||
-        wgt_check_tensor(fn, "v", v) != WGT_OK || wgt_check_same_context(fn, q, k) != WGT_OK ||
-        wgt_check_same_context(fn, q, v) != WGT_OK)
-        return NULL;
-    if (!is_float(q->dtype) || k->dtype != q->dtype || v->dtype != q->dtype) {
-        wgt_error(WGT_ERR_DTYPE, "%s: q, k and v are %s, %s and %s; they must share one floating type", fn,
-                  wgt_dtype_name(q->dtype), wgt_dtype_name(k->dtype), wgt_dtype_name(v->dtype));
-        return NULL;
-    }
-    if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2) {
-        wgt_error(WGT_ERR_SHAPE, "%s: q, k and v need rank 2 or more (have %d, %d, %d)", fn, q->ndim, k->ndim, v->ndim);
-        return NULL;
-    }
-    int64_t lq = q->shape[q->ndim - 2], d = q->shape[q->ndim - 1], lk = k->shape[k->ndim - 2];
+/* The checks wgt_attention and wgt_attention_prefix share: q, k and v of one float type
+ * fitting [.., Lq, d], [.., Lk, d], [.., Lk, dv], and a scale (0 becomes 1/sqrt(d)). */
+static wgt_status check_attention(const char *fn, wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, double *scale) {
+    wgt_status st;
+    if ((st = wgt_check_tensor(fn, "q", q)) != WGT_OK || (st = wgt_check_tensor(fn, "k", k)) != WGT_OK ||
+        (st = wgt_check_tensor(fn, "v", v)) != WGT_OK || (st = wgt_check_same_context(fn, q, k)) != WGT_OK ||
+        (st = wgt_check_same_context(fn, q, v)) != WGT_OK)
+        return st;
+    if (!is_float(q->dtype) || k->dtype != q->dtype || v->dtype != q->dtype)
+        return wgt_error(WGT_ERR_DTYPE, "%s: q, k and v are %s, %s and %s; they must share one floating type", fn,
+                         wgt_dtype_name(q->dtype), wgt_dtype_name(k->dtype), wgt_dtype_name(v->dtype));
+    if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2)
+        return wgt_error(WGT_ERR_SHAPE, "%s: q, k and v need rank 2 or more (have %d, %d, %d)", fn, q->ndim, k->ndim,
+                         v->ndim);
+    int64_t d = q->shape[q->ndim - 1], lk = k->shape[k->ndim - 2];
     if (k->shape[k->ndim - 1] != d || v->shape[v->ndim - 2] != lk) {
         char s1[256], s2[256], s3[256];
         wgt_format_shape(s1, sizeof s1, q->ndim, q->shape);
         wgt_format_shape(s2, sizeof s2, k->ndim, k->shape);
         wgt_format_shape(s3, sizeof s3, v->ndim, v->shape);
-        wgt_error(WGT_ERR_SHAPE, "%s: q %s, k %s and v %s do not fit [.., Lq, d], [.., Lk, d], [.., Lk, dv]", fn, s1, s2,
-                  s3);
-        return NULL;
+        return wgt_error(WGT_ERR_SHAPE, "%s: q %s, k %s and v %s do not fit [.., Lq, d], [.., Lk, d], [.., Lk, dv]", fn,
+                         s1, s2, s3);
     }
-    if (!isfinite(scale) || scale < 0) {
-        wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: scale %g must be finite and not negative (0 means 1/sqrt(d))", fn, scale);
-        return NULL;
-    }
-    if (scale == 0) scale = d > 0 ? 1.0 / sqrt((double)d) : 1.0;
-    wgt_context *ctx = q->storage->ctx;
-    /* Batch dimensions that do not broadcast, and a result with no elements, are settled before
-     * the scores: those are [batch..., Lq, Lk] however small (or impossible) the result is. */
-    int nqk = 0, nb = 0;
-    int64_t qk[WGT_MAX_DIMS], shape[WGT_MAX_DIMS];
+    if (!isfinite(*scale) || *scale < 0)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: scale %g must be finite and not negative (0 means 1/sqrt(d))",
+                         fn, *scale);
+    if (*scale == 0) *scale = d > 0 ? 1.0 / sqrt((double)d) : 1.0;
+    return WGT_OK;
+}
+
+/* The result's shape: the batch dimensions broadcast, then [Lq, dv]; *nb the batch rank.
+ * Batch dimensions that do not broadcast, and a result with no elements, are settled before
+ * the scores: those are [batch..., Lq, Lk] however small (or impossible) the result is.
+ * -1 on failure; 1 with *empty the (empty) result; 0 when there is work. */
+static int attention_shape(const char *fn, wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int *nb, int64_t *shape,
+                           wgt_tensor **empty) {
+    int nqk = 0;
+    int64_t qk[WGT_MAX_DIMS];
+    *empty = NULL;
     if (wgt_broadcast_shapes(fn, q->ndim - 2, q->shape, k->ndim - 2, k->shape, &nqk, qk) != WGT_OK ||
-        wgt_broadcast_shapes(fn, nqk, qk, v->ndim - 2, v->shape, &nb, shape) != WGT_OK)
-        return NULL;
-    shape[nb] = lq;
-    shape[nb + 1] = v->shape[v->ndim - 1];
-    if (wgt_numel(nb + 2, shape) == 0) return wgt_tensor_new(ctx, fn, q->dtype, nb + 2, shape, WGT_USAGE_DEFAULT);
+        wgt_broadcast_shapes(fn, nqk, qk, v->ndim - 2, v->shape, nb, shape) != WGT_OK)
+        return -1;
+    shape[*nb] = q->shape[q->ndim - 2];
+    shape[*nb + 1] = v->shape[v->ndim - 1];
+    if (wgt_numel(*nb + 2, shape)) return 0;
+    *empty = wgt_tensor_new(q->storage->ctx, fn, q->dtype, *nb + 2, shape, WGT_USAGE_DEFAULT);
+    return 1;
+}
+
+/* Whether the backend's kernel takes the problem (the context not forcing the composition):
+ * it needs keys (without any the composition's result, an empty sum: zeros, stands). */
+static int kernel_takes(wgt_context *ctx, wgt_dtype dtype, int64_t d, int64_t dv, int64_t lk) {
+    wgt_backend *be = ctx->backend;
+    return ctx->attention != WGT_ATTENTION_COMPOSE && be->attention && lk > 0 &&
+           (!be->attention_fits || be->attention_fits(be, dtype, d, dv));
+}
+
+wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale) {
+    static const char fn[] = "wgt_attention";
+    if (check_attention(fn, q, k, v, &scale) != WGT_OK) return NULL;
+    int64_t lq = q->shape[q->ndim - 2], d = q->shape[q->ndim - 1], lk = k->shape[k->ndim - 2];
+    wgt_context *ctx = q->storage->ctx;
+    int nb = 0;
+    int64_t shape[WGT_MAX_DIMS];
+    wgt_tensor *empty;
+    if (attention_shape(fn, q, k, v, &nb, shape, &empty)) return empty;
     wgt_backend *be = ctx->backend;
     uint64_t batch = (uint64_t)wgt_numel(nb, shape);
-    /* Without keys the composition's result (an empty sum: zeros) stands; the kernel needs keys. */
-    int kernel = ctx->attention != WGT_ATTENTION_COMPOSE && be->attention && lk > 0 &&
-                 (!be->attention_fits || be->attention_fits(be, q->dtype, d, shape[nb + 1])) &&
+    int kernel = kernel_takes(ctx, q->dtype, d, shape[nb + 1], lk) &&
                  (ctx->attention == WGT_ATTENTION_KERNEL || !be->attention_pays ||
                   be->attention_pays(be, batch, lq, lk, causal != 0));
-    if (kernel) return attention_kernel(fn, q, k, v, nb, shape, causal != 0, scale);
+    if (kernel) return attention_kernel(fn, q, k, v, NULL, nb, shape, causal != 0, scale);
     enum { KT, SCORES, SCALED, ONES, KEEP, NEG_INF, MASKED, PROBS, N_TMP };
     wgt_tensor *t[N_TMP] = {0};
     t[KT] = wgt_transpose(k, -1, -2);
@@ -188,6 +240,52 @@ wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causa
     }
     t[PROBS] = logits ? wgt_softmax(logits, -1) : NULL;
     wgt_tensor *out = t[PROBS] ? wgt_matmul(t[PROBS], v) : NULL;
+    release_all(t, N_TMP);
+    return out;
+}
+
+wgt_tensor *wgt_attention_prefix(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, wgt_tensor *count, double scale) {
+    static const char fn[] = "wgt_attention_prefix";
+    if (check_attention(fn, q, k, v, &scale) != WGT_OK || wgt_check_tensor(fn, "count", count) != WGT_OK ||
+        wgt_check_same_context(fn, q, count) != WGT_OK)
+        return NULL;
+    if (count->dtype != WGT_I32 && count->dtype != WGT_U32) {
+        wgt_error(WGT_ERR_DTYPE, "%s: count is %s; it must be i32 or u32", fn, wgt_dtype_name(count->dtype));
+        return NULL;
+    }
+    if (wgt_tensor_numel(count) != 1) {
+        char s[256];
+        wgt_format_shape(s, sizeof s, count->ndim, count->shape);
+        wgt_error(WGT_ERR_SHAPE, "%s: count has shape %s; it must hold one element", fn, s);
+        return NULL;
+    }
+    int64_t d = q->shape[q->ndim - 1], lk = k->shape[k->ndim - 2];
+    wgt_context *ctx = q->storage->ctx;
+    int nb = 0;
+    int64_t shape[WGT_MAX_DIMS];
+    wgt_tensor *empty;
+    if (attention_shape(fn, q, k, v, &nb, shape, &empty)) return empty;
+    /* Decoding's shape (a few queries a head over a cache) is where one launch beats the
+     * composition's seven, whatever the kernel's occupancy: attention_pays is not asked. */
+    if (kernel_takes(ctx, q->dtype, d, shape[nb + 1], lk)) return attention_kernel(fn, q, k, v, count, nb, shape, 0, scale);
+    /* Keys j >= count: their scores -inf, their rows of v zeros (never read by the kernel, so
+     * a NaN there must not reach the result through a zero probability either). */
+    enum { KEYS, CNT, PAST, PAST_COL, KT, SCORES, SCALED, NEG_INF, MASKED, PROBS, ZERO, VZ, N_TMP };
+    wgt_tensor *t[N_TMP] = {0};
+    int64_t one = 1, col[2] = {lk, 1};
+    t[KEYS] = wgt_arange(ctx, count->dtype, 0, (double)lk, 1);
+    t[CNT] = wgt_reshape(count, 1, &one);
+    t[PAST] = wgt_ge(t[KEYS], t[CNT]);
+    t[PAST_COL] = wgt_reshape(t[PAST], 2, col);
+    t[KT] = wgt_transpose(k, -1, -2);
+    t[SCORES] = wgt_matmul(q, t[KT]);
+    t[SCALED] = wgt_mul_scalar(t[SCORES], scale);
+    t[NEG_INF] = wgt_scalar(ctx, q->dtype, -INFINITY);
+    t[MASKED] = wgt_where(t[PAST], t[NEG_INF], t[SCALED]);
+    t[PROBS] = wgt_softmax(t[MASKED], -1);
+    t[ZERO] = wgt_scalar(ctx, q->dtype, 0);
+    t[VZ] = wgt_where(t[PAST_COL], t[ZERO], v);
+    wgt_tensor *out = t[PROBS] && t[VZ] ? wgt_matmul(t[PROBS], t[VZ]) : NULL;
     release_all(t, N_TMP);
     return out;
 }

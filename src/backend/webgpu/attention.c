@@ -48,7 +48,7 @@ typedef struct {
     uint32_t q_offset, k_offset, v_offset, neg_inf_bits;
     int32_t q_sr, q_sd, k_sr, k_sd;
     int32_t v_sr, v_sd;
-    uint32_t nan_bits, pad;
+    uint32_t nan_bits, count_offset;
     uint32_t batch_shape[8];
     int32_t q_batch[8];
     int32_t k_batch[8];
@@ -62,6 +62,7 @@ typedef struct {
     int d, dv;
     int q_vec, k_vec, v_vec; /* read in 16-byte units along the head dimension */
     int rg;                  /* vec4s of query rows per invocation: 1 or 2 */
+    wgt_dtype count;         /* the key count's type (i32, u32), or WGT_F32 for no count */
 } attention_kernel;
 
 /* Derived sizes of a kernel. */
@@ -284,6 +285,13 @@ static char *build_attention(wgt_webgpu *w, const void *arg) {
         store = "for (var e = 0u; e < 4u; e = e + 1u) {\n"
                 "        if (4u * u + e < DV) { out[first + 4u * u + e] = x[e]; }\n"
                 "    }";
+    /* The key count sits before the output among the storage bindings (the last is written). */
+    int counted = k->count != WGT_F32;
+    const char *count_decl = counted ? "@group(0) @binding(3) var<storage, read> kcount: array<u32>;" : "";
+    const char *count_load = !counted ? ""
+                             : k->count == WGT_I32
+                                 ? "    lk_valid = u32(clamp(bitcast<i32>(kcount[params.count_offset]), 0, i32(params.lk)));"
+                                 : "    lk_valid = min(kcount[params.count_offset], params.lk);";
     char wg[16], rg[16], d[16], dv[16], dvu[16], vk[16];
     snprintf(wg, sizeof wg, "%d", s.wg);
     snprintf(rg, sizeof rg, "%d", k->rg);
@@ -298,7 +306,8 @@ static char *build_attention(wgt_webgpu *w, const void *arg) {
         const char *pairs[] = {"Q_STORAGE", storage_type(k->dtype, k->q_vec), "K_STORAGE", storage_type(k->dtype, k->k_vec),
                                "V_STORAGE", storage_type(k->dtype, k->v_vec),
                                "OUT_STORAGE", storage_type(k->dtype, k->dtype == WGT_F32 && k->dv % 4 == 0),
-                               "WG", wg, "RG", rg, "D", d, "DV", dv, "DVU", dvu, "VK", vk, "LOADS", t[LOADS].s,
+                               "COUNT_DECL", count_decl, "COUNT_LOAD", count_load, "OUT_BINDING", counted ? "4" : "3",
+                               "PARAMS_BINDING", counted ? "5" : "4", "WG", wg, "RG", rg, "D", d, "DV", dv, "DVU", dvu, "VK", vk, "LOADS", t[LOADS].s,
                                "STORE", store, "ACC_DECL", t[ACC].s, "S_DECL", t[SDECL].s, "QK_FETCH", t[QKF].s,
                                "QK_PUT", t[QKP].s, "QK_FETCH_NEXT", t[QKFN].s, "QK_PUT_NEXT", t[QKPN].s,
                                "S_STEP", t[SSTEP].s, "S_SCALE", t[SSCALE].s, "S_MASK", t[SMASK].s, "ROW_MAX", t[RMAX].s,
@@ -369,7 +378,7 @@ int wgt_wgpu_attention_pays(wgt_backend *be, uint64_t batch, int64_t lq, int64_t
 }
 
 wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
-                              const wgt_operand *v, int causal, double scale) {
+                              const wgt_operand *v, const wgt_operand *count, int causal, double scale) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     int nd = out->ndim, bnd = nd - 2;
     if (nd < 2 || nd > WGT_MAX_DIMS || q->ndim != nd || k->ndim != nd || v->ndim != nd)
@@ -418,6 +427,7 @@ wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt
     p.v_sd = stride32(dv, v->strides[nd - 1]);
     p.neg_inf_bits = 0xff800000u;
     p.nan_bits = 0x7fc00000u;
+    p.count_offset = count ? (uint32_t)count->offset : 0;
 
     attention_kernel kern;
     memset(&kern, 0, sizeof kern);
@@ -428,12 +438,14 @@ wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt
     kern.k_vec = unit_reads(k);
     kern.v_vec = unit_reads(v);
     kern.rg = ROW_GROUPS;
+    kern.count = count ? count->dtype : WGT_F32;
     char key[96];
-    snprintf(key, sizeof key, "attention:%s:d%d:dv%d:v%d%d%d:r%d", wgt_dtype_name(kern.dtype), kern.d, kern.dv, kern.q_vec,
-             kern.k_vec, kern.v_vec, kern.rg);
+    snprintf(key, sizeof key, "attention:%s:d%d:dv%d:v%d%d%d:r%d:c%s", wgt_dtype_name(kern.dtype), kern.d, kern.dv,
+             kern.q_vec, kern.k_vec, kern.v_vec, kern.rg, count ? wgt_dtype_name(count->dtype) : "-");
     wgt_pipeline *pl;
-    wgt_status st = wgt_wgpu_pipeline(w, key, 4, build_attention, &kern, &pl);
+    wgt_status st = wgt_wgpu_pipeline(w, key, count ? 5 : 4, build_attention, &kern, &pl);
     if (st != WGT_OK) return st;
-    wgt_buffer *buffers[4] = {q->buffer, k->buffer, v->buffer, out->buffer};
+    /* Without a count the output is binding 3 (the fifth entry goes unused). */
+    wgt_buffer *buffers[5] = {q->buffer, k->buffer, v->buffer, count ? count->buffer : out->buffer, out->buffer};
     return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, groups);
 }

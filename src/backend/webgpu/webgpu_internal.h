@@ -48,7 +48,7 @@ typedef struct wgt_adapter_desc {
 } wgt_adapter_desc;
 
 #define WGT_MAX_ADAPTERS 16
-#define WGT_MAX_STORAGE_BINDINGS 4
+#define WGT_MAX_STORAGE_BINDINGS 5 /* attention with a key count: q, k, v, the count, out */
 /* Storage bindings a kernel of the shared layouts may write (the last ones). */
 #define WGT_MAX_WRITTEN_BINDINGS 2
 
@@ -452,7 +452,7 @@ wgt_status wgt_wgpu_conv(wgt_backend *be, const wgt_operand *out, const wgt_oper
                          const int64_t *params);
 /* attention.c: fused scaled dot-product attention (wgsl/attention.wgsl) */
 wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
-                              const wgt_operand *v, int causal, double scale);
+                              const wgt_operand *v, const wgt_operand *count, int causal, double scale);
 int wgt_wgpu_attention_fits(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
 int wgt_wgpu_attention_pays(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal);
 /* rows.c: softmax, log_softmax, layer_norm, rms_norm over the last dimension (wgsl/rows.wgsl) */

@@ -25,6 +25,12 @@
 // Scores are kept in base 2 (scale * log2(e) folded in), one exp2 per probability. A query
 // whose keys are all masked keeps maximum -inf and sum 0 and gets NaN, as in PyTorch.
 // f16 is stored packed two to a u32; all arithmetic is f32.
+//
+// With a key count (wgt_attention_prefix: an i32 or u32 binding of one element, read here
+// so that a compiled graph's dispatch sees its current value), only keys below it (clamped
+// to Lk) exist for the kernel: scores past it are masked and v reads zeros there, so
+// nothing past it reaches the result. The tiles past it still run: the loop over tiles
+// holds barriers, and WGSL's uniformity rules refuse a bound read from storage there.
 
 struct Params {
     lq: u32,
@@ -46,7 +52,7 @@ struct Params {
     v_sr: i32,
     v_sd: i32,
     nan_bits: u32,
-    _pad: u32,
+    count_offset: u32,   // element offset of the key count (with a count binding)
     batch_shape: array<vec4<u32>, 2>,
     q_batch: array<vec4<i32>, 2>,  // strides of the batch dimensions (0 where broadcast)
     k_batch: array<vec4<i32>, 2>,
@@ -56,8 +62,9 @@ struct Params {
 @group(0) @binding(0) var<storage, read> q: array<{{Q_STORAGE}}>;
 @group(0) @binding(1) var<storage, read> k: array<{{K_STORAGE}}>;
 @group(0) @binding(2) var<storage, read> v: array<{{V_STORAGE}}>;
-@group(0) @binding(3) var<storage, read_write> out: array<{{OUT_STORAGE}}>;
-@group(0) @binding(4) var<uniform> params: Params;
+{{COUNT_DECL}}
+@group(0) @binding({{OUT_BINDING}}) var<storage, read_write> out: array<{{OUT_STORAGE}}>;
+@group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: Params;
 
 const WG: u32 = {{WG}}u;       // invocations: 16 lanes x (16 / RG) row groups
 const RG: u32 = {{RG}}u;       // vec4s of query rows per invocation
@@ -78,6 +85,8 @@ var<workgroup> pt: array<vec4<f32>, 1024>;
 var<private> q_base: u32;
 var<private> k_base: u32;
 var<private> v_base: u32;
+// Keys that exist: Lk, or the key count clamped to [0, Lk].
+var<private> lk_valid: u32;
 
 // load_x(i, n): n (1 to 4) elements of x from element i on, along its head dimension.
 {{LOADS}}
@@ -92,7 +101,7 @@ fn fetch_k(row: u32, d: u32) -> vec4<f32> {
     return load_k(k_base + row * u32(params.k_sr) + d * u32(params.k_sd), min(4u, D - d));
 }
 fn fetch_v(row: u32, d: u32) -> vec4<f32> {
-    if (row >= params.lk || d >= DV) { return vec4<f32>(0.0); }
+    if (row >= lk_valid || d >= DV) { return vec4<f32>(0.0); }
     return load_v(v_base + row * u32(params.v_sr) + d * u32(params.v_sd), min(4u, DV - d));
 }
 
@@ -113,7 +122,7 @@ fn sum4(x: vec4<f32>) -> f32 { return (x.x + x.y) + (x.z + x.w); }
 // The scores of `row` for keys key0 .. key0 + 3 with the masked ones at -inf.
 fn masked(s: vec4<f32>, row: u32, key0: u32, off: i32, ninf: f32) -> vec4<f32> {
     let keys = vec4<i32>(i32(key0)) + vec4<i32>(0, 1, 2, 3);
-    var keep = keys < vec4<i32>(i32(params.lk));
+    var keep = keys < vec4<i32>(i32(lk_valid));
     if (params.causal != 0u) { keep = keep & (keys <= vec4<i32>(i32(row) + off)); }
     return select(vec4<f32>(ninf), s, keep);
 }
@@ -153,6 +162,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     q_base = params.q_offset;
     k_base = params.k_offset;
     v_base = params.v_offset;
+    lk_valid = params.lk;
+{{COUNT_LOAD}}
     var rest = bi;
     for (var d = i32(params.batch_ndim) - 1; d >= 0; d = d - 1) {
         let n = params.batch_shape[d / 4][d % 4];
@@ -198,7 +209,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         // 2. Masked base-2 logits, row maxima, probabilities.
 {{S_SCALE}}
-        if (k0 + 64u > params.lk || (params.causal != 0u && i32(k0) + 63 > i32(i0) + off)) {
+        if (k0 + 64u > lk_valid || (params.causal != 0u && i32(k0) + 63 > i32(i0) + off)) {
 {{S_MASK}}
         }
 {{ROW_MAX}}
