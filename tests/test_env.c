@@ -116,3 +116,22 @@ TEST(env_webgpu_variables_name_themselves) {
     wgt_context_release(c);
     wgt_clear_error();
 }
+
+/* A WebGPU setting the library cannot read fails an automatic context too: falling back to
+ * the CPU would hide the typo behind a slower backend. */
+TEST(env_webgpu_setting_typos_fail_auto_contexts) {
+    wgt_context *probe = test_webgpu_context();
+    if (!probe) return; /* test_webgpu_context has recorded the skip */
+    wgt_context_release(probe);
+    static const char *const cases[][3] = {{"WGT_SGMATRIX", "2", "WGT_SGMATRIX=2 is not 0 or 1"},
+                                           {"WGT_SGMATRIX_EMULATE", "yes", "WGT_SGMATRIX_EMULATE=yes is not 0 or 1"},
+                                           {"WGT_SGMATRIX_TILE", "64,64", "WGT_SGMATRIX_TILE=64,64 is not BM,BN,BK,WM,WN"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        wgt_context *c = context_with(cases[i][0], cases[i][1], WGT_BACKEND_AUTO);
+        CHECK(!c && wgt_last_status() == WGT_ERR_INVALID_ARGUMENT, "%s=%s: context %s, status %s (%s)", cases[i][0],
+              cases[i][1], c ? "made" : "refused", wgt_status_name(wgt_last_status()), wgt_last_error());
+        CHECK(test_contains(wgt_last_error(), cases[i][2]), "message '%s' lacks '%s'", wgt_last_error(), cases[i][2]);
+        wgt_context_release(c);
+        wgt_clear_error();
+    }
+}

@@ -1,6 +1,7 @@
 /*
  * Contexts: choose and start a backend. AUTO tries WebGPU and falls back to the CPU with a
- * one-line notice; WEBGPU fails with the reason instead. A context lives until the caller
+ * one-line notice (except on a WebGPU setting it cannot read); WEBGPU fails with the reason
+ * instead. A context lives until the caller
  * released it and its last storage is gone, so tensors never point at a freed backend.
  */
 #include <stdio.h>
@@ -86,7 +87,10 @@ wgt_context *wgt_context_create(const wgt_context_options *options) {
     if (opt.backend != WGT_BACKEND_CPU) {
         ctx->backend = wgt_webgpu_backend_create(&opt);
         if (!ctx->backend) {
-            if (opt.backend == WGT_BACKEND_WEBGPU) {
+            /* A WebGPU setting the library cannot read (WGT_SGMATRIX=2) is the caller's typo,
+             * not a machine without WebGPU: AUTO fails on it too instead of hiding it behind
+             * the CPU backend. */
+            if (opt.backend == WGT_BACKEND_WEBGPU || wgt_last_status() == WGT_ERR_INVALID_ARGUMENT) {
                 free(ctx);
                 return NULL; /* the reason is the error already recorded */
             }
