@@ -250,8 +250,10 @@ static void prefix_matches_float64(wgt_context *ctx) {
 }
 
 /* On WebGPU the op is one launch (the kernel reads the count), in a compiled graph too: the
- * count as a graph input, each dispatch attending over the keys its count gives. */
-static void prefix_count_is_read_per_dispatch(wgt_context *ctx) {
+ * count as a graph input, each dispatch attending over the keys its count gives. The launch
+ * is `dispatches` kernel dispatches: 1, or 2 on the split path (the chunks, then their
+ * combination). */
+static void prefix_count_is_read_per_dispatch(wgt_context *ctx, uint64_t dispatches) {
     int64_t sq[3] = {2, 3, 8}, sk[3] = {2, 12, 8}, one = 1;
     wgt_tensor *q = wgt_rand_normal(ctx, WGT_F32, 3, sq, 0, 1, 1), *k = wgt_rand_normal(ctx, WGT_F32, 3, sk, 0, 1, 2);
     wgt_tensor *v = wgt_rand_normal(ctx, WGT_F32, 3, sk, 0, 1, 3);
@@ -266,7 +268,13 @@ static void prefix_count_is_read_per_dispatch(wgt_context *ctx) {
         wgt_tensor *ct = wgt_tensor_from_data(ctx, WGT_I32, 1, &one, &cnt, sizeof cnt, WGT_USAGE_DEFAULT);
         wgt_tensor *got = wgt_zeros(ctx, WGT_F32, 3, wgt_tensor_shape(o));
         wgt_binding in[1] = {{"attention_prefix.count", ct}}, out[1] = {{"out", got}};
+        wgt_stats before = {0}, after = {0};
+        wgt_context_stats(ctx, &before);
         CHECK(wgt_graph_dispatch(g, 1, in, 1, out) == WGT_OK, "%s", wgt_last_error());
+        wgt_context_stats(ctx, &after);
+        if (wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU)
+            CHECK(after.dispatches - before.dispatches == dispatches, "count %d: %llu dispatches, want %llu", cnt,
+                  (unsigned long long)(after.dispatches - before.dispatches), (unsigned long long)dispatches);
         /* The reference: wgt_attention over the first cnt keys. */
         wgt_tensor *ks = wgt_slice(k, 1, 0, cnt, 1), *vs = wgt_slice(v, 1, 0, cnt, 1);
         wgt_tensor *want = wgt_attention(q, ks, vs, 0, 0);
@@ -312,7 +320,7 @@ TEST_BACKENDS(attention_matches_reference) {
     check_attention(ctx, WGT_F32, 1, 3, 11, 4, 6, 1); /* fewer queries than keys: the last 3 positions */
     check_attention(ctx, WGT_F16, 2, 5, 5, 8, 8, 1);
     prefix_matches_float64(ctx);
-    prefix_count_is_read_per_dispatch(ctx);
+    prefix_count_is_read_per_dispatch(ctx, 1);
     prefix_edges_and_errors(ctx);
 }
 
@@ -328,4 +336,76 @@ TEST_BACKENDS(rope_and_attention_errors) {
     CHECK_ERROR(wgt_attention(x, x, xi, 0, 0) == NULL, WGT_ERR_DTYPE, "i32");
     CHECK_ERROR(wgt_attention(x, x, x, 0, NAN) == NULL, WGT_ERR_INVALID_ARGUMENT, "scale");
     wgt_release(odd), wgt_release(x), wgt_release(xi), wgt_release(pos);
+}
+
+/* ---- the split-key path (WebGPU, attention_split.c) ---- */
+/*
+ * WGT_ATTENTION_CHUNKS=N sends every attention the split kernel fits through it, with the keys
+ * in chunks of ceil(Lk / N). The prefix cases above run again that way with 1, 3 and 7 chunks
+ * (150 keys: chunks of 150, 50 and 22, the last 18: counts that do not divide Lk), then
+ * decoding's shapes: grouped heads both ways (the group as a batch dimension k and v are
+ * broadcast over, and as the query rows of a key head, as tools/llama.c reads its cache), f16
+ * and f32, and counts of 0, 1, inside a chunk, at a chunk's end and one past it, across a tile
+ * of 64 inside a chunk, and past Lk. Then wgt_attention, causal and not, through the split
+ * path (a kernel context), and a compiled graph whose count changes between dispatches.
+ */
+static wgt_context *split_context(const char *chunks, wgt_attention_path path) {
+    test_saved_env env = test_env_set("WGT_ATTENTION_CHUNKS", chunks);
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.quiet = 1;
+    opt.attention = path;
+    wgt_context *c = wgt_context_create(&opt);
+    test_env_restore(&env);
+    if (!c) {
+        test_skip_no_webgpu();
+        wgt_clear_error();
+    }
+    return c;
+}
+
+TEST(attention_prefix_split_matches_float64) {
+    static const char *const chunk_counts[3] = {"1", "3", "7"};
+    static const int64_t chunk_keys[3] = {150, 50, 22}; /* of the 150 keys below */
+    for (int n = 0; n < 3; n++) {
+        wgt_context *c = split_context(chunk_counts[n], WGT_ATTENTION_AUTO);
+        if (!c) return;
+        char path[32];
+        snprintf(path, sizeof path, "split in %s", chunk_counts[n]);
+        prefix_check_all(c, path);
+        int64_t ck = chunk_keys[n];
+        const int64_t counts[] = {0, 1, ck / 2, ck, ck + 1, 2 * ck, 2 * ck + 1, 70, 149, 150, 400};
+        for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
+            int f16 = i % 2;
+            /* 4 query heads per key head: as a broadcast batch dimension, and as rows */
+            prefix_case by_batch = {f16 ? WGT_F16 : WGT_F32, 2, 4, 1, 150, 16, 16, 0, (int)(i % 3), 0, counts[i], WGT_I32};
+            prefix_case by_rows = {f16 ? WGT_F32 : WGT_F16, 3, 1, 4, 150, 8, 12, (int)(i % 3), 0, 2, counts[i], WGT_U32};
+            prefix_case_check(c, path, &by_batch, 100 + i);
+            prefix_case_check(c, path, &by_rows, 200 + i);
+        }
+        wgt_context_release(c);
+    }
+}
+
+TEST(attention_split_matches_float64) {
+    static const char *const chunk_counts[2] = {"2", "5"};
+    for (int n = 0; n < 2; n++) {
+        wgt_context *c = split_context(chunk_counts[n], WGT_ATTENTION_KERNEL);
+        if (!c) return;
+        check_attention(c, WGT_F32, 2, 7, 7, 8, 5, 0);
+        check_attention(c, WGT_F32, 3, 9, 9, 16, 16, 1);
+        check_attention(c, WGT_F32, 1, 3, 11, 4, 6, 1); /* fewer queries than keys: the last 3 positions */
+        check_attention(c, WGT_F32, 2, 3, 130, 12, 8, 1);
+        check_attention(c, WGT_F16, 2, 5, 5, 8, 8, 1);
+        check_attention(c, WGT_F16, 1, 1, 77, 32, 6, 0);
+        prefix_count_is_read_per_dispatch(c, 2);
+        wgt_context_release(c);
+    }
+    /* A device is there (the contexts above): a bad count fails its context, naming it. */
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.quiet = 1;
+    test_saved_env env = test_env_set("WGT_ATTENTION_CHUNKS", "0");
+    CHECK_ERROR(wgt_context_create(&opt) == NULL, WGT_ERR_INVALID_ARGUMENT, "WGT_ATTENTION_CHUNKS=0 is not a whole number");
+    test_env_restore(&env);
 }

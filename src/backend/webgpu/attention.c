@@ -40,22 +40,16 @@
  * 1.71 ms: its registers cost occupancy. */
 #define ROW_GROUPS 1
 
-/* Mirrors struct Params in attention.wgsl: 20 scalars, then the 16-byte aligned arrays. */
+/* Mirrors struct Params in attention.wgsl: 12 scalars, then the views. */
 typedef struct {
     uint32_t lq, lk, batch, row_blocks;
-    uint32_t groups, batch_ndim, causal;
+    uint32_t groups, causal;
     float scale_log2;
-    uint32_t q_offset, k_offset, v_offset, neg_inf_bits;
-    int32_t q_sr, q_sd, k_sr, k_sd;
-    int32_t v_sr, v_sd;
-    uint32_t nan_bits, count_offset;
-    uint32_t batch_shape[8];
-    int32_t q_batch[8];
-    int32_t k_batch[8];
-    int32_t v_batch[8];
+    uint32_t neg_inf_bits, nan_bits, count_offset, pad0, pad1;
+    wgt_wgpu_attention_views views;
 } attention_params;
 
-_Static_assert(sizeof(attention_params) == 208, "attention_params must match the WGSL Params layout");
+_Static_assert(sizeof(attention_params) == 224, "attention_params must match the WGSL Params layout");
 
 typedef struct {
     wgt_dtype dtype;
@@ -88,7 +82,7 @@ static const char comp[4] = {'x', 'y', 'z', 'w'};
 /* ---- WGSL text ------------------------------------------------------------------------- */
 
 /* load_<name>(i, n) for one operand: its unit (vec4 / vec2<u32>) or element by element. */
-static void load_fn(wgt_wgsl_text *t, const char *name, wgt_dtype dtype, int vec) {
+void wgt_wgpu_attention_load_fn(wgt_wgsl_text *t, const char *name, wgt_dtype dtype, int vec) {
     wgt_wgsl_add(t, "fn load_%s(i: u32, n: u32) -> vec4<f32> {\n", name);
     if (vec && dtype == WGT_F16)
         wgt_wgsl_add(t, "    let w = %s[i >> 2u];\n    return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));\n",
@@ -252,9 +246,9 @@ static char *build_attention(wgt_webgpu *w, const void *arg) {
     enum { LOADS, ACC, SDECL, QKF, QKP, QKFN, QKPN, SSTEP, SSCALE, SMASK, RMAX, SOFT, VF, VP, VFN, VPN, PV, RSUM, FIN, NT };
     wgt_wgsl_text t[NT];
     memset(t, 0, sizeof t);
-    load_fn(&t[LOADS], "q", k->dtype, k->q_vec);
-    load_fn(&t[LOADS], "k", k->dtype, k->k_vec);
-    load_fn(&t[LOADS], "v", k->dtype, k->v_vec);
+    wgt_wgpu_attention_load_fn(&t[LOADS], "q", k->dtype, k->q_vec);
+    wgt_wgpu_attention_load_fn(&t[LOADS], "k", k->dtype, k->k_vec);
+    wgt_wgpu_attention_load_fn(&t[LOADS], "v", k->dtype, k->v_vec);
     for (int g = 0; g < s.rows / 4; g++) wgt_wgsl_add(&t[ACC], "    var m%d = ninf4;\n    var l%d = vec4<f32>(0.0);\n", g, g);
     for (int i = 0; i < s.rows; i++) {
         for (int c = 0; c < s.nv; c++) wgt_wgsl_add(&t[ACC], "    var o%d_%d = vec4<f32>(0.0);\n", i, c);
@@ -307,7 +301,7 @@ static char *build_attention(wgt_webgpu *w, const void *arg) {
                                "V_STORAGE", storage_type(k->dtype, k->v_vec),
                                "OUT_STORAGE", storage_type(k->dtype, k->dtype == WGT_F32 && k->dv % 4 == 0),
                                "COUNT_DECL", count_decl, "COUNT_LOAD", count_load, "OUT_BINDING", counted ? "4" : "3",
-                               "PARAMS_BINDING", counted ? "5" : "4", "WG", wg, "RG", rg, "D", d, "DV", dv, "DVU", dvu, "VK", vk, "LOADS", t[LOADS].s,
+                               "PARAMS_BINDING", counted ? "5" : "4", "VIEWS", wgt_wgpu_attention_views_wgsl, "BASES", wgt_wgpu_attention_bases_wgsl, "WG", wg, "RG", rg, "D", d, "DV", dv, "DVU", dvu, "VK", vk, "LOADS", t[LOADS].s,
                                "STORE", store, "ACC_DECL", t[ACC].s, "S_DECL", t[SDECL].s, "QK_FETCH", t[QKF].s,
                                "QK_PUT", t[QKP].s, "QK_FETCH_NEXT", t[QKFN].s, "QK_PUT_NEXT", t[QKPN].s,
                                "S_STEP", t[SSTEP].s, "S_SCALE", t[SSCALE].s, "S_MASK", t[SMASK].s, "ROW_MAX", t[RMAX].s,
@@ -326,9 +320,76 @@ static char *build_attention(wgt_webgpu *w, const void *arg) {
  * may not fit in 32 bits. */
 static int32_t stride32(int64_t len, int64_t stride) { return len == 1 ? 0 : (int32_t)stride; }
 
+/* The views' fields in a WGSL struct, as wgt_wgpu_attention_views lays them out. */
+const char wgt_wgpu_attention_views_wgsl[] =
+    "    q_offset: u32,       // element offsets of the views\n"
+    "    k_offset: u32,\n"
+    "    v_offset: u32,\n"
+    "    batch_ndim: u32,\n"
+    "    q_sr: i32,           // strides of the rows and of the head dimension, in elements\n"
+    "    q_sd: i32,\n"
+    "    k_sr: i32,\n"
+    "    k_sd: i32,\n"
+    "    v_sr: i32,\n"
+    "    v_sd: i32,\n"
+    "    pad2: u32,\n"
+    "    pad3: u32,\n"
+    "    batch_shape: array<vec4<u32>, 2>,\n"
+    "    q_batch: array<vec4<i32>, 2>,  // strides of the batch dimensions (0 where broadcast)\n"
+    "    k_batch: array<vec4<i32>, 2>,\n"
+    "    v_batch: array<vec4<i32>, 2>,";
+
+/* The storage indices of batch element bi's first elements in q, k and v (x, y, z). */
+const char wgt_wgpu_attention_bases_wgsl[] =
+    "fn view_bases(bi: u32) -> vec3<u32> {\n"
+    "    var b = vec3<u32>(params.q_offset, params.k_offset, params.v_offset);\n"
+    "    var rest = bi;\n"
+    "    for (var d = i32(params.batch_ndim) - 1; d >= 0; d = d - 1) {\n"
+    "        let n = params.batch_shape[d / 4][d % 4];\n"
+    "        let c = rest % n;\n"
+    "        rest = rest / n;\n"
+    "        b = b + c * vec3<u32>(u32(params.q_batch[d / 4][d % 4]), u32(params.k_batch[d / 4][d % 4]),\n"
+    "                              u32(params.v_batch[d / 4][d % 4]));\n"
+    "    }\n"
+    "    return b;\n"
+    "}\n";
+
+/* Rounded to f32 as the kernels compute; beyond f32's range it is infinite (converting an
+ * out-of-range double is undefined in C). */
+float wgt_wgpu_attention_scale_log2(double scale) {
+    double scale_log2 = scale * 1.4426950408889634;
+    return scale_log2 > FLT_MAX ? INFINITY : (float)scale_log2;
+}
+
+uint64_t wgt_wgpu_attention_views_of(const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
+                                     const wgt_operand *v, wgt_wgpu_attention_views *p) {
+    int nd = out->ndim, bnd = nd - 2;
+    int64_t lq = q->shape[nd - 2], lk = k->shape[nd - 2], d = q->shape[nd - 1], dv = v->shape[nd - 1];
+    uint64_t batch = 1;
+    memset(p, 0, sizeof *p);
+    for (int i = 0; i < bnd; i++) {
+        batch *= (uint64_t)out->shape[i];
+        p->batch_shape[i] = (uint32_t)out->shape[i];
+        p->q_batch[i] = stride32(out->shape[i], q->strides[i]);
+        p->k_batch[i] = stride32(out->shape[i], k->strides[i]);
+        p->v_batch[i] = stride32(out->shape[i], v->strides[i]);
+    }
+    p->batch_ndim = (uint32_t)bnd;
+    p->q_offset = (uint32_t)q->offset;
+    p->k_offset = (uint32_t)k->offset;
+    p->v_offset = (uint32_t)v->offset;
+    p->q_sr = stride32(lq, q->strides[nd - 2]);
+    p->q_sd = stride32(d, q->strides[nd - 1]);
+    p->k_sr = stride32(lk, k->strides[nd - 2]);
+    p->k_sd = stride32(d, k->strides[nd - 1]);
+    p->v_sr = stride32(lk, v->strides[nd - 2]);
+    p->v_sd = stride32(dv, v->strides[nd - 1]);
+    return batch;
+}
+
 /* Whether x can be read in 16-byte units along its head dimension (the last): dense there,
  * a multiple of 4 long, and every row of every batch element starting on a unit. */
-static int unit_reads(const wgt_operand *x) {
+int wgt_wgpu_attention_unit_reads(const wgt_operand *x) {
     int nd = x->ndim;
     if (x->shape[nd - 1] % 4 || x->strides[nd - 1] != 1 || x->offset % 4) return 0;
     if (x->buffer->size < (x->dtype == WGT_F16 ? 8u : 16u)) return 0;
@@ -380,7 +441,7 @@ int wgt_wgpu_attention_pays(wgt_backend *be, uint64_t batch, int64_t lq, int64_t
 wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
                               const wgt_operand *v, const wgt_operand *count, int causal, double scale) {
     wgt_webgpu *w = (wgt_webgpu *)be;
-    int nd = out->ndim, bnd = nd - 2;
+    int nd = out->ndim;
     if (nd < 2 || nd > WGT_MAX_DIMS || q->ndim != nd || k->ndim != nd || v->ndim != nd)
         return wgt_error(WGT_ERR_INTERNAL, "attention operands of rank %d, %d, %d -> %d", q->ndim, k->ndim, v->ndim, nd);
     if (out->offset != 0) return wgt_error(WGT_ERR_INTERNAL, "attention output at offset %lld", (long long)out->offset);
@@ -388,18 +449,14 @@ wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt
     if (!wgt_wgpu_attention_fits(be, q->dtype, d, dv) || lk < 1)
         return wgt_error(WGT_ERR_INTERNAL, "attention kernel given %s, D = %lld, DV = %lld, Lk = %lld",
                          wgt_dtype_name(q->dtype), (long long)d, (long long)dv, (long long)lk);
+    /* Few query rows over many keys: the keys split over the GPU (attention_split.c). */
+    wgt_status split_st;
+    if (wgt_wgpu_attention_split(w, out, q, k, v, count, causal, scale, &split_st)) return split_st;
     /* f16 on tensor cores where the device multiplies through subgroup matrices. */
     if (wgt_wgpu_attention_sgmatrix_takes(w, q, k, v)) return wgt_wgpu_attention_sgmatrix(w, out, q, k, v, causal, scale);
     attention_params p;
     memset(&p, 0, sizeof p);
-    uint64_t batch = 1;
-    for (int i = 0; i < bnd; i++) {
-        batch *= (uint64_t)out->shape[i];
-        p.batch_shape[i] = (uint32_t)out->shape[i];
-        p.q_batch[i] = stride32(out->shape[i], q->strides[i]);
-        p.k_batch[i] = stride32(out->shape[i], k->strides[i]);
-        p.v_batch[i] = stride32(out->shape[i], v->strides[i]);
-    }
+    uint64_t batch = wgt_wgpu_attention_views_of(out, q, k, v, &p.views);
     uint64_t row_blocks = row_blocks_of(lq), groups = batch * row_blocks;
     if (groups == 0) return WGT_OK;
     if (groups > UINT32_MAX || batch * (uint64_t)lq * (uint64_t)dv > UINT32_MAX)
@@ -410,21 +467,8 @@ wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt
     p.batch = (uint32_t)batch;
     p.row_blocks = (uint32_t)row_blocks;
     p.groups = (uint32_t)groups;
-    p.batch_ndim = (uint32_t)bnd;
     p.causal = causal != 0;
-    /* Rounded to f32 as the kernel computes; beyond f32's range it is infinite (converting an
-     * out-of-range double is undefined in C). */
-    double scale_log2 = scale * 1.4426950408889634;
-    p.scale_log2 = scale_log2 > FLT_MAX ? INFINITY : (float)scale_log2;
-    p.q_offset = (uint32_t)q->offset;
-    p.k_offset = (uint32_t)k->offset;
-    p.v_offset = (uint32_t)v->offset;
-    p.q_sr = stride32(lq, q->strides[nd - 2]);
-    p.q_sd = stride32(d, q->strides[nd - 1]);
-    p.k_sr = stride32(lk, k->strides[nd - 2]);
-    p.k_sd = stride32(d, k->strides[nd - 1]);
-    p.v_sr = stride32(lk, v->strides[nd - 2]);
-    p.v_sd = stride32(dv, v->strides[nd - 1]);
+    p.scale_log2 = wgt_wgpu_attention_scale_log2(scale);
     p.neg_inf_bits = 0xff800000u;
     p.nan_bits = 0x7fc00000u;
     p.count_offset = count ? (uint32_t)count->offset : 0;
@@ -434,9 +478,9 @@ wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt
     kern.dtype = q->dtype;
     kern.d = (int)d;
     kern.dv = (int)dv;
-    kern.q_vec = unit_reads(q);
-    kern.k_vec = unit_reads(k);
-    kern.v_vec = unit_reads(v);
+    kern.q_vec = wgt_wgpu_attention_unit_reads(q);
+    kern.k_vec = wgt_wgpu_attention_unit_reads(k);
+    kern.v_vec = wgt_wgpu_attention_unit_reads(v);
     kern.rg = ROW_GROUPS;
     kern.count = count ? count->dtype : WGT_F32;
     char key[96];

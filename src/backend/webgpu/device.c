@@ -290,6 +290,7 @@ static wgt_status create_device(wgt_webgpu *w) {
     int sgm = wgt_wgpu_sgmatrix_choose(w);
     if (sgm < 0) return WGT_ERR_INVALID_ARGUMENT;
     if (sgm) required[nreq++] = WGPU_FEATURE_SUBGROUP_MATRIX;
+    if (wgt_wgpu_attention_split_env(w) < 0) return WGT_ERR_INVALID_ARGUMENT;
 
     WGPUDeviceDescriptor desc = {0};
     desc.label = wgpu_str("wgtensor");

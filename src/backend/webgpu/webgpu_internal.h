@@ -116,6 +116,9 @@ typedef struct wgt_webgpu {
      * whole), and where the count came from: "given" (the option or WGT_COMPUTE_UNITS) or "known adapter". */
     uint32_t compute_units;
     const char *compute_units_from;
+    /* WGT_ATTENTION_CHUNKS: key chunks every attention the split kernel fits takes
+     * (attention_split.c); 0: its rule decides. */
+    uint64_t attention_chunks;
 
     /* The device and everything made from it went back to the driver while tensors still
      * hold the backend (wgt_context_release, see device.c): buffers are handles no more. */
@@ -455,6 +458,33 @@ wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt
                               const wgt_operand *v, const wgt_operand *count, int causal, double scale);
 int wgt_wgpu_attention_fits(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
 int wgt_wgpu_attention_pays(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal);
+/* Where q, k and v are read (the tail of both attention kernels' parameters): offsets, row
+ * and head-dimension strides, and the batch dimensions' shape and strides (0 where broadcast).
+ * views_of fills it for out [batch..., Lq, DV] and returns the batch size. */
+typedef struct {
+    uint32_t q_offset, k_offset, v_offset, batch_ndim;
+    int32_t q_sr, q_sd, k_sr, k_sd;
+    int32_t v_sr, v_sd, pad0, pad1;
+    uint32_t batch_shape[8];
+    int32_t q_batch[8];
+    int32_t k_batch[8];
+    int32_t v_batch[8];
+} wgt_wgpu_attention_views;
+uint64_t wgt_wgpu_attention_views_of(const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
+                                     const wgt_operand *v, wgt_wgpu_attention_views *views);
+extern const char wgt_wgpu_attention_views_wgsl[]; /* its fields in a WGSL struct, for {{VIEWS}} */
+extern const char wgt_wgpu_attention_bases_wgsl[]; /* fn view_bases(bi) over them, for {{BASES}} */
+float wgt_wgpu_attention_scale_log2(double scale);  /* scale * log2(e) in f32 */
+/* What the split-key kernels (attention_split.c) share with it: load_<name>(i, n) for one
+ * operand, and whether an operand can be read in 16-byte units along its head dimension. */
+void wgt_wgpu_attention_load_fn(wgt_wgsl_text *t, const char *name, wgt_dtype dtype, int vec);
+int wgt_wgpu_attention_unit_reads(const wgt_operand *x);
+/* attention_split.c: attention with the keys split over workgroups, then combined. Returns 0
+ * where its rule leaves the problem to the one-pass kernel; else 1 with *st the status. */
+int wgt_wgpu_attention_split(wgt_webgpu *w, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
+                             const wgt_operand *v, const wgt_operand *count, int causal, double scale, wgt_status *st);
+/* Reads WGT_ATTENTION_CHUNKS when a device is made: 0, or -1 with the error set. */
+int wgt_wgpu_attention_split_env(wgt_webgpu *w);
 /* rows.c: softmax, log_softmax, layer_norm, rms_norm over the last dimension (wgsl/rows.wgsl) */
 wgt_status wgt_wgpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out, const wgt_operand *in,
                          const wgt_operand *weight, const wgt_operand *bias, double eps);

@@ -38,25 +38,14 @@ struct Params {
     batch: u32,          // product of the batch dimensions
     row_blocks: u32,     // ceil(lq / 64)
     groups: u32,         // batch * row_blocks
-    batch_ndim: u32,
     causal: u32,
     scale_log2: f32,     // scale * log2(e)
-    q_offset: u32,       // element offsets of the views
-    k_offset: u32,
-    v_offset: u32,
     neg_inf_bits: u32,
-    q_sr: i32,           // strides of the rows and of the head dimension, in elements
-    q_sd: i32,
-    k_sr: i32,
-    k_sd: i32,
-    v_sr: i32,
-    v_sd: i32,
     nan_bits: u32,
     count_offset: u32,   // element offset of the key count (with a count binding)
-    batch_shape: array<vec4<u32>, 2>,
-    q_batch: array<vec4<i32>, 2>,  // strides of the batch dimensions (0 where broadcast)
-    k_batch: array<vec4<i32>, 2>,
-    v_batch: array<vec4<i32>, 2>,
+    pad0: u32,
+    pad1: u32,
+{{VIEWS}}
 };
 
 @group(0) @binding(0) var<storage, read> q: array<{{Q_STORAGE}}>;
@@ -88,6 +77,7 @@ var<private> v_base: u32;
 // Keys that exist: Lk, or the key count clamped to [0, Lk].
 var<private> lk_valid: u32;
 
+{{BASES}}
 // load_x(i, n): n (1 to 4) elements of x from element i on, along its head dimension.
 {{LOADS}}
 
@@ -159,20 +149,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (id >= params.groups) { return; }
     let rb = params.row_blocks - 1u - id / params.batch;
     let bi = id % params.batch;
-    q_base = params.q_offset;
-    k_base = params.k_offset;
-    v_base = params.v_offset;
     lk_valid = params.lk;
 {{COUNT_LOAD}}
-    var rest = bi;
-    for (var d = i32(params.batch_ndim) - 1; d >= 0; d = d - 1) {
-        let n = params.batch_shape[d / 4][d % 4];
-        let c = rest % n;
-        rest = rest / n;
-        q_base = q_base + c * u32(params.q_batch[d / 4][d % 4]);
-        k_base = k_base + c * u32(params.k_batch[d / 4][d % 4]);
-        v_base = v_base + c * u32(params.v_batch[d / 4][d % 4]);
-    }
+    let bases = view_bases(bi);
+    q_base = bases.x;
+    k_base = bases.y;
+    v_base = bases.z;
     let i0 = rb * 64u;
     let tx = tid % 16u;
     let ty = tid / 16u;
