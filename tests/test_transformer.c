@@ -409,3 +409,17 @@ TEST(attention_split_matches_float64) {
     CHECK_ERROR(wgt_context_create(&opt) == NULL, WGT_ERR_INVALID_ARGUMENT, "WGT_ATTENTION_CHUNKS=0 is not a whole number");
     test_env_restore(&env);
 }
+
+/* The f16 subgroup-matrix attention kernel takes no key count: wgt_attention_prefix must not
+ * reach it (it would attend over every key, NaN rows past the count included). Run with the
+ * kernel emulated in plain WGSL, as tests/test_attention_sgmatrix.c does. */
+TEST(attention_prefix_skips_sgmatrix_kernel) {
+    test_saved_env saved = test_env_set("WGT_SGMATRIX_EMULATE", "1");
+    test_saved_env tile = test_env_set("WGT_SGMATRIX_TILE", "32,32,16,1,2");
+    wgt_context *c = test_webgpu_context();
+    test_env_restore(&tile);
+    test_env_restore(&saved);
+    if (!c) return;
+    prefix_check_all(c, "kernel beside subgroup matrices");
+    wgt_context_release(c);
+}

@@ -452,8 +452,9 @@ wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt
     /* Few query rows over many keys: the keys split over the GPU (attention_split.c). */
     wgt_status split_st;
     if (wgt_wgpu_attention_split(w, out, q, k, v, count, causal, scale, &split_st)) return split_st;
-    /* f16 on tensor cores where the device multiplies through subgroup matrices. */
-    if (wgt_wgpu_attention_sgmatrix_takes(w, q, k, v)) return wgt_wgpu_attention_sgmatrix(w, out, q, k, v, causal, scale);
+    /* f16 on tensor cores where the device multiplies through subgroup matrices; that kernel
+     * reads no key count. */
+    if (!count && wgt_wgpu_attention_sgmatrix_takes(w, q, k, v)) return wgt_wgpu_attention_sgmatrix(w, out, q, k, v, causal, scale);
     attention_params p;
     memset(&p, 0, sizeof p);
     uint64_t batch = wgt_wgpu_attention_views_of(out, q, k, v, &p.views);
