@@ -120,9 +120,10 @@ typedef struct wgt_context_options {
     uint64_t max_device_bytes;
     wgt_attention_path attention; /* default AUTO; env WGT_ATTENTION=auto|kernel|compose overrides AUTO */
     /* Compute units (NVIDIA's streaming multiprocessors) of the GPU, which WebGPU does not
-     * report: large matrix products spread their last wave of tiles evenly over them. 0: env
+     * report: large matrix products spread their last wave of tiles evenly over them, and
+     * attention over few query rows splits its keys into chunks enough to fill them. 0: env
      * WGT_COMPUTE_UNITS, else a table of known adapters; where neither gives a count, tiles
-     * go out whole. A wrong count changes the speed, never the results. */
+     * go out whole and attention assumes 32. A wrong count changes the speed, never the results. */
     uint32_t compute_units;
 } wgt_context_options;
 

@@ -153,11 +153,11 @@ static void fill_caches(llama_model *m, float value) {
  * within its budget of launches (check_replay_launches). */
 static void check_replay_launches(wgt_context *ctx);
 
-TEST_BACKENDS(decode_replay_matches_eager_steps) {
+static void replay_matches_eager(wgt_context *ctx, int ntypes) {
     const wgt_dtype types[4] = {WGT_F32, WGT_F16, WGT_Q8_0, WGT_Q4_0};
     const double tol[4] = {1e-6, 1e-3, 1e-6, 1e-6}; /* of the largest logit: f32 rounding, one f16 step */
     llama_config c = {64, 2, 4, 2, 96, 37, 24, 10000, 1e-5};
-    for (int ti = 0; ti < 4; ti++) {
+    for (int ti = 0; ti < ntypes; ti++) {
         llama_model m;
         int bad = llama_random(&m, ctx, &c, types[ti] == WGT_F16 ? WGT_F16 : WGT_F32, 9 + (uint64_t)ti) ||
                   (types[ti] >= WGT_Q8_0 && types[ti] != WGT_F16 && llama_quantize(&m, types[ti]));
@@ -208,6 +208,10 @@ TEST_BACKENDS(decode_replay_matches_eager_steps) {
         wgt_release(l), wgt_release(logits), wgt_release(tok);
         llama_free(&m);
     }
+}
+
+TEST_BACKENDS(decode_replay_matches_eager_steps) {
+    replay_matches_eager(ctx, 4);
     check_replay_launches(ctx);
 }
 
@@ -217,7 +221,9 @@ TEST_BACKENDS(decode_replay_matches_eager_steps) {
  * step's fusions are judged by. The step's count and the count per layer (two models that
  * differ in one layer) are printed and held to a budget. */
 /* Launches a layer of the replayed step may take (the CPU composes attention, and f16
- * adds casts there). */
+ * adds casts there). Attention with the keys split over workgroups (attention_split.c, taken
+ * for long caches) is still one launch, of two dispatches: it leaves this budget as it is
+ * and adds a dispatch per layer (decode_replay_split_matches_eager checks both). */
 #define LAYER_LAUNCHES_WEBGPU 14
 #define LAYER_LAUNCHES_CPU 30
 
@@ -273,6 +279,31 @@ static void check_replay_launches(wgt_context *ctx) {
         CHECK(layer_l <= budget, "%s: a layer costs %llu launches, more than the %llu budgeted",
               wgt_dtype_name(types[ti]), (unsigned long long)layer_l, (unsigned long long)budget);
     }
+}
+
+/* The replayed step with its attention forced through the split path (WGT_ATTENTION_CHUNKS=3:
+ * this model's spans of 4 to 24 keys in chunks of 2 to 8) decodes the eager loop's tokens, at
+ * the same launches per layer and one more dispatch (the chunks' combination). */
+TEST(decode_replay_split_matches_eager) {
+    test_saved_env env = test_env_set("WGT_ATTENTION_CHUNKS", "3");
+    wgt_context *split = test_webgpu_context();
+    test_env_restore(&env);
+    wgt_context *plain = split ? test_webgpu_context() : NULL;
+    if (!split || !plain) {
+        if (split) wgt_context_release(split);
+        return;
+    }
+    replay_matches_eager(split, 2);
+    llama_config one = {64, 1, 4, 2, 96, 37, 24, 10000, 1e-5}, two = one;
+    two.layers = 2;
+    step_cost s1 = replay_cost(split, &one, WGT_F32), s2 = replay_cost(split, &two, WGT_F32);
+    step_cost p1 = replay_cost(plain, &one, WGT_F32), p2 = replay_cost(plain, &two, WGT_F32);
+    CHECK(s2.launches - s1.launches == p2.launches - p1.launches, "a layer: %llu launches split, %llu not",
+          (unsigned long long)(s2.launches - s1.launches), (unsigned long long)(p2.launches - p1.launches));
+    CHECK(s2.dispatches - s1.dispatches == p2.dispatches - p1.dispatches + 1, "a layer: %llu dispatches split, %llu not",
+          (unsigned long long)(s2.dispatches - s1.dispatches), (unsigned long long)(p2.dispatches - p1.dispatches));
+    wgt_context_release(split);
+    wgt_context_release(plain);
 }
 
 static void collect_plain(void *arg, int32_t token) {

@@ -208,8 +208,8 @@ char *wgt_webgpu_list_adapters(const char *library_path) {
 
 /* Streaming multiprocessors of NVIDIA's data-centre GPUs, by a part of the adapter's name
  * (Vulkan's device name), the more specific first; from the vendor's published
- * specifications. WebGPU reports no such count, and only the balancing of matrix products
- * over them (matmul.c) uses it. */
+ * specifications. WebGPU reports no such count; the balancing of matrix products over them
+ * (matmul.c) and the split of attention's keys (attention_split.c) use it. */
 static const struct {
     const char *name;
     uint32_t units;

@@ -112,8 +112,8 @@ typedef struct wgt_webgpu {
      * passed, else why not (wgt_context_describe). */
     int sga_usable;
     char sga_note[200];
-    /* Compute units the matrix product balances its tiles over (0: unknown, tiles go out
-     * whole), and where the count came from: "given" (the option or WGT_COMPUTE_UNITS) or "known adapter". */
+    /* Compute units the matrix product balances its tiles over and attention splits its keys
+     * for (0: unknown: tiles go out whole, attention assumes SPLIT_ASSUMED_UNITS), and where the count came from: "given" (the option or WGT_COMPUTE_UNITS) or "known adapter". */
     uint32_t compute_units;
     const char *compute_units_from;
     /* WGT_ATTENTION_CHUNKS: key chunks every attention the split kernel fits takes
