@@ -423,3 +423,54 @@ TEST(attention_prefix_skips_sgmatrix_kernel) {
     prefix_check_all(c, "kernel beside subgroup matrices");
     wgt_context_release(c);
 }
+
+/* Which path the rule picks (attention_split.c), seen in the dispatches: two for the split
+ * path, one for the one-pass kernel. With 132 compute units (an H100's or H200's count):
+ * decoding's shape (4 key heads of 8 query rows over 1024 keys) splits; 64 keys are too few
+ * for two chunks of 64, 64 rows too many, 160 key heads already fill the units. With the
+ * count unknown, 32 units are assumed: 16 heads split, 40 do not. */
+static void check_split_chosen(wgt_context *ctx, int64_t heads, int64_t lq, int64_t lk, uint64_t want) {
+    int64_t sq[3] = {heads, lq, 16}, sk[3] = {heads, lk, 16}, one = 1;
+    int32_t n = (int32_t)lk;
+    wgt_tensor *q = wgt_rand_normal(ctx, WGT_F32, 3, sq, 0, 1, 5), *k = wgt_rand_normal(ctx, WGT_F32, 3, sk, 0, 1, 6);
+    wgt_tensor *cnt = wgt_tensor_from_data(ctx, WGT_I32, 1, &one, &n, sizeof n, WGT_USAGE_DEFAULT);
+    wgt_tensor *in[3] = {q, k, cnt};
+    CHECK(q && k && cnt && wgt_eval(3, in) == WGT_OK, "%s", wgt_last_error());
+    wgt_stats before = {0}, after = {0};
+    wgt_context_stats(ctx, &before);
+    wgt_tensor *o = wgt_attention_prefix(q, k, k, cnt, 0);
+    CHECK(o && wgt_eval(1, &o) == WGT_OK, "%s", wgt_last_error());
+    wgt_context_stats(ctx, &after);
+    CHECK(after.dispatches - before.dispatches == want, "%lld heads of %lld rows over %lld keys: %llu dispatches, want %llu",
+          (long long)heads, (long long)lq, (long long)lk, (unsigned long long)(after.dispatches - before.dispatches),
+          (unsigned long long)want);
+    wgt_release(q), wgt_release(k), wgt_release(cnt), wgt_release(o);
+}
+
+TEST(attention_split_chosen_by_shape) {
+    test_saved_env units = test_env_set("WGT_COMPUTE_UNITS", NULL), chunks = test_env_set("WGT_ATTENTION_CHUNKS", NULL);
+    wgt_context *known = test_webgpu_context();
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.quiet = 1;
+    opt.compute_units = 132;
+    wgt_context *h200 = known ? wgt_context_create(&opt) : NULL;
+    test_env_restore(&chunks);
+    test_env_restore(&units);
+    if (!known) return;
+    CHECK(h200 != NULL, "%s", wgt_last_error());
+    if (h200) {
+        check_split_chosen(h200, 4, 8, 1024, 2);
+        check_split_chosen(h200, 4, 8, 64, 1);
+        check_split_chosen(h200, 4, 64, 1024, 1);
+        check_split_chosen(h200, 160, 1, 1024, 1);
+        wgt_context_release(h200);
+    }
+    char *d = wgt_context_describe(known);
+    if (d && !strstr(d, "compute units:")) { /* lavapipe: not in the table of known adapters */
+        check_split_chosen(known, 16, 1, 256, 2);
+        check_split_chosen(known, 40, 1, 256, 1);
+    }
+    free(d);
+    wgt_context_release(known);
+}
