@@ -125,7 +125,9 @@ TEST(env_webgpu_setting_typos_fail_auto_contexts) {
     wgt_context_release(probe);
     static const char *const cases[][3] = {{"WGT_SGMATRIX", "2", "WGT_SGMATRIX=2 is not 0 or 1"},
                                            {"WGT_SGMATRIX_EMULATE", "yes", "WGT_SGMATRIX_EMULATE=yes is not 0 or 1"},
-                                           {"WGT_SGMATRIX_TILE", "64,64", "WGT_SGMATRIX_TILE=64,64 is not BM,BN,BK,WM,WN"}};
+                                           {"WGT_SGMATRIX_TILE", "64,64", "WGT_SGMATRIX_TILE=64,64 is not BM,BN,BK,WM,WN"},
+                                           {"WGT_ATTENTION_CHUNKS", "0",
+                                            "WGT_ATTENTION_CHUNKS=0 is not a whole number from 1 to 65536"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         wgt_context *c = context_with(cases[i][0], cases[i][1], WGT_BACKEND_AUTO);
         CHECK(!c && wgt_last_status() == WGT_ERR_INVALID_ARGUMENT, "%s=%s: context %s, status %s (%s)", cases[i][0],
