@@ -20,7 +20,7 @@
 #include "webgpu_internal.h"
 
 /* Query rows a workgroup holds (up to), and the largest D it stages (R * D floats of q and
- * R * 64 scores: 9 KiB of workgroup memory, within WebGPU's default 16 KiB). */
+ * R * 64 scores: 10 KiB of workgroup memory, within WebGPU's default 16 KiB). */
 #define SPLIT_ROWS 8
 #define SPLIT_MAX_D 256
 #define SPLIT_MAX_DV 256

@@ -42,7 +42,7 @@ const DV: u32 = {{DV}}u;       // head dimension of v
 const DQ: u32 = (D + 3u) / 4u * 4u;
 const NV: u32 = (DV + 63u) / 64u; // output columns per invocation and row
 
-var<workgroup> qs: array<f32, R * DQ>;   // the rows of q, [row][d], zeros past Lq and D
+var<workgroup> qs: array<vec4<f32>, R * DQ / 4u>; // the rows of q, [row][d / 4], zeros past Lq and D
 var<workgroup> ps: array<f32, R * 64u>;  // the tile's scores, then probabilities, [row][key]
 var<workgroup> kcount_shared: u32;
 
@@ -72,7 +72,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (i0 + r < params.lq) {
             x = load_q(q_base + (i0 + r) * u32(params.q_sr) + d * u32(params.q_sd), min(4u, D - d));
         }
-        for (var e = 0u; e < 4u; e = e + 1u) { qs[r * DQ + d + e] = select(0.0, x[e], d + e < D); }
+        qs[u] = select(vec4<f32>(0.0), x, vec4<u32>(d) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(D));
     }
     if (tid == 0u) {
         var n = params.lk;
@@ -97,8 +97,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             for (var d = 0u; d < D; d = d + 4u) {
                 let kv = load_k(kb + d * u32(params.k_sd), min(4u, D - d));
                 for (var r = 0u; r < R; r = r + 1u) {
-                    let qv = vec4<f32>(qs[r * DQ + d], qs[r * DQ + d + 1u], qs[r * DQ + d + 2u], qs[r * DQ + d + 3u]);
-                    s[r] = s[r] + dot(qv, kv);
+                    s[r] = s[r] + dot(qs[r * (DQ / 4u) + d / 4u], kv);
                 }
             }
         }
