@@ -5,8 +5,9 @@
  * cache of up to the context's length. attention_split.wgsl gives each (batch element, block
  * of R rows, chunk of keys) a workgroup that leaves the chunk's row maxima, sums and
  * unnormalised outputs in an f32 scratch buffer; attention_combine.wgsl merges the chunks of
- * each row into the output. Two launches where the one-pass kernel takes one, but the keys of
- * a layer spread over the whole GPU instead of one workgroup per key head.
+ * each row into the output. Two dispatches (still one launch of the op) where the one-pass
+ * kernel takes one, but the keys of a layer spread over the whole GPU instead of one
+ * workgroup per key head.
  *
  * Not timed on a GPU yet: the rule below is reasoned from the one-pass kernel's H200 figures
  * (attention.c), not measured for this kernel.
@@ -108,7 +109,7 @@ static char *build_combine(wgt_webgpu *w, const void *arg) {
  * - there are keys for at least two chunks of SPLIT_MIN_KEYS (a tile of 64: a smaller chunk
  *   runs a partly empty tile and writes as many partial sums per key as it reads keys for);
  * into as many chunks as give SPLIT_PER_UNIT workgroups per compute unit (several resident
- * per unit hide the loads' latency), at most one per SPLIT_MIN_KEYS keys. The second launch
+ * per unit hide the loads' latency), at most one per SPLIT_MIN_KEYS keys. The second dispatch
  * and the partial sums (batch * Lq * chunks * (DV + 2) floats, written once and read once)
  * are small against a pass over the keys of the cache.
  * Where the compute units are unknown (WebGPU does not report them; adapters.c knows a few)
