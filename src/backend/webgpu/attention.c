@@ -281,11 +281,8 @@ static char *build_attention(wgt_webgpu *w, const void *arg) {
                 "    }";
     /* The key count sits before the output among the storage bindings (the last is written). */
     int counted = k->count != WGT_F32;
-    const char *count_decl = counted ? "@group(0) @binding(3) var<storage, read> kcount: array<u32>;" : "";
-    const char *count_load = !counted ? ""
-                             : k->count == WGT_I32
-                                 ? "    lk_valid = u32(clamp(bitcast<i32>(kcount[params.count_offset]), 0, i32(params.lk)));"
-                                 : "    lk_valid = min(kcount[params.count_offset], params.lk);";
+    const char *count_decl = wgt_wgpu_attention_count_wgsl(k->count);
+    const char *count_load = counted ? "    lk_valid = key_count();" : "";
     char wg[16], rg[16], d[16], dv[16], dvu[16], vk[16];
     snprintf(wg, sizeof wg, "%d", s.wg);
     snprintf(rg, sizeof rg, "%d", k->rg);
@@ -359,6 +356,17 @@ const char wgt_wgpu_attention_bases_wgsl[] =
 float wgt_wgpu_attention_scale_log2(double scale) {
     double scale_log2 = scale * 1.4426950408889634;
     return scale_log2 > FLT_MAX ? INFINITY : (float)scale_log2;
+}
+
+const char *wgt_wgpu_attention_count_wgsl(wgt_dtype count) {
+    if (count == WGT_I32)
+        return "@group(0) @binding(3) var<storage, read> kcount: array<u32>;\n"
+               "fn key_count() -> u32 {\n"
+               "    return u32(clamp(bitcast<i32>(kcount[params.count_offset]), 0, i32(params.lk)));\n}";
+    if (count == WGT_U32)
+        return "@group(0) @binding(3) var<storage, read> kcount: array<u32>;\n"
+               "fn key_count() -> u32 { return min(kcount[params.count_offset], params.lk); }";
+    return "";
 }
 
 uint64_t wgt_wgpu_attention_views_of(const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,

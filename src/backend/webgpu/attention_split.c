@@ -63,11 +63,8 @@ static char *build_split(wgt_webgpu *w, const void *arg) {
         return NULL;
     }
     int counted = k->count != WGT_F32;
-    const char *count_decl = counted ? "@group(0) @binding(3) var<storage, read> kcount: array<u32>;" : "";
-    const char *count_load = !counted ? ""
-                             : k->count == WGT_I32
-                                 ? "        n = u32(clamp(bitcast<i32>(kcount[params.count_offset]), 0, i32(params.lk)));"
-                                 : "        n = min(kcount[params.count_offset], params.lk);";
+    const char *count_decl = wgt_wgpu_attention_count_wgsl(k->count);
+    const char *count_load = counted ? "        n = key_count();" : "";
     char r[16], d[16], dv[16];
     snprintf(r, sizeof r, "%d", k->rows);
     snprintf(d, sizeof d, "%d", k->d);

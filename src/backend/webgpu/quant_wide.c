@@ -69,9 +69,8 @@ static void block_body(wgt_wgsl_text *t, const wide_kernel *k, int j) {
             for (int v = 0; v < 3; v++)
                 wgt_wgsl_add(t, "                let x%d_%d = xq(%du, q * 8u + %du, %du);\n", m, v, m, j, v);
             wgt_wgsl_add(t, "                acc[%d] = acc[%d] + f32(", m, m);
-            for (int i = 0; i < words; i++) {
-                int xw = i; /* q8_0: word i of x's values; q4_0: words i (low nibbles) and 4 + i */
-                wgt_wgsl_add(t, "%sdot4I8Packed(q%d, x%d_%d.%c)", i ? " + " : "", i, m, xw / 4, lanes[xw % 4]);
+            for (int i = 0; i < words; i++) { /* q8_0: x's words i; q4_0: words i (low nibbles), 4 + i (high) */
+                wgt_wgsl_add(t, "%sdot4I8Packed(q%d, x%d_%d.%c)", i ? " + " : "", i, m, i / 4, lanes[i % 4]);
                 if (!k->q8) wgt_wgsl_add(t, " + dot4I8Packed(h%d, x%d_1.%c)", i, m, lanes[i]);
             }
             if (!k->q8) wgt_wgsl_add(t, " - 8 * bitcast<i32>(x%d_2.y)", m);

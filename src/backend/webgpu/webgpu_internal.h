@@ -475,6 +475,9 @@ uint64_t wgt_wgpu_attention_views_of(const wgt_operand *out, const wgt_operand *
 extern const char wgt_wgpu_attention_views_wgsl[]; /* its fields in a WGSL struct, for {{VIEWS}} */
 extern const char wgt_wgpu_attention_bases_wgsl[]; /* fn view_bases(bi) over them, for {{BASES}} */
 float wgt_wgpu_attention_scale_log2(double scale);  /* scale * log2(e) in f32 */
+/* The key count's binding (3, before the output) and fn key_count(): the count clamped to
+ * [0, Lk], an i32 below 0 read as 0 (count: its dtype, WGT_F32 where the op has none: ""). */
+const char *wgt_wgpu_attention_count_wgsl(wgt_dtype count);
 /* What the split-key kernels (attention_split.c) share with it: load_<name>(i, n) for one
  * operand, and whether an operand can be read in 16-byte units along its head dimension. */
 void wgt_wgpu_attention_load_fn(wgt_wgsl_text *t, const char *name, wgt_dtype dtype, int vec);
