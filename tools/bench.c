@@ -721,6 +721,17 @@ int wgt_bench_main(int argc, char **argv) {
         int64_t s = sweep[i] / q;
         RUN(sweep_names[i], bench_gemm(&env, sweep_names[i], 1, s, s, s));
     }
+    /* The products of a GPT-2-small training step (bench-train's shape: 8192 tokens, width 768,
+     * a 50257-word tied output layer, a 3072-wide MLP), each layout as the step runs it: the
+     * logits x W^T, their gradients into x (dL W) and into W (dL^T x). Run when the filter
+     * names "gemm_train". */
+    static const struct { const char *name; int64_t m, k, n; int a_t, b_t; } train[] = {
+        {"gemm_train_logits_nt", 8192, 768, 50257, 0, 1}, {"gemm_train_dx_logits", 8192, 50257, 768, 0, 0},
+        {"gemm_train_dw_logits_tn", 50257, 8192, 768, 1, 0}, {"gemm_train_mlp_up", 8192, 768, 3072, 0, 0},
+        {"gemm_train_mlp_down", 8192, 3072, 768, 0, 0}, {"gemm_train_qkv", 8192, 768, 2304, 0, 0}};
+    for (size_t i = 0; filter && strstr(filter, "gemm_train") && i < sizeof train / sizeof *train; i++)
+        RUN(train[i].name, bench_gemm_layout(&env, train[i].name, 1, train[i].m / q, train[i].k / q, train[i].n / q,
+                                             train[i].a_t, train[i].b_t, 0));
     RUN("matvec_f32", bench_gemm_layout(&env, "matvec_f32", 1, 1, big, big, 0, 0, 1));
     RUN("matvec_f16", bench_matvec_f16(&env, big, big));
     RUN("add_f32", bench_bw(&env, "add_f32", 0, 8192 / q, 8192, 0));
