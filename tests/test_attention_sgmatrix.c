@@ -168,7 +168,9 @@ static wgt_context *sga_context(int emulated, int *used) {
 
 static void run_all(int emulated) {
     int used = 0;
+    test_saved_env on = test_env_set("WGT_SGMATRIX_ATTENTION", "1"); /* opt-in */
     wgt_context *g = sga_context(emulated, &used);
+    test_env_restore(&on);
     for (size_t i = 0; used && i < sizeof cases / sizeof *cases; i++) check_case(g, &cases[i]);
     if (used) check_no_keys(g);
     if (g) wgt_context_release(g);
@@ -195,6 +197,7 @@ TEST(attention_sgmatrix_hardware) {
 TEST(attention_sgmatrix_off_keeps_plain_kernel) {
     test_saved_env saved = test_env_set("WGT_SGMATRIX_EMULATE", "1");
     test_saved_env off = test_env_set("WGT_SGMATRIX", "0");
+    test_saved_env on = test_env_set("WGT_SGMATRIX_ATTENTION", "1");
     wgt_context_options opt = {0};
     opt.backend = WGT_BACKEND_WEBGPU;
     opt.quiet = 1;
@@ -209,6 +212,33 @@ TEST(attention_sgmatrix_off_keeps_plain_kernel) {
         wgt_context_release(g);
     }
     free(d);
+    test_env_restore(&on);
     test_env_restore(&off);
+    test_env_restore(&saved);
+}
+
+/* Unasked (WGT_SGMATRIX_ATTENTION unset), the attention kernel stays off while the matrix
+ * product uses subgroup matrices, the description says so, and f16 attention runs on the
+ * plain kernel (the probe's compile is skipped too). */
+TEST(attention_sgmatrix_is_opt_in) {
+    test_saved_env saved = test_env_set("WGT_SGMATRIX_EMULATE", "1");
+    test_saved_env tile = test_env_set("WGT_SGMATRIX_TILE", "32,32,16,1,2");
+    test_saved_env unset = test_env_set("WGT_SGMATRIX_ATTENTION", NULL);
+    wgt_context_options opt = {0};
+    opt.backend = WGT_BACKEND_WEBGPU;
+    opt.quiet = 1;
+    opt.attention = WGT_ATTENTION_KERNEL;
+    wgt_context *g = wgt_context_create(&opt);
+    if (!g) test_skip_no_webgpu();
+    char *d = g ? wgt_context_describe(g) : NULL;
+    if (g) {
+        CHECK(d && strstr(d, "subgroup matrices: used") && strstr(d, "subgroup-matrix attention: off (WGT_SGMATRIX_ATTENTION=1"),
+              "the product should use subgroup matrices and the attention kernel be off:\n%s", d ? d : wgt_last_error());
+        check_case(g, &cases[1]);
+        wgt_context_release(g);
+    }
+    free(d);
+    test_env_restore(&unset);
+    test_env_restore(&tile);
     test_env_restore(&saved);
 }

@@ -298,8 +298,10 @@ int wgt_wgpu_sgmatrix_choose(wgt_webgpu *w) {
     w->sgm_chosen = -1;
     w->sgm_usable = 0;
     int on = 1; /* WGT_SGMATRIX=0 turns the kernel off (an unset variable leaves it on) */
+    w->sga_wanted = 0; /* the attention kernel is opt-in (attention_sgmatrix.c says why) */
     if (parse_tile(w) < 0 || wgt_env_switch("wgt_context_create", "WGT_SGMATRIX_EMULATE", &w->sgm_emulated) < 0 ||
-        wgt_env_switch("wgt_context_create", "WGT_SGMATRIX", &on) < 0)
+        wgt_env_switch("wgt_context_create", "WGT_SGMATRIX", &on) < 0 ||
+        wgt_env_switch("wgt_context_create", "WGT_SGMATRIX_ATTENTION", &w->sga_wanted) < 0)
         return -1;
     if (!on) {
         snprintf(w->sgm_note, sizeof w->sgm_note, "turned off by WGT_SGMATRIX=0");
