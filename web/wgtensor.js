@@ -410,8 +410,12 @@ for (const name of ["concat", "stack"]) {
 // The generic binding of one header function: JS arguments in the parameters' order, a
 // (count, array) pair taking one JS array, a number where a tensor goes becoming a rank-0
 // tensor of the first tensor's type (broadcast by the op as any tensor is).
-function bind(cName, ret, params) {
-  const asyncCall = ret === "status" && params[0][1] === "context";
+// With waits, the call goes through WebAssembly.promising and returns a promise: the form for
+// an op that may have to wait for the device (one that reads values back, as masked_select,
+// or indices computed on the GPU; or one that runs work past the pending budget), which a
+// synchronous call refuses with a WgtError ("usage error").
+function bind(cName, ret, params, waits = false) {
+  const asyncCall = waits || (ret === "status" && params[0][1] === "context");
   return function (...args) {
     const cargs = [], temps = [], scalars = [];
     let first = null;
@@ -458,7 +462,16 @@ function bind(cName, ret, params) {
         }
       }
       if (asyncCall) {
-        return lib.callAsync(cName, ...cargs).then((st) => { if (st) throw lib.error(); });
+        const settle = (r) => {
+          if (ret === "status") { if (r) throw lib.error(); return undefined; }
+          if (!r) throw lib.error();
+          return new Tensor(r);
+        };
+        const pending = lib.callAsync(cName, ...cargs).then(settle);
+        // The arguments the C call reads stay allocated until it returns.
+        const held = temps.splice(0), made = scalars.splice(0);
+        const cleanup = () => { held.forEach(lib.free); made.forEach((h) => lib.x.wgt_release(h)); };
+        return pending.finally(cleanup);
       }
       const r = lib.call(cName, ...cargs);
       if (ret === "status") { if (r) throw lib.error(); return undefined; }
@@ -479,6 +492,11 @@ for (const [cName, ret, params] of FUNCTIONS) {
   } else {
     ops[short] = fn;
     Tensor.prototype[camel(cName.replace(/^wgt_(tensor_)?/, ""))] ??= function (...a) { return fn(this, ...a); };
+    if (ret === "tensor") { // every op also as NAMEAsync: the same call, allowed to wait for the device
+      const waiting = bind(cName, ret, params, true);
+      ops[`${short}Async`] = waiting;
+      Tensor.prototype[`${camel(cName.replace(/^wgt_(tensor_)?/, ""))}Async`] ??= function (...a) { return waiting(this, ...a); };
+    }
   }
 }
 

@@ -4,14 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as wg from "../../wgtensor.js";
-
-const cpu = await wg.init({ backend: "cpu" });
-let gpu = null, noGpu = null;
-try {
-  gpu = await wg.init({ backend: "webgpu" });
-} catch (e) {
-  noGpu = `no WebGPU in this Node: ${e.message}`;
-}
+import { cpu, gpu, noGpu } from "./contexts.mjs";
 
 // Inputs made by the library's seeded generator: the same values on every backend.
 const inputs = (ctx) => ({
