@@ -30,7 +30,6 @@ static const struct {
     {"wgt_quantize", "quantized blocks hold no gradient"}, {"wgt_dequantize", "quantized blocks hold no gradient"},
     {"wgt_matmul_quantized", "quantized weights hold no gradient (inference only)"},
     {"wgt_attention_prefix", "decoding over a KV cache: documented as not differentiable"},
-    {"wgt_linalg_pinv", "not implemented yet (its closed form needs the rank's cut-off handled)"},
 };
 enum { N = sizeof no_gradient / sizeof no_gradient[0] };
 

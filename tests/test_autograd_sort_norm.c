@@ -1,9 +1,11 @@
 /*
  * Gradient checks (gradcheck.h) on both backends, against float64 finite differences, of the
  * ops whose gradients come back through positions or spectra: sort and top-k values (along
- * each axis, both directions), the vector and matrix norms (every ord), svdvals and eigvalsh,
- * and matrix_power (positive, negative and zero powers, batched). Inputs are uniform draws, so
- * ties and repeated singular values, where these gradients are not defined, do not occur.
+ * each axis, both directions), the vector and matrix norms (every ord), svdvals, eigvalsh,
+ * pinv (full rank, so the rank does not change under the steps; tall and wide, where
+ * different terms of its gradient vanish) and matrix_power (positive, negative and zero
+ * powers, batched). Inputs are uniform draws, so ties and repeated singular values, where
+ * these gradients are not defined, do not occur.
  */
 #include <math.h>
 
@@ -43,6 +45,7 @@ F1(f_mnorm_m2, wgt_linalg_matrix_norm(x[0], "-2", 0))
 F1(f_mnorm_nuc, wgt_linalg_matrix_norm(x[0], "nuc", 1))
 F1(f_svdvals, wgt_linalg_svdvals(x[0]))
 F1(f_eigvalsh, wgt_linalg_eigvalsh(x[0]))
+F1(f_pinv, wgt_linalg_pinv(x[0], -1))
 F1(f_mpow_3, wgt_linalg_matrix_power(x[0], 3))
 F1(f_mpow_6, wgt_linalg_matrix_power(x[0], 6))
 F1(f_mpow_1, wgt_linalg_matrix_power(x[0], 1))
@@ -94,6 +97,8 @@ TEST_BACKENDS(autograd_grad_spectral_and_power) {
         {"svdvals wide batch", f_svdvals, 1, {{V3(2, 3, 4), -1, 1, GC_PLAIN}}},
         {"svdvals tall", f_svdvals, 1, {{V2(4, 3), -1, 1, GC_TRANSPOSED}}},
         {"eigvalsh", f_eigvalsh, 1, {{V3(2, 3, 3), -1, 1, GC_STEPPED}}},
+        {"pinv tall batch", f_pinv, 1, {{V3(2, 4, 3), -1, 1, GC_TRANSPOSED}}},
+        {"pinv wide", f_pinv, 1, {{V2(2, 4), -1, 1, GC_PLAIN}}},
         {"matrix_power 3 batch", f_mpow_3, 1, {{V3(2, 3, 3), -0.8, 0.8, GC_TRANSPOSED}}},
         {"matrix_power 6", f_mpow_6, 1, {{V2(3, 3), -0.6, 0.6, GC_PLAIN}}},
         {"matrix_power 1", f_mpow_1, 1, {{V2(3, 3), -1, 1, GC_STEPPED}}},

@@ -119,6 +119,7 @@ wgt_tensor *wgt_ag_rule_linalg_vector_norm(wgt_tensor *out, wgt_tensor *a, doubl
 wgt_tensor *wgt_ag_rule_linalg_matrix_norm(wgt_tensor *out, wgt_tensor *a, const char *ord, int keepdims);
 wgt_tensor *wgt_ag_rule_linalg_svdvals(wgt_tensor *out, wgt_tensor *a);
 wgt_tensor *wgt_ag_rule_linalg_eigvalsh(wgt_tensor *out, wgt_tensor *a);
+wgt_tensor *wgt_ag_rule_linalg_pinv(wgt_tensor *out, wgt_tensor *a, double rtol);
 wgt_tensor *wgt_ag_rule_linalg_matrix_power(wgt_tensor *out, wgt_tensor *a, int64_t n);
 wgt_tensor *wgt_ag_rule_linalg_cross(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b, int axis);
 wgt_tensor *wgt_ag_rule_softmax(wgt_tensor *out, wgt_tensor *a, int axis);

@@ -1,6 +1,6 @@
 /*
  * Gradient rules of the dense factorizations (inv, solve, det, slogdet, cholesky, qr, eigh,
- * eigvalsh, svdvals), of matrix_power and of cross.
+ * eigvalsh, svdvals, pinv), of matrix_power and of cross.
  * The factorizations run eagerly on the host, but their gradients are ordinary expressions of
  * matmul, transpose and the same host inverse or solve, so they run wherever the forward did.
  * With Y = inv(A): dA = -Y^T g Y^T. With X = solve(A, B): dB = solve(A^T, g), dA = -dB X^T,
@@ -296,5 +296,27 @@ wgt_tensor *wgt_ag_rule_linalg_matrix_power(wgt_tensor *out, wgt_tensor *a, int6
     WGT_AG_BEGIN(n, "wgt_linalg_matrix_power", out, bw_matrix_power, a)
     n->lv[0][0] = p;
     wgt_ag_save(n, 0, a);
+    return wgt_ag_attach(out, n);
+}
+
+/* pinv, P = A+ (A [..., m, n]), where the rank is constant near A (no singular value at the
+ * cut-off): dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P (Golub and Pereyra),
+ * so dA = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A). */
+static wgt_status bw_pinv(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    wgt_tensor *a = A(n), *p = Y(n), *pt = mt(ar, p), *gt = mt(ar, g);
+    int64_t m = a->shape[a->ndim - 2], k = a->shape[a->ndim - 1];
+    wgt_tensor *left = K(wgt_sub(eye(ar, a, m, 0), mm(ar, a, p)));  /* I - A P, m x m */
+    wgt_tensor *right = K(wgt_sub(eye(ar, a, k, 0), mm(ar, p, a))); /* I - P A, n x n */
+    wgt_tensor *t1 = mm(ar, mm(ar, pt, g), pt);
+    wgt_tensor *t2 = mm(ar, mm(ar, left, gt), mm(ar, p, pt));
+    wgt_tensor *t3 = mm(ar, mm(ar, mm(ar, pt, p), gt), right);
+    gin[0] = t1 && t2 && t3 ? K(wgt_add(K(wgt_sub(t2, t1)), t3)) : NULL;
+    return wgt_ag_done(n, gin, ar);
+}
+
+wgt_tensor *wgt_ag_rule_linalg_pinv(wgt_tensor *out, wgt_tensor *a, double rtol) {
+    WGT_AG_BEGIN(n, "wgt_linalg_pinv", out, bw_pinv, a)
+    wgt_ag_save(n, 0, a);
+    wgt_ag_save(n, 2, out);
     return wgt_ag_attach(out, n);
 }
