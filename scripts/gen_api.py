@@ -182,7 +182,9 @@ def main():
              "wgt_tensor *wgt_ag_einsum_rule(wgt_tensor *out, const char *subscripts, int count, wgt_tensor *const *operands);",
              "/* The rule of result `which` of a decomposition fn of a with several results (src/core/api_linalg.c):",
              " * the result, tracked, left a plain tensor (slogdet's sign) or marked as having no gradient. */",
-             "wgt_tensor *wgt_ag_decomp_rule(const char *fn, int which, wgt_tensor *a, wgt_tensor *const *results);"]
+             "wgt_tensor *wgt_ag_decomp_rule(const char *fn, int which, wgt_tensor *a, wgt_tensor *const *results);",
+             "/* top-k's values, gathered from a along axis at indices (the other result, which has no gradient). */",
+             "wgt_tensor *wgt_ag_topk_rule(wgt_tensor *values, wgt_tensor *indices, wgt_tensor *a, int axis);"]
     hooks += rule_protos + ["", "#endif"]
     open(os.path.join(ROOT, "src", "autograd", "rules.h"), "w").write("\n".join(hooks) + "\n")
 

@@ -300,3 +300,36 @@ TEST_BACKENDS(autograd_gather_gradient_in_chunks) {
     wgt_release(wt), wgt_release(it), wgt_release(table);
     free(idx), free(w), free(want);
 }
+
+/* Kernel launches of one dispatch of the graph computing an 8-op chain's sum and its gradient. */
+static int chain_launches(wgt_context *ctx) {
+    int64_t n[1] = {256};
+    wgt_tensor *x = wgt_graph_input(ctx, "fx", WGT_F32, 1, n);
+    CHECK(wgt_requires_grad(x, 1) == WGT_OK, "%s", wgt_last_error());
+    wgt_tensor *t[8];
+    t[0] = wgt_tanh(x), t[1] = wgt_mul_scalar(t[0], 2), t[2] = wgt_sin(t[1]), t[3] = wgt_add_scalar(t[2], 1.5);
+    t[4] = wgt_sqrt(t[3]), t[5] = wgt_mul(t[4], x), t[6] = wgt_sigmoid(t[5]), t[7] = wgt_sum(t[6], 0, NULL, 0);
+    CHECK(wgt_backward(t[7], NULL) == WGT_OK, "%s", wgt_last_error());
+    wgt_tensor *gx = wgt_grad(x);
+    wgt_graph *g = wgt_graph_build(ctx, 2, (wgt_binding[]){{"loss", t[7]}, {"gx", gx}});
+    CHECK(g, "%s", wgt_last_error());
+    int launches = g ? wgt_graph_launches(g) : -1;
+    wgt_graph_release(g), wgt_release(gx), wgt_release(x);
+    for (int i = 0; i < 8; i++) wgt_release(t[i]);
+    return launches;
+}
+
+/* The backward pass is lazy work like the forward, so it fuses: the chain above and its
+ * gradient (15 elementwise ops) take a few launches on WebGPU, against one per op where
+ * nothing fuses (the CPU backend, which has no fused kernels). */
+TEST(autograd_backward_fuses) {
+    wgt_context *gpu = test_webgpu_context(), *cpu = test_new_context(WGT_BACKEND_CPU);
+    if (!gpu) {
+        wgt_context_release(cpu);
+        return;
+    }
+    int fused = chain_launches(gpu), op_by_op = cpu ? chain_launches(cpu) : -1;
+    CHECK(op_by_op >= 20, "the chain ran op by op in %d launches: too short to show fusion", op_by_op);
+    CHECK(fused > 0 && fused <= 4, "forward and backward of the chain take %d launches on WebGPU (%d op by op)", fused, op_by_op);
+    wgt_context_release(gpu), wgt_context_release(cpu);
+}

@@ -20,6 +20,9 @@ F1(f_prod_1, wgt_prod(x[0], 1, ax1, 0))
 F1(f_var_02, wgt_var(x[0], 2, ax02, 0, 1))
 F1(f_std_m1, wgt_std(x[0], 1, axm1, 1, 0))
 F1(f_cumsum, wgt_cumsum(x[0], 1))
+F1(f_sum_dtype, wgt_sum_dtype(x[0], 1, ax1, 1, WGT_F32))
+F1(f_prod_dtype, wgt_prod_dtype(x[0], 0, NULL, 0, WGT_F32))
+F1(f_cumsum_dtype, wgt_cumsum_dtype(x[0], 0, WGT_F32))
 F1(f_cumprod, wgt_cumprod(x[0], 1))
 F1(f_cumprod_0, wgt_cumprod(x[0], 0))
 F1(f_cummax, wgt_cummax(x[0], 1))
@@ -64,6 +67,9 @@ TEST_BACKENDS(autograd_grad_reduce) {
         {"cumprod with zeros", f_cumprod_zeros, 1, {{V2(4, 5), 0.5, 1.5, GC_PLAIN}}},
         {"cummax", f_cummax, 1, {{V2(3, 6), -1, 1, GC_TRANSPOSED}}},
         {"cummin axis -2", f_cummin_0, 1, {{V2(5, 3), -1, 1, GC_STEPPED}}},
+        {"sum_dtype f32", f_sum_dtype, 1, {{V2(3, 4), -1, 1, GC_TRANSPOSED}}},
+        {"prod_dtype f32", f_prod_dtype, 1, {{V2(2, 3), 0.5, 1.5, GC_STEPPED}}},
+        {"cumsum_dtype f32", f_cumsum_dtype, 1, {{V2(3, 4), -1, 1, GC_PLAIN}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) gradcheck(ctx, &cases[i]);
 }

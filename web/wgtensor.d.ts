@@ -67,12 +67,38 @@ export class Tensor {
   toArray(): Promise<unknown>;
   /** Gives the storage back now (a FinalizationRegistry does it for forgotten tensors). */
   dispose(): void;
+  /** Overwrites the elements with data, a typed array of the tensor's type. */
+  write(data: TypedData): Promise<void>;
+  /** Whether gradients flow through the tensor. */
+  readonly needsGrad: boolean;
 }
 
 export const ops: Ops & {
   concat(tensors: Tensor[], axis?: number): Tensor;
   stack(tensors: Tensor[], axis?: number): Tensor;
+  split(a: Tensor, axis: number, sizes: number[]): Tensor[];
+  broadcastArrays(tensors: Tensor[]): Tensor[];
+  meshgrid(tensors: Tensor[], indexingIJ?: number): Tensor[];
+  /** Reads a back, so it waits. */
+  nonzero(a: Tensor): Promise<Tensor[]>;
+  einsum(subscripts: string, operands: Tensor[]): Tensor;
 };
+
+/** SGD (wgt_sgd) or AdamW (wgt_adamw) over whole parameters marked with requiresGrad(1). */
+export class Optimizer {
+  /** Records each parameter's update, in place. */
+  step(): void;
+  zeroGrad(): void;
+  lr: number;
+  dispose(): void;
+}
+export function sgd(params: Tensor[], lr: number, momentum?: number, weightDecay?: number): Optimizer;
+export function adamw(params: Tensor[], lr: number, beta1?: number, beta2?: number, eps?: number, weightDecay?: number): Optimizer;
+export function lrWarmupCosine(step: number, warmup: number, total: number, peak: number, minLr: number): number;
+/** Scales the gradients to a global norm of at most maxNorm; resolves to the norm before. */
+export function clipGradNorm(params: Tensor[], maxNorm: number): Promise<number>;
+/** Runs fn with no gradients recorded. */
+export function noGrad<T>(fn: () => T): T;
 export const dtypes: DType[];
 /** What the WebGPU import table holds: GPU buffers created and not yet destroyed. */
 export function webgpuStats(): { buffersAlive: number };

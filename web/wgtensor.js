@@ -407,13 +407,135 @@ for (const name of ["concat", "stack"]) {
   };
 }
 
+/** Room for n results (wgt_tensor **out): its pointer, and the tensors once the call succeeded. */
+function resultSlots(n) {
+  const p = lib.alloc(4 * Math.max(n, 1));
+  lib.u8().fill(0, p, p + 4 * Math.max(n, 1));
+  return { p, take: () => Array.from({ length: n }, (_, k) => new Tensor(lib.dv().getUint32(p + 4 * k, true))) };
+}
+/** cName(...args, out) for n results, synchronously. */
+function tensorsOut(cName, n, args) {
+  const out = resultSlots(n);
+  try {
+    if (lib.call(cName, ...args, out.p)) throw lib.error();
+    return out.take();
+  } finally {
+    lib.free(out.p);
+  }
+}
+/** With a wgt_tensor *const * of tensors at p for the call; freed after. */
+function withHandles(tensors, f) {
+  const p = handles(tensors);
+  try { return f(p); } finally { lib.free(p); }
+}
+
+// The functions whose results (or arguments) are lists of tensors.
+/** a split along axis into pieces of the given sizes. */
+ops.split = (a, axis, sizes) => {
+  const s = int64s(sizes);
+  try { return tensorsOut("wgt_split", sizes.length, [a.handle, axis, sizes.length, s]); } finally { lib.free(s); }
+};
+/** The broadcast views of tensors at their common shape. */
+ops.broadcastArrays = (tensors) => withHandles(tensors, (p) => tensorsOut("wgt_broadcast_arrays", tensors.length, [tensors.length, p]));
+/** Coordinate grids of 1-D tensors (indexingIJ 1: "ij", 0: "xy"). */
+ops.meshgrid = (tensors, indexingIJ = 0) =>
+  withHandles(tensors, (p) => tensorsOut("wgt_meshgrid", tensors.length, [tensors.length, p, indexingIJ]));
+/** The indices of the nonzero elements, one i64 tensor per dimension (reads a back: async). */
+ops.nonzero = async (a) => {
+  const out = resultSlots(Math.max(a.shape.length, 1));
+  try {
+    if (await lib.callAsync("wgt_nonzero", a.handle, out.p)) throw lib.error();
+    return out.take().slice(0, a.shape.length);
+  } finally {
+    lib.free(out.p);
+  }
+};
+/** numpy.einsum over the operands. */
+ops.einsum = (subscripts, operands) => {
+  const sp = lib.string(subscripts);
+  try {
+    return withHandles(operands, (p) => {
+      const h = lib.call("wgt_einsum", sp, operands.length, p);
+      if (!h) throw lib.error();
+      return new Tensor(h);
+    });
+  } finally {
+    lib.free(sp);
+  }
+};
+/** Learning rate of a step under linear warmup then cosine decay (wgt_lr_warmup_cosine). */
+export const lrWarmupCosine = (step, warmup, total, peak, minLr) =>
+  lib.x.wgt_lr_warmup_cosine(BigInt(step), BigInt(warmup), BigInt(total), peak, minLr);
+/** Runs fn with no gradients recorded (wgt_no_grad_begin / end); returns what fn returns. */
+export function noGrad(fn) {
+  lib.call("wgt_no_grad_begin");
+  try { return fn(); } finally { if (lib.call("wgt_no_grad_end")) throw lib.error(); }
+}
+/** Scales the parameters' gradients to a global norm of at most maxNorm; the norm before (reads it: async). */
+export async function clipGradNorm(params, maxNorm) {
+  const p = handles(params), norm = lib.alloc(8);
+  try {
+    if (await lib.callAsync("wgt_clip_grad_norm", params.length, p, maxNorm, norm)) throw lib.error();
+    return lib.dv().getFloat64(norm, true);
+  } finally {
+    lib.free(p);
+    lib.free(norm);
+  }
+}
+
+/** SGD or AdamW over whole parameter tensors marked with requiresGrad (wgt_sgd, wgt_adamw). */
+export class Optimizer {
+  constructor(h) { this.h = h; }
+  /** Records each parameter's update, in place. */
+  step() { if (lib.call("wgt_optimizer_step", this.handle)) throw lib.error(); }
+  zeroGrad() { if (lib.call("wgt_optimizer_zero_grad", this.handle)) throw lib.error(); }
+  get lr() { return lib.call("wgt_optimizer_lr", this.handle); }
+  set lr(v) { if (lib.call("wgt_optimizer_set_lr", this.handle, v)) throw lib.error(); }
+  get handle() {
+    if (!this.h) throw new WgtError("the optimizer was disposed", "invalid argument");
+    return this.h;
+  }
+  dispose() { if (this.h) lib.call("wgt_optimizer_release", this.h); this.h = 0; }
+}
+const optimizer = (make) => {
+  const h = make();
+  if (!h) throw lib.error();
+  return new Optimizer(h);
+};
+export const sgd = (params, lr, momentum = 0, weightDecay = 0) =>
+  withHandles(params, (p) => optimizer(() => lib.call("wgt_sgd", params.length, p, lr, momentum, weightDecay)));
+export const adamw = (params, lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0.01) =>
+  withHandles(params, (p) => optimizer(() => lib.call("wgt_adamw", params.length, p, lr, beta1, beta2, eps, weightDecay)));
+
+Object.defineProperty(Tensor.prototype, "needsGrad", {
+  /** Whether gradients flow through the tensor (wgt_tensor_requires_grad). */
+  get() { return !!lib.call("wgt_tensor_requires_grad", this.handle); },
+});
+/** Overwrites the tensor's elements with data (a typed array of its type; waits for work using it: async). */
+Tensor.prototype.write = async function (data) {
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength), p = lib.alloc(bytes.length || 1);
+  lib.u8().set(bytes, p);
+  try {
+    if (await lib.callAsync("wgt_tensor_write", this.handle, p, bytes.length)) throw lib.error();
+  } finally {
+    lib.free(p);
+  }
+};
+
 // The generic binding of one header function: JS arguments in the parameters' order, a
 // (count, array) pair taking one JS array, a number where a tensor goes becoming a rank-0
 // tensor of the first tensor's type (broadcast by the op as any tensor is).
-function bind(cName, ret, params) {
-  const asyncCall = ret === "status" && params[0][1] === "context";
+// With waits, the call goes through WebAssembly.promising and returns a promise: the form for
+// an op that may have to wait for the device (one that reads values back, as masked_select,
+// or indices computed on the GPU; or one that runs work past the pending budget), which a
+// synchronous call refuses with a WgtError ("usage error").
+function bind(cName, ret, params, waits = false) {
+  const asyncCall = waits || (ret === "status" && params[0][1] === "context");
   return function (...args) {
-    const cargs = [], temps = [], scalars = [];
+    const cargs = [], temps = [], scalars = [], outs = [];
+    // The out-parameters' tensors (undefined where there are none); read before temps are freed.
+    const results = () => (outs.length ? outs.map((p) => { const h = lib.dv().getUint32(p, true); return h ? new Tensor(h) : null; })
+      : undefined);
     let first = null;
     try {
       for (let k = 0, a = 0; k < params.length; k++) {
@@ -430,9 +552,25 @@ function bind(cName, ret, params) {
           k++;
           continue;
         }
+        if (kind === "out") { // a result: returned in an array, in the parameters' order
+          const p = lib.alloc(4);
+          lib.dv().setUint32(p, 0, true);
+          temps.push(p);
+          outs.push(p);
+          cargs.push(p);
+          continue;
+        }
         const v = args[a++];
         switch (kind) {
-          case "i64[]": case "i32[]": cargs.push(array(v, kind)[1]); break; // its length is implied
+          case "i64[]": case "i32[]": cargs.push(v == null ? 0 : array(v, kind)[1]); break; // its length is implied; null: none
+          case "f64[]": {
+            if (v == null) { cargs.push(0); break; }
+            const list = Array.from(typeof v === "number" ? [v] : v), p = lib.alloc(8 * Math.max(list.length, 1));
+            list.forEach((x, j) => lib.dv().setFloat64(p + 8 * j, x, true));
+            temps.push(p);
+            cargs.push(p);
+            break;
+          }
           case "context": cargs.push(v.h); break;
           case "tensor":
             if (v == null) cargs.push(0); // an optional tensor (a bias): NULL
@@ -458,10 +596,19 @@ function bind(cName, ret, params) {
         }
       }
       if (asyncCall) {
-        return lib.callAsync(cName, ...cargs).then((st) => { if (st) throw lib.error(); });
+        const settle = (r) => {
+          if (ret === "status") { if (r) throw lib.error(); return results(); }
+          if (!r) throw lib.error();
+          return new Tensor(r);
+        };
+        const pending = lib.callAsync(cName, ...cargs).then(settle);
+        // The arguments the C call reads stay allocated until it returns.
+        const held = temps.splice(0), made = scalars.splice(0);
+        const cleanup = () => { held.forEach(lib.free); made.forEach((h) => lib.x.wgt_release(h)); };
+        return pending.finally(cleanup);
       }
       const r = lib.call(cName, ...cargs);
-      if (ret === "status") { if (r) throw lib.error(); return undefined; }
+      if (ret === "status") { if (r) throw lib.error(); return results(); }
       if (!r) throw lib.error();
       return new Tensor(r);
     } finally {
@@ -479,6 +626,11 @@ for (const [cName, ret, params] of FUNCTIONS) {
   } else {
     ops[short] = fn;
     Tensor.prototype[camel(cName.replace(/^wgt_(tensor_)?/, ""))] ??= function (...a) { return fn(this, ...a); };
+    if (ret === "tensor" || params.some(([, k]) => k === "out")) { // every op also as NAMEAsync: allowed to wait
+      const waiting = bind(cName, ret, params, true);
+      ops[`${short}Async`] = waiting;
+      Tensor.prototype[`${camel(cName.replace(/^wgt_(tensor_)?/, ""))}Async`] ??= function (...a) { return waiting(this, ...a); };
+    }
   }
 }
 

@@ -20,6 +20,8 @@ wgt_tensor *wgt_ag_einsum_rule(wgt_tensor *out, const char *subscripts, int coun
 /* The rule of result `which` of a decomposition fn of a with several results (src/core/api_linalg.c):
  * the result, tracked, left a plain tensor (slogdet's sign) or marked as having no gradient. */
 wgt_tensor *wgt_ag_decomp_rule(const char *fn, int which, wgt_tensor *a, wgt_tensor *const *results);
+/* top-k's values, gathered from a along axis at indices (the other result, which has no gradient). */
+wgt_tensor *wgt_ag_topk_rule(wgt_tensor *values, wgt_tensor *indices, wgt_tensor *a, int axis);
 wgt_tensor *wgt_ag_rule_as_strided(wgt_tensor *out, wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset);
 wgt_tensor *wgt_ag_rule_transpose(wgt_tensor *out, wgt_tensor *t, int axis0, int axis1);
 wgt_tensor *wgt_ag_rule_slice(wgt_tensor *out, wgt_tensor *t, int axis, int64_t start, int64_t stop, int64_t step);
@@ -100,6 +102,9 @@ wgt_tensor *wgt_ag_rule_cumsum(wgt_tensor *out, wgt_tensor *a, int axis);
 wgt_tensor *wgt_ag_rule_cumprod(wgt_tensor *out, wgt_tensor *a, int axis);
 wgt_tensor *wgt_ag_rule_cummax(wgt_tensor *out, wgt_tensor *a, int axis);
 wgt_tensor *wgt_ag_rule_cummin(wgt_tensor *out, wgt_tensor *a, int axis);
+wgt_tensor *wgt_ag_rule_sum_dtype(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype);
+wgt_tensor *wgt_ag_rule_prod_dtype(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype);
+wgt_tensor *wgt_ag_rule_cumsum_dtype(wgt_tensor *out, wgt_tensor *a, int axis, wgt_dtype dtype);
 wgt_tensor *wgt_ag_rule_logsumexp(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims);
 wgt_tensor *wgt_ag_rule_matmul(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ag_rule_linear(wgt_tensor *out, wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias);
@@ -110,6 +115,12 @@ wgt_tensor *wgt_ag_rule_linalg_inv(wgt_tensor *out, wgt_tensor *a);
 wgt_tensor *wgt_ag_rule_linalg_solve(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b);
 wgt_tensor *wgt_ag_rule_linalg_det(wgt_tensor *out, wgt_tensor *a);
 wgt_tensor *wgt_ag_rule_linalg_cholesky(wgt_tensor *out, wgt_tensor *a, int upper);
+wgt_tensor *wgt_ag_rule_linalg_vector_norm(wgt_tensor *out, wgt_tensor *a, double ord, int naxes, const int *axes, int keepdims);
+wgt_tensor *wgt_ag_rule_linalg_matrix_norm(wgt_tensor *out, wgt_tensor *a, const char *ord, int keepdims);
+wgt_tensor *wgt_ag_rule_linalg_svdvals(wgt_tensor *out, wgt_tensor *a);
+wgt_tensor *wgt_ag_rule_linalg_eigvalsh(wgt_tensor *out, wgt_tensor *a);
+wgt_tensor *wgt_ag_rule_linalg_pinv(wgt_tensor *out, wgt_tensor *a, double rtol);
+wgt_tensor *wgt_ag_rule_linalg_matrix_power(wgt_tensor *out, wgt_tensor *a, int64_t n);
 wgt_tensor *wgt_ag_rule_linalg_cross(wgt_tensor *out, wgt_tensor *a, wgt_tensor *b, int axis);
 wgt_tensor *wgt_ag_rule_softmax(wgt_tensor *out, wgt_tensor *a, int axis);
 wgt_tensor *wgt_ag_rule_log_softmax(wgt_tensor *out, wgt_tensor *a, int axis);
@@ -138,6 +149,7 @@ wgt_tensor *wgt_ag_rule_trace(wgt_tensor *out, wgt_tensor *a, int64_t offset, in
 wgt_tensor *wgt_ag_rule_diag(wgt_tensor *out, wgt_tensor *a, int64_t k);
 wgt_tensor *wgt_ag_rule_masked_fill(wgt_tensor *out, wgt_tensor *a, wgt_tensor *mask, double value);
 wgt_tensor *wgt_ag_rule_masked_select(wgt_tensor *out, wgt_tensor *a, wgt_tensor *mask);
+wgt_tensor *wgt_ag_rule_sort(wgt_tensor *out, wgt_tensor *a, int axis, int descending);
 wgt_tensor *wgt_ag_rule_rope(wgt_tensor *out, wgt_tensor *x, wgt_tensor *positions, double base);
 wgt_tensor *wgt_ag_rule_attention(wgt_tensor *out, wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causal, double scale);
 wgt_tensor *wgt_ag_rule_conv2d(wgt_tensor *out, wgt_tensor *x, wgt_tensor *weight, wgt_tensor *bias, const int64_t *stride, const int64_t *padding, const int64_t *dilation, int64_t groups);

@@ -134,3 +134,34 @@ wgt_tensor *wgt_ag_rule_index_add(wgt_tensor *out, wgt_tensor *a, int axis, wgt_
     wgt_ag_save(n, 0, indices);
     return wgt_ag_attach(out, n);
 }
+
+/* Sorting is a gather along the axis at the positions argsort gives (sort), or at the indices
+ * top-k returns (its values): each element's gradient goes back where it came from. sort does
+ * not keep its permutation, so the backward pass sorts again (stably, as the forward did: equal
+ * elements take each other's places, which changes nothing, since they are equal). */
+static wgt_status bw_sorted(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    if (n->in[0].ndim == 0) { /* one element: it stays where it is */
+        gin[0] = g;
+        return WGT_OK;
+    }
+    int ax = n->iv[0];
+    wgt_tensor *idx = n->iv[1] >= 0 ? K(wgt_argsort(n->saved[0], ax, n->iv[1])) : n->saved[0];
+    gin[0] = idx ? scatter_add_into_zeros(ar, g, ax, idx, n->in[0].ndim, n->in[0].shape) : NULL;
+    return WGT_OK;
+}
+
+wgt_tensor *wgt_ag_rule_sort(wgt_tensor *out, wgt_tensor *a, int axis, int descending) {
+    WGT_AG_BEGIN(n, "wgt_sort", out, bw_sorted, a)
+    n->iv[0] = axis < 0 ? axis + a->ndim : axis;
+    n->iv[1] = descending != 0;
+    wgt_ag_save(n, 0, a);
+    return wgt_ag_attach(out, n);
+}
+
+wgt_tensor *wgt_ag_topk_rule(wgt_tensor *values, wgt_tensor *indices, wgt_tensor *a, int axis) {
+    WGT_AG_BEGIN(n, "wgt_topk", values, bw_sorted, a)
+    n->iv[0] = axis < 0 ? axis + a->ndim : axis;
+    n->iv[1] = -1; /* the indices are saved */
+    wgt_ag_save(n, 0, indices);
+    return wgt_ag_attach(values, n);
+}

@@ -1,6 +1,6 @@
 /*
- * Gradient rules of the dense factorizations (inv, solve, det, slogdet, cholesky, qr, eigh) and of
- * cross.
+ * Gradient rules of the dense factorizations (inv, solve, det, slogdet, cholesky, qr, eigh,
+ * eigvalsh, svdvals, pinv), of matrix_power and of cross.
  * The factorizations run eagerly on the host, but their gradients are ordinary expressions of
  * matmul, transpose and the same host inverse or solve, so they run wherever the forward did.
  * With Y = inv(A): dA = -Y^T g Y^T. With X = solve(A, B): dB = solve(A^T, g), dA = -dB X^T,
@@ -173,14 +173,14 @@ static wgt_status bw_qr_r(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_a
  * gradient is G = V (diag(gw) + F o (V^T gV)) V^T with F[i][j] = 1 / (w[j] - w[i]) off the
  * diagonal (infinite where eigenvalues repeat, as any eigenvector gradient is), and a's lower
  * triangle receives Phi(G + G^T), as cholesky's. */
-static wgt_status eigh_finish(wgt_ag_node *n, wgt_ag_arena *ar, wgt_tensor *inner, wgt_tensor **gin) {
-    wgt_tensor *v = n->saved[1], *gs = mm(ar, v, mm(ar, inner, mt(ar, v)));
+static wgt_status eigh_finish(wgt_ag_node *n, wgt_ag_arena *ar, wgt_tensor *v, wgt_tensor *inner, wgt_tensor **gin) {
+    wgt_tensor *gs = mm(ar, v, mm(ar, inner, mt(ar, v)));
     gin[0] = gs ? phi(ar, K(wgt_add(gs, mt(ar, gs)))) : NULL;
     return wgt_ag_done(n, gin, ar);
 }
 static wgt_status bw_eigh_w(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
     int64_t k = g->shape[g->ndim - 1];
-    return eigh_finish(n, ar, K(wgt_mul(as_row(ar, g), eye(ar, g, k, 0))), gin); /* diag(gw) */
+    return eigh_finish(n, ar, n->saved[1], K(wgt_mul(as_row(ar, g), eye(ar, g, k, 0))), gin); /* diag(gw) */
 }
 static wgt_status bw_eigh_v(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
     wgt_tensor *w = n->saved[0], *v = n->saved[1];
@@ -188,7 +188,7 @@ static wgt_status bw_eigh_v(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt
     wgt_tensor *e = K(wgt_sub(as_row(ar, w), unsqueeze(ar, w, 1))); /* w[j] - w[i] */
     /* The diagonal of e is 0: made 1 before the reciprocal, then masked out. */
     wgt_tensor *f = K(wgt_mul(K(wgt_reciprocal(K(wgt_add(e, eye(ar, g, k, 0))))), eye(ar, g, k, 1)));
-    return eigh_finish(n, ar, K(wgt_mul(f, mm(ar, mt(ar, v), g))), gin);
+    return eigh_finish(n, ar, v, K(wgt_mul(f, mm(ar, mt(ar, v), g))), gin);
 }
 
 /* A node for out with backward bw saving results 0 and 1, or (bw NULL) one saying why not. */
@@ -215,4 +215,108 @@ wgt_tensor *wgt_ag_decomp_rule(const char *fn, int which, wgt_tensor *a, wgt_ten
         return decomp_node(fn, out, a, NULL, results, "its gradient is implemented for m >= n in reduced mode only");
     }
     return decomp_node(fn, out, a, NULL, results, NULL);
+}
+
+/* eigvalsh: the eigenvalue part of eigh's rule, with the eigenvectors found again in the
+ * backward pass (the forward keeps none). */
+static wgt_status bw_eigvalsh(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    wgt_tensor *w = NULL, *v = NULL;
+    wgt_status st = wgt_linalg_eigh(A(n), &w, &v);
+    K(w), K(v);
+    if (st != WGT_OK) return st;
+    int64_t k = g->shape[g->ndim - 1];
+    return eigh_finish(n, ar, v, K(wgt_mul(as_row(ar, g), eye(ar, g, k, 0))), gin);
+}
+
+wgt_tensor *wgt_ag_rule_linalg_eigvalsh(wgt_tensor *out, wgt_tensor *a) {
+    WGT_AG_BEGIN(n, "wgt_linalg_eigvalsh", out, bw_eigvalsh, a)
+    wgt_ag_save(n, 0, a);
+    return wgt_ag_attach(out, n);
+}
+
+/* svdvals, A = U diag(S) Vh (reduced): dA = U diag(gS) Vh, which no choice of the singular
+ * vectors' signs changes (distinct singular values assumed, as any such gradient does). */
+static wgt_status bw_svdvals(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    wgt_tensor *u = NULL, *s = NULL, *vh = NULL;
+    wgt_status st = wgt_linalg_svd(A(n), 0, &u, &s, &vh);
+    K(u), K(s), K(vh);
+    if (st != WGT_OK) return st;
+    gin[0] = mm(ar, K(wgt_mul(u, as_row(ar, g))), vh);
+    return wgt_ag_done(n, gin, ar);
+}
+
+wgt_tensor *wgt_ag_rule_linalg_svdvals(wgt_tensor *out, wgt_tensor *a) {
+    WGT_AG_BEGIN(n, "wgt_linalg_svdvals", out, bw_svdvals, a)
+    wgt_ag_save(n, 0, a);
+    return wgt_ag_attach(out, n);
+}
+
+/* matrix_power: the forward's repeated squaring (src/core/linalg_compose.c) replayed, then
+ * differentiated product by product (for C = X Y: dX = dC Y^T, dY = X^T dC), so a power n
+ * costs O(log |n|) products both ways. A negative power is a power of B = inv(A), and
+ * dA = -B^T dB B^T; the power 0 (the identity) has a zero gradient. */
+static wgt_status bw_matrix_power(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    int64_t p = n->lv[0][0];
+    wgt_tensor *a = A(n);
+    if (p == 0) {
+        gin[0] = K(wgt_zeros(a->storage->ctx, a->dtype, a->ndim, a->shape));
+        return wgt_ag_done(n, gin, ar);
+    }
+    uint64_t k = p < 0 ? (uint64_t)0 - (uint64_t)p : (uint64_t)p;
+    wgt_tensor *base[65] = {0}, *acc[65] = {0}, *gbase[65] = {0};
+    int top = 0; /* base[i] = B^(2^i); acc[i]: the product before bit i's factor joined (NULL: none yet) */
+    base[0] = p < 0 ? K(wgt_linalg_inv(a)) : a;
+    wgt_tensor *cur = NULL;
+    for (uint64_t r = k; base[top]; top++) {
+        acc[top] = cur;
+        if (r & 1) cur = cur ? mm(ar, cur, base[top]) : base[top];
+        if (!(r >>= 1)) break;
+        base[top + 1] = mm(ar, base[top], base[top]);
+    }
+    gin[0] = NULL;
+    if (!base[top]) return wgt_ag_done(n, gin, ar);
+    wgt_tensor *gcur = g; /* d loss / d the product so far; NULL below the lowest bit set */
+    for (int i = top; i >= 0; i--) {
+        if (i < top && gbase[i + 1]) { /* base[i + 1] = base[i] base[i] */
+            wgt_tensor *t = K(wgt_add(mm(ar, gbase[i + 1], mt(ar, base[i])), mm(ar, mt(ar, base[i]), gbase[i + 1])));
+            if (!(gbase[i] = gbase[i] ? K(wgt_add(gbase[i], t)) : t)) return wgt_ag_done(n, gin, ar);
+        }
+        if (!((k >> i) & 1) || !gcur) continue;
+        wgt_tensor *gb = acc[i] ? mm(ar, mt(ar, acc[i]), gcur) : gcur; /* the product after bit i: acc[i] base[i] */
+        if (!(gbase[i] = gbase[i] && gb ? K(wgt_add(gbase[i], gb)) : gb)) return wgt_ag_done(n, gin, ar);
+        if (acc[i] && !(gcur = mm(ar, gcur, mt(ar, base[i])))) return wgt_ag_done(n, gin, ar);
+        if (!acc[i]) gcur = NULL;
+    }
+    wgt_tensor *gb0 = gbase[0];
+    gin[0] = p > 0 || !gb0 ? gb0 : K(wgt_neg(mm(ar, mt(ar, base[0]), mm(ar, gb0, mt(ar, base[0])))));
+    return wgt_ag_done(n, gin, ar);
+}
+
+wgt_tensor *wgt_ag_rule_linalg_matrix_power(wgt_tensor *out, wgt_tensor *a, int64_t p) {
+    WGT_AG_BEGIN(n, "wgt_linalg_matrix_power", out, bw_matrix_power, a)
+    n->lv[0][0] = p;
+    wgt_ag_save(n, 0, a);
+    return wgt_ag_attach(out, n);
+}
+
+/* pinv, P = A+ (A [..., m, n]), where the rank is constant near A (no singular value at the
+ * cut-off): dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P (Golub and Pereyra),
+ * so dA = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A). */
+static wgt_status bw_pinv(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    wgt_tensor *a = A(n), *p = Y(n), *pt = mt(ar, p), *gt = mt(ar, g);
+    int64_t m = a->shape[a->ndim - 2], k = a->shape[a->ndim - 1];
+    wgt_tensor *left = K(wgt_sub(eye(ar, a, m, 0), mm(ar, a, p)));  /* I - A P, m x m */
+    wgt_tensor *right = K(wgt_sub(eye(ar, a, k, 0), mm(ar, p, a))); /* I - P A, n x n */
+    wgt_tensor *t1 = mm(ar, mm(ar, pt, g), pt);
+    wgt_tensor *t2 = mm(ar, mm(ar, left, gt), mm(ar, p, pt));
+    wgt_tensor *t3 = mm(ar, mm(ar, mm(ar, pt, p), gt), right);
+    gin[0] = t1 && t2 && t3 ? K(wgt_add(K(wgt_sub(t2, t1)), t3)) : NULL;
+    return wgt_ag_done(n, gin, ar);
+}
+
+wgt_tensor *wgt_ag_rule_linalg_pinv(wgt_tensor *out, wgt_tensor *a, double rtol) {
+    WGT_AG_BEGIN(n, "wgt_linalg_pinv", out, bw_pinv, a)
+    wgt_ag_save(n, 0, a);
+    wgt_ag_save(n, 2, out);
+    return wgt_ag_attach(out, n);
 }

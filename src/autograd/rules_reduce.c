@@ -1,6 +1,6 @@
 /*
- * Gradient rules of the reductions and cumsum. The incoming gradient has the reduced shape;
- * wgt_ag_unreduce puts the reduced axes back and broadcasts it over the input (a view, no
+ * Gradient rules of the reductions and cumsum (and of their 64-bit forms, whose floating cases
+ * are the plain ops). The incoming gradient has the reduced shape; wgt_ag_unreduce puts the reduced axes back and broadcasts it over the input (a view, no
  * copy) before the elementwise factor of each reduction is applied.
  */
 #include <string.h>
@@ -119,6 +119,15 @@ wgt_tensor *wgt_ag_rule_std(wgt_tensor *out, wgt_tensor *a, int naxes, const int
     return reduce("wgt_std", R_STD, out, a, naxes, axes, keepdims, correction);
 }
 
+/* The 64-bit forms give a floating a the plain op's result in its own type (an integer a has
+ * no gradient): the plain rules. */
+wgt_tensor *wgt_ag_rule_sum_dtype(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype) {
+    return reduce("wgt_sum_dtype", R_SUM, out, a, naxes, axes, keepdims, 0);
+}
+wgt_tensor *wgt_ag_rule_prod_dtype(wgt_tensor *out, wgt_tensor *a, int naxes, const int *axes, int keepdims, wgt_dtype dtype) {
+    return reduce("wgt_prod_dtype", R_PROD, out, a, naxes, axes, keepdims, 0);
+}
+
 /* The running sum's gradient is the running sum of the gradient from the other end. */
 static wgt_status bw_cumsum(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
     int axis = n->iv[0];
@@ -126,8 +135,12 @@ static wgt_status bw_cumsum(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt
     return WGT_OK;
 }
 
-wgt_tensor *wgt_ag_rule_cumsum(wgt_tensor *out, wgt_tensor *a, int axis) {
-    WGT_AG_BEGIN(n, "wgt_cumsum", out, bw_cumsum, a)
+static wgt_tensor *cumsum_rule(const char *fn, wgt_tensor *out, wgt_tensor *a, int axis) {
+    WGT_AG_BEGIN(n, fn, out, bw_cumsum, a)
     n->iv[0] = axis < 0 ? axis + a->ndim : axis;
     return wgt_ag_attach(out, n);
+}
+wgt_tensor *wgt_ag_rule_cumsum(wgt_tensor *out, wgt_tensor *a, int axis) { return cumsum_rule("wgt_cumsum", out, a, axis); }
+wgt_tensor *wgt_ag_rule_cumsum_dtype(wgt_tensor *out, wgt_tensor *a, int axis, wgt_dtype dtype) {
+    return cumsum_rule("wgt_cumsum_dtype", out, a, axis);
 }

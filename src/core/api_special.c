@@ -224,9 +224,20 @@ wgt_status wgt_topk(wgt_tensor *a, int64_t k, int axis, int largest, int sorted,
     wgt_tensor *ra = wgt_handle_arg(a), *out[2];
     wgt_status st = wgt_impl_topk(ra, k, axis, largest, sorted, values, indices);
     if (st != WGT_OK) return st;
-    out[0] = *values;
-    out[1] = *indices;
-    st = hand_out_untracked("wgt_topk", ra, 2, out);
+    /* The values have a gradient (gathered at the indices); the indices are marked as having none. */
+    wgt_tensor *v = *values, *i = *indices;
+    *values = *indices = NULL;
+    if (!(out[0] = wgt_ag_topk_rule(v, i, ra, axis))) { /* v released */
+        st = wgt_last_status();
+        wgt_impl_release(i);
+        return st;
+    }
+    if (!(out[1] = wgt_ag_untracked("wgt_topk", i, 1, &ra))) { /* i released */
+        st = wgt_last_status();
+        wgt_impl_release(out[0]);
+        return st;
+    }
+    st = hand_out("wgt_topk", 2, out);
     *values = out[0];
     *indices = out[1];
     return st;

@@ -17,6 +17,17 @@
 
 void wgt_context_unref(wgt_context *ctx); /* context.c */
 
+/* Whether running the pending work may wait for ctx's device now. Not inside a synchronous
+ * call from JavaScript (WebAssembly build) on WebGPU: nothing settles until the JS event loop
+ * runs, and V8 traps a wait there; the work waits for the next call that can (a read, a sync,
+ * an op's Async form). */
+#ifdef __wasi__
+int wgt_wgpu_can_wait(void); /* web/c/loader_js.c */
+static int may_wait(const wgt_context *ctx) { return ctx->backend->kind != WGT_BACKEND_WEBGPU || wgt_wgpu_can_wait(); }
+#else
+static int may_wait(const wgt_context *ctx) { (void)ctx; return 1; }
+#endif
+
 void wgt_operand_view(wgt_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, wgt_operand *op) {
     memset(op, 0, sizeof *op);
     op->dtype = t->dtype;
@@ -189,8 +200,10 @@ wgt_status wgt_record(wgt_context *ctx, wgt_node *n) {
     ctx->pending_tail = n;
     ctx->npending++;
     /* Work nobody reads would otherwise pile up without bound (nodes, and the storages only
-     * they hold): past a budget it runs now, and a failure is this op's to report. */
-    if (!ctx->flushing && (ctx->npending >= WGT_PENDING_MAX_NODES || ctx->pending_bytes >= WGT_PENDING_MAX_BYTES))
+     * they hold): past a budget it runs now, and a failure is this op's to report (unless it
+     * may not wait now: then it runs at the next call that may). */
+    if (!ctx->flushing && (ctx->npending >= WGT_PENDING_MAX_NODES || ctx->pending_bytes >= WGT_PENDING_MAX_BYTES) &&
+        may_wait(ctx))
         return wgt_flush(ctx);
     return WGT_OK;
 }
@@ -218,6 +231,10 @@ static int foldable_now(wgt_storage *s, void *arg) {
 
 wgt_status wgt_flush(wgt_context *ctx) {
     if (ctx->flushing || !ctx->pending_head) return WGT_OK;
+    if (!may_wait(ctx)) /* refused before anything runs: the work stays pending, whole */
+        return wgt_error(WGT_ERR_USAGE, "running %d recorded ops on WebGPU: a synchronous call from JavaScript cannot wait "
+                                        "for the device; await a read or ctx.sync() first, or call the op's Async form",
+                         ctx->npending);
     int n = ctx->npending;
     wgt_node **nodes = malloc(sizeof *nodes * (size_t)n);
     if (!nodes) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for running %d recorded ops", n);

@@ -27,6 +27,28 @@ __attribute__((import_module("wgpu"), import_name("wgtjsDescribe"))) int wgtjsDe
 __attribute__((import_module("wgpu"), import_name("wgtjsSubgroupMatrixConfigs"))) uint32_t
 wgtjsSubgroupMatrixConfigs(WGPUAdapter adapter, uint32_t *out, uint32_t max);
 
+/* Whether the current call into wasm came through WebAssembly.promising, so that a wait may
+ * suspend; and the waits' plain forms, which answer from what has already settled. V8 traps a
+ * Suspending import called outside WebAssembly.promising even where it would not suspend,
+ * leaving the library half-way through a call, so a synchronous call (most of the JS API's
+ * ops) must never reach one. */
+__attribute__((import_module("wgpu"), import_name("wgtjsCanSuspend"))) int wgtjsCanSuspend(void);
+__attribute__((import_module("wgpu"), import_name("wgtjsWaitAnyNow"))) uint32_t
+wgtjsWaitAnyNow(WGPUInstance instance, size_t count, WGPUFutureWaitInfo *infos, uint64_t timeout);
+__attribute__((import_module("wgpu"), import_name("wgtjsProcessEventsNow"))) void wgtjsProcessEventsNow(WGPUInstance instance);
+
+int wgt_wgpu_can_wait(void) { return wgtjsCanSuspend(); }
+
+static uint32_t wait_any(WGPUInstance instance, size_t count, WGPUFutureWaitInfo *infos, uint64_t timeout) {
+    return wgtjsCanSuspend() ? wgpuInstanceWaitAny(instance, count, infos, timeout)
+                             : wgtjsWaitAnyNow(instance, count, infos, timeout);
+}
+
+static void process_events(WGPUInstance instance) {
+    if (wgtjsCanSuspend()) wgpuInstanceProcessEvents(instance);
+    else wgtjsProcessEventsNow(instance);
+}
+
 static wgpu_procs procs;
 
 const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, size_t loaded_size) {
@@ -48,6 +70,8 @@ const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, si
 #define WGT_BIND(ret, name, args) procs.name = name;
     WGT_WGPU_FUNCTIONS(WGT_BIND)
 #undef WGT_BIND
+    procs.wgpuInstanceWaitAny = wait_any;
+    procs.wgpuInstanceProcessEvents = process_events;
     return &procs;
 }
 

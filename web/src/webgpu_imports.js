@@ -212,6 +212,41 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
   // GPUSubgroupMatrixComponentType -> the numbers of wgt_wgpu_sgm_config (webgpu_internal.h).
   const COMPONENT = { f32: 1, f16: 2, u32: 3, i32: 4, u8: 5, i8: 6 };
 
+  // WaitAny over count WGPUFutureWaitInfo at infos; waits (returns a promise) only if mayWait.
+  const waitAny = (count, infos, timeout, mayWait) => {
+    const size = L.WGPUFutureWaitInfo, at = (k) => infos + k * size;
+    const idOf = (k) => u64(at(k) + off("WGPUFutureWaitInfo.future"));
+    // A future delivered earlier (or unknown) counts as complete, as in Dawn.
+    const finish = () => {
+      runSpontaneous();
+      let done = false;
+      for (let k = 0; k < count; k++) {
+        const f = futures.get(idOf(k));
+        if (f && !f.settled) continue;
+        if (f) f.deliver();
+        setU32(at(k) + off("WGPUFutureWaitInfo.completed"), 1);
+        done = true;
+      }
+      return done ? WAIT_SUCCESS : WAIT_TIMED_OUT;
+    };
+    const waits = [];
+    for (let k = 0; k < count; k++) {
+      const f = futures.get(idOf(k));
+      if (!f || f.settled) return finish();
+      waits.push(f.promise);
+    }
+    if (!mayWait) return finish();
+    const ms = Number(timeout / 1000000n);
+    return Promise.race([...waits, timeout ? sleep(ms) : nextTask()]).then(finish);
+  };
+  const processEvents = (mayWait) => {
+    const run = () => {
+      runSpontaneous();
+      for (const f of [...futures.values()]) if (f.settled && f.mode !== MODE_WAIT_ANY_ONLY) f.deliver();
+    };
+    if (!mayWait) return run();
+    return nextTask().then(run);
+  };
   const imports = {
     wgtjsDescribe(namePtr, nameSize, whyPtr, whySize) {
       const put = (p, size, s) => { const b = encoder.encode(s).slice(0, size - 1); u8().set(b, p); u8()[p + b.length] = 0; };
@@ -240,40 +275,16 @@ export function webgpuImports({ gpu, name = "JavaScript WebGPU", why = "no WebGP
         withView(message, (m) => callTable(i.fn, status, a, m, i.u1, i.u2));
       });
     },
-    wgpuInstanceWaitAny: suspending((inst, count, infos, timeout) => {
-      const size = L.WGPUFutureWaitInfo, at = (k) => infos + k * size;
-      const idOf = (k) => u64(at(k) + off("WGPUFutureWaitInfo.future"));
-      // A future delivered earlier (or unknown) counts as complete, as in Dawn.
-      const finish = () => {
-        runSpontaneous();
-        let done = false;
-        for (let k = 0; k < count; k++) {
-          const f = futures.get(idOf(k));
-          if (f && !f.settled) continue;
-          if (f) f.deliver();
-          setU32(at(k) + off("WGPUFutureWaitInfo.completed"), 1);
-          done = true;
-        }
-        return done ? WAIT_SUCCESS : WAIT_TIMED_OUT;
-      };
-      const waits = [];
-      for (let k = 0; k < count; k++) {
-        const f = futures.get(idOf(k));
-        if (!f || f.settled) return finish();
-        waits.push(f.promise);
-      }
-      if (!canSuspend()) return finish();
-      const ms = Number(timeout / 1000000n);
-      return Promise.race([...waits, timeout ? sleep(ms) : nextTask()]).then(finish);
-    }),
-    wgpuInstanceProcessEvents: suspending(() => {
-      const run = () => {
-        runSpontaneous();
-        for (const f of [...futures.values()]) if (f.settled && f.mode !== MODE_WAIT_ANY_ONLY) f.deliver();
-      };
-      if (!canSuspend()) return run();
-      return nextTask().then(run);
-    }),
+    // The waits come in two forms: Suspending (a call through WebAssembly.promising may wait
+    // for the GPU's promises) and plain (answers from what has already settled). V8 refuses a
+    // Suspending import called outside WebAssembly.promising even where it would not suspend,
+    // and the trap leaves the library half-way through a call, so C asks wgtjsCanSuspend
+    // first and calls the plain form from a synchronous call (web/c/loader_js.c).
+    wgpuInstanceWaitAny: suspending((inst, count, infos, timeout) => waitAny(count, infos, timeout, canSuspend())),
+    wgtjsWaitAnyNow: (inst, count, infos, timeout) => waitAny(count, infos, timeout, false),
+    wgpuInstanceProcessEvents: suspending(() => processEvents(canSuspend())),
+    wgtjsProcessEventsNow: () => processEvents(false),
+    wgtjsCanSuspend: () => (jspi && canSuspend() ? 1 : 0),
 
     wgpuAdapterGetInfo(a, p) {
       const info = get(a).info ?? {};

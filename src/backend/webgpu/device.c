@@ -131,7 +131,7 @@ wgt_status wgt_wgpu_settle_late(wgt_webgpu *w, int block) {
             snprintf(why, sizeof why, "waiting for work that passed its deadline failed (wait status %u)", s);
             return give_up(w, WGT_ERR_BACKEND, why);
         }
-        if (atomic_load(&w->lost) || !block || (elapsed = ns_since(&start)) >= w->timeout_ns)
+        if (atomic_load(&w->lost) || !block || !wgt_wgpu_can_wait() || (elapsed = ns_since(&start)) >= w->timeout_ns)
             return wgt_error(WGT_ERR_TIMEOUT,
                              "the device is still running work that passed its deadline (%s); calls that need "
                              "the device wait up to %llu ms for it each, and work again once it finishes",
@@ -157,6 +157,9 @@ wgt_status wgt_wgpu_wait(wgt_webgpu *w, WGPUFuture f, const char *what) {
             return give_up(w, WGT_ERR_BACKEND, why);
         }
         if (atomic_load(&w->lost)) return wgt_wgpu_status(w);
+        if (!wgt_wgpu_can_wait()) /* nothing settles until the JS event loop runs: fail now, the device is fine */
+            return wgt_error(WGT_ERR_USAGE, "waiting for %s: a synchronous call from JavaScript cannot wait for the "
+                                            "device; run it where the JS API awaits (t.read(), ctx.sync()) first", what);
         if ((elapsed = ns_since(&start)) >= w->timeout_ns) {
             snprintf(why, sizeof why, "waiting for %s took longer than %llu ms", what,
                      (unsigned long long)(w->timeout_ns / 1000000));
@@ -166,7 +169,9 @@ wgt_status wgt_wgpu_wait(wgt_webgpu *w, WGPUFuture f, const char *what) {
 }
 
 wgt_status wgt_wgpu_wait_work(wgt_webgpu *w, WGPUFuture f, const char *what) {
-    if (w->first_runs_pending && w->stuck == WGT_OK && !atomic_load(&w->lost) && wgt_wgpu_settle_late(w, 1) == WGT_OK) {
+    /* (A call that cannot wait keeps the allowance for the first wait that can.) */
+    if (w->first_runs_pending && wgt_wgpu_can_wait() && w->stuck == WGT_OK && !atomic_load(&w->lost) &&
+        wgt_wgpu_settle_late(w, 1) == WGT_OK) {
         /* Kernels' first runs: the driver may be compiling, which is not the device hanging. */
         uint64_t timeout = w->timeout_ns, allowance = (uint64_t)WGT_WGPU_FIRST_RUN_ALLOWANCE_MS * 1000000ull;
         char first[160];

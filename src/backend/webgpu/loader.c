@@ -156,6 +156,8 @@ static int found_candidates(char list[][PATH_MAX], int max) {
     return n;
 }
 
+int wgt_wgpu_can_wait(void) { return 1; }
+
 const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, size_t loaded_size) {
     char why[PATH_MAX + 256] = "", tried[4096] = "";
     const wgpu_procs *procs = NULL;

@@ -233,6 +233,9 @@ void wgt_wgpu_copy_string(char *dst, size_t size, WGPUStringView v);
 
 /* loader.c */
 const wgpu_procs *wgt_wgpu_load(const char *explicit_path, char *loaded_path, size_t loaded_size);
+/* Whether a wait for the device may block now: always natively; in the WebAssembly build only
+ * inside a call that came through WebAssembly.promising (web/c/loader_js.c). */
+int wgt_wgpu_can_wait(void);
 
 /* The adapter's subgroup-matrix configurations, at most max; 0 where the webgpu.h in use
  * cannot say (the native loader: the build we load reports them through a chained struct

@@ -4,14 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as wg from "../../wgtensor.js";
-
-const cpu = await wg.init({ backend: "cpu" });
-let gpu = null, noGpu = null;
-try {
-  gpu = await wg.init({ backend: "webgpu" });
-} catch (e) {
-  noGpu = `no WebGPU in this Node: ${e.message}`;
-}
+import { cpu, gpu, noGpu } from "./contexts.mjs";
 
 // Inputs made by the library's seeded generator: the same values on every backend.
 const inputs = (ctx) => ({
@@ -163,4 +156,69 @@ test("a user WGSL kernel runs on tensors, with params and a created output; the 
   [x, y, z].forEach((t) => t.dispose());
   k.dispose();
   await ctx.dispose();
+});
+
+// The ops with several results, lists of tensors or enum arguments.
+family("several results and tensor lists", (c, { a, b, m, col, idx }) => {
+  const [values, indices] = a.topk(2, 1, 1, 1), [q0, q1] = wg.ops.split(m, 1, [2, 3]);
+  const [ba, bb] = wg.ops.broadcastArrays([a, col]), [gx, gy] = wg.ops.meshgrid([idx, col.reshape([3])], 1);
+  return {
+    values, indices, q0, q1, ba, bb, gx, gy, einsum: wg.ops.einsum("ij,jk->ik", [a, m]),
+    scatter: a.scatter(1, idx.reshape([1, 4]).cast("i32").slice(0, 0, 1, 1).add(0).expand([3, 4]).slice(1, 0, 3, 1), b.slice(1, 0, 3, 1), 1),
+    interpolate: a.reshape([1, 1, 3, 4]).interpolate([5, 7], null, 2, 0),
+    scaled: a.reshape([1, 1, 3, 4]).interpolate(null, [2, 1.5], 0, 0),
+  };
+}, { rel: 2e-6, abs: 2e-6 });
+
+test("ops that read values back run through their Async forms and match the CPU", { skip: noGpu ?? false }, async () => {
+  const seen = [];
+  for (const ctx of [cpu, gpu]) {
+    const a = ctx.tensor(new Float32Array([3, 0, 1, 3, 0, 2]), [2, 3]);
+    const [values, indices, inverse, counts] = await a.uniqueAsync();
+    const nz = await wg.ops.nonzero(a);
+    const got = [];
+    for (const t of [values, indices, inverse, counts, ...nz]) got.push(Array.from(await t.read()), t.dtype);
+    seen.push(got);
+    [a, values, indices, inverse, counts, ...nz].forEach((t) => t.dispose());
+  }
+  assert.deepEqual(seen[0].slice(0, 8), [[0, 1, 2, 3], "f32", [1, 2, 5, 0], "i32", [3, 0, 1, 3, 0, 2], "i32", [2, 1, 1, 2], "i32"]);
+  assert.deepEqual(seen[0].slice(8), [[0, 0, 1, 1], "i32", [0, 2, 0, 2], "i32"]);
+  assert.deepEqual(seen[1], seen[0]);
+});
+
+test("autograd and AdamW from JS: the same losses on both backends, falling", { skip: noGpu ?? false }, async () => {
+  const curves = [];
+  for (const ctx of [cpu, gpu]) {
+    const x = ctx.randUniform("f32", [8, 5], -1, 1, 7n), y = ctx.tensor(new Int32Array([0, 1, 2, 1, 0, 2, 2, 1]));
+    const w = ctx.randUniform("f32", [3, 5], -0.5, 0.5, 8n).contiguous();
+    w.requiresGrad(1);
+    assert.equal(w.needsGrad, true);
+    const opt = wg.adamw([w], 0.05);
+    const losses = [];
+    for (let step = 0; step < 12; step++) {
+      opt.zeroGrad();
+      const logits = x.linear(w, null), loss = logits.crossEntropy(y);
+      loss.backward(null);
+      const norm = await wg.clipGradNorm([w], 10);
+      assert.ok(norm > 0 && norm < 10, `gradient norm ${norm}`);
+      opt.lr = wg.lrWarmupCosine(step, 2, 12, 0.05, 0.005);
+      opt.step();
+      losses.push((await loss.read())[0]);
+      [logits, loss].forEach((t) => t.dispose());
+    }
+    const frozen = wg.noGrad(() => x.linear(w, null));
+    assert.equal(frozen.needsGrad, false);
+    curves.push(losses);
+    [x, y, w, frozen].forEach((t) => t.dispose());
+    opt.dispose();
+  }
+  curves[0].forEach((l, i) => assert.ok(Math.abs(curves[1][i] - l) <= 1e-5 * Math.max(1, Math.abs(l)), `step ${i}: webgpu ${curves[1][i]}, cpu ${l}`));
+  assert.ok(curves[0].at(-1) < curves[0][0] - 0.2, `the loss falls: ${curves[0].map((v) => v.toFixed(3)).join(" ")}`);
+});
+
+test("tensor.write overwrites the elements", async () => {
+  const t = cpu.zeros("f32", [3]);
+  await t.write(new Float32Array([1, 2, 3]));
+  assert.deepEqual(Array.from(await t.read()), [1, 2, 3]);
+  t.dispose();
 });
