@@ -53,6 +53,8 @@ static const char *const narrow_functions[] = {
     "wgt_minimum_scalar", "wgt_neg", "wgt_abs", "wgt_sign", "wgt_square", "wgt_relu", "wgt_clamp", "wgt_floor",
     "wgt_ceil", "wgt_round", "wgt_trunc", "wgt_sum", "wgt_prod", "wgt_max", "wgt_min", "wgt_mean", "wgt_var",
     "wgt_std", "wgt_argmax", "wgt_argmin", "wgt_cumsum",
+    /* Read exactly as a 4-byte type (core/unique.c). */
+    "wgt_unique", "wgt_nonzero", "wgt_argwhere",
     /* Compiled graphs take and give them as the ops recorded in them do. */
     "wgt_graph_input", "wgt_graph_build", "wgt_graph_dispatch",
 };

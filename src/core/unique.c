@@ -30,6 +30,20 @@ static double value_at(wgt_dtype dtype, const void *data, int64_t i, uint32_t *b
     return dtype == WGT_I32 ? (double)(int32_t)b : (double)b;
 }
 
+/* The 4-byte type a narrow type's values are read in (exactly): bool, u8 and u16 as u32, i8
+ * and i16 as i32, bf16 as f32; 0 for the other types, which are read as they are. */
+static wgt_dtype wide_type(wgt_dtype dtype) {
+    switch (dtype) {
+    case WGT_BOOL:
+    case WGT_U8:
+    case WGT_U16: return WGT_U32;
+    case WGT_I8:
+    case WGT_I16: return WGT_I32;
+    case WGT_BF16: return WGT_F32;
+    default: return (wgt_dtype)0;
+    }
+}
+
 /* A new tensor of host data (NULL with the error set). */
 static wgt_tensor *from_host(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, const void *data) {
     int64_t n = wgt_numel(ndim, shape);
@@ -60,6 +74,20 @@ wgt_status wgt_unique(wgt_tensor *a, wgt_tensor **values, wgt_tensor **indices, 
         if (outs[i]) *outs[i] = NULL;
     wgt_status st = wgt_check_tensor(fn, "a", a);
     if (st != WGT_OK) return st;
+    if (wide_type(a->dtype)) {
+        /* A narrow type: the distinct values of its exact cast to a 4-byte type (the order and
+         * the equalities are the same), cast back. */
+        wgt_tensor *wide = wgt_cast(a, wide_type(a->dtype)), *v = NULL;
+        st = wide ? wgt_unique(wide, values ? &v : NULL, indices, inverse, counts) : wgt_last_status();
+        wgt_release(wide);
+        if (st == WGT_OK && values && !(*values = wgt_cast(v, a->dtype))) {
+            st = wgt_last_status();
+            for (int i = 1; i < 4; i++)
+                if (outs[i]) wgt_release(*outs[i]), *outs[i] = NULL;
+        }
+        wgt_release(v);
+        return st;
+    }
     int64_t n = wgt_tensor_numel(a);
     if (n > INT32_MAX)
         return wgt_error(WGT_ERR_LIMIT, "%s: a has %lld elements; i32 positions reach %d", fn, (long long)n, INT32_MAX);
@@ -133,8 +161,17 @@ static wgt_status nonzero_positions(const char *fn, wgt_tensor *a, int64_t **out
     *count = 0;
     wgt_status st = wgt_check_tensor(fn, "a", a);
     if (st != WGT_OK) return st;
+    if (wide_type(a->dtype)) {
+        /* A narrow type: the positions of its exact cast to a 4-byte type (NaN stays nonzero,
+         * -0.0 zero). */
+        wgt_tensor *wide = wgt_cast(a, wide_type(a->dtype));
+        st = wide ? nonzero_positions(fn, wide, out, count) : wgt_last_status();
+        wgt_release(wide);
+        return st;
+    }
     if (a->dtype != WGT_F32 && a->dtype != WGT_F16 && a->dtype != WGT_I32 && a->dtype != WGT_U32)
-        return wgt_error(WGT_ERR_DTYPE, "%s: a is %s; nonzero takes f32, f16, i32 or u32", fn, wgt_dtype_name(a->dtype));
+        return wgt_error(WGT_ERR_DTYPE, "%s: a is %s; nonzero takes f32, f16, bf16, i32, u32, i16, u16, i8, u8 or bool",
+                         fn, wgt_dtype_name(a->dtype));
     int64_t n = wgt_tensor_numel(a);
     if (n > INT32_MAX)
         return wgt_error(WGT_ERR_LIMIT, "%s: a has %lld elements; i32 positions reach %d", fn, (long long)n, INT32_MAX);
