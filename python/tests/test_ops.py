@@ -120,8 +120,31 @@ def test_mixed_tensor_types_promote_or_refuse(ctx):
     f16 = wt.asarray([1.5], dtype=wt.float16)
     assert (f16 + wt.asarray([1.0])).dtype == wt.float32
     assert (wt.arange(2) * wt.asarray([0.5, 0.5])).dtype == wt.float32
+    assert (wt.asarray([1], dtype=wt.bfloat16) + wt.arange(2)).dtype == wt.float32
     with pytest.raises(TypeError, match="no common type"):
-        wt.arange(2) + wt.asarray([1, 2], dtype=wt.uint32)
+        wt.arange(2, dtype=wt.int64) + wt.asarray([1, 2], dtype=wt.uint64)
+    with pytest.raises(TypeError, match="bool with a number undefined"):
+        wt.arange(2) + wt.asarray([True, False])
+
+
+INTS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+
+
+@pytest.mark.parametrize("x", INTS)
+@pytest.mark.parametrize("y", INTS)
+def test_two_integer_types_promote_as_numpy(ctx, x, y):
+    a = np.array([[3], [0], [1]], dtype=x)
+    b = np.array([2, 5], dtype=y)
+    ta, tb = wt.asarray(a, dtype=x), wt.asarray(b, dtype=y)
+    want = np.result_type(a, b)
+    if want == np.float64:  # uint64 with a signed type: the standard has no common type
+        with pytest.raises(TypeError, match="no common type"):
+            ta + tb
+        return
+    for op in ("__add__", "__mul__", "__gt__", "__and__"):
+        got, ref = getattr(ta, op)(tb), getattr(a, op)(b)
+        assert np.dtype(got.numpy().dtype) == ref.dtype, (op, got.dtype, ref.dtype)
+        np.testing.assert_array_equal(got.numpy(), ref)
 
 
 @pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "prod"])
