@@ -8,6 +8,9 @@ import pytest
 
 import wgtensor as wt
 
+I = np.arange(6, dtype=np.int32).reshape(2, 3)
+F = np.ones((2, 3), np.float32)
+
 
 def inputs(ctx):
     f = wt.asarray(np.arange(6, dtype=np.float32).reshape(2, 3), ctx=ctx)
@@ -73,6 +76,27 @@ CASES = [
     ("creation", ValueError, lambda t: wt.random.uniform(1, 0, size=(2,), seed=1, ctx=t["ctx"]), "wgt_rand_uniform"),
     ("cast", TypeError, lambda t: t["i"].astype("q8_0"), "wgt_cast"),
     ("cast", ValueError, lambda t: t["f"].astype("q8_0"), "wgt_cast"),
+    # NumPy arrays as operands (made tensors on the default context); None: any message.
+    ("creation", TypeError, lambda t: wt.full((2,), 0.5, dtype=wt.int32), None),
+    ("creation", ValueError, lambda t: wt.ones((2, -3)), None),
+    ("elementwise", TypeError, lambda t: wt.sqrt(I), None),
+    ("elementwise", ValueError, lambda t: wt.add(F, np.ones(4, np.float32)), None),
+    ("scalars", TypeError, lambda t: wt.div_scalar(I, 0.5), None),
+    ("scalars", ValueError, lambda t: wt.add_scalar(I, 2.0**40), None),
+    ("cast", TypeError, lambda t: wt.astype(F, "float64"), None),
+    ("reductions", ValueError, lambda t: wt.sum(F, axis=2), None),
+    ("reductions", ValueError, lambda t: wt.max(np.ones((0,), np.float32)), None),
+    ("reductions", TypeError, lambda t: wt.sum(F, axis=0.5), None),
+    ("linalg", TypeError, lambda t: wt.matmul(I, I.T), None),
+    ("linalg", ValueError, lambda t: wt.matmul(F, F), None),
+    ("rows", TypeError, lambda t: wt.softmax(I), None),
+    ("rows", ValueError, lambda t: wt.layer_norm(F, np.ones(4, np.float32)), None),
+    ("manipulation", ValueError, lambda t: wt.reshape(F, (4, 2)), None),
+    ("manipulation", TypeError, lambda t: wt.concat([F, I]), None),
+    ("indexing", IndexError, lambda t: wt.take(F, [3], axis=1), None),
+    ("indexing", TypeError, lambda t: wt.gather_rows(F, np.zeros(2, np.float32)), None),
+    ("transformer", ValueError, lambda t: wt.rope(np.ones((2, 3), np.float32)), None),
+    ("transformer", TypeError, lambda t: wt.attention(I, I, I), None),
 ]
 
 
@@ -88,6 +112,8 @@ def test_each_family_raises_each_exception_type(ctx, family, exc, call, words):
         ctx.sync()
     # The most specific type: an IndexError is not also reported as a plain ValueError case.
     assert type(e.value) is exc or (exc is ValueError and not isinstance(e.value, IndexError)), type(e.value)
+    if hasattr(e.value, "status"):  # from the library: the message names the C function
+        assert "wgt_" in str(e.value)
 
 
 def test_the_table_covers_every_family_with_each_type():
