@@ -869,7 +869,7 @@ wgt_tensor *wgt_searchsorted(wgt_tensor *sorted_1d, wgt_tensor *values, int righ
  * first occurrence), inverse (i32, a's shape: the position in values of each element) and
  * counts (i32). The count of distinct elements is only known once a is computed: these wait
  * for a (a sync), sort on the backend and size the outputs on the host. unique, nonzero and
- * argwhere also take bf16, i16, u16, i8, u8 and bool (read exactly as f32, i32 or u32; unique's
+ * argwhere also take bf16, i16, u16, i8, u8 and bool (read exactly as i32, bf16 as f32; unique's
  * values keep a's type). */
 wgt_status wgt_unique(wgt_tensor *a, wgt_tensor **values, wgt_tensor **indices, wgt_tensor **inverse,
                       wgt_tensor **counts);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "node.h"
+#include "core/dtype_table.h"
 
 /* Element i of row-major data of dtype as a double (bits: its raw bits), for equality. */
 static double value_at(wgt_dtype dtype, const void *data, int64_t i, uint32_t *bits) {
@@ -28,20 +29,6 @@ static double value_at(wgt_dtype dtype, const void *data, int64_t i, uint32_t *b
         return f;
     }
     return dtype == WGT_I32 ? (double)(int32_t)b : (double)b;
-}
-
-/* The 4-byte type a narrow type's values are read in (exactly): bool, u8 and u16 as u32, i8
- * and i16 as i32, bf16 as f32; 0 for the other types, which are read as they are. */
-static wgt_dtype wide_type(wgt_dtype dtype) {
-    switch (dtype) {
-    case WGT_BOOL:
-    case WGT_U8:
-    case WGT_U16: return WGT_U32;
-    case WGT_I8:
-    case WGT_I16: return WGT_I32;
-    case WGT_BF16: return WGT_F32;
-    default: return (wgt_dtype)0;
-    }
 }
 
 /* A new tensor of host data (NULL with the error set). */
@@ -74,18 +61,17 @@ wgt_status wgt_unique(wgt_tensor *a, wgt_tensor **values, wgt_tensor **indices, 
         if (outs[i]) *outs[i] = NULL;
     wgt_status st = wgt_check_tensor(fn, "a", a);
     if (st != WGT_OK) return st;
-    if (wide_type(a->dtype)) {
-        /* A narrow type: the distinct values of its exact cast to a 4-byte type (the order and
+    if (wgt_dtype_is_narrow(a->dtype)) {
+        /* The distinct values of the exact cast to i32 or f32 (core/narrow.c: the order and
          * the equalities are the same), cast back. */
-        wgt_tensor *wide = wgt_cast(a, wide_type(a->dtype)), *v = NULL;
+        wgt_tensor *wide = wgt_narrow_widen(a), *v = NULL;
         st = wide ? wgt_unique(wide, values ? &v : NULL, indices, inverse, counts) : wgt_last_status();
         wgt_release(wide);
-        if (st == WGT_OK && values && !(*values = wgt_cast(v, a->dtype))) {
+        if (st == WGT_OK && values && !(*values = wgt_narrow_cast_to(v, a->dtype))) {
             st = wgt_last_status();
             for (int i = 1; i < 4; i++)
                 if (outs[i]) wgt_release(*outs[i]), *outs[i] = NULL;
         }
-        wgt_release(v);
         return st;
     }
     int64_t n = wgt_tensor_numel(a);
@@ -161,10 +147,9 @@ static wgt_status nonzero_positions(const char *fn, wgt_tensor *a, int64_t **out
     *count = 0;
     wgt_status st = wgt_check_tensor(fn, "a", a);
     if (st != WGT_OK) return st;
-    if (wide_type(a->dtype)) {
-        /* A narrow type: the positions of its exact cast to a 4-byte type (NaN stays nonzero,
-         * -0.0 zero). */
-        wgt_tensor *wide = wgt_cast(a, wide_type(a->dtype));
+    if (wgt_dtype_is_narrow(a->dtype)) {
+        /* The positions of the exact cast to i32 or f32 (NaN stays nonzero, -0.0 zero). */
+        wgt_tensor *wide = wgt_narrow_widen(a);
         st = wide ? nonzero_positions(fn, wide, out, count) : wgt_last_status();
         wgt_release(wide);
         return st;
