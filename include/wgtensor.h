@@ -817,6 +817,8 @@ wgt_tensor *wgt_scatter(wgt_tensor *base, int axis, wgt_tensor *index, wgt_tenso
 wgt_tensor *wgt_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tensor *src);
 
 /* ---- manipulation and masks ------------------------------------------------------------ */
+/* moveaxis, roll, tile, diagonal, repeat and masked_select, with tril, triu, take,
+ * take_along_axis and index_select, take every type but the block types (docs/ops.md). */
 /* a with axis source moved to position destination, the others in order (a view). */
 wgt_tensor *wgt_moveaxis(wgt_tensor *a, int source, int destination);
 /* a with entries shifted by shifts[i] along axes[i] (negative shifts go back; repeated axes

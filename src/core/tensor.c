@@ -55,6 +55,10 @@ static const char *const narrow_functions[] = {
     "wgt_std", "wgt_argmax", "wgt_argmin", "wgt_cumsum",
     /* Read exactly as a 4-byte type (core/unique.c). */
     "wgt_unique", "wgt_nonzero", "wgt_argwhere",
+    /* Built from the moves above (core/manip.c, indexing.c), or gathering in the wide type
+     * (wgt_index_gather). */
+    "wgt_moveaxis", "wgt_roll", "wgt_tile", "wgt_diagonal", "wgt_tril", "wgt_triu", "wgt_repeat", "wgt_take",
+    "wgt_take_along_axis", "wgt_index_select",
     /* Compiled graphs take and give them as the ops recorded in them do. */
     "wgt_graph_input", "wgt_graph_build", "wgt_graph_dispatch",
 };
