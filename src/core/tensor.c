@@ -59,6 +59,8 @@ static const char *const narrow_functions[] = {
      * (wgt_index_gather). */
     "wgt_moveaxis", "wgt_roll", "wgt_tile", "wgt_diagonal", "wgt_tril", "wgt_triu", "wgt_repeat", "wgt_take",
     "wgt_take_along_axis", "wgt_index_select",
+    /* Scanned widened (core/scan.c). */
+    "wgt_cumprod", "wgt_cummax", "wgt_cummin", "wgt_cumargmax", "wgt_cumargmin",
     /* Compiled graphs take and give them as the ops recorded in them do. */
     "wgt_graph_input", "wgt_graph_build", "wgt_graph_dispatch",
 };
