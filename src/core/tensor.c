@@ -61,6 +61,8 @@ static const char *const narrow_functions[] = {
     "wgt_take_along_axis", "wgt_index_select",
     /* Scanned widened (core/scan.c). */
     "wgt_cumprod", "wgt_cummax", "wgt_cummin", "wgt_cumargmax", "wgt_cumargmin",
+    /* maximum and minimum (core/clip.c). */
+    "wgt_clip",
     /* Compiled graphs take and give them as the ops recorded in them do. */
     "wgt_graph_input", "wgt_graph_build", "wgt_graph_dispatch",
 };
