@@ -23,6 +23,8 @@ def pending(c):
 
 
 WAITING_OPS = {
+    "numpy": lambda x: x.numpy(),
+    "numpy_async": lambda x: x.numpy_async().result(),
     "nonzero": lambda x: wt.nonzero(x),
     "argwhere": lambda x: wt.argwhere(x),
     "unique_values": lambda x: wt.unique_values(x),
