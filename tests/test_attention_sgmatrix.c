@@ -168,7 +168,9 @@ static wgt_context *sga_context(int emulated, int *used) {
 
 static void run_all(int emulated) {
     int used = 0;
+    test_saved_env on = test_env_set("WGT_SGMATRIX_ATTENTION", "1"); /* opt-in */
     wgt_context *g = sga_context(emulated, &used);
+    test_env_restore(&on);
     for (size_t i = 0; used && i < sizeof cases / sizeof *cases; i++) check_case(g, &cases[i]);
     if (used) check_no_keys(g);
     if (g) wgt_context_release(g);
@@ -189,12 +191,10 @@ TEST(attention_sgmatrix_hardware) {
     test_env_restore(&saved);
 }
 
-/* With the subgroup-matrix product off (WGT_SGMATRIX=0; a failed or stalled self-test takes
- * the same path), the attention kernel is unused, the description says why, and f16
- * attention runs on the plain kernel, within the same tolerance. */
-TEST(attention_sgmatrix_off_keeps_plain_kernel) {
-    test_saved_env saved = test_env_set("WGT_SGMATRIX_EMULATE", "1");
-    test_saved_env off = test_env_set("WGT_SGMATRIX", "0");
+/* A context running the attention kernel where it takes the problem: its description must
+ * hold both `want` strings (where the kernels stand), and f16 attention runs within the
+ * tolerance on whichever kernel it picked. */
+static void check_kernel_choice(const char *want, const char *want2, const char *what) {
     wgt_context_options opt = {0};
     opt.backend = WGT_BACKEND_WEBGPU;
     opt.quiet = 1;
@@ -203,12 +203,37 @@ TEST(attention_sgmatrix_off_keeps_plain_kernel) {
     if (!g) test_skip_no_webgpu();
     char *d = g ? wgt_context_describe(g) : NULL;
     if (g) {
-        CHECK(d && strstr(d, "subgroup-matrix attention: unused: the matrix product does not use subgroup matrices"),
-              "the description does not say why the attention kernel is unused:\n%s", d ? d : wgt_last_error());
+        CHECK(d && strstr(d, want) && strstr(d, want2), "%s:\n%s", what, d ? d : wgt_last_error());
         check_case(g, &cases[1]);
         wgt_context_release(g);
     }
     free(d);
+}
+
+/* With the subgroup-matrix product off (WGT_SGMATRIX=0; a failed or stalled self-test takes
+ * the same path), the attention kernel is unused, the description says why, and f16
+ * attention runs on the plain kernel, within the same tolerance. */
+TEST(attention_sgmatrix_off_keeps_plain_kernel) {
+    test_saved_env saved = test_env_set("WGT_SGMATRIX_EMULATE", "1");
+    test_saved_env off = test_env_set("WGT_SGMATRIX", "0");
+    test_saved_env on = test_env_set("WGT_SGMATRIX_ATTENTION", "1");
+    check_kernel_choice("subgroup-matrix attention: unused: the matrix product does not use subgroup matrices", "",
+                        "the description does not say why the attention kernel is unused");
+    test_env_restore(&on);
     test_env_restore(&off);
+    test_env_restore(&saved);
+}
+
+/* Unasked (WGT_SGMATRIX_ATTENTION unset), the attention kernel stays off while the matrix
+ * product uses subgroup matrices, the description says so, and f16 attention runs on the
+ * plain kernel (the probe's compile is skipped too). */
+TEST(attention_sgmatrix_is_opt_in) {
+    test_saved_env saved = test_env_set("WGT_SGMATRIX_EMULATE", "1");
+    test_saved_env tile = test_env_set("WGT_SGMATRIX_TILE", "32,32,16,1,2");
+    test_saved_env unset = test_env_set("WGT_SGMATRIX_ATTENTION", NULL);
+    check_kernel_choice("subgroup matrices: used", "subgroup-matrix attention: off (WGT_SGMATRIX_ATTENTION=1",
+                        "the product should use subgroup matrices and the attention kernel be off");
+    test_env_restore(&unset);
+    test_env_restore(&tile);
     test_env_restore(&saved);
 }

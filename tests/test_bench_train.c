@@ -13,6 +13,7 @@
 
 #include "test.h"
 #include "../tools/bench_train.c"
+#include "../tools/gpu_profile.c"
 
 /* The number after "key": in the n-th (from 0) object holding it. */
 static double json_number(const char *text, const char *key, int n) {

@@ -126,6 +126,7 @@ TEST(env_webgpu_setting_typos_fail_auto_contexts) {
     static const char *const cases[][3] = {{"WGT_SGMATRIX", "2", "WGT_SGMATRIX=2 is not 0 or 1"},
                                            {"WGT_SGMATRIX_EMULATE", "yes", "WGT_SGMATRIX_EMULATE=yes is not 0 or 1"},
                                            {"WGT_SGMATRIX_TILE", "64,64", "WGT_SGMATRIX_TILE=64,64 is not BM,BN,BK,WM,WN"},
+                                           {"WGT_SGMATRIX_ATTENTION", "on", "WGT_SGMATRIX_ATTENTION=on is not 0 or 1"},
                                            {"WGT_ATTENTION_CHUNKS", "0",
                                             "WGT_ATTENTION_CHUNKS=0 is not a whole number from 1 to 65536"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

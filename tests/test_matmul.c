@@ -401,8 +401,9 @@ static wgt_context *gpu_with_units(uint32_t units, int required) {
  * tiles (50 x 2 x 2) on 9, 16 and 64 units (18, 32 and 128 slots: 180, 160 and 0 whole
  * tiles first) over K of 3 passes (K = 36) and, on 16 units, 17 passes of two steps (K =
  * 516; a @ b and a @ b^T, the two step orders), an N that is not a multiple of 4 (element by
- * element writes) with partial edge tiles, and b shared by the batch. 150 units (300 slots)
- * leave the tiles whole. */
+ * element writes) with partial edge tiles, and b shared by a batch that does not merge with
+ * a's rows (a merged one is one matrix: matmul_folds_batch_against_one_matrix). 150 units
+ * (300 slots) leave the tiles whole. */
 TEST(matmul_tiles_128_streamed) {
     static const uint32_t units[3] = {9, 16, 64};
     static const struct {
@@ -412,7 +413,7 @@ TEST(matmul_tiles_128_streamed) {
     } cases[5] = {
         {CONTIGUOUS, CONTIGUOUS, 3, {50, 132, 36}, {50, 36, 132}},
         {CONTIGUOUS, TRANSPOSED, 3, {50, 130, 36}, {50, 36, 131}},
-        {CONTIGUOUS, CONTIGUOUS, 2, {50, 132, 36}, {36, 132}},
+        {TRANSPOSED, CONTIGUOUS, 2, {50, 132, 36}, {36, 132}},
         {CONTIGUOUS, CONTIGUOUS, 3, {50, 132, 516}, {50, 516, 132}},
         {CONTIGUOUS, TRANSPOSED, 3, {50, 132, 516}, {50, 516, 132}},
     };
@@ -440,8 +441,36 @@ TEST(matmul_tiles_128_streamed) {
     }
 }
 
+/* A batch of products against one matrix (b broadcast over the batch) where a's batch merges
+ * with its rows runs as one matrix of batch x M rows (matmul.c, fold_batch): the same
+ * dispatches as that matrix, here with a packed first (a single matrix's privilege), and the
+ * right values; with rows that have gaps after them (a slice of wider rows) as well. A batch
+ * that does not merge (every other row) and a b that is not shared stay batches, still right. */
+TEST(matmul_folds_batch_against_one_matrix) {
+    wgt_context *gpu = gpu_with_units(1024, 0); /* choices by size alone (matmul_packed_operands) */
+    if (!gpu) return;
+    int64_t sa[3] = {2, 1024, 256}, sa2[2] = {2048, 256}, sw[3] = {2, 1024, 300}, sb[2] = {256, 2048}, sb3[3] = {2, 256, 2048};
+    wgt_tensor *a = uniform(gpu, WGT_F32, 3, sa, 1201), *b = uniform(gpu, WGT_F32, 2, sb, 1202);
+    wgt_tensor *flat = wgt_reshape(a, 2, sa2), *wide = uniform(gpu, WGT_F32, 3, sw, 1203);
+    wgt_tensor *gaps = wide ? wgt_slice(wide, 2, 0, 256, 1) : NULL;
+    wgt_tensor *apart = make_view(gpu, WGT_F32, SLICED, 3, sa, 1204), *b3 = uniform(gpu, WGT_F32, 3, sb3, 1205);
+    uint64_t one = matmul_dispatches(gpu, flat, b), batched = matmul_dispatches(gpu, a, b);
+    CHECK(one >= 2 && batched == one, "[2, 1024, 256] @ [256, 2048]: %llu dispatches, as one [2048, 256] matrix %llu "
+          "(its pack and product at least)", (unsigned long long)batched, (unsigned long long)one);
+    uint64_t with_gaps = matmul_dispatches(gpu, gaps, b);
+    CHECK(with_gaps == one, "rows with gaps after them: %llu dispatches, want %llu", (unsigned long long)with_gaps,
+          (unsigned long long)one);
+    check_matmul(a, b, "(a batch against one matrix)");
+    check_matmul(gaps, b, "(a batch of rows with gaps against one matrix)");
+    check_matmul(apart, b, "(a batch that does not merge with its rows against one matrix)");
+    check_matmul(a, b3, "(a batch against a batch)");
+    wgt_release(a), wgt_release(b), wgt_release(flat), wgt_release(wide), wgt_release(gaps), wgt_release(apart);
+    wgt_release(b3);
+    wgt_context_release(gpu);
+}
+
 /* Operands packed before the 128 x 128 tiles (matmul.c, pack_pays): a product long enough
- * (K >= 256, the other side at least 2048, or 1024 for an operand read element by element)
+ * (K >= 256, the other side at least 2048, or 512 for an operand read element by element)
  * gets each operand not fetched as vec4s along M (N) copied into lines along M (N) first, one
  * more dispatch each. Sizes that cross the thresholds take long for a float64 reference of
  * every output, so every output is compared with the CPU backend's (bound: twice the
@@ -512,6 +541,8 @@ TEST(matmul_packed_operands) {
         {CONTIGUOUS, CONTIGUOUS, 1665, 257, 1795, 2}, /* rows of odd length: read element by element */
         {SLICED, BROADCAST, 1795, 301, 1665, 2},      /* no stride 1, and b one value broadcast */
         {CONTIGUOUS, CONTIGUOUS, 1664, 200, 2048, 0}, /* K too short to repay the copy */
+        {CONTIGUOUS, CONTIGUOUS, 4352, 257, 768, 1},  /* odd rows against 768 columns: packed */
+        {CONTIGUOUS, CONTIGUOUS, 6656, 257, 500, 0},  /* against 500: too few to repay it */
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
         check_packed(cpu, gpu, cases[c].la, cases[c].lb, cases[c].m, cases[c].k, cases[c].n,

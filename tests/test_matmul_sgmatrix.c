@@ -40,6 +40,7 @@ static const shape_case cases[] = {
     {130, 96, 72, 1, 0, 1, 0},   /* x @ w^T: b fetched along K */
     {136, 64, 48, 1, 1, 0, 0},   /* a^T @ b: a fetched along M */
     {70, 50, 40, 3, 0, 0, 1},    /* a batch of 3 against one b */
+    {256, 128, 96, 2, 0, 0, 0},  /* whole tiles only, a batch of 2 */
 };
 
 /* Host values: k/8 for small integers k (exact), or pseudo-random normals. */

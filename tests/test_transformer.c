@@ -409,7 +409,9 @@ TEST(attention_split_matches_float64) {
 TEST(attention_prefix_skips_sgmatrix_kernel) {
     test_saved_env saved = test_env_set("WGT_SGMATRIX_EMULATE", "1");
     test_saved_env tile = test_env_set("WGT_SGMATRIX_TILE", "32,32,16,1,2");
+    test_saved_env on = test_env_set("WGT_SGMATRIX_ATTENTION", "1");
     wgt_context *c = test_webgpu_context();
+    test_env_restore(&on);
     test_env_restore(&tile);
     test_env_restore(&saved);
     if (!c) return;

@@ -24,6 +24,7 @@
 
 #include "core/gpu_timing.h"
 #include "gen_options.h"
+#include "gpu_profile.h"
 #include "llama.h"
 
 static double bq_seconds(void) {
@@ -185,6 +186,34 @@ static decode_cost decode_rate(llama_model *m, int64_t steps, int way) {
     return c;
 }
 
+/* --profile: where a replayed step's time goes. First the GPU time of `steps` tokens in
+ * compute passes (their sum against the wall clock says whether the device or the host sets the
+ * pace), then one token with every dispatch timed apart, by kernel. */
+static void profile_replayed(llama_model *m, int64_t steps, const char *name) {
+    int32_t tok = 1;
+    wgt_tensor *l = llama_forward(m, &tok, 1, 0);
+    int64_t made = 0;
+    wgt_gpu_time gt = {0};
+    int ok = l && wgt_context_gpu_timing(m->ctx, 1) == WGT_OK;
+    double t0 = bq_seconds();
+    ok = ok && llama_generate(m, l, 1, steps, 0, 0, 0, count_token, &made, NULL) == 0;
+    double wall = bq_seconds() - t0;
+    ok = ok && wgt_context_gpu_time(m->ctx, &gt) == WGT_OK;
+    if (ok)
+        printf("%s replayed, per token: %.3f ms wall, %.3f ms GPU busy in %.1f compute passes\n", name,
+               wall * 1e3 / (double)steps, gt.ms / (double)steps, (double)gt.passes / (double)steps);
+    /* Two steps: the first token comes from the prompt's logits, the second from a step. */
+    ok = ok && wgt_context_gpu_timing(m->ctx, 2) == WGT_OK;
+    t0 = bq_seconds();
+    ok = ok && llama_generate(m, l, 1, 2, 0, 0, 0, count_token, &made, NULL) == 0;
+    char what[64];
+    snprintf(what, sizeof what, "replayed %s 2-token run", name);
+    if (ok) gpu_profile_print(m->ctx, what, (bq_seconds() - t0) * 1e3);
+    else printf("%s profile: %s\n", name, wgt_last_error());
+    wgt_context_gpu_timing(m->ctx, 0);
+    wgt_release(l);
+}
+
 static double prefill_rate(llama_model *m, int64_t n) {
     if (n > m->c.context) n = m->c.context;
     int32_t *ids = malloc(sizeof(int32_t) * (size_t)n);
@@ -257,6 +286,7 @@ static int decode_row(wgt_context *ctx, const gen_options *o, int k, double bw, 
                 printf("%-28s %12.2f submits/token, %.0f us/token recording, %.0f submitting\n", "", ways[w].submits,
                        ways[w].record_us, ways[w].submit_us);
             }
+            if (o->profile) profile_replayed(&m, o->tokens, name);
             double pre = prefill ? prefill_rate(&m, o->prefill) : 0;
             if (pre > 0) report(r, nr, "prefill q4_0", pre, "tokens/s", -1);
             rc = 0;

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "core/gpu_timing.h"
+#include "gpu_profile.h"
 #include "lm_model.h"
 
 typedef struct {
@@ -94,31 +95,6 @@ static wgt_status graph_step(wgt_graph *g, wgt_context *ctx, const int32_t *tok,
 }
 
 /* Runs warmup + steps of one mode on a fresh model from the same seed; 0 on success. */
-/* The GPU time of one step by kernel, most first (where the device has timestamps). */
-static void print_profile(wgt_context *ctx, const char *mode, double step_ms) {
-    enum { KEPT = 1024, SHOWN = 30 };
-    wgt_gpu_kernel_time *k = malloc(sizeof *k * KEPT);
-    int n = k ? wgt_context_gpu_kernel_times(ctx, k, KEPT) : -1;
-    if (n < 0) {
-        printf("profile of one %s step: %s\n", mode, k ? wgt_last_error() : "out of memory");
-        free(k);
-        return;
-    }
-    double total = 0, shown = 0;
-    uint64_t dispatches = 0;
-    for (int i = 0; i < n; i++) total += k[i].ms, dispatches += k[i].dispatches;
-    printf("profile of one %s step (each dispatch in a pass of its own; step %.2f ms wall):\n", mode, step_ms);
-    printf("  %9s %6s %9s  %s\n", "GPU ms", "share", "dispatches", "kernel");
-    for (int i = 0; i < n && i < SHOWN; i++) {
-        shown += k[i].ms;
-        printf("  %9.3f %5.1f%% %9llu  %s\n", k[i].ms, total > 0 ? 100 * k[i].ms / total : 0,
-               (unsigned long long)k[i].dispatches, k[i].label);
-    }
-    printf("  %9.3f GPU ms in all %d kernels (%llu dispatches); %.3f in the %d shown\n", total, n,
-           (unsigned long long)dispatches, shown, n < SHOWN ? n : SHOWN);
-    free(k);
-}
-
 static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int steps, int graph, int profile,
                     train_row *row) {
     lm_model m;
@@ -161,7 +137,9 @@ static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int
             continue;
         }
         if (profiled == 2) {
-            if (!rc) print_profile(ctx, row->mode, t);
+            char what[32];
+            snprintf(what, sizeof what, "%s step", row->mode);
+            if (!rc) gpu_profile_print(ctx, what, t);
             wgt_context_gpu_timing(ctx, 0);
             break;
         }

@@ -13,6 +13,7 @@ typedef struct {
     double temperature;
     wgt_backend_kind backend;
     int quick;
+    int profile; /* bench-quant --profile */
 } gen_options;
 
 /* 0, or 2 after printing the usage (generate: 1 for `generate`, 0 for `bench-quant`). */

@@ -4,8 +4,9 @@
 # facts, the subgroup-matrix tests in wasm (matrix product and attention), bench/kernels_bench.c
 # through wasm in Node (with and without unsafeNvidiaF16) and natively, PyTorch's baselines
 # (its f16 attention rows: scaled_dot_product_attention). Logs go to $OUT. The f16 attention
-# rows (attn16_*) run with the others; BENCH_ARGS="--only attn16" runs just them, and step
-# sgoff runs them again with WGT_SGMATRIX=0 (the plain attention kernel, same device).
+# rows (attn16_*) run with the others, on subgroup matrices (WGT_SGMATRIX_ATTENTION=1, opt-in);
+# BENCH_ARGS="--only attn16" runs just them, and step sgoff runs them again with
+# WGT_SGMATRIX=0 (the plain attention kernel, same device).
 #   bash .gpusrc/webnv/gpu_run.sh            (STEPS, BENCH_ARGS, TILES choose and shape it)
 G=${G:-.gpusrc/webnv}
 OUT=${OUT:-/tmp/webnv-out}
@@ -25,7 +26,7 @@ for s in $STEPS; do
   case $s in
   probe) timeout 30 $N $G/web/bench/probe_subgroup_matrix.mjs > $OUT/probe.log 2>&1 ;;
   test) WGT_TEST_REQUIRE_SGMATRIX=1 WGT_WASM_TESTS=/tmp/w/wgt_tests.wasm timeout 120 $N $G/web/tests/run_c_suite.mjs --webgpu --unsafe-nvidia-f16 matmul_sgmatrix attention_sgmatrix > $OUT/test.log 2>&1 ;;
-  unsafe) WGT_WASM_BENCH=/tmp/w/kernels_bench.wasm timeout 180 $N $G/web/bench/run_bench.mjs --unsafe-nvidia-f16 $BENCH_ARGS > $OUT/bench_wasm_unsafe.log 2>&1 ;;
+  unsafe) WGT_SGMATRIX_ATTENTION=1 WGT_WASM_BENCH=/tmp/w/kernels_bench.wasm timeout 180 $N $G/web/bench/run_bench.mjs --unsafe-nvidia-f16 $BENCH_ARGS > $OUT/bench_wasm_unsafe.log 2>&1 ;;
   sgoff) WGT_SGMATRIX=0 WGT_WASM_BENCH=/tmp/w/kernels_bench.wasm timeout 150 $N $G/web/bench/run_bench.mjs --unsafe-nvidia-f16 --only attn16 > $OUT/bench_wasm_sgoff.log 2>&1 ;;
   native) WGT_WEBGPU_LIBRARY=/tmp/w/libwebgpu_wrapper.so timeout 150 /tmp/w/kernels_bench_plain $BENCH_ARGS > $OUT/bench_native.log 2>&1 ;;
   plain) WGT_WASM_BENCH=/tmp/w/kernels_bench.wasm timeout 150 $N $G/web/bench/run_bench.mjs $BENCH_ARGS > $OUT/bench_wasm.log 2>&1 ;;

@@ -12,6 +12,12 @@
  * (wgt_wgpu_attention_sgmatrix_probe); only if that passes is it used, otherwise the plain
  * kernel runs and wgt_context_describe says why. WGT_SGMATRIX_EMULATE=1 runs it with the
  * subgroup-matrix operations in plain WGSL (tests/test_attention_sgmatrix.c).
+ *
+ * It is opt-in (WGT_SGMATRIX_ATTENTION=1): on an H200 (Dawn in Node, unsafe f16) it ran 4 to 6
+ * TFLOP/s where the plain kernel runs f16 attention at 16 to 18, though the matrix product on
+ * the same builtins reaches 160 (BENCHMARKS.md). Where the time goes is not known yet: values
+ * staged one 2-byte load at a time, the scores and each tile's P v passing through f32
+ * workgroup memory, q staged again for every tile of keys.
  */
 #include <float.h>
 #include <math.h>
@@ -403,6 +409,11 @@ void wgt_wgpu_attention_sgmatrix_probe(wgt_webgpu *w) {
     w->sga_usable = 0;
     if (!w->sgm_usable) {
         snprintf(w->sga_note, sizeof w->sga_note, "unused: the matrix product does not use subgroup matrices");
+        return;
+    }
+    if (!w->sga_wanted) {
+        snprintf(w->sga_note, sizeof w->sga_note, "off (WGT_SGMATRIX_ATTENTION=1 turns it on; on an H200 it ran 3 to 4 "
+                                                  "times slower than the plain kernel)");
         return;
     }
     sga_kernel k;

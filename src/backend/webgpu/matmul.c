@@ -870,12 +870,14 @@ static void slice_k(wgt_webgpu *w, matmul_kernel *k, matmul_params *p, uint64_t 
  *   a @ b 4352 x 4096^2     3.378 / 3.143;  8192^3 25.02 / 23.71;  2048^3 0.417 / 0.408
  *   a @ b 4097^3            3.873 / 3.679 (both; b alone 3.801, a alone 4.065)
  *   a^T @ b 4096^3          2.992 (nothing to pack)
+ *   a training step's logit gradients, odd rows of 50257 read element by element against
+ *   768 columns: dL @ W 18.33 / 14.64, dL^T @ x 15.00 / 14.26 (PyTorch 12.98, 11.81)
  * So an operand is packed where the other side has at least PACK_MIN_OTHER values
  * (PACK_MIN_UNALIGNED for one read element by element) and K at least PACK_MIN_K; smaller
  * products take smaller tiles, which are not packed. Only single matrices (batch 1) of f32
  * values are packed. */
 #define PACK_MIN_OTHER 2048
-#define PACK_MIN_UNALIGNED 1024
+#define PACK_MIN_UNALIGNED 512
 #define PACK_MIN_K 256
 
 /* Values per line of a packed operand: M (N) rounded up to 32 (128 bytes), so that every line
@@ -975,7 +977,42 @@ static wgt_status pack(wgt_webgpu *w, const matmul_params *p, side *sa, side *sb
     return WGT_OK;
 }
 
+/* Whether dimensions [0, last] of x merge into one: each one's stride is the next one's
+ * stride times its length (a row-major run, possibly with gaps after it). */
+static int merges(const wgt_operand *x, int last) {
+    for (int d = 0; d < last; d++)
+        if (x->strides[d] != x->strides[d + 1] * x->shape[d + 1]) return 0;
+    return 1;
+}
+
+/* A batch of products against one matrix b (b broadcast over every batch dimension, as a
+ * linear layer's weight over [batch, tokens, features]) is one product of batch x M rows
+ * where a's and out's batch dimensions merge with their rows: one launch of larger tiles
+ * instead of batch launches' worth of tiles, and 2-D operands qualify for packing (a
+ * [8, 1024, 768] @ [768, 50257] product on an H200: 14.8 ms as a batch, 13.8 as one matrix).
+ * Fills the 2-D views and returns 1 where that holds. */
+static int fold_batch(const wgt_operand *out, const wgt_operand *a, const wgt_operand *b, wgt_operand *out2,
+                      wgt_operand *a2, wgt_operand *b2) {
+    int nd = out->ndim;
+    if (nd < 3 || !merges(a, nd - 2) || !merges(out, nd - 2)) return 0;
+    for (int d = 0; d < nd - 2; d++)
+        if (out->shape[d] > 1 && b->strides[d] != 0) return 0;
+    wgt_operand *v[3] = {out2, a2, b2};
+    const wgt_operand *x[3] = {out, a, b};
+    for (int i = 0; i < 3; i++) {
+        *v[i] = *x[i];
+        v[i]->ndim = 2;
+        v[i]->shape[0] = x[i]->shape[nd - 2], v[i]->shape[1] = x[i]->shape[nd - 1];
+        v[i]->strides[0] = x[i]->strides[nd - 2], v[i]->strides[1] = x[i]->strides[nd - 1];
+        if (i < 2)
+            for (int d = 0; d < nd - 2; d++) v[i]->shape[0] *= x[i]->shape[d];
+    }
+    return 1;
+}
+
 wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b) {
+    wgt_operand out2, a2, b2;
+    if (fold_batch(out, a, b, &out2, &a2, &b2)) return wgt_wgpu_matmul(be, &out2, &a2, &b2);
     wgt_webgpu *w = (wgt_webgpu *)be;
     int nd = out->ndim;
     if (nd < 2 || nd > WGT_MAX_DIMS) return wgt_error(WGT_ERR_INTERNAL, "matmul output of rank %d", nd);

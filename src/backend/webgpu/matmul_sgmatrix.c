@@ -14,6 +14,10 @@
  * matmul.c and wgt_context_describe says why. WGT_SGMATRIX=0 turns it off (to compare), and
  * WGT_SGMATRIX_TILE=BM,BN,BK,WM,WN picks another workgroup tile (to tune).
  *
+ * Tried on an H200 and dropped: loading each subgroup's matrices straight from storage
+ * (operands stored by rows, whole tiles), with no staging and no barrier in the loop, ran
+ * 4096^3 at 54 TFLOP/s against 161 staged (8192^3: 55 against 168), over six tiles.
+ *
  * Tint has spelled the load and store two ways (the layout as a bool argument, deprecated
  * in later builds, or as a template argument, row_major): the self-test tries the current
  * spelling first and the older one where the kernel does not compile.
@@ -298,8 +302,10 @@ int wgt_wgpu_sgmatrix_choose(wgt_webgpu *w) {
     w->sgm_chosen = -1;
     w->sgm_usable = 0;
     int on = 1; /* WGT_SGMATRIX=0 turns the kernel off (an unset variable leaves it on) */
+    w->sga_wanted = 0; /* the attention kernel is opt-in (attention_sgmatrix.c says why) */
     if (parse_tile(w) < 0 || wgt_env_switch("wgt_context_create", "WGT_SGMATRIX_EMULATE", &w->sgm_emulated) < 0 ||
-        wgt_env_switch("wgt_context_create", "WGT_SGMATRIX", &on) < 0)
+        wgt_env_switch("wgt_context_create", "WGT_SGMATRIX", &on) < 0 ||
+        wgt_env_switch("wgt_context_create", "WGT_SGMATRIX_ATTENTION", &w->sga_wanted) < 0)
         return -1;
     if (!on) {
         snprintf(w->sgm_note, sizeof w->sgm_note, "turned off by WGT_SGMATRIX=0");

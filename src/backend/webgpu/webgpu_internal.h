@@ -108,8 +108,10 @@ typedef struct wgt_webgpu {
     int sgm_old_builtins; /* the load and store spelled as older Tint takes them */
     uint32_t sgm_tile[5];  /* WGT_SGMATRIX_TILE (BM, BN, BK, WM, WN), zeros where unset */
     char sgm_note[200];
-    /* f16 attention through subgroup matrices (attention_sgmatrix.c): whether its self-test
-     * passed, else why not (wgt_context_describe). */
+    /* f16 attention through subgroup matrices (attention_sgmatrix.c): whether it was asked
+     * for (WGT_SGMATRIX_ATTENTION=1) and its self-test passed, else why not
+     * (wgt_context_describe). */
+    int sga_wanted;
     int sga_usable;
     char sga_note[200];
     /* Compute units the matrix product balances its tiles over and attention splits its keys
