@@ -37,7 +37,6 @@ CASES = [
     ("reduction", ValueError, lambda t: wt.std(t["f"], correction=-1), "correction"),
     ("scan", TypeError, lambda t: wt.cumprod(t["b"], axis=1), "wgt_cumprod"),
     ("scan", ValueError, lambda t: wt.cummax(t["f"], axis=4), "wgt_cummax"),
-    ("manipulation", TypeError, lambda t: wt.roll(t["f"].astype("int64"), 1), "wgt_roll"),
     ("manipulation", ValueError, lambda t: wt.reshape(t["f"], (4, 4)), "wgt_reshape"),
     ("manipulation", ValueError, lambda t: wt.concat([t["f"], wt.ones((2, 4), ctx=t["ctx"])], axis=0), "wgt_concat"),
     ("indexing", TypeError, lambda t: wt.take(t["f"], wt.asarray([0.5], ctx=t["ctx"]), axis=1), "wgt_take"),
