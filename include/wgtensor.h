@@ -472,9 +472,10 @@ wgt_status wgt_meshgrid(int count, wgt_tensor *const *tensors, int indexing_ij, 
 
 /* ---- elementwise ops (NumPy broadcasting; any views) -------------------------------- */
 /* Operands of two types are first cast to their common type by the array API's promotion
- * table (docs/ops.md, "Type promotion": f16 with f32 gives f32, u8 with i8 i16); pairs it
- * leaves undefined (an integer with a float, bool with a number) or whose common type would
- * be i64 (u32 with a signed type) are WGT_ERR_DTYPE. The same holds for where's a and b. */
+ * table (docs/ops.md, "Type promotion": f16 with f32 gives f32, u8 with i8 i16, u32 with i32
+ * i64, which the ops that do not take i64 then refuse); pairs it leaves undefined (an integer
+ * with a float, bool with a number, u64 with a signed type) are WGT_ERR_DTYPE. The same holds
+ * for where's a and b. */
 /* Integer arithmetic wraps around (two's complement), i8, u8, i16 and u16 included (computed
  * in i32 and cast back); integer division truncates toward zero, and a division by zero gives
  * 0. f16 is computed in f32 and rounded once. bool and bf16 take no arithmetic here. */
