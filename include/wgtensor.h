@@ -472,9 +472,10 @@ wgt_status wgt_meshgrid(int count, wgt_tensor *const *tensors, int indexing_ij, 
 
 /* ---- elementwise ops (NumPy broadcasting; any views) -------------------------------- */
 /* Operands of two types are first cast to their common type by the array API's promotion
- * table (docs/ops.md, "Type promotion": f16 with f32 gives f32, u8 with i8 i16); pairs it
- * leaves undefined (an integer with a float, bool with a number) or whose common type would
- * be i64 (u32 with a signed type) are WGT_ERR_DTYPE. The same holds for where's a and b. */
+ * table (docs/ops.md, "Type promotion": f16 with f32 gives f32, u8 with i8 i16, u32 with i32
+ * i64, which the ops that do not take i64 then refuse); pairs it leaves undefined (an integer
+ * with a float, bool with a number, u64 with a signed type) are WGT_ERR_DTYPE. The same holds
+ * for where's a and b. */
 /* Integer arithmetic wraps around (two's complement), i8, u8, i16 and u16 included (computed
  * in i32 and cast back); integer division truncates toward zero, and a division by zero gives
  * 0. f16 is computed in f32 and rounded once. bool and bf16 take no arithmetic here. */
@@ -817,6 +818,8 @@ wgt_tensor *wgt_scatter(wgt_tensor *base, int axis, wgt_tensor *index, wgt_tenso
 wgt_tensor *wgt_index_add(wgt_tensor *a, int axis, wgt_tensor *indices, wgt_tensor *src);
 
 /* ---- manipulation and masks ------------------------------------------------------------ */
+/* moveaxis, roll, tile, diagonal, repeat and masked_select, with tril, triu, take,
+ * take_along_axis and index_select, take every type but the block types (docs/ops.md). */
 /* a with axis source moved to position destination, the others in order (a view). */
 wgt_tensor *wgt_moveaxis(wgt_tensor *a, int source, int destination);
 /* a with entries shifted by shifts[i] along axes[i] (negative shifts go back; repeated axes
@@ -868,7 +871,9 @@ wgt_tensor *wgt_searchsorted(wgt_tensor *sorted_1d, wgt_tensor *values, int righ
  * when not wanted: values (1-D, a's dtype), indices (i32, the flat position of each value's
  * first occurrence), inverse (i32, a's shape: the position in values of each element) and
  * counts (i32). The count of distinct elements is only known once a is computed: these wait
- * for a (a sync), sort on the backend and size the outputs on the host. */
+ * for a (a sync), sort on the backend and size the outputs on the host. unique, nonzero and
+ * argwhere also take bf16, i16, u16, i8, u8 and bool (read exactly as i32, bf16 as f32; unique's
+ * values keep a's type). */
 wgt_status wgt_unique(wgt_tensor *a, wgt_tensor **values, wgt_tensor **indices, wgt_tensor **inverse,
                       wgt_tensor **counts);
 /* Positions of the nonzero elements (NaN is nonzero, -0.0 is zero) in row-major order; they

@@ -487,3 +487,49 @@ TEST_BACKENDS(math2_binary_ops_promote_mixed_floats) {
     }
     wgt_release(a), wgt_release(b32), wgt_release(b16);
 }
+
+/* clip of the narrow and 64-bit integer types (maximum then minimum in their own type): each
+ * value limited to its broadcast bounds exactly, values past 2^32 for the 64-bit ones; bool
+ * and bf16 take no arithmetic. */
+static wgt_tensor *ints_of(wgt_context *ctx, wgt_dtype dt, int ndim, const int64_t *shape, const int64_t *v) {
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    size_t es = wgt_dtype_size(dt);
+    unsigned char raw[64];
+    for (int64_t i = 0; i < n; i++) memcpy(raw + (size_t)i * es, &v[i], es); /* the low bytes: little-endian */
+    return wgt_tensor_from_data(ctx, dt, ndim, shape, raw, (size_t)n * es, WGT_USAGE_DEFAULT);
+}
+
+TEST_BACKENDS(math2_clip_narrow_and_64bit_integers) {
+    static const wgt_dtype types[] = {WGT_I8, WGT_U8, WGT_I16, WGT_U16, WGT_I64, WGT_U64};
+    for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
+        wgt_dtype dt = types[t];
+        int wide = wgt_dtype_size(dt) == 8, is_signed = dt == WGT_I8 || dt == WGT_I16 || dt == WGT_I64;
+        int64_t scale = wide ? 3000000000LL : 1, base = is_signed ? 0 : 60;
+        int64_t xv[6], lv[3], hv[1];
+        for (int i = 0; i < 6; i++) xv[i] = (base + (i * 37) % 90 - 45) * scale;
+        for (int i = 0; i < 3; i++) lv[i] = (base - 20 + 15 * i) * scale;
+        hv[0] = (base + 25) * scale;
+        int64_t xs[2] = {2, 3}, ls[1] = {3};
+        wgt_tensor *x = ints_of(ctx, dt, 2, xs, xv), *lo = ints_of(ctx, dt, 1, ls, lv), *hi = ints_of(ctx, dt, 0, NULL, hv);
+        wgt_tensor *y = x && lo && hi ? wgt_clip(x, lo, hi) : NULL;
+        CHECK(y && wgt_tensor_dtype(y) == dt && wgt_tensor_numel(y) == 6, "clip of %s: %s", wgt_dtype_name(dt),
+              wgt_last_error());
+        unsigned char got[48];
+        if (y && wgt_tensor_read(y, got, 6 * wgt_dtype_size(dt)) == WGT_OK)
+            for (int i = 0; i < 6; i++) {
+                int64_t l = lv[i % 3], want = xv[i] < l ? l : xv[i];
+                want = want > hv[0] ? hv[0] : want;
+                CHECK(memcmp(got + (size_t)i * wgt_dtype_size(dt), &want, wgt_dtype_size(dt)) == 0,
+                      "clip of %s [%d]: clip(%lld, %lld, %lld) differs", wgt_dtype_name(dt), i, (long long)xv[i],
+                      (long long)l, (long long)hv[0]);
+            }
+        wgt_release(x), wgt_release(lo), wgt_release(hi), wgt_release(y);
+    }
+    int64_t two = 2;
+    wgt_tensor *b = wgt_ones(ctx, WGT_BOOL, 1, &two), *h = wgt_ones(ctx, WGT_BF16, 1, &two), *r = NULL;
+    CHECK_ERROR((r = wgt_clip(b, b, b)) == NULL, WGT_ERR_DTYPE, "wgt_clip: a is bool");
+    wgt_release(r);
+    CHECK_ERROR((r = wgt_clip(h, NULL, h)) == NULL, WGT_ERR_DTYPE, "wgt_clip: a is bf16");
+    wgt_release(r), wgt_release(b), wgt_release(h);
+}

@@ -3,7 +3,9 @@
  * host reference computed from the input as read back: unique by a quadratic scan (each
  * NaN distinct, -0.0 and 0.0 one value, which is the first of them in the input), nonzero
  * and argwhere by walking the elements in row-major order (NaN nonzero, -0.0 zero). Inputs
- * are transposed views with many duplicates; empty and rank-0 inputs and the errors too.
+ * are transposed views with many duplicates, of every type the ops take (the narrow ones made
+ * by casting the pool, so 2^31 and 2^32 - 1 wrap to 0 and -1 or 255); empty and rank-0 inputs
+ * and the errors too.
  */
 #include <math.h>
 #include <stdint.h>
@@ -12,12 +14,22 @@
 
 #include "test.h"
 
-static const wgt_dtype dtypes[] = {WGT_F32, WGT_F16, WGT_I32, WGT_U32};
+static const wgt_dtype dtypes[] = {WGT_F32, WGT_F16, WGT_I32, WGT_U32, WGT_BF16,
+                                    WGT_I16, WGT_U16, WGT_I8,  WGT_U8,  WGT_BOOL};
+
+/* The type the pool is written in for dt: dt itself, or for a narrow type the 4-byte type of
+ * its kind, cast to dt afterwards. */
+static wgt_dtype pool_type(wgt_dtype dt) {
+    if (dt == WGT_BF16) return WGT_F32;
+    if (dt == WGT_I8 || dt == WGT_I16) return WGT_I32;
+    return dt == WGT_U8 || dt == WGT_U16 || dt == WGT_BOOL ? WGT_U32 : dt;
+}
 
 /* [rows, cols] of the pool's values in a seeded order, as a transposed view of [cols, rows]. */
-static wgt_tensor *pool_view(wgt_context *ctx, wgt_dtype dt, int64_t rows, int64_t cols, uint64_t seed) {
+static wgt_tensor *pool_view(wgt_context *ctx, wgt_dtype narrow, int64_t rows, int64_t cols, uint64_t seed) {
     static const double fpool[] = {0.0, -0.0, 1.0, -1.0, NAN, INFINITY, 2.5, NAN, 0.0, 3.0};
     static const double ipool[] = {0, 1, 4294967295.0, 7, 0, 2147483648.0, 1, 9, 3, 0};
+    wgt_dtype dt = pool_type(narrow);
     int64_t n = rows * cols, shape[2] = {cols, rows};
     size_t es = wgt_dtype_size(dt);
     char *raw = malloc((size_t)(n ? n : 1) * es);
@@ -35,6 +47,11 @@ static wgt_tensor *pool_view(wgt_context *ctx, wgt_dtype dt, int64_t rows, int64
     }
     wgt_tensor *base = raw ? wgt_tensor_from_data(ctx, dt, 2, shape, raw, (size_t)n * es, WGT_USAGE_DEFAULT) : NULL;
     free(raw);
+    if (base && narrow != dt) {
+        wgt_tensor *c = wgt_cast(base, narrow);
+        wgt_release(base);
+        base = c;
+    }
     wgt_tensor *t = wgt_transpose(base, 0, 1);
     wgt_release(base);
     return t;
@@ -48,6 +65,7 @@ static void check_unique(wgt_tensor *a, const char *what) {
     CHECK(st == WGT_OK && v && idx && inv && cnt, "%s: %s", what, wgt_last_error());
     if (st != WGT_OK) return;
     int64_t n = wgt_tensor_numel(a), m = wgt_tensor_numel(v);
+    CHECK(wgt_tensor_dtype(v) == wgt_tensor_dtype(a), "%s: values are %s", what, wgt_dtype_name(wgt_tensor_dtype(v)));
     double *x = test_read_f64(a), *gv = test_read_f64(v), *gi = test_read_f64(idx), *ginv = test_read_f64(inv),
            *gc = test_read_f64(cnt);
     /* Reference: the first occurrence of each distinct value, in ascending order. */

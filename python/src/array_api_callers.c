@@ -63,14 +63,14 @@ PyObject *wgtpy_moveaxis(const op_entry *e, TensorObject *a, PyObject *source, P
 
 /* concat(tensors, axis=None): every tensor flattened, then joined along the one axis. */
 wgt_tensor *wgtpy_concat_flat(wgt_tensor *const *hs, int n) {
-    wgt_tensor **flat = PyMem_Calloc((size_t)n, sizeof *flat);
+    wgt_tensor **flat = calloc((size_t)n, sizeof *flat); /* not PyMem_*: runs without the GIL */
     if (!flat) return NULL;
     int64_t all = -1;
     int ok = 1;
     for (int i = 0; i < n && ok; i++) ok = (flat[i] = wgt_reshape(hs[i], 1, &all)) != NULL;
     wgt_tensor *r = ok ? wgt_concat(flat, n, 0) : NULL;
     for (int i = 0; i < n; i++) wgt_release(flat[i]);
-    PyMem_Free(flat);
+    free(flat);
     return r;
 }
 

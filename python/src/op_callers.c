@@ -133,13 +133,9 @@ typedef wgt_tensor *(*shape_fn)(wgt_tensor *, int, const int64_t *);
 typedef wgt_tensor *(*diag_fn)(wgt_tensor *, int64_t);
 typedef wgt_tensor *(*binary_axis_fn)(wgt_tensor *, wgt_tensor *, int);
 
-/* Calls with a's context locked; the result is wrapped on that context. */
-#define RUN(expr)                                                                               \
-    do {                                                                                        \
-        WGTPY_LOCK(a->ctx);                                                                     \
-        r = (expr);                                                                             \
-        WGTPY_UNLOCK(a->ctx);                                                                   \
-    } while (0)
+/* Calls with a's context locked and the GIL released (any op may wait on the device); the
+ * result is wrapped on that context. */
+#define RUN(expr) WGTPY_CALL_NOGIL(a->ctx, r = (expr))
 
 static PyObject *run_op(const op_entry *e, PyObject **v);
 
@@ -277,9 +273,9 @@ static PyObject *split(const op_entry *e, TensorObject *a, PyObject **v) {
         sizes[i] = s;
     }
     wgt_status st;
-    WGTPY_LOCK(a->ctx);
+    WGTPY_BEGIN_NOGIL(a->ctx)
     st = wgt_split(a->t, (int)axis, (int)n, sizes, parts);
-    WGTPY_UNLOCK(a->ctx);
+    WGTPY_END_NOGIL(a->ctx)
     if (st != WGT_OK) {
         wgtpy_raise(e->name, 0);
         goto done;
@@ -353,11 +349,11 @@ static PyObject *roll_or_repeat(const op_entry *e, TensorObject *a, PyObject **v
         long long axis = 0;
         int64_t all = -1;
         if (v[2] != Py_None && AXIS_ARG(v[2], axis) < 0) goto fail;
-        WGTPY_LOCK(a->ctx);
+        WGTPY_BEGIN_NOGIL(a->ctx)
         if (v[2] == Py_None) flat = wgt_reshape(a->t, 1, &all);
         r = v[2] == Py_None && !flat ? NULL : wgt_repeat(flat ? flat : a->t, (int)n, list, (int)axis);
         wgt_release(flat);
-        WGTPY_UNLOCK(a->ctx);
+        WGTPY_END_NOGIL(a->ctx)
     }
     PyMem_Free(list);
     return wgtpy_wrap(r, a->ctx, e->name, 0);
@@ -440,11 +436,11 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
             RUN(((reduce_c_fn)e->fn)(a->t, naxes, axes, k, (int)i0));
         } else if (e->sig == SIG_REDUCE_DTYPE && v[3] != Py_None) { /* accumulate in dtype, as NumPy */
             if (wgtpy_dtype_from_obj(v[3], &dtype) < 0) goto fail;
-            WGTPY_LOCK(a->ctx);
+            WGTPY_BEGIN_NOGIL(a->ctx)
             wgt_tensor *x = wgt_tensor_dtype(a->t) == dtype ? wgt_retain(a->t) : wgt_cast(a->t, dtype);
             r = x ? ((reduce_fn)e->fn)(x, naxes, axes, k) : NULL;
             wgt_release(x);
-            WGTPY_UNLOCK(a->ctx);
+            WGTPY_END_NOGIL(a->ctx)
         } else {
             RUN(((reduce_fn)e->fn)(a->t, naxes, axes, k));
         }
@@ -461,12 +457,12 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
         /* Over the flattened tensor; keepdims keeps every axis with length 1, as NumPy. */
         int nd = wgt_tensor_ndim(a->t);
         for (int i = 0; i < nd; i++) shape[i] = 1;
-        WGTPY_LOCK(a->ctx);
+        WGTPY_BEGIN_NOGIL(a->ctx)
         wgt_tensor *f = flat(a->t), *m = ((arg_fn)e->fn)(f, 0, 0);
         r = k && m ? wgt_reshape(m, nd, shape) : (m ? wgt_retain(m) : NULL);
         wgt_release(f);
         wgt_release(m);
-        WGTPY_UNLOCK(a->ctx);
+        WGTPY_END_NOGIL(a->ctx)
         break;
     }
     case SIG_AXIS:
@@ -479,11 +475,11 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
             if (AXIS_ARG(v[1], i0) < 0) goto fail;
             RUN(((axis_fn)e->fn)(a->t, (int)i0));
         } else {
-            WGTPY_LOCK(a->ctx);
+            WGTPY_BEGIN_NOGIL(a->ctx)
             wgt_tensor *f = flat(a->t);
             r = f ? ((axis_fn)e->fn)(f, 0) : NULL;
             wgt_release(f);
-            WGTPY_UNLOCK(a->ctx);
+            WGTPY_END_NOGIL(a->ctx)
         }
         break;
     case SIG_CAST: out = wgtpy_astype(e, a, v[1], v[2], v[3]); goto done;
@@ -643,9 +639,9 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     case SIG_SET_ROWS: {
         wgt_status st;
         if (index_tensor(v[1], a, &b, 0, e->name) < 0 || other_tensor(v[2], a, &c, 0, e->name) < 0) goto fail;
-        WGTPY_LOCK(a->ctx);
+        WGTPY_BEGIN_NOGIL(a->ctx)
         st = wgt_set_rows(a->t, b->t, c->t);
-        WGTPY_UNLOCK(a->ctx);
+        WGTPY_END_NOGIL(a->ctx)
         out = st == WGT_OK ? Py_NewRef(Py_None) : wgtpy_raise(e->name, 1);
         goto done;
     }

@@ -5,15 +5,17 @@
  * int the type cannot hold is OverflowError; a float with an integer tensor promotes to
  * float32, wgtensor's widest float) or anything asarray takes. Two tensors of different types
  * promote to float32 when either is floating (NumPy would go to float64 for int32 with
- * float32: there is no float64 here); int32 with uint32 has no common type (NumPy's int64)
- * and is a TypeError. Tensors of two contexts are a ValueError found here, before the library
+ * float32: there is no float64 here); two integer types go to the library as they are, which
+ * promotes them by the array API's table (NumPy's for integers: int32 with uint32 gives
+ * int64) or refuses the pair with a message (uint64 with a signed type, bool with an
+ * integer): a TypeError. Tensors of two contexts are a ValueError found here, before the library
  * is called, because touching a context another thread may be using is a race even when the
  * call would fail.
  */
 #include "wgtpy.h"
 #include "ops.h"
 
-static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
+static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16 || d == WGT_BF16; }
 
 /* Replaces *t by its cast to d (no change when it has d). */
 static int cast_to(TensorObject **t, wgt_dtype d, const char *fn) {
@@ -36,11 +38,7 @@ int wgtpy_promote(TensorObject **a, TensorObject **b, const char *fn) {
     }
     wgt_dtype da = wgt_tensor_dtype((*a)->t), db = wgt_tensor_dtype((*b)->t);
     if (da == db) return 0;
-    if (!is_float(da) && !is_float(db)) {
-        PyErr_Format(PyExc_TypeError, "%s: %s and %s have no common type in wgtensor (NumPy's int64); cast one", fn,
-                     wgt_dtype_name(da), wgt_dtype_name(db));
-        return -1;
-    }
+    if (!is_float(da) && !is_float(db)) return 0; /* the library promotes them by the table, or refuses */
     return cast_to(a, WGT_F32, fn) < 0 || cast_to(b, WGT_F32, fn) < 0 ? -1 : 0;
 }
 

@@ -35,9 +35,8 @@ static void read_dealloc(ReadObject *self) {
 static PyObject *read_done(ReadObject *self, PyObject *unused) {
     if (!self->finished) {
         int done = 0;
-        WGTPY_LOCK(self->t->ctx);
-        wgt_status st = wgt_read_poll(self->r, &done);
-        WGTPY_UNLOCK(self->t->ctx);
+        wgt_status st;
+        WGTPY_CALL_NOGIL(self->t->ctx, st = wgt_read_poll(self->r, &done)); /* the CPU backend computes here */
         if (st != WGT_OK) return wgtpy_raise("Read.done", 1);
         self->finished = done;
     }
@@ -93,9 +92,8 @@ static PyObject *py_read_begin(PyObject *m, PyObject *args) {
         Py_DECREF(self);
         return PyErr_Format(PyExc_ValueError, "_read_begin: the array has %zd bytes, the tensor %zu", self->view.len, n);
     }
-    WGTPY_LOCK(self->t->ctx);
-    self->r = wgt_read_begin(self->t->t, self->view.buf, n);
-    WGTPY_UNLOCK(self->t->ctx);
+    /* The CPU backend runs the pending work here; WebGPU may wait for room to submit it. */
+    WGTPY_CALL_NOGIL(self->t->ctx, self->r = wgt_read_begin(self->t->t, self->view.buf, n));
     if (!self->r) {
         Py_DECREF(self);
         return wgtpy_raise("numpy_async", 1);

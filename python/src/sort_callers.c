@@ -1,6 +1,7 @@
 /*
  * The callers of the sorting ops that hand back several tensors (top-k, unique, nonzero): each
- * makes its one C call with the context locked and returns a tuple; on failure the C call
+ * makes its one C call with the context locked and the GIL released (unique and nonzero wait
+ * for their input) and returns a tuple; on failure the C call
  * hands back nothing and the error becomes the exception. The Python layer
  * (wgtensor/_sorting.py) names the tuple's members as the array API does.
  */
@@ -20,18 +21,14 @@ PyObject *wgtpy_tuple_of(const op_entry *e, TensorObject *a, int n, wgt_tensor *
 PyObject *wgtpy_topk(const op_entry *e, TensorObject *a, int64_t k, int axis, int largest) {
     wgt_tensor *t[2] = {NULL, NULL};
     wgt_status st;
-    WGTPY_LOCK(a->ctx);
-    st = wgt_topk(a->t, k, axis, largest, 1, &t[0], &t[1]);
-    WGTPY_UNLOCK(a->ctx);
+    WGTPY_CALL_NOGIL(a->ctx, st = wgt_topk(a->t, k, axis, largest, 1, &t[0], &t[1]));
     return st != WGT_OK ? wgtpy_raise(e->name, 0) : wgtpy_tuple_of(e, a, 2, t);
 }
 
 PyObject *wgtpy_unique(const op_entry *e, TensorObject *a) {
     wgt_tensor *t[4] = {NULL, NULL, NULL, NULL};
     wgt_status st;
-    WGTPY_LOCK(a->ctx);
-    st = wgt_unique(a->t, &t[0], &t[1], &t[2], &t[3]);
-    WGTPY_UNLOCK(a->ctx);
+    WGTPY_CALL_NOGIL(a->ctx, st = wgt_unique(a->t, &t[0], &t[1], &t[2], &t[3])); /* waits for a */
     return st != WGT_OK ? wgtpy_raise(e->name, 0) : wgtpy_tuple_of(e, a, 4, t);
 }
 
@@ -39,8 +36,6 @@ PyObject *wgtpy_nonzero(const op_entry *e, TensorObject *a) {
     wgt_tensor *t[WGT_MAX_DIMS] = {NULL};
     wgt_status st;
     int n = wgt_tensor_ndim(a->t);
-    WGTPY_LOCK(a->ctx);
-    st = wgt_nonzero(a->t, t);
-    WGTPY_UNLOCK(a->ctx);
+    WGTPY_CALL_NOGIL(a->ctx, st = wgt_nonzero(a->t, t)); /* waits for a */
     return st != WGT_OK ? wgtpy_raise(e->name, 0) : wgtpy_tuple_of(e, a, n, t);
 }

@@ -48,6 +48,26 @@ extern PyObject *wgtpy_dtype_parser, *wgtpy_asarray_fn, *wgtpy_default_ctx_fn;
 
 void wgtpy_lock(CtxObject *c);
 static inline void wgtpy_unlock(CtxObject *c) { PyThread_release_lock(c->lock); }
+/* Calls into the library that may wait on the device (an eager op reads its input back, an
+ * index check reads indices that live on the device, unique and nonzero size their outputs on
+ * the host) run between WGTPY_BEGIN_NOGIL and WGTPY_END_NOGIL (one block, as
+ * Py_BEGIN_ALLOW_THREADS): c's lock held and the GIL released, so that other Python threads go
+ * on meanwhile. Nothing in between may touch Python objects or the Python allocator (PyMem_*). */
+#define WGTPY_BEGIN_NOGIL(c)                                                                    \
+    {                                                                                           \
+        PyThreadState *wgtpy_saved_ = PyEval_SaveThread();                                      \
+        PyThread_acquire_lock((c)->lock, WAIT_LOCK);
+#define WGTPY_END_NOGIL(c)                                                                      \
+        PyThread_release_lock((c)->lock);                                                       \
+        PyEval_RestoreThread(wgtpy_saved_);                                                     \
+    }
+/* One statement so run. */
+#define WGTPY_CALL_NOGIL(c, stmt)                                                               \
+    do {                                                                                        \
+        WGTPY_BEGIN_NOGIL(c)                                                                    \
+        stmt;                                                                                   \
+        WGTPY_END_NOGIL(c)                                                                      \
+    } while (0)
 #define WGTPY_LOCK(c) wgtpy_lock(c)
 #define WGTPY_UNLOCK(c) wgtpy_unlock(c)
 

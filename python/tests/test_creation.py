@@ -137,3 +137,22 @@ def test_device_keyword_names_the_context_and_copy_rules():
         wt.asarray(np.zeros(3, np.float32), copy=False)
     with pytest.raises(ValueError, match="copy=False"):
         wt.asarray(base, dtype=wt.int32, copy=False)
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("src", [np.float32, np.float64, np.int64])
+def test_asarray_copies_once_without_temporaries(ctx, layout, src):
+    """asarray writes a NumPy array of any layout straight into the storage, converting on
+    the way: neither NumPy nor Python allocates a temporary of the array's size (tracemalloc
+    sees NumPy's data allocations)."""
+    import tracemalloc
+
+    a = LAYOUTS[layout](np.ones((1024, 1024), src))
+    tracemalloc.start()
+    try:
+        t = wt.asarray(a)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < a.nbytes // 16, "asarray of %s %s allocated %d bytes on the way" % (layout, np.dtype(src), peak)
+    np.testing.assert_array_equal(t.numpy(), a.astype(np.float32 if src != np.int64 else np.int32))

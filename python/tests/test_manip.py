@@ -67,3 +67,40 @@ def test_manip_gradients(ctx):
         want[:, (j % 5 - 1) % 5] += w[:, j]
     want[np.arange(4), np.arange(1, 5)] += 1
     np.testing.assert_allclose(t.grad.numpy(), want, rtol=0, atol=0)
+
+
+MOVES = {
+    "roll": (lambda x: wt.roll(x, (1, -2), (0, 1)), lambda a: np.roll(a, (1, -2), (0, 1))),
+    "roll flat": (lambda x: wt.roll(x, 5), lambda a: np.roll(a, 5)),
+    "tile": (lambda x: wt.tile(x, (2, 1)), lambda a: np.tile(a, (2, 1))),
+    "repeat": (lambda x: wt.repeat(x, [1, 0, 2, 1], axis=1), lambda a: np.repeat(a, [1, 0, 2, 1], axis=1)),
+    "moveaxis": (lambda x: wt.moveaxis(x, 0, 1), lambda a: np.moveaxis(a, 0, 1)),
+    "diagonal": (lambda x: wt.linalg.diagonal(x, offset=1), lambda a: np.diagonal(a, 1)),
+    "tril": (lambda x: wt.tril(x, -1), lambda a: np.tril(a, -1)),
+    "triu": (lambda x: wt.triu(x), lambda a: np.triu(a)),
+    "take": (lambda x: wt.take(x, np.array([3, 0, 3]), axis=1), lambda a: np.take(a, [3, 0, 3], axis=1)),
+    "take_along_axis": (lambda x: wt.take_along_axis(x, np.array([[2], [0], [3]]), axis=1),
+                        lambda a: np.take_along_axis(a, np.array([[2], [0], [3]]), axis=1)),
+    "mask": (lambda x: x[np.array([[1, 0, 1, 1]] * 3, bool)], lambda a: a[np.array([[1, 0, 1, 1]] * 3, bool)]),
+    "gather": (lambda x: x[np.array([2, 2, 0])], lambda a: a[[2, 2, 0]]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16", "int64", "uint64", "bfloat16"])
+@pytest.mark.parametrize("op", list(MOVES))
+def test_moves_of_every_type_against_numpy(ctx, dtype, op):
+    """The element-moving ops on the narrow and 64-bit types, on a transposed view: the values
+    move bit for bit and keep their type."""
+    src = np.arange(12).reshape(4, 3) * 7 - 30
+    if dtype == "bool":
+        src = src % 3 == 0
+    elif dtype in ("int64", "uint64"):
+        src = src * 10**9 + (0 if dtype == "int64" else 40 * 10**9)  # past 2^32: both words move
+    elif dtype.startswith("uint"):
+        src = src + 30
+    ref = src.astype(np.float32 if dtype == "bfloat16" else src.dtype if dtype == "bool" else dtype).T
+    t = wt.asarray(src, dtype=dtype).T
+    ours, theirs = MOVES[op]
+    got = ours(t)
+    assert got.dtype == t.dtype
+    np.testing.assert_array_equal(got.numpy().astype(ref.dtype), theirs(ref))

@@ -108,3 +108,16 @@ def test_clip_with_tensor_bounds(ctx):
     t = wt.asarray(x, ctx=ctx)
     assert np.array_equal(t.clip(wt.asarray(lo, ctx=ctx), 0.5).numpy(), np.clip(x, lo, np.float32(0.5)), equal_nan=True)
     assert np.array_equal(wt.clip(t, -1, 1).numpy(), np.clip(x, -1, 1), equal_nan=True)  # scalars as before
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int64", "uint64"])
+def test_clip_of_narrow_and_64bit_integers(ctx, dtype):
+    scale = 3 * 10**9 if dtype.endswith("64") else 1  # past 2^32 for the 64-bit types
+    base = 60 if dtype.startswith("u") else 0
+    x = ((base + np.arange(12).reshape(3, 4) * 37 % 90 - 45) * scale).astype(dtype)
+    lo = ((base - 20 + 15 * np.arange(4)) * scale).astype(dtype)
+    hi = np.array((base + 25) * scale, dtype)
+    got = wt.clip(wt.asarray(x, dtype=dtype, ctx=ctx).T, wt.asarray(lo[:, None], dtype=dtype, ctx=ctx),
+                  wt.asarray(hi, dtype=dtype, ctx=ctx))
+    assert got.dtype == wt.asarray(x[:1], dtype=dtype, ctx=ctx).dtype
+    np.testing.assert_array_equal(got.numpy(), np.clip(x.T, lo[:, None], hi))

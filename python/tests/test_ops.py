@@ -120,8 +120,31 @@ def test_mixed_tensor_types_promote_or_refuse(ctx):
     f16 = wt.asarray([1.5], dtype=wt.float16)
     assert (f16 + wt.asarray([1.0])).dtype == wt.float32
     assert (wt.arange(2) * wt.asarray([0.5, 0.5])).dtype == wt.float32
+    assert (wt.asarray([1], dtype=wt.bfloat16) + wt.arange(2)).dtype == wt.float32
     with pytest.raises(TypeError, match="no common type"):
-        wt.arange(2) + wt.asarray([1, 2], dtype=wt.uint32)
+        wt.arange(2, dtype=wt.int64) + wt.asarray([1, 2], dtype=wt.uint64)
+    with pytest.raises(TypeError, match="bool with a number undefined"):
+        wt.arange(2) + wt.asarray([True, False])
+
+
+INTS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+
+
+@pytest.mark.parametrize("x", INTS)
+@pytest.mark.parametrize("y", INTS)
+def test_two_integer_types_promote_as_numpy(ctx, x, y):
+    a = np.array([[3], [0], [1]], dtype=x)
+    b = np.array([2, 5], dtype=y)
+    ta, tb = wt.asarray(a, dtype=x), wt.asarray(b, dtype=y)
+    want = np.result_type(a, b)
+    if want == np.float64:  # uint64 with a signed type: the standard has no common type
+        with pytest.raises(TypeError, match="no common type"):
+            ta + tb
+        return
+    for op in ("__add__", "__mul__", "__gt__", "__and__"):
+        got, ref = getattr(ta, op)(tb), getattr(a, op)(b)
+        assert np.dtype(got.numpy().dtype) == ref.dtype, (op, got.dtype, ref.dtype)
+        np.testing.assert_array_equal(got.numpy(), ref)
 
 
 @pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "prod"])
@@ -245,37 +268,3 @@ def test_attention_prefix(ctx):
     assert np.isnan(wt.attention_prefix(q, k, v, np.array([0], np.int32)).numpy()).all()
     with pytest.raises(Exception, match="count is f32"):
         wt.attention_prefix(q, k, v, np.array([6], np.float32))
-
-
-I = np.arange(6, dtype=np.int32).reshape(2, 3)
-F = np.ones((2, 3), np.float32)
-FAMILY_ERRORS = [
-    ("creation", TypeError, lambda: wt.full((2,), 0.5, dtype=wt.int32)),
-    ("creation", ValueError, lambda: wt.ones((2, -3))),
-    ("elementwise", TypeError, lambda: wt.sqrt(I)),
-    ("elementwise", ValueError, lambda: wt.add(F, np.ones(4, np.float32))),
-    ("scalars", TypeError, lambda: wt.div_scalar(I, 0.5)),
-    ("scalars", ValueError, lambda: wt.add_scalar(I, 2.0**40)),
-    ("casts", TypeError, lambda: wt.astype(F, "float64")),
-    ("reductions", ValueError, lambda: wt.sum(F, axis=2)),
-    ("reductions", ValueError, lambda: wt.max(np.ones((0,), np.float32))),
-    ("reductions", TypeError, lambda: wt.sum(F, axis=0.5)),
-    ("linalg", TypeError, lambda: wt.matmul(I, I.T)),
-    ("linalg", ValueError, lambda: wt.matmul(F, F)),
-    ("rows", TypeError, lambda: wt.softmax(I)),
-    ("rows", ValueError, lambda: wt.layer_norm(F, np.ones(4, np.float32))),
-    ("shape", ValueError, lambda: wt.reshape(F, (4, 2))),
-    ("shape", TypeError, lambda: wt.concat([F, I])),
-    ("indexing", IndexError, lambda: wt.take(F, [3], axis=1)),
-    ("indexing", TypeError, lambda: wt.gather_rows(F, np.zeros(2, np.float32))),
-    ("transformer", ValueError, lambda: wt.rope(np.ones((2, 3), np.float32))),
-    ("transformer", TypeError, lambda: wt.attention(I, I, I)),
-]
-
-
-@pytest.mark.parametrize("family, exc, call", FAMILY_ERRORS, ids=["%s-%s" % (f, e.__name__) for f, e, _ in FAMILY_ERRORS])
-def test_each_family_raises_its_exceptions(ctx, family, exc, call):
-    with pytest.raises(exc) as e:
-        call()
-    if hasattr(e.value, "status"):  # from the library: the message names the C function
-        assert "wgt_" in str(e.value)

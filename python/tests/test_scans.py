@@ -3,6 +3,7 @@ backends: float64 products, exact maxima and minima (np.maximum.accumulate), pos
 torch.cummax gives them (the latest of equal values), along each axis and flattened, and the
 array API's cumulative_prod with dtype and include_initial."""
 import numpy as np
+import pytest
 
 import wgtensor as wt
 
@@ -53,3 +54,29 @@ def test_cumulative_prod(ctx):
     i = np.array([1, 2, 3, 4], np.int32)
     r = wt.cumulative_prod(wt.asarray(i, ctx=ctx), dtype=wt.float32)
     assert r.dtype == wt.float32 and np.array_equal(r.numpy(), np.cumprod(i).astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "bool", "bfloat16"])
+def test_scans_of_narrow_types_against_numpy(ctx, dtype):
+    """The narrow types scan widened: maxima and minima keep the type, positions are int32, and
+    the narrow integers' running product is int32 or uint32 (as cumulative_sum's), wrapping there."""
+    a = RNG.integers(0 if dtype.startswith("u") or dtype == "bool" else -9, 10, size=(5, 4))
+    a = (a % 2 == 0) if dtype == "bool" else a
+    ref = a.astype(np.float32 if dtype == "bfloat16" else a.dtype if dtype == "bool" else dtype)
+    t = wt.asarray(a, dtype=dtype, ctx=ctx).T
+    ref = ref.T
+    for axis in (0, 1):
+        got = wt.cummax(t, axis)
+        assert got.dtype == t.dtype
+        assert np.array_equal(got.numpy().astype(ref.dtype), np.maximum.accumulate(ref, axis))
+        assert np.array_equal(wt.cummin(t, axis).numpy().astype(ref.dtype), np.minimum.accumulate(ref, axis))
+        assert np.array_equal(wt.cumargmax(t, axis).numpy(), positions(ref, axis, True))
+        assert np.array_equal(wt.cumargmin(t, axis).numpy(), positions(ref, axis, False))
+        if dtype in ("bool", "bfloat16"):
+            with pytest.raises(TypeError, match="takes no arithmetic"):
+                wt.cumprod(t, axis)
+            continue
+        wide = np.uint32 if dtype.startswith("u") else np.int32
+        p = wt.cumprod(t, axis)
+        assert p.dtype == wt.asarray(np.zeros(1, wide)).dtype
+        assert np.array_equal(p.numpy(), np.cumprod(ref.astype(wide), axis, dtype=wide))

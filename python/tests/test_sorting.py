@@ -105,3 +105,27 @@ def test_sort_narrow_types_against_numpy(ctx, np_type):
     np.testing.assert_array_equal(wt.sort(t, axis=1).numpy(), np.sort(a, axis=1))
     small = wt.topk(t, 5, axis=1, largest=False)
     np.testing.assert_array_equal(small.indices.numpy(), order[:, :5])
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16", "bfloat16"])
+def test_unique_nonzero_argwhere_of_narrow_types_against_numpy(ctx, dtype):
+    a = RNG.integers(-2, 3, size=(5, 6))  # zeros and ties; exact in every one of the types
+    if dtype == "bool":
+        a = a > 0
+    elif dtype.startswith("uint"):
+        a = a + 2
+    ref = a.astype(np.float32 if dtype == "bfloat16" else a.dtype).T
+    t = wt.asarray(a, dtype=dtype, ctx=ctx).T  # a view
+    v, idx, inv, cnt = np.unique(ref, return_index=True, return_inverse=True, return_counts=True)
+    r = wt.unique_all(t)
+    assert r.values.dtype == t.dtype
+    np.testing.assert_array_equal(r.values.numpy().astype(ref.dtype), v)
+    np.testing.assert_array_equal(r.indices.numpy(), idx)
+    np.testing.assert_array_equal(r.inverse_indices.numpy(), inv.reshape(ref.shape))
+    np.testing.assert_array_equal(r.counts.numpy(), cnt)
+    for got, want in zip(wt.nonzero(t), np.nonzero(ref)):
+        np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(wt.argwhere(t).numpy(), np.argwhere(ref))
+    # The pattern nonzero(x > 0): comparisons give bool.
+    for got, want in zip(wt.nonzero(t > 0), np.nonzero(ref > 0)):
+        np.testing.assert_array_equal(got.numpy(), want)

@@ -2,7 +2,8 @@
  * wgt_clip: a limited to tensor bounds, as numpy.clip and the array API's clip. It is
  * minimum(maximum(a, lo), hi), recorded as those two elementwise nodes so the scheduler fuses
  * them with their neighbours; that order is what gives NumPy's answers at the edges (a NaN
- * anywhere propagates, lo > hi gives hi). The checks are made here first so a bad argument is
+ * anywhere propagates, lo > hi gives hi); the types are theirs (the narrow integers computed
+ * in i32, the 64-bit ones as they are). The checks are made here first so a bad argument is
  * reported under this function's name.
  */
 #include "node.h"
@@ -21,6 +22,10 @@ wgt_tensor *wgt_clip(wgt_tensor *a, wgt_tensor *lo, wgt_tensor *hi) {
     if (wgt_check_tensor(fn, "a", a) != WGT_OK || check_bound(fn, "lo", a, lo) != WGT_OK ||
         check_bound(fn, "hi", a, hi) != WGT_OK)
         return NULL;
+    if (a->dtype == WGT_BOOL || a->dtype == WGT_BF16) { /* maximum and minimum refuse them too */
+        wgt_error(WGT_ERR_DTYPE, "%s: a is %s, which takes no arithmetic; cast it first", fn, wgt_dtype_name(a->dtype));
+        return NULL;
+    }
     /* All three shapes must broadcast together, checked once so the message names them all. */
     int ndim = a->ndim;
     int64_t shape[WGT_MAX_DIMS], both[WGT_MAX_DIMS];

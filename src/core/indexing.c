@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "indexing.h"
+#include "core/dtype_table.h"
 
 /* Drops length-1 dimensions of a row and merges neighbours that chain in both operands'
  * strides, so a contiguous row reaches the kernels as one dimension. Works in place on
@@ -106,6 +107,14 @@ wgt_tensor *wgt_index_gather(const char *fn, const char *unit, wgt_tensor *table
         wgt_error(WGT_ERR_SHAPE, "%s: indices %s with table %s give rank %d, more than %d", fn, s1, s2, ondim,
                   WGT_MAX_DIMS);
         return NULL;
+    }
+    if (wgt_dtype_is_narrow(table->dtype)) {
+        /* The gather kernels move unpacked elements: a narrow table is gathered in its exact
+         * wide type (core/narrow.c) and the rows cast back. */
+        wgt_tensor *wide = wgt_narrow_widen(table);
+        wgt_tensor *g = wide ? wgt_index_gather(fn, unit, wide, indices, trusted) : NULL;
+        wgt_release(wide);
+        return wgt_narrow_cast_to(g, table->dtype);
     }
     if (trusted) return gather(fn, table, indices, 0);
     int deferred;

@@ -29,6 +29,9 @@ static const char *const int64_functions[] = {
     "wgt_maximum", "wgt_minimum", "wgt_add_scalar", "wgt_sub_scalar", "wgt_mul_scalar", "wgt_maximum_scalar",
     "wgt_minimum_scalar", "wgt_eq", "wgt_ne", "wgt_lt", "wgt_le", "wgt_gt", "wgt_ge", "wgt_bitwise_and",
     "wgt_bitwise_or", "wgt_bitwise_xor", "wgt_neg", "wgt_abs", "wgt_bitwise_not",
+    /* Built from the moves, where and the gathers above (core/manip.c, indexing.c, scatter.c). */
+    "wgt_moveaxis", "wgt_roll", "wgt_tile", "wgt_diagonal", "wgt_tril", "wgt_triu", "wgt_repeat",
+    "wgt_take_along_axis", "wgt_masked_select", "wgt_clip",
 };
 
 int wgt_takes_int64(const char *fn) {

@@ -72,11 +72,6 @@ wgt_tensor *wgt_masked_positions(const char *fn, wgt_tensor *a, wgt_tensor *mask
 wgt_tensor *wgt_masked_select(wgt_tensor *a, wgt_tensor *mask) {
     static const char fn[] = "wgt_masked_select";
     if (check_mask(fn, a, mask) != WGT_OK) return NULL;
-    if (wgt_dtype_is_narrow(a->dtype)) { /* the mask may be narrow, a not (no gather of them) */
-        wgt_error(WGT_ERR_DTYPE, "%s: a is %s, which this function does not take; cast a first", fn,
-                  wgt_dtype_name(a->dtype));
-        return NULL;
-    }
     wgt_tensor *pos = wgt_masked_positions(fn, a, mask);
     int64_t all = -1;
     wgt_tensor *flat = pos ? wgt_reshape(a, 1, &all) : NULL;

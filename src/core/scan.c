@@ -5,10 +5,25 @@
  * the axis is scanned in order, so the results do not depend on the layout.
  */
 #include "node.h"
+#include "core/dtype_table.h"
 
 static wgt_tensor *scan(const char *fn, wgt_scan_op op, wgt_tensor *a, int axis) {
     int ax;
     if (wgt_check_tensor(fn, "a", a) != WGT_OK || !wgt_normalize_axis(fn, axis, a->ndim, &ax)) return NULL;
+    if (wgt_dtype_is_narrow(a->dtype)) {
+        /* Scanned widened (core/narrow.c): the product in the type cumsum sums in (i32 or u32,
+         * wrapping there), the running maxima and minima and their positions in i32 or f32,
+         * the maxima and minima cast back (exactly). bf16 and bool take no product. */
+        wgt_dtype wide = op == WGT_SCAN_PROD ? wgt_narrow_sum_type(a->dtype) : wgt_narrow_wide_type(a->dtype);
+        if (wgt_dtype_is_narrow(wide) || (op == WGT_SCAN_PROD && a->dtype == WGT_BOOL)) {
+            wgt_error(WGT_ERR_DTYPE, "%s: a is %s, which takes no arithmetic; cast it first", fn,
+                      wgt_dtype_name(a->dtype));
+            return NULL;
+        }
+        wgt_tensor *w = wgt_cast(a, wide), *r = w ? scan(fn, op, w, axis) : NULL;
+        wgt_release(w);
+        return op == WGT_SCAN_MAX || op == WGT_SCAN_MIN ? wgt_narrow_cast_to(r, a->dtype) : r;
+    }
     if (a->dtype != WGT_F32 && a->dtype != WGT_F16 && a->dtype != WGT_I32 && a->dtype != WGT_U32) {
         wgt_error(WGT_ERR_DTYPE, "%s: a is %s; scans take f32, f16, i32 or u32", fn, wgt_dtype_name(a->dtype));
         return NULL;

@@ -53,6 +53,16 @@ static const char *const narrow_functions[] = {
     "wgt_minimum_scalar", "wgt_neg", "wgt_abs", "wgt_sign", "wgt_square", "wgt_relu", "wgt_clamp", "wgt_floor",
     "wgt_ceil", "wgt_round", "wgt_trunc", "wgt_sum", "wgt_prod", "wgt_max", "wgt_min", "wgt_mean", "wgt_var",
     "wgt_std", "wgt_argmax", "wgt_argmin", "wgt_cumsum",
+    /* Read exactly as a 4-byte type (core/unique.c). */
+    "wgt_unique", "wgt_nonzero", "wgt_argwhere",
+    /* Built from the moves above (core/manip.c, indexing.c), or gathering in the wide type
+     * (wgt_index_gather). */
+    "wgt_moveaxis", "wgt_roll", "wgt_tile", "wgt_diagonal", "wgt_tril", "wgt_triu", "wgt_repeat", "wgt_take",
+    "wgt_take_along_axis", "wgt_index_select",
+    /* Scanned widened (core/scan.c). */
+    "wgt_cumprod", "wgt_cummax", "wgt_cummin", "wgt_cumargmax", "wgt_cumargmin",
+    /* maximum and minimum (core/clip.c). */
+    "wgt_clip",
     /* Compiled graphs take and give them as the ops recorded in them do. */
     "wgt_graph_input", "wgt_graph_build", "wgt_graph_dispatch",
 };

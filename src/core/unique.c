@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "node.h"
+#include "core/dtype_table.h"
 
 /* Element i of row-major data of dtype as a double (bits: its raw bits), for equality. */
 static double value_at(wgt_dtype dtype, const void *data, int64_t i, uint32_t *bits) {
@@ -60,6 +61,19 @@ wgt_status wgt_unique(wgt_tensor *a, wgt_tensor **values, wgt_tensor **indices, 
         if (outs[i]) *outs[i] = NULL;
     wgt_status st = wgt_check_tensor(fn, "a", a);
     if (st != WGT_OK) return st;
+    if (wgt_dtype_is_narrow(a->dtype)) {
+        /* The distinct values of the exact cast to i32 or f32 (core/narrow.c: the order and
+         * the equalities are the same), cast back. */
+        wgt_tensor *wide = wgt_narrow_widen(a), *v = NULL;
+        st = wide ? wgt_unique(wide, values ? &v : NULL, indices, inverse, counts) : wgt_last_status();
+        wgt_release(wide);
+        if (st == WGT_OK && values && !(*values = wgt_narrow_cast_to(v, a->dtype))) {
+            st = wgt_last_status();
+            for (int i = 1; i < 4; i++)
+                if (outs[i]) wgt_release(*outs[i]), *outs[i] = NULL;
+        }
+        return st;
+    }
     int64_t n = wgt_tensor_numel(a);
     if (n > INT32_MAX)
         return wgt_error(WGT_ERR_LIMIT, "%s: a has %lld elements; i32 positions reach %d", fn, (long long)n, INT32_MAX);
@@ -133,8 +147,16 @@ static wgt_status nonzero_positions(const char *fn, wgt_tensor *a, int64_t **out
     *count = 0;
     wgt_status st = wgt_check_tensor(fn, "a", a);
     if (st != WGT_OK) return st;
+    if (wgt_dtype_is_narrow(a->dtype)) {
+        /* The positions of the exact cast to i32 or f32 (NaN stays nonzero, -0.0 zero). */
+        wgt_tensor *wide = wgt_narrow_widen(a);
+        st = wide ? nonzero_positions(fn, wide, out, count) : wgt_last_status();
+        wgt_release(wide);
+        return st;
+    }
     if (a->dtype != WGT_F32 && a->dtype != WGT_F16 && a->dtype != WGT_I32 && a->dtype != WGT_U32)
-        return wgt_error(WGT_ERR_DTYPE, "%s: a is %s; nonzero takes f32, f16, i32 or u32", fn, wgt_dtype_name(a->dtype));
+        return wgt_error(WGT_ERR_DTYPE, "%s: a is %s; nonzero takes f32, f16, bf16, i32, u32, i16, u16, i8, u8 or bool",
+                         fn, wgt_dtype_name(a->dtype));
     int64_t n = wgt_tensor_numel(a);
     if (n > INT32_MAX)
         return wgt_error(WGT_ERR_LIMIT, "%s: a has %lld elements; i32 positions reach %d", fn, (long long)n, INT32_MAX);
