@@ -34,8 +34,8 @@ static wgt_tensor *shared(wgt_ag_arena *ar, wgt_tensor *mask, const int *reduced
 
 static wgt_tensor *vector_grad(wgt_ag_node *n, wgt_ag_arena *ar, wgt_tensor *x, wgt_tensor *g) {
     double p = n->p[0];
-    wgt_tensor *y = up(n, ar, f32(ar, n->saved[1])), *gy = up(n, ar, g), *sx = K(wgt_sign(x)), *ax = K(wgt_abs(x));
     if (p == 0) return K(wgt_zeros(x->storage->ctx, WGT_F32, x->ndim, x->shape));
+    wgt_tensor *y = up(n, ar, f32(ar, n->saved[1])), *gy = up(n, ar, g), *sx = K(wgt_sign(x)), *ax = K(wgt_abs(x));
     if (isinf(p)) return K(wgt_mul(K(wgt_mul(gy, sx)), shared(ar, K(wgt_eq(ax, y)), n->iv, x->ndim)));
     wgt_tensor *zero = wgt_ag_scalar_like(ar, x, 0.0), *one = wgt_ag_scalar_like(ar, x, 1.0);
     wgt_tensor *nz = K(wgt_ne(y, zero)), *ysafe = K(wgt_where(nz, y, one));
@@ -93,13 +93,12 @@ wgt_tensor *wgt_ag_rule_linalg_vector_norm(wgt_tensor *out, wgt_tensor *a, doubl
 
 wgt_tensor *wgt_ag_rule_linalg_matrix_norm(wgt_tensor *out, wgt_tensor *a, const char *ord, int keepdims) {
     static const int last2[2] = {-2, -1};
-    if (!out) return out;
-    if (!ord || !strcmp(ord, "fro"))
-        return norm_rule("wgt_linalg_matrix_norm", out, a, N_VECTOR, 2.0, 2, last2, keepdims, 0);
     /* which: 1 columns, 2 rows (sign of ord: largest or smallest, read back from the saved norm);
      * for the singular values 2 the largest, -2 the smallest, 0 all */
-    if (!strcmp(ord, "1") || !strcmp(ord, "-1")) return norm_rule("wgt_linalg_matrix_norm", out, a, N_COLS, 0, 2, last2, keepdims, 1);
-    if (!strcmp(ord, "inf") || !strcmp(ord, "-inf")) return norm_rule("wgt_linalg_matrix_norm", out, a, N_COLS, 0, 2, last2, keepdims, 2);
-    int which = !strcmp(ord, "2") ? 2 : !strcmp(ord, "-2") ? -2 : 0;
-    return norm_rule("wgt_linalg_matrix_norm", out, a, N_SVD, 0, 2, last2, keepdims, which);
+    int kind = N_SVD, which = 0;
+    if (!ord || !strcmp(ord, "fro")) kind = N_VECTOR;
+    else if (!strcmp(ord, "1") || !strcmp(ord, "-1")) kind = N_COLS, which = 1;
+    else if (!strcmp(ord, "inf") || !strcmp(ord, "-inf")) kind = N_COLS, which = 2;
+    else which = !strcmp(ord, "2") ? 2 : !strcmp(ord, "-2") ? -2 : 0;
+    return norm_rule("wgt_linalg_matrix_norm", out, a, kind, kind == N_VECTOR ? 2.0 : 0, 2, last2, keepdims, which);
 }

@@ -1,7 +1,8 @@
 /*
  * Gradient rules of the reductions and cumsum (and of their 64-bit forms, whose floating cases
- * are the plain ops). The incoming gradient has the reduced shape; wgt_ag_unreduce puts the reduced axes back and broadcasts it over the input (a view, no
- * copy) before the elementwise factor of each reduction is applied.
+ * are the plain ops). The incoming gradient has the reduced shape; wgt_ag_unreduce puts the
+ * reduced axes back and broadcasts it over the input (a view, no copy) before the elementwise
+ * factor of each reduction is applied.
  */
 #include <string.h>
 

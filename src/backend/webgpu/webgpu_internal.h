@@ -115,7 +115,8 @@ typedef struct wgt_webgpu {
     int sga_usable;
     char sga_note[200];
     /* Compute units the matrix product balances its tiles over and attention splits its keys
-     * for (0: unknown: tiles go out whole, attention assumes SPLIT_ASSUMED_UNITS), and where the count came from: "given" (the option or WGT_COMPUTE_UNITS) or "known adapter". */
+     * for (0: unknown: tiles go out whole, attention assumes SPLIT_ASSUMED_UNITS), and where
+     * the count came from: "given" (the option or WGT_COMPUTE_UNITS) or "known adapter". */
     uint32_t compute_units;
     const char *compute_units_from;
     /* WGT_ATTENTION_CHUNKS: key chunks every attention the split kernel fits takes
