@@ -157,6 +157,7 @@ typedef enum wgt_rows_op {
     WGT_ROWS_LOG_SOFTMAX,
     WGT_ROWS_LAYER_NORM,
     WGT_ROWS_RMS_NORM,
+    WGT_ROWS_LOGSUMEXP, /* one f32 per row: log(sum(exp(x - max))) + max */
     WGT_ROWS_COUNT
 } wgt_rows_op;
 
@@ -334,7 +335,8 @@ struct wgt_backend {
      * dimensions are already broadcast (stride 0 where repeated); any strides. */
     wgt_status (*matmul)(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
     /* out (contiguous, in's shape) = op over each row (last dimension) of in; weight and bias
-     * are 1-D operands of the row length, or NULL. */
+     * are 1-D operands of the row length, or NULL. WGT_ROWS_LOGSUMEXP writes one f32 per row
+     * instead: out is f32, contiguous, of in's shape with the last dimension 1. */
     wgt_status (*rows)(wgt_backend *be, wgt_rows_op op, const wgt_operand *out, const wgt_operand *in,
                        const wgt_operand *weight, const wgt_operand *bias, double eps);
     /* Writes src into the box of dst starting at box_start (src's shape); dst is a contiguous

@@ -1,6 +1,6 @@
 /*
- * Row ops on WebGPU: softmax, log_softmax, layer_norm and rms_norm over the last dimension,
- * each one fused kernel (wgsl/rows.wgsl) filled per (op, type, weight present, bias
+ * Row ops on WebGPU: softmax, log_softmax, layer_norm, rms_norm and logsumexp (one f32 per
+ * row) over the last dimension, each one fused kernel (wgsl/rows.wgsl) filled per (op, type, weight present, bias
  * present, layout) and cached as a pipeline. Rows whose elements are consecutive in storage
  * take the dense kernel: each row is read once into registers, in vec4 units where the rows
  * are aligned to 4 elements, and written from there. Other layouts (and f16 rows of odd
@@ -22,7 +22,7 @@
 
 /* The template's op codes are wgt_rows_op's values. */
 _Static_assert(WGT_ROWS_SOFTMAX == 0 && WGT_ROWS_LOG_SOFTMAX == 1 && WGT_ROWS_LAYER_NORM == 2 &&
-                   WGT_ROWS_RMS_NORM == 3,
+                   WGT_ROWS_RMS_NORM == 3 && WGT_ROWS_LOGSUMEXP == 4,
                "rows.wgsl hard-codes the wgt_rows_op values");
 
 typedef struct {
@@ -59,7 +59,8 @@ typedef struct {
  * softmax over [8192, 50257] logits ran at a quarter of the bandwidth on an H200. */
 #define DENSE_CACHE_UNITS 8u
 
-static const char *const op_names[WGT_ROWS_COUNT] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
+static const char *const op_names[WGT_ROWS_COUNT] = {"softmax", "log_softmax", "layer_norm", "rms_norm",
+                                                     "logsumexp"};
 
 /* A WGSL load of element i from binding `name` of type dt (f16 packed two to a u32). */
 static void load_expr(char *buf, size_t size, const char *name, wgt_dtype dt, const char *i) {
@@ -158,9 +159,10 @@ static char *build_rows(wgt_webgpu *w, const void *arg) {
     if (k->has_bias)
         param_code(k, b++, "bs", "bias", "b", "+", bindings, sizeof bindings, param_loads, sizeof param_loads, affine,
                    sizeof affine, affine_unit, sizeof affine_unit);
+    int lse = k->op == WGT_ROWS_LOGSUMEXP; /* one f32 per row */
     n = (int)strlen(bindings);
     snprintf(bindings + n, sizeof bindings - (size_t)n, "@group(0) @binding(%d) var<storage, read_write> out: array<%s>;",
-             b++, io_type);
+             b++, lse ? "f32" : io_type);
     char params_binding[8], op_code[8], load_stmt[128], vec[8], cache[8];
     unit_load(load_unit, sizeof load_unit, k, "inp", "i");
     snprintf(vec, sizeof vec, "%uu", k->vec);
@@ -172,7 +174,12 @@ static char *build_rows(wgt_webgpu *w, const void *arg) {
     /* The write passes: all invocations over the workgroup's range, or one invocation over
      * its own rows (element e of those is row e / len; there are at most two). */
     const char *write, *write_alone;
-    if (k->dtype == WGT_F16) {
+    if (lse) { /* the first slots' rows (one round: the output is f32) */
+        write = "if (tid < min(per_group, params.rows - first)) { store_row(first + tid, lse_of(stats[tid])); }";
+        write_alone = "for (var r = 0u; r < min(params.rounds, params.rows - row0); r = r + 1u) {\n"
+                      "                store_row(row0 + r, lse_of(st[r]));\n"
+                      "            }";
+    } else if (k->dtype == WGT_F16) {
         write = "var p = vec2<u32>((2u * tid) / params.len, (2u * tid) % params.len);\n"
                 "    for (var e = 2u * tid; e < total; e = e + 2u * WG) {\n"
                 "        var high = 0u;\n"
@@ -204,7 +211,9 @@ static char *build_rows(wgt_webgpu *w, const void *arg) {
     const char *pairs[] = {"BINDINGS", bindings,    "PARAMS_BINDING", params_binding, "OP", op_code,
                            "LOAD", load_stmt,       "PARAM_LOADS", param_loads,       "AFFINE", affine,
                            "WRITE", write,          "WRITE_ALONE", write_alone,       "VEC", vec,
-                           "CACHE", cache,          "LOAD_UNIT", load_unit,           "STORE_UNIT", unit_store(k),
+                           "CACHE", cache,          "LOAD_UNIT", load_unit,
+                           "STORE_UNIT", lse ? "out[i] = y.x;" : unit_store(k),
+                           "STORE_ROW", lse ? "out[r] = v;" : "",
                            "AFFINE_UNIT", affine_unit,
                            NULL};
     char *wgsl = wgt_wgsl_expand(text, pairs);
@@ -266,6 +275,8 @@ wgt_status wgt_wgpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out
     if (out->offset != 0) return wgt_error(WGT_ERR_INTERNAL, "row op output at offset %lld", (long long)out->offset);
     if (in->dtype != WGT_F32 && in->dtype != WGT_F16)
         return wgt_error(WGT_ERR_INTERNAL, "row op on %s", wgt_dtype_name(in->dtype));
+    if (op == WGT_ROWS_LOGSUMEXP && out->dtype != WGT_F32)
+        return wgt_error(WGT_ERR_INTERNAL, "row logsumexp into %s, not f32", wgt_dtype_name(out->dtype));
     rows_params p;
     memset(&p, 0, sizeof p);
     int lead = in->ndim - 1;

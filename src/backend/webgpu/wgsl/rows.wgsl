@@ -1,5 +1,5 @@
 // Row kernels: softmax, log_softmax, layer_norm or rms_norm over each row (the last
-// dimension) of an input, written to a contiguous output. The file holds a common part and
+// dimension) of an input, written to a contiguous output; or logsumexp, one f32 per row. The file holds a common part and
 // two kernels, each after its marker line; the backend compiles the common part with one of
 // them:
 //
@@ -74,6 +74,9 @@ const SOFTMAX: u32 = 0u;
 const LOG_SOFTMAX: u32 = 1u;
 const LAYER_NORM: u32 = 2u;
 const RMS_NORM: u32 = 3u;
+const LOGSUMEXP: u32 = 4u;
+// The ops that sum exponentials after the row's max (logsumexp writes one value per row).
+const EXPS: bool = OP == SOFTMAX || OP == LOG_SOFTMAX || OP == LOGSUMEXP;
 const BLOCK: u32 = 64u;
 // exp of anything below this is 0 in f32; clamping there keeps exp away from -inf, whose
 // result WGSL leaves to the implementation.
@@ -215,6 +218,19 @@ fn variance(t: vec2<f32>) -> f32 {
     return v;
 }
 
+// logsumexp's value from a row's (max, log of the shifted sum, NaN count): an infinite
+// max is the result (+inf, or -inf for a row of nothing but -inf), a NaN gives NaN.
+fn lse_of(st: vec4<f32>) -> f32 {
+    if (st.z > 0.0 || is_nan(st.x)) { return nan(); }
+    if (!is_finite(st.x)) { return st.x; }
+    return st.x + st.y;
+}
+
+// Stores logsumexp's value of row r (the other ops store whole rows).
+fn store_row(r: u32, v: f32) {
+    {{STORE_ROW}}
+}
+
 // Storage index of the first element of row r.
 fn row_base(r: u32) -> i32 {
     var rem = r;
@@ -276,7 +292,7 @@ fn lane_exp(base: i32, lane: u32) -> f32 {
 // layer_norm x - shift.x, then (d^2, d) with d = x - shift.x - shift.y (the shifted mean);
 // x^2 for rms_norm.
 fn term(x: f32, shift: vec2<f32>, second_pass: bool) -> vec2<f32> {
-    if (OP == SOFTMAX || OP == LOG_SOFTMAX) { return vec2<f32>(exp(max(x - shift.x, EXP_FLOOR)), 0.0); }
+    if (EXPS) { return vec2<f32>(exp(max(x - shift.x, EXP_FLOOR)), 0.0); }
     if (OP == LAYER_NORM) {
         if (!second_pass) { return vec2<f32>(x - shift.x, 0.0); }
         let d = (x - shift.x) - shift.y;
@@ -329,7 +345,7 @@ fn tree(v: vec2<f32>, tid: u32, lane: u32, mode: u32) -> vec2<f32> {
 // The statistics of the row starting at base (valid: the segment has a row this round).
 fn row_stats(base: i32, valid: bool, tid: u32, lane: u32) -> vec4<f32> {
     var part = vec2<f32>(0.0);
-    if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
+    if (EXPS) {  // logsumexp: (max, log sum); the NaN-keeping max needs no count here
         var m = -inf();
         if (valid) { m = lane_max(base, lane); }
         m = tree(vec2<f32>(m, 0.0), tid, lane, MAX).x;
@@ -542,8 +558,14 @@ struct Terms {
 // the shifted mean); x^2 for rms_norm.
 fn terms(v: vec4<f32>, s: vec2<f32>, step: u32) -> Terms {
     let zero = vec4<f32>(0.0);
-    if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
-        return Terms(select(zero, exp(max(v - s.x, vec4<f32>(EXP_FLOOR))), USED), zero);
+    if (EXPS) {
+        // logsumexp also counts NaNs, which the dense max took for +inf.
+        var nans = zero;
+        if (OP == LOGSUMEXP) {
+            let is_nan4 = (bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u);
+            nans = select(zero, vec4<f32>(1.0), is_nan4 & USED);
+        }
+        return Terms(select(zero, exp(max(v - s.x, vec4<f32>(EXP_FLOOR))), USED), nans);
     }
     if (OP == LAYER_NORM) {
         if (step == 0u) { return Terms(select(zero, v - s.x, USED), zero); }
@@ -666,6 +688,13 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
         if (is_finite(m)) { part = share(&x, lane, n, base, valid, vec2<f32>(m, 0.0), 0u, 1.0).x; }
         let s = seg_reduce(vec2<f32>(part, 0.0), tid, lane, 1u, SUM).x;  // >= 1: the max gives exp(0)
         if (OP == SOFTMAX) { st = vec4<f32>(m, 1.0 / s, 0.0, 0.0); } else { st = vec4<f32>(m, log(s), 0.0, 0.0); }
+    } else if (OP == LOGSUMEXP) {
+        // The sum runs whatever the max, for the NaN count: a +inf max may be a NaN's.
+        let m = seg_reduce(vec2<f32>(share_max(&x, lane, n, base, valid), 0.0), tid, lane, 0u, MAX).x;
+        var shift = 0.0;
+        if (is_finite(m)) { shift = m; }
+        let s = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(shift, 0.0), 0u, 1.0), tid, lane, 1u, SUM);
+        st = vec4<f32>(m, log(s.x), s.y, 0.0);
     } else {
         // Each invocation sums at the scale of its own largest exponent (layer_norm's
         // counting the shift, the row's first element, as in the strided kernel's row_stats);
@@ -691,6 +720,10 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
         }
     }
     if (!valid) { return; }
+    if (OP == LOGSUMEXP) {
+        if (lane == 0u) { store_row(row, lse_of(st)); }
+        return;
+    }
     let out_first = row * n;
     for (var k = 0u; k < CACHE; k = k + 1u) {
         let u = lane + k * t;
