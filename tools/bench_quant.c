@@ -65,46 +65,25 @@ static double time_op(wgt_context *ctx, op_fn op, void *arg) {
 }
 
 /* GPU seconds per run of op from the device's timestamps (the passes' time, no host time), the
- * best of a few batches; -1 where the device has no timestamps. */
-static double gpu_time_op(wgt_context *ctx, op_fn op, void *arg) {
-    if (wgt_context_gpu_timing(ctx, 1) != WGT_OK) {
-        wgt_clear_error();
-        return -1;
-    }
-    double best = -1;
-    for (int batch = 0; batch < 5; batch++) {
-        enum { RUNS = 16 };
-        wgt_gpu_time g = {0};
-        for (int i = 0; i < RUNS; i++) {
-            wgt_tensor *r = op(arg);
-            int ok = r && wgt_eval(1, &r) == WGT_OK;
-            wgt_release(r);
-            if (!ok) goto done;
-        }
-        if (wgt_context_gpu_time(ctx, &g) != WGT_OK || g.untimed_passes || !g.passes) goto done;
-        double per = g.ms / 1e3 / RUNS;
-        if (best < 0 || per < best) best = per;
-    }
-done:
-    wgt_context_gpu_timing(ctx, 0);
-    return best;
-}
-
-/* As gpu_time_op, but RUNS results recorded and evaluated together, so their dispatches share
- * passes as a decoding layer's products do, and each pass's fixed cost (about 7 us on an
+ * best of a few batches of RUNS runs; -1 where the device has no timestamps. Each run evaluated
+ * apart, or (together) all of a batch recorded and evaluated at once, so their dispatches
+ * share passes as a decoding layer's products do and each pass's fixed cost (about 7 us on an
  * H200, BENCHMARKS.md) is spread over them; *passes gets the passes per batch. */
-static double gpu_time_batched(wgt_context *ctx, op_fn op, void *arg, double *passes) {
+enum { RUNS = 16 };
+static double gpu_time_op(wgt_context *ctx, op_fn op, void *arg, int together, double *passes) {
     if (wgt_context_gpu_timing(ctx, 1) != WGT_OK) {
         wgt_clear_error();
         return -1;
     }
     double best = -1;
     for (int batch = 0; batch < 5; batch++) {
-        enum { RUNS = 16 };
         wgt_tensor *r[RUNS] = {0};
         int ok = 1;
-        for (int i = 0; i < RUNS && ok; i++) ok = (r[i] = op(arg)) != NULL;
-        ok = ok && wgt_eval(RUNS, r) == WGT_OK;
+        for (int i = 0; i < RUNS && ok; i++) {
+            ok = (r[i] = op(arg)) != NULL && (together || wgt_eval(1, &r[i]) == WGT_OK);
+            if (!together) wgt_release(r[i]), r[i] = NULL;
+        }
+        ok = ok && (!together || wgt_eval(RUNS, r) == WGT_OK);
         for (int i = 0; i < RUNS; i++) wgt_release(r[i]);
         wgt_gpu_time g = {0};
         if (!ok || wgt_context_gpu_time(ctx, &g) != WGT_OK || g.untimed_passes || !g.passes) break;
@@ -278,8 +257,8 @@ static int matvec_row(wgt_context *ctx, wgt_tensor *w16, int k, const int64_t *x
               k == 0 ? wgt_retain(w16) : wgt_quantize(w16, k == 1 ? WGT_Q8_0 : WGT_Q4_0)};
     double s = p.x && p.w ? time_op(ctx, linear_op, &p) : -1;
     double bytes = p.w ? (double)wgt_tensor_nbytes(p.w) : 0, gbs = s > 0 ? bytes / s / 1e9 : -1;
-    double gpu_s = gbs > 0 ? gpu_time_op(ctx, linear_op, &p) : -1, passes = 0;
-    double batched_s = gpu_s > 0 ? gpu_time_batched(ctx, linear_op, &p, &passes) : -1;
+    double passes = 0, gpu_s = gbs > 0 ? gpu_time_op(ctx, linear_op, &p, 0, &passes) : -1;
+    double batched_s = gpu_s > 0 ? gpu_time_op(ctx, linear_op, &p, 1, &passes) : -1;
     wgt_release(p.x), wgt_release(p.w);
     if (gbs <= 0) return -1;
     report(r, nr, name, gbs, "GB/s", gbs / bw);
@@ -350,7 +329,7 @@ int wgt_bench_quant_main(int argc, char **argv) {
     pair cp = {wgt_rand_uniform(ctx, WGT_F32, 1, &big, 0, 1, 1), NULL};
     double s = cp.x ? time_op(ctx, copy_op, &cp) : -1;
     double bw = s > 0 ? 2.0 * 4.0 * (double)big / s / 1e9 : -1;
-    double gpu_copy_s = bw > 0 ? gpu_time_op(ctx, copy_op, &cp) : -1;
+    double copy_passes = 0, gpu_copy_s = bw > 0 ? gpu_time_op(ctx, copy_op, &cp, 0, &copy_passes) : -1;
     wgt_release(cp.x);
     if (bw <= 0) goto fail;
     report(r, &nr, "copy", bw, "GB/s", -1);
