@@ -1,7 +1,7 @@
 /*
  * Row ops on WebGPU: softmax, log_softmax, layer_norm, rms_norm and logsumexp (one f32 per
- * row) over the last dimension, each one fused kernel (wgsl/rows.wgsl) filled per (op, type, weight present, bias
- * present, layout) and cached as a pipeline. Rows whose elements are consecutive in storage
+ * row) over the last dimension, each one fused kernel (wgsl/rows.wgsl) filled per (op, type,
+ * weight present, bias present, layout) and cached as a pipeline. Rows whose elements are consecutive in storage
  * take the dense kernel: each row is read once into registers, in vec4 units, and written
  * from there. f32 rows not aligned to 4 elements (a vocabulary of 50257) are read as the
  * aligned vec4 units that cover them, the elements of neighbouring rows masked out, and
