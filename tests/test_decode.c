@@ -226,6 +226,10 @@ TEST_BACKENDS(decode_replay_matches_eager_steps) {
  * and adds a dispatch per layer (decode_replay_split_matches_eager checks both). */
 #define LAYER_LAUNCHES_WEBGPU 14
 #define LAYER_LAUNCHES_CPU 30
+/* Dispatches a WebGPU layer may take (f32, f16, q4_0): as many as its launches, the cache
+ * writes' index check running once a step for every layer's writes (index_checks.c); f16
+ * takes two more. */
+static const uint64_t layer_dispatches_webgpu[3] = {14, 16, 14};
 
 typedef struct {
     uint64_t launches, dispatches;
@@ -278,6 +282,10 @@ static void check_replay_launches(wgt_context *ctx) {
         uint64_t budget = wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU ? LAYER_LAUNCHES_WEBGPU : LAYER_LAUNCHES_CPU;
         CHECK(layer_l <= budget, "%s: a layer costs %llu launches, more than the %llu budgeted",
               wgt_dtype_name(types[ti]), (unsigned long long)layer_l, (unsigned long long)budget);
+        if (wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU)
+            CHECK(layer_d <= layer_dispatches_webgpu[ti], "%s: a layer costs %llu dispatches, more than the %llu budgeted",
+                  wgt_dtype_name(types[ti]), (unsigned long long)layer_d,
+                  (unsigned long long)layer_dispatches_webgpu[ti]);
     }
 }
 

@@ -184,8 +184,14 @@ wgt_status wgt_user_call_run(wgt_backend *be, const struct wgt_user_call *call, 
 /* ---- device-side index checks (index_checks.c) ---- */
 /* A slot of the context's check record for node n, as the operand the backend's index_check
  * writes, and the slot's taint bit. When every slot is taken the record is read first (a
- * wait): storages it finds failed fail their later readers. */
-wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, wgt_operand *record, uint64_t *bit);
+ * wait): storages it finds failed fail their later readers. real and offset: n's index
+ * operand as resolved for this run (real NULL: never shared). *shared set: an earlier node of
+ * the run checked the same values for the same message; n takes its slot's bit and runs no
+ * check of its own (record untouched). */
+wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, const wgt_storage *real, int64_t offset,
+                                 wgt_operand *record, uint64_t *bit, int *shared);
+/* A run of steps begins (a flush, a graph's dispatch): no earlier check is shared into it. */
+void wgt_index_checks_new_run(wgt_context *ctx);
 /* s was just written by a step whose value depends on the checks in mask (the taint of what
  * it read, and its own slot's bit); a whole write forgets what s held before. */
 void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole);

@@ -483,12 +483,18 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     memcpy(a, n->args, sizeof *a * (size_t)(n->nargs > WGT_NODE_MAX_ARGS ? n->nargs : WGT_NODE_MAX_ARGS));
     wgt_status st;
     uint64_t bit = 0;
+    int shared = 0;
     /* Before binding: taking a slot may read the record, which can fail an input. */
-    if (n->index_bound && (st = wgt_index_checks_take(ctx, n, &record, &bit)) != WGT_OK) return st;
+    if (n->index_bound) {
+        const wgt_operand *ix = &n->args[n->index_arg];
+        int64_t shift = 0;
+        const wgt_storage *real = resolve && ix->storage ? resolve(ix->storage, &shift, arg) : ix->storage;
+        if ((st = wgt_index_checks_take(ctx, n, real, ix->offset + shift, &record, &bit, &shared)) != WGT_OK) return st;
+    }
     for (int i = n->nargs - 1; i >= 0; i--) /* inputs first: syncing them may submit work */
         if ((st = bind_operand(&a[i], i < n->nwrites && !n->partial, resolve, arg)) != WGT_OK) return st;
     wgt_backend *be = ctx->backend;
-    if (n->index_bound &&
+    if (n->index_bound && !shared &&
         (st = be->index_check(be, &a[n->index_arg], n->index_bound < 0 ? 0 : n->index_bound, &record)) != WGT_OK)
         return st;
     switch (n->kind) {
