@@ -258,6 +258,7 @@ void wgt_graph_updates_drop(wgt_context *ctx);
 /* ---- planning and running (scheduler.c) ---- */
 typedef struct wgt_step {
     wgt_node *node;          /* one node, or NULL for a fused kernel */
+    int owns_node;           /* node is an epilogue's (epilogue.c), freed with the plan */
     wgt_fused_kernel *fused; /* operands' storage fields name the storages */
     int members;             /* nodes the step stands for */
     /* Storages this step reads or writes for the last time in the plan (may be released to the
@@ -265,6 +266,16 @@ typedef struct wgt_step {
     wgt_storage **last_uses;
     int nlast;
 } wgt_step;
+
+/* Epilogues (epilogue.c): epi[i] for each of n nodes: the product an add folds in, or NONE,
+ * or FOLDED for a product that runs inside its add's step. Reads the storages' readers,
+ * needed and producer_index marks of the plan being built. */
+#define WGT_EPILOGUE_NONE (-1)
+#define WGT_EPILOGUE_FOLDED (-2)
+void wgt_epilogues_find(wgt_node *const *nodes, int n, const char *live, int *epi);
+/* The node the pair's step runs: the product writing the add's output with the add's other
+ * operand as its addend (args[3]); malloc'd, freed with the plan; NULL when out of memory. */
+wgt_node *wgt_epilogue_node(const wgt_node *prod, const wgt_node *add);
 
 typedef struct wgt_plan {
     wgt_step *steps;
