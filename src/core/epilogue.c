@@ -92,5 +92,8 @@ wgt_node *wgt_epilogue_node(const wgt_node *prod, const wgt_node *add) {
     e->args[3] = *res;
     e->args[3].storage = x->storage;
     e->args[3].offset = x->offset;
+    /* Rows of N in order (a single row's stride may be anything: the backends want N). */
+    e->args[3].strides[0] = res->shape[1];
+    e->args[3].strides[1] = 1;
     return e;
 }
