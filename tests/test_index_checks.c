@@ -327,3 +327,47 @@ TEST_BACKENDS(index_checks_shared_within_a_run) {
     wgt_tensor *all[] = {rows, fb, bad, a, b, fg, ii, col, at, six, c, d};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
 }
+
+/* A compiled graph writing two tensors with data at one position (a layer's keys and values):
+ * the writes share one check per dispatch, and a position out of range still fails both
+ * tensors, each naming the index. */
+TEST_BACKENDS(index_checks_graph_writes_share_a_check) {
+    int64_t one = 1, rs[2] = {1, 3}, shape[2] = {4, 3};
+    float init[12] = {0}, got[12];
+    wgt_tensor *k = wgt_tensor_from_data(ctx, WGT_F32, 2, shape, init, sizeof init, WGT_USAGE_DEFAULT);
+    wgt_tensor *v = wgt_tensor_from_data(ctx, WGT_F32, 2, shape, init, sizeof init, WGT_USAGE_DEFAULT);
+    wgt_tensor *at = wgt_graph_input(ctx, "index_checks_share.at", WGT_I32, 1, &one);
+    wgt_tensor *x = wgt_graph_input(ctx, "index_checks_share.x", WGT_F32, 2, rs);
+    wgt_tensor *x2 = x ? wgt_mul_scalar(x, 2.0) : NULL, *y = x ? wgt_mul_scalar(x, 3.0) : NULL;
+    CHECK(x2 && y && wgt_set_rows(k, at, x) == WGT_OK && wgt_set_rows(v, at, x2) == WGT_OK, "%s", wgt_last_error());
+    wgt_binding outs[1] = {{"y", y}};
+    wgt_graph *g = y ? wgt_graph_build(ctx, 1, outs) : NULL;
+    CHECK(g, "%s", wgt_last_error());
+    wgt_tensor *xt = wgt_tensor_from_data(ctx, WGT_F32, 2, rs, (float[]){1, 2, 3}, 12, WGT_USAGE_DEFAULT);
+    wgt_tensor *yo = wgt_zeros(ctx, WGT_F32, 2, rs);
+    for (int pass = 0; pass < 2 && g; pass++) {
+        int32_t pos = pass ? 4 : 2;
+        wgt_tensor *it = wgt_tensor_from_data(ctx, WGT_I32, 1, &one, &pos, sizeof pos, WGT_USAGE_DEFAULT);
+        wgt_binding ins[2] = {{"index_checks_share.at", it}, {"index_checks_share.x", xt}}, bo[1] = {{"y", yo}};
+        wgt_status st = wgt_graph_dispatch(g, 2, ins, 1, bo);
+        if (st == WGT_OK) st = wgt_context_sync(ctx);
+        if (!pass) {
+            CHECK(st == WGT_OK, "%s", wgt_last_error());
+            CHECK(wgt_tensor_read(k, got, sizeof got) == WGT_OK && got[6] == 1 && got[8] == 3 && got[3] == 0,
+                  "k: %g %g %g (%s)", got[6], got[8], got[3], wgt_last_error());
+            CHECK(wgt_tensor_read(v, got, sizeof got) == WGT_OK && got[6] == 2 && got[8] == 6 && got[9] == 0,
+                  "v: %g %g %g (%s)", got[6], got[8], got[9], wgt_last_error());
+        } else {
+            CHECK(st == WGT_ERR_INVALID_ARGUMENT && strstr(wgt_last_error(), "index 4"), "a position of 4: %s",
+                  wgt_last_error());
+            CHECK_ERROR(wgt_tensor_read(k, got, sizeof got) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                        "wgt_set_rows: index 4 at position [0] of indices is out of range for 4 rows");
+            CHECK_ERROR(wgt_tensor_read(v, got, sizeof got) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                        "wgt_set_rows: index 4 at position [0] of indices is out of range for 4 rows");
+        }
+        wgt_release(it);
+    }
+    wgt_graph_release(g);
+    wgt_tensor *all[] = {k, v, at, x, x2, y, xt, yo};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
+}
