@@ -437,9 +437,12 @@ struct wgt_backend {
     /* out [M, N] (f32, contiguous) = x [M, K] (f32, any strides) @ w^T for w [N, K] of a block
      * type, accumulated in f32 (the core casts f16 operands). int8: each block of x is first
      * quantized as q8_0 is (d_x = max|x| / 127, q = x / d_x rounded half away from zero) and
-     * a block contributes d_w * d_x * (the integer dot product of the values). */
+     * a block contributes d_w * d_x * (the integer dot product of the values). addend (NULL:
+     * none; f32 [M, N], contiguous rows at any offset, never out's storage) is added to each
+     * finished sum, as an add after the product would (the scheduler folds a residual add into
+     * the product, src/core/epilogue.c). */
     wgt_status (*matmul_quantized)(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
-                                   const wgt_operand *w, int int8);
+                                   const wgt_operand *w, const wgt_operand *addend, int int8);
 
     /* User kernels (NULL: the backend runs no WGSL). user_kernel_create compiles source's
      * entry point with the given layout (WGT_ERR_BACKEND with the compiler's message, lines
