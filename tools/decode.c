@@ -75,7 +75,7 @@ static int generate(llama_model *m, wgt_tensor *logits, int64_t pos, int64_t cou
         scratch = wgt_zeros(m->ctx, WGT_F32, 1, &vocab);
         rc = !r || !scratch;
     }
-    record += decode_seconds() - t0;
+    double build = decode_seconds() - t0;
     while (seen < count) {
         if (!rc && made < count && made - seen <= DECODE_LAG) { /* a free slot: queue a step */
             t0 = decode_seconds();
@@ -110,7 +110,7 @@ static int generate(llama_model *m, wgt_tensor *logits, int64_t pos, int64_t cou
     for (int i = 0; i <= DECODE_LAG; i++) wgt_read_release(pending[i]), wgt_release(tokens[i]);
     wgt_release(l), wgt_release(prev), wgt_release(scratch);
     llama_replay_free(r);
-    if (stats) stats->record_s = record - submit, stats->submit_s = submit, stats->wait_s = wait;
+    if (stats) stats->record_s = record - submit, stats->submit_s = submit, stats->wait_s = wait, stats->build_s = build;
     return rc ? -1 : 0;
 }
 

@@ -76,6 +76,7 @@ typedef void (*llama_token_fn)(void *arg, int32_t token);
  * recorded work into command buffers) and waiting for tokens. */
 typedef struct {
     double record_s, submit_s, wait_s;
+    double build_s; /* building the replayed step's graph, once a run (not in record_s) */
 } llama_decode_stats;
 /* Samples count tokens, the first from logits (the prompt's last), each next one from the
  * model run on the last at positions pos.., without the host waiting on any step: on_token
