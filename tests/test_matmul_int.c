@@ -273,6 +273,15 @@ TEST_BACKENDS(matmul_int_errors) {
     CHECK_ERROR(wgt_linear(i, i, NULL) == NULL, WGT_ERR_DTYPE, "wgt_linear: takes floating types");
     /* Integers have no gradients: marking one is the autograd's own error. */
     CHECK_ERROR(wgt_requires_grad(i, 1) == WGT_ERR_DTYPE, WGT_ERR_DTYPE, "only f32 and f16");
+    /* A path from a tracked float through an integer product carries no gradient: backward
+     * stops at the cast to the integer type with the autograd's message. */
+    wgt_tensor *x = wgt_ones(ctx, WGT_F32, 2, s);
+    CHECK(x && wgt_requires_grad(x, 1) == WGT_OK, "%s", wgt_last_error());
+    wgt_tensor *xi = wgt_cast(x, WGT_I32), *y = wgt_matmul(xi, xi), *yf = wgt_cast(y, WGT_F32);
+    wgt_tensor *loss = wgt_sum(yf, 0, NULL, 0);
+    CHECK(loss && wgt_tensor_requires_grad(loss), "%s", wgt_last_error());
+    CHECK_ERROR(wgt_backward(loss, NULL) == WGT_ERR_USAGE, WGT_ERR_USAGE, "wgt_cast: its result is an integer type");
+    wgt_release(loss), wgt_release(yf), wgt_release(y), wgt_release(xi), wgt_release(x);
     wgt_tensor *all[] = {i, f, h, bo, u, i8, bf};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) wgt_release(all[k]);
 }
