@@ -226,12 +226,11 @@ wgt_tensor *wgt_contract_run(const char *fn, const wgt_contract_plan *p, wgt_ten
     wgt_tensor *wide[2];
     wgt_dtype result;
     if (wgt_contract_widen(p->nops, ops, wide, &result) != WGT_OK) return NULL;
-    wgt_labelled x = {wide[0], {0}};
+    wgt_labelled x = {wide[0], {0}}, y = {p->nops == 2 ? wide[1] : NULL, {0}};
     memcpy(x.labels, p->labels[0], sizeof x.labels);
-    if (p->nops == 1) return wgt_narrow_cast_to(wgt_contract_finish(wgt_contract_sum_out(x, keep), p->nout, p->out), result);
-    wgt_labelled y = {wide[1], {0}};
     memcpy(y.labels, p->labels[1], sizeof y.labels);
-    return wgt_narrow_cast_to(wgt_contract_finish(wgt_contract_pair(fn, x, y, keep), p->nout, p->out), result);
+    wgt_labelled r = p->nops == 1 ? wgt_contract_sum_out(x, keep) : wgt_contract_pair(fn, x, y, keep);
+    return wgt_narrow_cast_to(wgt_contract_finish(r, p->nout, p->out), result);
 }
 
 wgt_status wgt_tensordot_plan(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b,
