@@ -41,6 +41,8 @@ static const shape_case cases[] = {
     {136, 64, 48, 1, 1, 0, 0},   /* a^T @ b: a fetched along M */
     {70, 50, 40, 3, 0, 0, 1},    /* a batch of 3 against one b */
     {256, 128, 96, 2, 0, 0, 0},  /* whole tiles only, a batch of 2 */
+    {48, 40, 8, 1, 0, 0, 0},     /* one step along K: no fetch ahead */
+    {33, 40, 24, 1, 0, 0, 0},    /* two steps */
 };
 
 /* Host values: k/8 for small integers k (exact), or pseudo-random normals. */
