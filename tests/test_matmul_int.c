@@ -185,13 +185,16 @@ TEST_BACKENDS(matmul_int_views) {
         wgt_tensor *flipped = wgt_flip(b, 1, (int[]){0});
         check_matmul("a transposed", a, b, dt);
         check_matmul("b transposed", a, b_cols, dt);
+        int64_t s_a[2] = {7, 13};
+        wgt_tensor *a_rows = random_int(ctx, dt, 2, s_a, 15 + t); /* a by rows, b by columns: unit steps along K */
+        check_matmul("a by rows, b transposed", a_rows, b_cols, dt);
         check_matmul("a sliced with steps", sliced, bt, dt);
         check_matmul("b reversed", a, flipped, dt);
         /* A batch that repeats one matrix through a stride-0 view. */
         int64_t s3[3] = {3, 7, 13};
         wgt_tensor *expanded = wgt_expand(a, 3, s3);
         check_matmul("a broadcast by a stride-0 batch", expanded, b_cols, dt);
-        wgt_tensor *all[] = {at, b, big, bt, a, b_cols, rows, sliced, flipped, expanded};
+        wgt_tensor *all[] = {at, b, big, bt, a, b_cols, rows, sliced, flipped, expanded, a_rows};
         for (size_t k = 0; k < sizeof all / sizeof *all; k++) wgt_release(all[k]);
     }
 }
