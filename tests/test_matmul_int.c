@@ -5,7 +5,7 @@
  * reduced to the result's bits (the low bits, sign-extended for signed types), which is
  * NumPy's wrap-around. Operand values use the type's whole range, so nearly every product
  * wraps and a float accumulator or a saturating step cannot pass (an f32 sum keeps 24 bits).
- * Shapes: 1 x 1, odd sizes across several 16 x 16 tiles, batch broadcasting, 1-D operands,
+ * Shapes: 1 x 1, odd sizes across several 64 x 64 tiles, batch broadcasting, 1-D operands,
  * K = 0 (zeros), empty M and N; transposed, sliced, reversed and stride-0 views; mixed
  * types promoted by the array API's table; the errors. Outputs are poisoned in the runner's
  * poisoned pass, so an element nothing wrote shows.
@@ -159,6 +159,7 @@ TEST_BACKENDS(matmul_int_shapes_every_type) {
         {2, 2, {33, 17}, {17, 40}},       {1, 2, {5}, {5, 3}},            {2, 1, {4, 5}, {5}},
         {1, 1, {9}, {9}},                 {3, 1, {2, 3, 4}, {4}},         {2, 2, {3, 0}, {0, 4}},
         {2, 2, {0, 3}, {3, 4}},           {2, 2, {3, 4}, {4, 0}},         {3, 3, {2, 1, 3}, {2, 3, 2}},
+        {2, 2, {70, 33}, {33, 67}},       {3, 2, {2, 65, 9}, {9, 3}}, /* past one 64 x 64 WebGPU tile */
     };
     for (size_t t = 0; t < NTYPES; t++)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

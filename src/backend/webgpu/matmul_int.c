@@ -4,7 +4,7 @@
  * One kernel per element width: 32-bit values multiply and add as u32, which WGSL wraps, so
  * i32 and u32 share it; 64-bit values are word pairs with int64_words.wgsl's arithmetic.
  * The operands are read in place through their strides (transposed, sliced, broadcast batch
- * dimensions of stride 0), in 16 x 16 output tiles per workgroup. A float kernel would be
+ * dimensions of stride 0), in 64 x 64 output tiles per workgroup. A float kernel would be
  * faster on tensor hardware but cannot be exact: integer products are for correctness here
  * (indices, counts, quantized arithmetic), not speed.
  */
@@ -14,7 +14,7 @@
 
 #include "webgpu_internal.h"
 
-#define TILE 16
+#define TILE 64 /* outputs per workgroup along M and N (matmul_int.wgsl) */
 
 /* Mirrors struct Params in matmul_int.wgsl. */
 typedef struct {
