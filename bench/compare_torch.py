@@ -93,8 +93,13 @@ def workload(torch, name, size, dev):
         return lambda: x.sum()
     if name == "sum_rows_f32":
         return lambda: x.sum(dim=1)
-    if name == "softmax_rows":
+    if name in ("softmax_rows", "softmax_vocab"):
         return lambda: torch.softmax(x, dim=-1)
+    if name == "cross_entropy_fwd_bwd":  # the mean loss over integer targets and its gradient
+        xg = x.detach().requires_grad_(True)
+        t = (torch.arange(rows, device=dev) * 7919) % cols
+        ce = torch.nn.functional.cross_entropy
+        return lambda: torch.autograd.grad(ce(xg, t), xg)[0]
     if name == "layer_norm_rows":
         return lambda: torch.nn.functional.layer_norm(x, (cols,), eps=1e-5)
     if name == "rms_norm_rows":

@@ -150,17 +150,20 @@ TEST_BACKENDS(index_checks_set_rows_select_one_hot) {
 }
 
 /* More checked ops than the record has slots, run in one flush: the record is read in the
- * middle, and a bad index early in the chain still fails the sum at its end. */
+ * middle, and a bad index early in the chain still fails the sum at its end. The gathers
+ * cycle through more index tensors than a run remembers checks of, so none shares a slot. */
 TEST_BACKENDS(index_checks_more_than_the_record_holds) {
+    enum { KINDS = 17 };
     wgt_tensor *table = wgt_arange(ctx, WGT_F32, 0, 4, 1);
     wgt_tensor *good = wgt_tensor_from_data(ctx, WGT_I32, 1, (int64_t[]){2}, (int32_t[]){1, 3}, 8, WGT_USAGE_DEFAULT);
     wgt_tensor *bad = wgt_tensor_from_data(ctx, WGT_I32, 1, (int64_t[]){2}, (int32_t[]){1, 9}, 8, WGT_USAGE_DEFAULT);
     for (int pass = 0; pass < 2; pass++) {
         /* Computed by pending work, so the gathers cannot check them at the call. */
-        wgt_tensor *gd = wgt_add_scalar(good, 0), *bd = wgt_add_scalar(bad, 0);
+        wgt_tensor *gd[KINDS], *bd = wgt_add_scalar(bad, 0);
+        for (int j = 0; j < KINDS; j++) gd[j] = wgt_add_scalar(good, 0);
         wgt_tensor *sum = wgt_zeros(ctx, WGT_F32, 1, (int64_t[]){2});
         for (int k = 0; k < 1100 && sum; k++) {
-            wgt_tensor *g = wgt_gather_rows(table, pass && k == 3 ? bd : gd), *s2 = g ? wgt_add(sum, g) : NULL;
+            wgt_tensor *g = wgt_gather_rows(table, pass && k == 3 ? bd : gd[k % KINDS]), *s2 = g ? wgt_add(sum, g) : NULL;
             wgt_release(g), wgt_release(sum);
             sum = s2;
         }
@@ -172,7 +175,8 @@ TEST_BACKENDS(index_checks_more_than_the_record_holds) {
         else
             CHECK_ERROR(sum && wgt_tensor_read(sum, v, sizeof v) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
                         "wgt_gather_rows: index 9 at position [1]");
-        wgt_release(sum), wgt_release(gd), wgt_release(bd);
+        wgt_release(sum), wgt_release(bd);
+        for (int j = 0; j < KINDS; j++) wgt_release(gd[j]);
     }
     CHECK(wgt_context_status(ctx) == WGT_OK, "%s", wgt_last_error());
     wgt_release(table), wgt_release(good), wgt_release(bad);
@@ -268,4 +272,102 @@ TEST_BACKENDS(index_checks_record_is_outside_the_pool) {
           "%llu bytes pooled; tensors gave back %llu", (unsigned long long)st.device_bytes_pooled,
           (unsigned long long)(with_big.device_bytes_pooled + with_big.device_bytes_in_use));
     wgt_context_release(own);
+}
+
+/* Writes sharing one check (the same computed indices against the same bound in one run, as
+ * a decoding step writes every layer's keys and values at one position): the second write
+ * adds its own dispatch on WebGPU but no check's; a bad index fails both writes; and a write
+ * to the indices between two uses makes the second check run again on the new values. */
+static int64_t set_rows_dispatches(wgt_context *ctx, int writes) {
+    wgt_tensor *rows = wgt_ones(ctx, WGT_F32, 2, (int64_t[]){2, 3});
+    wgt_tensor *fi = wgt_tensor_from_data(ctx, WGT_F32, 1, (int64_t[]){2}, (float[]){1, 3}, 8, WGT_USAGE_DEFAULT);
+    wgt_tensor *ii = fi ? wgt_cast(fi, WGT_I32) : NULL, *dst[2] = {0};
+    CHECK(rows && ii && wgt_context_sync(ctx) == WGT_OK, "%s", wgt_last_error());
+    wgt_stats before = stats_of(ctx);
+    for (int i = 0; i < writes; i++) {
+        dst[i] = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){5, 3});
+        CHECK(dst[i] && wgt_set_rows(dst[i], ii, rows) == WGT_OK, "%s", wgt_last_error());
+    }
+    CHECK(wgt_context_sync(ctx) == WGT_OK, "%s", wgt_last_error());
+    wgt_stats after = stats_of(ctx);
+    wgt_release(rows), wgt_release(fi), wgt_release(ii), wgt_release(dst[0]), wgt_release(dst[1]);
+    return (int64_t)(after.dispatches - before.dispatches);
+}
+
+TEST_BACKENDS(index_checks_shared_within_a_run) {
+    if (wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU) {
+        int64_t one = set_rows_dispatches(ctx, 1), two = set_rows_dispatches(ctx, 2);
+        /* The second write's set_rows: 1 more, not 2 (its own check); zeros are a cleared
+         * buffer, no dispatch. */
+        CHECK(two - one == 1, "one write %lld dispatches, two %lld", (long long)one, (long long)two);
+    }
+    wgt_tensor *rows = wgt_ones(ctx, WGT_F32, 2, (int64_t[]){2, 3});
+    wgt_tensor *fb = wgt_tensor_from_data(ctx, WGT_F32, 1, (int64_t[]){2}, (float[]){1, 6}, 8, WGT_USAGE_DEFAULT);
+    wgt_tensor *bad = fb ? wgt_cast(fb, WGT_I32) : NULL;
+    wgt_tensor *a = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){5, 3}), *b = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){5, 3});
+    CHECK(wgt_set_rows(a, bad, rows) == WGT_OK && wgt_set_rows(b, bad, rows) == WGT_OK, "%s", wgt_last_error());
+    float out[15];
+    CHECK_ERROR(wgt_tensor_read(a, out, sizeof out) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                "wgt_set_rows: index 6 at position [1] of indices is out of range for 5 rows");
+    CHECK_ERROR(wgt_tensor_read(b, out, sizeof out) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                "wgt_set_rows: index 6 at position [1] of indices is out of range for 5 rows");
+    /* Good indices [1, 3], then 6 written over the second before the next use, in one run. */
+    wgt_tensor *fg = wgt_tensor_from_data(ctx, WGT_F32, 1, (int64_t[]){2}, (float[]){1, 3}, 8, WGT_USAGE_DEFAULT);
+    wgt_tensor *ii = fg ? wgt_cast(fg, WGT_I32) : NULL, *col = ii ? wgt_reshape(ii, 2, (int64_t[]){2, 1}) : NULL;
+    wgt_tensor *at = wgt_tensor_from_data(ctx, WGT_I32, 1, (int64_t[]){1}, (int32_t[]){1}, 4, WGT_USAGE_DEFAULT);
+    wgt_tensor *six = wgt_tensor_from_data(ctx, WGT_I32, 2, (int64_t[]){1, 1}, (int32_t[]){6}, 4, WGT_USAGE_DEFAULT);
+    wgt_tensor *c = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){5, 3}), *d = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){5, 3});
+    CHECK(col && wgt_set_rows(c, ii, rows) == WGT_OK && wgt_set_rows(col, at, six) == WGT_OK &&
+              wgt_set_rows(d, ii, rows) == WGT_OK,
+          "%s", wgt_last_error());
+    CHECK_ERROR(wgt_tensor_read(d, out, sizeof out) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                "wgt_set_rows: index 6 at position [1] of indices is out of range for 5 rows");
+    CHECK(wgt_tensor_read(c, out, sizeof out) == WGT_OK && out[3] == 1 && out[9] == 1 && out[0] == 0,
+          "the write before: %g %g %g (%s)", out[3], out[9], out[0], wgt_last_error());
+    wgt_tensor *all[] = {rows, fb, bad, a, b, fg, ii, col, at, six, c, d};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
+}
+
+/* A compiled graph writing two tensors with data at one position (a layer's keys and values):
+ * the writes share one check per dispatch, and a position out of range still fails both
+ * tensors, each naming the index. */
+TEST_BACKENDS(index_checks_graph_writes_share_a_check) {
+    int64_t one = 1, rs[2] = {1, 3}, shape[2] = {4, 3};
+    float init[12] = {0}, got[12];
+    wgt_tensor *k = wgt_tensor_from_data(ctx, WGT_F32, 2, shape, init, sizeof init, WGT_USAGE_DEFAULT);
+    wgt_tensor *v = wgt_tensor_from_data(ctx, WGT_F32, 2, shape, init, sizeof init, WGT_USAGE_DEFAULT);
+    wgt_tensor *at = wgt_graph_input(ctx, "index_checks_share.at", WGT_I32, 1, &one);
+    wgt_tensor *x = wgt_graph_input(ctx, "index_checks_share.x", WGT_F32, 2, rs);
+    wgt_tensor *x2 = x ? wgt_mul_scalar(x, 2.0) : NULL, *y = x ? wgt_mul_scalar(x, 3.0) : NULL;
+    CHECK(x2 && y && wgt_set_rows(k, at, x) == WGT_OK && wgt_set_rows(v, at, x2) == WGT_OK, "%s", wgt_last_error());
+    wgt_binding outs[1] = {{"y", y}};
+    wgt_graph *g = y ? wgt_graph_build(ctx, 1, outs) : NULL;
+    CHECK(g, "%s", wgt_last_error());
+    wgt_tensor *xt = wgt_tensor_from_data(ctx, WGT_F32, 2, rs, (float[]){1, 2, 3}, 12, WGT_USAGE_DEFAULT);
+    wgt_tensor *yo = wgt_zeros(ctx, WGT_F32, 2, rs);
+    for (int pass = 0; pass < 2 && g; pass++) {
+        int32_t pos = pass ? 4 : 2;
+        wgt_tensor *it = wgt_tensor_from_data(ctx, WGT_I32, 1, &one, &pos, sizeof pos, WGT_USAGE_DEFAULT);
+        wgt_binding ins[2] = {{"index_checks_share.at", it}, {"index_checks_share.x", xt}}, bo[1] = {{"y", yo}};
+        wgt_status st = wgt_graph_dispatch(g, 2, ins, 1, bo);
+        if (st == WGT_OK) st = wgt_context_sync(ctx);
+        if (!pass) {
+            CHECK(st == WGT_OK, "%s", wgt_last_error());
+            CHECK(wgt_tensor_read(k, got, sizeof got) == WGT_OK && got[6] == 1 && got[8] == 3 && got[3] == 0,
+                  "k: %g %g %g (%s)", got[6], got[8], got[3], wgt_last_error());
+            CHECK(wgt_tensor_read(v, got, sizeof got) == WGT_OK && got[6] == 2 && got[8] == 6 && got[9] == 0,
+                  "v: %g %g %g (%s)", got[6], got[8], got[9], wgt_last_error());
+        } else {
+            CHECK(st == WGT_ERR_INVALID_ARGUMENT && strstr(wgt_last_error(), "index 4"), "a position of 4: %s",
+                  wgt_last_error());
+            CHECK_ERROR(wgt_tensor_read(k, got, sizeof got) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                        "wgt_set_rows: index 4 at position [0] of indices is out of range for 4 rows");
+            CHECK_ERROR(wgt_tensor_read(v, got, sizeof got) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
+                        "wgt_set_rows: index 4 at position [0] of indices is out of range for 4 rows");
+        }
+        wgt_release(it);
+    }
+    wgt_graph_release(g);
+    wgt_tensor *all[] = {k, v, at, x, x2, y, xt, yo};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
 }

@@ -4,7 +4,9 @@
  * batch), det and log|det| (positive and negative determinants), cholesky (lower and upper;
  * the input is not symmetric, and only its lower triangle may receive a gradient, since only it
  * is read), qr (Q, R and both at once, m >= n), eigh (eigenvalues, and eigenvectors squared so
- * that their free signs do not matter; the lower triangle again) and cross with broadcasting. Matrices are shifted by a multiple of the identity so
+ * that their free signs do not matter; the lower triangle again), svd (U diag(S) Vh, U and Vh
+ * squared for the same reason, S; tall, wide and square, where the terms of U or Vh not being
+ * square come in) and cross with broadcasting. Matrices are shifted by a multiple of the identity so
  * that they stay well conditioned (and, for cholesky, positive definite) under the steps.
  */
 #include "gradcheck.h"
@@ -80,6 +82,34 @@ static wgt_tensor *eigh_part(wgt_tensor *const *x, int which) {
 static wgt_tensor *f_eigh_w(wgt_tensor *const *x) { return eigh_part(x, 0); }
 static wgt_tensor *f_eigh_v(wgt_tensor *const *x) { return eigh_part(x, 1); }
 
+/* svd results: U diag(S) Vh (all three nodes, the gradient that of the identity), U or Vh
+ * squared (no choice of the pairs' signs changes them), or S. */
+static wgt_tensor *svd_part(wgt_tensor *const *x, int which) {
+    wgt_tensor *u = NULL, *s = NULL, *vh = NULL, *r = NULL;
+    if (wgt_linalg_svd(x[0], 0, &u, &s, &vh) != WGT_OK) return NULL;
+    if (which == 0) {
+        int nd = wgt_tensor_ndim(s);
+        int64_t shape[4];
+        for (int d = 0; d < nd - 1; d++) shape[d] = wgt_tensor_shape(s)[d];
+        shape[nd - 1] = 1, shape[nd] = wgt_tensor_shape(s)[nd - 1];
+        wgt_tensor *row = wgt_reshape(s, nd + 1, shape), *us = row ? wgt_mul(u, row) : NULL;
+        r = us ? wgt_matmul(us, vh) : NULL;
+        wgt_release(row), wgt_release(us);
+    } else if (which == 1) {
+        r = wgt_square(u);
+    } else if (which == 2) {
+        r = wgt_retain(s);
+    } else {
+        r = wgt_square(vh);
+    }
+    wgt_release(u), wgt_release(s), wgt_release(vh);
+    return r;
+}
+static wgt_tensor *f_svd_usv(wgt_tensor *const *x) { return svd_part(x, 0); }
+static wgt_tensor *f_svd_u(wgt_tensor *const *x) { return svd_part(x, 1); }
+static wgt_tensor *f_svd_s(wgt_tensor *const *x) { return svd_part(x, 2); }
+static wgt_tensor *f_svd_vh(wgt_tensor *const *x) { return svd_part(x, 3); }
+
 static wgt_tensor *f_cross(wgt_tensor *const *x) { return wgt_linalg_cross(x[0], x[1], -1); }
 static wgt_tensor *f_cross0(wgt_tensor *const *x) { return wgt_linalg_cross(x[0], x[1], 0); }
 
@@ -101,6 +131,13 @@ TEST_BACKENDS(autograd_grad_linalg) {
         {"qr square, both", f_qr_both, 1, {{V2(3, 3), -1, 1, GC_STEPPED}}},
         {"eigh eigenvalues", f_eigh_w, 1, {{V3(2, 3, 3), -1, 1, GC_PLAIN}}},
         {"eigh eigenvectors", f_eigh_v, 1, {{V2(4, 4), -1, 1, GC_TRANSPOSED}}},
+        {"svd U S Vh tall", f_svd_usv, 1, {{V2(4, 3), -1, 1, GC_PLAIN}}},
+        {"svd U S Vh wide, batch", f_svd_usv, 1, {{V3(2, 3, 5), -1, 1, GC_TRANSPOSED}}},
+        {"svd U squared tall", f_svd_u, 1, {{V2(5, 3), -1, 1, GC_PLAIN}}},
+        {"svd U squared wide", f_svd_u, 1, {{V2(3, 4), -1, 1, GC_STEPPED}}},
+        {"svd S", f_svd_s, 1, {{V3(2, 4, 3), -1, 1, GC_PLAIN}}},
+        {"svd Vh squared wide", f_svd_vh, 1, {{V2(3, 5), -1, 1, GC_TRANSPOSED}}},
+        {"svd Vh squared square", f_svd_vh, 1, {{V3(2, 3, 3), -1, 1, GC_PLAIN}}},
         {"cross broadcast", f_cross, 2, {{V2(4, 3), -2, 2, GC_PLAIN}, {1, {3}, -2, 2, GC_PLAIN}}},
         {"cross axis 0", f_cross0, 2, {{V2(3, 4), -2, 2, GC_TRANSPOSED}, {V2(3, 4), -2, 2, GC_STEPPED}}},
     };
@@ -118,8 +155,8 @@ TEST_BACKENDS(autograd_grad_linalg_untracked) {
     wgt_tensor *sum = r ? wgt_sum(r, 0, NULL, 0) : NULL;
     CHECK_ERROR(sum && wgt_backward(sum, NULL) != WGT_OK, WGT_ERR_USAGE, "m >= n in reduced mode");
     wgt_release(sum);
-    CHECK(wgt_linalg_svd(a, 0, &u, &sv, &vh) == WGT_OK, "%s", wgt_last_error());
-    sum = sv ? wgt_sum(sv, 0, NULL, 0) : NULL;
-    CHECK_ERROR(sum && wgt_backward(sum, NULL) != WGT_OK, WGT_ERR_USAGE, "wgt_linalg_svd");
+    CHECK(wgt_linalg_svd(a, 1, &u, &sv, &vh) == WGT_OK, "%s", wgt_last_error());
+    sum = u ? wgt_sum(u, 0, NULL, 0) : NULL;
+    CHECK_ERROR(sum && wgt_backward(sum, NULL) != WGT_OK, WGT_ERR_USAGE, "full_matrices = 0 only");
     wgt_release(sum), wgt_release(q), wgt_release(r), wgt_release(u), wgt_release(sv), wgt_release(vh), wgt_release(a);
 }

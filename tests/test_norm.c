@@ -602,8 +602,8 @@ static wgt_tensor *dense_param(wgt_context *ctx, wgt_dtype dt, int64_t d, int ki
 }
 
 /* Row lengths, row counts and layouts around the dense kernel's choices: units of 4 elements
- * (rows aligned to 4), of one f32 or two f16 (rows that are not), or the strided kernel (f16
- * rows on odd elements); 1 to 256 invocations per row (one or two levels of partials, the
+ * (rows aligned to 4, and f32 rows that are not, read as masked spans), of two f16 (f16 rows
+ * that are not), or the strided kernel (f16 rows on odd elements); 1 to 256 invocations per row (one or two levels of partials, the
  * last workgroup partly empty); rows that fit in registers, fill them exactly, or go past
  * them by one unit or by more than a block of 64; padded, repeated and reversed rows; weight
  * and bias present or absent, read in units or element by element. */

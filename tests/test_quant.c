@@ -238,10 +238,12 @@ TEST_BACKENDS(quant_matvec_tiling) {
 
 /* Decoding's shapes where the rows of w start on groups of 8 blocks (K a multiple of 256:
  * the kernel that fetches a group with 16-byte loads): rows of w not a multiple of the 32 a
- * workgroup takes, fewer groups than the 8 slices of a row and more, 1 to 3 rows of x
+ * workgroup takes, fewer groups than the 8 slices of a row and more (17: two rounds and one
+ * more group), 1 to 3 rows of x
  * (contiguous, every other row, transposed), and windows of w 8 blocks in. */
 TEST_BACKENDS(quant_matvec_whole_groups) {
-    const int64_t cases[][3] = {{1, 67, 256}, {2, 33, 512}, {3, 100, 768}, {1, 1, 2048}, {2, 64, 9 * 256}, {3, 31, 256}};
+    const int64_t cases[][3] = {{1, 67, 256},      {2, 33, 512}, {3, 100, 768}, {1, 1, 2048},
+                                {2, 64, 9 * 256}, {3, 31, 256}, {1, 20, 17 * 256}};
     const int views[] = {0, 1, 4, 5, 8, 12};
     for (int ti = 0; ti < 2; ti++)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)

@@ -390,6 +390,69 @@ static bench_row bench_sort(bench_env *env, const char *name, int64_t rows, int6
     return r;
 }
 
+/* ---- cross-entropy and its gradient (a training step's passes over the logits) ---- */
+
+typedef struct {
+    wgt_tensor *x, *t; /* logits (a leaf requiring a gradient), targets */
+} xent_arg;
+
+/* d loss / d logits of a fresh pass: the loss, its backward, the gradient (the forward's
+ * gather and mean are small work the gradient does not wait for, so they run when nothing
+ * reads them: lse, which it reads, runs). */
+static wgt_tensor *run_xent(void *arg) {
+    xent_arg *a = arg;
+    wgt_zero_grad(a->x);
+    wgt_tensor *loss = wgt_cross_entropy(a->x, a->t);
+    wgt_tensor *g = loss && wgt_backward(loss, NULL) == WGT_OK ? wgt_grad(a->x) : NULL;
+    wgt_release(loss);
+    return g;
+}
+
+/* Sampled rows of the gradient, (softmax - one_hot) / rows, against float64. */
+static double check_xent(xent_arg *a, wgt_tensor *g, int64_t rows, int64_t cols) {
+    const float *x = wgt_tensor_data(a->x), *o = wgt_tensor_data(g);
+    const int32_t *t = wgt_tensor_data(a->t);
+    if (!x || !o || !t) return INFINITY;
+    double worst = 0;
+    for (int s = 0; s < 8; s++) {
+        int64_t row = (s * 7919) % rows;
+        const float *xr = x + row * cols;
+        double mx = -INFINITY, z = 0;
+        for (int64_t j = 0; j < cols; j++) mx = fmax(mx, xr[j]);
+        for (int64_t j = 0; j < cols; j++) z += exp(xr[j] - mx);
+        for (int64_t j = 0; j < cols; j += cols / 16 + 1) {
+            double want = (exp(xr[j] - mx) / z - (j == t[row])) / (double)rows;
+            double err = fabs(o[row * cols + j] - want) / (fabs(want) + 1e-6 / (double)rows);
+            if (err > worst) worst = err;
+        }
+    }
+    return worst;
+}
+
+static bench_row bench_xent(bench_env *env, const char *name, int64_t rows, int64_t cols) {
+    bench_row r = {.name = name};
+    snprintf(r.size, sizeof r.size, "%lldx%lld", (long long)rows, (long long)cols);
+    int64_t shape[2] = {rows, cols}, ts[1] = {rows};
+    xent_arg a = {wgt_rand_normal(env->ctx, WGT_F32, 2, shape, 0, 2, 5), NULL};
+    int32_t *tv = malloc(sizeof(int32_t) * (size_t)rows);
+    for (int64_t i = 0; tv && i < rows; i++) tv[i] = (int32_t)((i * 7919) % cols);
+    if (tv) a.t = wgt_tensor_from_data(env->ctx, WGT_I32, 1, ts, tv, sizeof(int32_t) * (size_t)rows, WGT_USAGE_DEFAULT);
+    free(tv);
+    if (a.x && a.t && wgt_requires_grad(a.x, 1) == WGT_OK) {
+        time_op(env, run_xent, &a, &r);
+        wgt_tensor *g = run_xent(&a);
+        r.max_rel_err = g ? check_xent(&a, g, rows, cols) : INFINITY;
+        r.ok = r.max_rel_err <= 1e-4;
+        wgt_release(g);
+    }
+    /* The floor: the logits read once for lse and once for the gradient, the gradient written. */
+    double elems = (double)rows * (double)cols;
+    r.gbyte = 4.0 * 3 * elems * 1e-9;
+    r.gflop = elems * 8 * 1e-9;
+    wgt_release(a.x), wgt_release(a.t);
+    return r;
+}
+
 /* ---- bandwidth workloads ---- */
 
 typedef struct {
@@ -739,6 +802,9 @@ int wgt_bench_main(int argc, char **argv) {
     RUN("sum_all", bench_bw(&env, "sum_all_f32", 1, 8192 / q, 8192, 0));
     RUN("sum_rows", bench_bw(&env, "sum_rows_f32", 2, 8192 / q, 8192, 0));
     RUN("softmax", bench_bw(&env, "softmax_rows", 3, 8192 / q, 4096, 0));
+    /* A GPT-2 vocabulary: rows of 50257, odd, so not aligned to 4 elements. */
+    RUN("softmax_vocab", bench_bw(&env, "softmax_vocab", 3, 8192 / q, 50257, 0));
+    RUN("cross_entropy_fwd_bwd", bench_xent(&env, "cross_entropy_fwd_bwd", 8192 / q, 50257));
     RUN("layer_norm", bench_bw(&env, "layer_norm_rows", 4, 8192 / q, 4096, 0));
     RUN("rms_norm", bench_bw(&env, "rms_norm_rows", 5, 8192 / q, 4096, 0));
     RUN("sort_f32", bench_sort(&env, "sort_f32", 1, (16 << 20) / q, 0));

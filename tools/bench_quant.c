@@ -15,7 +15,8 @@
  * the fly, integer dot products): which path pays on the device.
  * Times are the wall clock over batches that end in a sync; the copy and matvec rows also give
  * the rate from GPU timestamps (where the device has them), which leaves out the host's time
- * per op; a table on stdout, JSON with --json.
+ * per op, and the matvec rows that rate again with 16 products evaluated together (sharing
+ * passes, as a decoding layer's products do); a table on stdout, JSON with --json.
  */
 #include <stdio.h>
 #include <stdlib.h>

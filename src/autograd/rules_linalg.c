@@ -1,6 +1,6 @@
 /*
  * Gradient rules of the dense factorizations (inv, solve, det, slogdet, cholesky, qr, eigh,
- * eigvalsh, svdvals, pinv), of matrix_power and of cross.
+ * eigvalsh, svd, svdvals, pinv), of matrix_power and of cross.
  * The factorizations run eagerly on the host, but their gradients are ordinary expressions of
  * matmul, transpose and the same host inverse or solve, so they run wherever the forward did.
  * With Y = inv(A): dA = -Y^T g Y^T. With X = solve(A, B): dB = solve(A^T, g), dA = -dB X^T,
@@ -191,12 +191,57 @@ static wgt_status bw_eigh_v(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt
     return eigh_finish(n, ar, v, K(wgt_mul(f, mm(ar, mt(ar, v), g))), gin);
 }
 
-/* A node for out with backward bw saving results 0 and 1, or (bw NULL) one saying why not. */
+/* svd, reduced: A = U diag(S) Vh, U [m, k], Vh [k, n], k = min(m, n). With F[i][j] =
+ * 1 / (s_j^2 - s_i^2) off the diagonal (0 on it),
+ *   dA = U [diag(gS) + (F o (U^T gU - gU^T U)) S + S (F o (Vh gVh^T - gVh Vh^T))] Vh
+ *        + (I - U U^T) gU S^-1 Vh + U S^-1 gVh (I - Vh^T Vh),
+ * the last two terms only where U or Vh is not square. Each result's node adds its own terms.
+ * F is infinite where singular values repeat (and S^-1 where one is 0 and U or Vh is not
+ * square): the singular vectors are not unique there, and the gradient is inf or NaN, as
+ * in PyTorch; the loss must not depend on the choice of signs (u_i, v_i) -> (-u_i, -v_i)
+ * either, which no gradient can see. */
+static wgt_tensor *svd_f(wgt_ag_arena *ar, wgt_tensor *s) {
+    int64_t k = s->shape[s->ndim - 1];
+    wgt_tensor *s2 = K(wgt_square(s));
+    wgt_tensor *e = K(wgt_sub(as_row(ar, s2), unsqueeze(ar, s2, 1))); /* s_j^2 - s_i^2 */
+    /* The diagonal of e is 0: made 1 before the reciprocal, then masked out. */
+    return K(wgt_mul(K(wgt_reciprocal(K(wgt_add(e, eye(ar, s, k, 0))))), eye(ar, s, k, 1)));
+}
+static wgt_status bw_svd_u(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    wgt_tensor *u = n->saved[0], *s = n->saved[1], *vh = n->saved[2];
+    wgt_tensor *utg = mm(ar, mt(ar, u), g);
+    wgt_tensor *j = K(wgt_mul(svd_f(ar, s), K(wgt_sub(utg, mt(ar, utg))))); /* U^T gU - gU^T U */
+    wgt_tensor *inner = K(wgt_mul(j, as_row(ar, s)));                          /* J S */
+    if (u->shape[u->ndim - 2] > u->shape[u->ndim - 1]) {                     /* (I - U U^T) gU S^-1 */
+        wgt_tensor *rest = K(wgt_div(K(wgt_sub(g, mm(ar, u, utg))), as_row(ar, s)));
+        gin[0] = mm(ar, K(wgt_add(mm(ar, u, inner), rest)), vh);
+    } else {
+        gin[0] = mm(ar, mm(ar, u, inner), vh);
+    }
+    return wgt_ag_done(n, gin, ar);
+}
+static wgt_status bw_svd_s(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    gin[0] = mm(ar, K(wgt_mul(n->saved[0], as_row(ar, g))), n->saved[2]);
+    return wgt_ag_done(n, gin, ar);
+}
+static wgt_status bw_svd_vh(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
+    wgt_tensor *u = n->saved[0], *s = n->saved[1], *vh = n->saved[2];
+    wgt_tensor *gvt = mm(ar, g, mt(ar, vh));                                   /* gVh Vh^T */
+    wgt_tensor *kf = K(wgt_mul(svd_f(ar, s), K(wgt_sub(mt(ar, gvt), gvt))));  /* Vh gVh^T - gVh Vh^T */
+    wgt_tensor *inner = mm(ar, K(wgt_mul(unsqueeze(ar, s, 1), kf)), vh);      /* S K Vh */
+    if (vh->shape[vh->ndim - 1] > vh->shape[vh->ndim - 2])                   /* S^-1 gVh (I - Vh^T Vh) */
+        inner = K(wgt_add(inner, K(wgt_div(K(wgt_sub(g, mm(ar, gvt, vh))), unsqueeze(ar, s, 1)))));
+    gin[0] = mm(ar, u, inner);
+    return wgt_ag_done(n, gin, ar);
+}
+
+/* A node for out with backward bw saving the first `saved` results, or (bw NULL) one saying
+ * why not. */
 static wgt_tensor *decomp_node(const char *fn, wgt_tensor *out, wgt_tensor *a, wgt_ag_backward_fn bw, wgt_tensor *const *results,
-                               const char *why) {
+                               int saved, const char *why) {
     WGT_AG_BEGIN(n, fn, out, bw, a)
     n->why = why;
-    for (int i = 0; bw && i < 2; i++)
+    for (int i = 0; bw && i < saved; i++)
         if (results[i]) wgt_ag_save(n, i, results[i]);
     return wgt_ag_attach(out, n);
 }
@@ -205,16 +250,23 @@ wgt_tensor *wgt_ag_decomp_rule(const char *fn, int which, wgt_tensor *a, wgt_ten
     wgt_tensor *out = results[which];
     if (!strcmp(fn, "wgt_linalg_slogdet")) { /* the sign is piecewise constant: a plain result */
         wgt_tensor *slot[2] = {a, NULL};
-        return which == 0 ? out : decomp_node(fn, out, a, bw_logabsdet, slot, NULL);
+        return which == 0 ? out : decomp_node(fn, out, a, bw_logabsdet, slot, 2, NULL);
     }
-    if (!strcmp(fn, "wgt_linalg_eigh")) return decomp_node(fn, out, a, which ? bw_eigh_v : bw_eigh_w, results, NULL);
+    if (!strcmp(fn, "wgt_linalg_eigh")) return decomp_node(fn, out, a, which ? bw_eigh_v : bw_eigh_w, results, 2, NULL);
+    if (!strcmp(fn, "wgt_linalg_svd")) {
+        static const wgt_ag_backward_fn bw[3] = {bw_svd_u, bw_svd_s, bw_svd_vh};
+        const wgt_tensor *u = results[0], *vh = results[2];
+        int reduced = u->shape[u->ndim - 1] == vh->shape[vh->ndim - 2];
+        if (reduced) return decomp_node(fn, out, a, bw[which], results, 3, NULL);
+        return decomp_node(fn, out, a, NULL, results, 0, "its gradient is implemented for full_matrices = 0 only");
+    }
     if (!strcmp(fn, "wgt_linalg_qr")) {
         const wgt_tensor *q = results[0];
         int64_t m = q->shape[q->ndim - 2], k = q->shape[q->ndim - 1], cols = results[1]->shape[q->ndim - 1];
-        if (m >= cols && k == cols) return decomp_node(fn, out, a, which ? bw_qr_r : bw_qr_q, results, NULL);
-        return decomp_node(fn, out, a, NULL, results, "its gradient is implemented for m >= n in reduced mode only");
+        if (m >= cols && k == cols) return decomp_node(fn, out, a, which ? bw_qr_r : bw_qr_q, results, 2, NULL);
+        return decomp_node(fn, out, a, NULL, results, 0, "its gradient is implemented for m >= n in reduced mode only");
     }
-    return decomp_node(fn, out, a, NULL, results, NULL);
+    return decomp_node(fn, out, a, NULL, results, 0, NULL);
 }
 
 /* eigvalsh: the eigenvalue part of eigh's rule, with the eigenvectors found again in the

@@ -157,6 +157,7 @@ typedef enum wgt_rows_op {
     WGT_ROWS_LOG_SOFTMAX,
     WGT_ROWS_LAYER_NORM,
     WGT_ROWS_RMS_NORM,
+    WGT_ROWS_LOGSUMEXP, /* one f32 per row: log(sum(exp(x - max))) + max */
     WGT_ROWS_COUNT
 } wgt_rows_op;
 
@@ -334,7 +335,8 @@ struct wgt_backend {
      * dimensions are already broadcast (stride 0 where repeated); any strides. */
     wgt_status (*matmul)(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
     /* out (contiguous, in's shape) = op over each row (last dimension) of in; weight and bias
-     * are 1-D operands of the row length, or NULL. */
+     * are 1-D operands of the row length, or NULL. WGT_ROWS_LOGSUMEXP writes one f32 per row
+     * instead: out is f32, contiguous, of in's shape with the last dimension 1. */
     wgt_status (*rows)(wgt_backend *be, wgt_rows_op op, const wgt_operand *out, const wgt_operand *in,
                        const wgt_operand *weight, const wgt_operand *bias, double eps);
     /* Writes src into the box of dst starting at box_start (src's shape); dst is a contiguous
@@ -435,9 +437,12 @@ struct wgt_backend {
     /* out [M, N] (f32, contiguous) = x [M, K] (f32, any strides) @ w^T for w [N, K] of a block
      * type, accumulated in f32 (the core casts f16 operands). int8: each block of x is first
      * quantized as q8_0 is (d_x = max|x| / 127, q = x / d_x rounded half away from zero) and
-     * a block contributes d_w * d_x * (the integer dot product of the values). */
+     * a block contributes d_w * d_x * (the integer dot product of the values). addend (NULL:
+     * none; f32 [M, N], contiguous rows at any offset, never out's storage) is added to each
+     * finished sum, as an add after the product would (the scheduler folds a residual add into
+     * the product, src/core/epilogue.c). */
     wgt_status (*matmul_quantized)(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
-                                   const wgt_operand *w, int int8);
+                                   const wgt_operand *w, const wgt_operand *addend, int int8);
 
     /* User kernels (NULL: the backend runs no WGSL). user_kernel_create compiles source's
      * entry point with the given layout (WGT_ERR_BACKEND with the compiler's message, lines

@@ -605,6 +605,7 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
     }
     if (st != WGT_OK) goto done;
     ctx->refs++;
+    wgt_index_checks_new_run(ctx);
     for (int s = 0; s < g->plan.nsteps && st == WGT_OK; s++) {
         const wgt_step *step = &g->plan.steps[s];
         st = wgt_step_run(ctx, step, resolve, g);

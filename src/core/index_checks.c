@@ -18,6 +18,15 @@
  * a check: never the other way), and every mask is cleared. Storages with a mask are linked
  * on the context's list, so reading the record visits only them, and a released storage
  * unlinks itself.
+ *
+ * Within one run of steps (a flush, or a graph's dispatch) nodes often check the same index
+ * values against the same bound: a decoding step writes every layer's keys and values at one
+ * position. Such a node shares the slot of the first one (the same values give the same
+ * verdict and, as the function, index shape and bound match too, the same message) and no
+ * check runs for it: one dispatch per step instead of one per write. A slot is shared only
+ * while the record has not been read since it was taken and nothing in the run has written
+ * the index storage; a new run starts with none shared (the caller may have written its
+ * tensors in between).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +37,17 @@
 #define SLOTS 1024u
 #define NONE 0xffffffffu
 #define SLOT_WORDS 4u
+#define SHARED 16u
+
+/* A check taken in the current run that a node with the same index operand and bound may
+ * share (see above). */
+typedef struct {
+    const wgt_storage *storage; /* the index operand as resolved, NULL: no entry */
+    int64_t offset;
+    int ndim;
+    int64_t shape[WGT_MAX_DIMS], strides[WGT_MAX_DIMS];
+    uint32_t slot;
+} shared_check;
 
 typedef struct {
     const char *fn;
@@ -47,6 +67,8 @@ struct wgt_index_checks {
     uint32_t reading_slots;
     wgt_storage *tainted; /* storages with a non-zero check_mask */
     slot_info slots[SLOTS];
+    shared_check shared[SHARED]; /* the run's checks others may share, the oldest replaced */
+    uint32_t nshared_taken;      /* entries filled so far (mod SHARED gives the next) */
 };
 
 int wgt_index_checks_unread(const wgt_context *ctx) { return ctx->index_checks && ctx->index_checks->used > 0; }
@@ -112,10 +134,46 @@ static wgt_status checks_create(wgt_context *ctx) {
     return WGT_OK;
 }
 
-wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, wgt_operand *record, uint64_t *bit) {
+/* Drops the run's shareable checks on storage s (NULL: all of them). */
+static void unshare(struct wgt_index_checks *c, const wgt_storage *s) {
+    for (uint32_t i = 0; i < SHARED; i++)
+        if (!s || c->shared[i].storage == s) c->shared[i].storage = NULL;
+}
+
+void wgt_index_checks_new_run(wgt_context *ctx) {
+    if (ctx->index_checks) unshare(ctx->index_checks, NULL);
+}
+
+/* The slot of a check taken earlier in the run on the same values for the same message, or
+ * -1. */
+static int64_t shared_slot(const struct wgt_index_checks *c, const wgt_node *n, const wgt_storage *real,
+                           int64_t offset) {
+    const wgt_operand *ix = &n->args[n->index_arg];
+    int64_t bound = n->index_bound < 0 ? 0 : n->index_bound;
+    for (uint32_t i = 0; i < SHARED; i++) {
+        const shared_check *e = &c->shared[i];
+        const slot_info *info = &c->slots[e->slot];
+        if (e->storage != real || e->offset != offset || e->ndim != ix->ndim ||
+            memcmp(e->shape, ix->shape, sizeof e->shape) || memcmp(e->strides, ix->strides, sizeof e->strides) ||
+            info->dtype != ix->dtype || info->bound != bound || strcmp(info->fn, n->fn) || info->ndim != n->axis ||
+            memcmp(info->shape, n->box, sizeof info->shape))
+            continue;
+        return e->slot;
+    }
+    return -1;
+}
+
+wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, const wgt_storage *real, int64_t offset,
+                                 wgt_operand *record, uint64_t *bit, int *shared) {
     wgt_status st;
     if (!ctx->index_checks && (st = checks_create(ctx)) != WGT_OK) return st;
     struct wgt_index_checks *c = ctx->index_checks;
+    int64_t old = real ? shared_slot(c, n, real, offset) : -1;
+    *shared = old >= 0;
+    if (old >= 0) {
+        *bit = (uint64_t)1 << (old % 64);
+        return WGT_OK;
+    }
     /* A read of the record still in flight (an asynchronous read's) ends first: reading
      * clears every storage's taint, which must not take that of slots it did not read. */
     if (c->reading_slots && (st = wgt_index_checks_finish(ctx, 0)) != WGT_OK) return st;
@@ -127,6 +185,13 @@ wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, wgt_operan
     info->dtype = n->args[n->index_arg].dtype;
     info->ndim = n->axis;
     memcpy(info->shape, n->box, sizeof info->shape);
+    if (real) {
+        const wgt_operand *ix = &n->args[n->index_arg];
+        shared_check *e = &c->shared[c->nshared_taken++ % SHARED];
+        e->storage = real, e->offset = offset, e->ndim = ix->ndim, e->slot = k;
+        memcpy(e->shape, ix->shape, sizeof e->shape);
+        memcpy(e->strides, ix->strides, sizeof e->strides);
+    }
     memset(record, 0, sizeof *record);
     record->dtype = WGT_U32;
     record->ndim = 1;
@@ -150,6 +215,7 @@ static void unlink_tainted(struct wgt_index_checks *c, wgt_storage *s) {
 void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole) {
     struct wgt_index_checks *c = s->ctx->index_checks;
     if (!c) return;
+    unshare(c, s); /* new values: a check of the old ones says nothing of them */
     if (!whole) mask |= s->check_mask;
     if (!mask) {
         if (s->check_mask) unlink_tainted(c, s);
@@ -165,12 +231,14 @@ void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole) {
 }
 
 void wgt_index_checks_forget(wgt_storage *s) {
+    if (s->ctx->index_checks) unshare(s->ctx->index_checks, s);
     if (s->check_mask) unlink_tainted(s->ctx->index_checks, s);
 }
 
 wgt_status wgt_index_checks_begin(wgt_context *ctx) {
     struct wgt_index_checks *c = ctx->index_checks;
     if (!c || !c->used || c->reading) return WGT_OK;
+    unshare(c, NULL); /* the taint of a slot being read is cleared by the read */
     wgt_backend *be = ctx->backend;
     if (c->buffer) {
         wgt_status st = be->read_begin(be, c->buffer, 0, (size_t)c->used * SLOT_WORDS * 4, &c->reading);
@@ -235,6 +303,7 @@ wgt_status wgt_index_checks_finish(wgt_context *ctx, int report) {
     c->reading = NULL;
     c->reading_slots = 0;
     c->used = 0;
+    unshare(c, NULL);
     if (first < 0 || !report) return WGT_OK;
     return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s", message);
 }

@@ -267,6 +267,7 @@ wgt_status wgt_flush(wgt_context *ctx) {
             if (nodes[i]) order[first[plan.node_step[i]]++] = i;
         for (int s = plan.nsteps; st == WGT_OK && s > 0; s--) first[s] = first[s - 1]; /* back to starts */
         if (st == WGT_OK) first[0] = 0;
+        wgt_index_checks_new_run(ctx);
         for (int s = 0; s < plan.nsteps && st == WGT_OK; s++) {
             st = wgt_step_run(ctx, &plan.steps[s], NULL, NULL);
             if (st != WGT_OK) break;

@@ -184,8 +184,14 @@ wgt_status wgt_user_call_run(wgt_backend *be, const struct wgt_user_call *call, 
 /* ---- device-side index checks (index_checks.c) ---- */
 /* A slot of the context's check record for node n, as the operand the backend's index_check
  * writes, and the slot's taint bit. When every slot is taken the record is read first (a
- * wait): storages it finds failed fail their later readers. */
-wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, wgt_operand *record, uint64_t *bit);
+ * wait): storages it finds failed fail their later readers. real and offset: n's index
+ * operand as resolved for this run (real NULL: never shared). *shared set: an earlier node of
+ * the run checked the same values for the same message; n takes its slot's bit and runs no
+ * check of its own (record untouched). */
+wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, const wgt_storage *real, int64_t offset,
+                                 wgt_operand *record, uint64_t *bit, int *shared);
+/* A run of steps begins (a flush, a graph's dispatch): no earlier check is shared into it. */
+void wgt_index_checks_new_run(wgt_context *ctx);
 /* s was just written by a step whose value depends on the checks in mask (the taint of what
  * it read, and its own slot's bit); a whole write forgets what s held before. */
 void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole);
@@ -252,6 +258,7 @@ void wgt_graph_updates_drop(wgt_context *ctx);
 /* ---- planning and running (scheduler.c) ---- */
 typedef struct wgt_step {
     wgt_node *node;          /* one node, or NULL for a fused kernel */
+    int owns_node;           /* node is an epilogue's (epilogue.c), freed with the plan */
     wgt_fused_kernel *fused; /* operands' storage fields name the storages */
     int members;             /* nodes the step stands for */
     /* Storages this step reads or writes for the last time in the plan (may be released to the
@@ -259,6 +266,16 @@ typedef struct wgt_step {
     wgt_storage **last_uses;
     int nlast;
 } wgt_step;
+
+/* Epilogues (epilogue.c): epi[i] for each of n nodes: the product an add folds in, or NONE,
+ * or FOLDED for a product that runs inside its add's step. Reads the storages' readers,
+ * needed and producer_index marks of the plan being built. */
+#define WGT_EPILOGUE_NONE (-1)
+#define WGT_EPILOGUE_FOLDED (-2)
+void wgt_epilogues_find(wgt_node *const *nodes, int n, const char *live, int *epi);
+/* The node the pair's step runs: the product writing the add's output with the add's other
+ * operand as its addend (args[3]); malloc'd, freed with the plan; NULL when out of memory. */
+wgt_node *wgt_epilogue_node(const wgt_node *prod, const wgt_node *add);
 
 typedef struct wgt_plan {
     wgt_step *steps;

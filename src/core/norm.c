@@ -1,6 +1,7 @@
 /*
  * Row ops: softmax and log_softmax along any axis, layer_norm and rms_norm over the last
- * axis. The core validates the arguments and hands the backend one fused row kernel call:
+ * axis, and logsumexp over the last axis (wgt_logsumexp's and cross-entropy's one pass over
+ * the rows). The core validates the arguments and hands the backend one fused row kernel call:
  * an input view whose last dimension is the row and whose leading dimensions (merged where
  * their strides chain) enumerate the rows, plus a fresh contiguous output of the same
  * order. softmax along another axis moves that axis last with a permuted view of the
@@ -15,7 +16,7 @@
 #include "node.h"
 
 static const char *const op_names[WGT_ROWS_COUNT] = {"wgt_softmax", "wgt_log_softmax", "wgt_layer_norm",
-                                                     "wgt_rms_norm"};
+                                                     "wgt_rms_norm", "wgt_logsumexp"};
 
 static wgt_status check_float(const char *fn, const char *name, const wgt_tensor *t) {
     if (t->dtype == WGT_F32 || t->dtype == WGT_F16) return WGT_OK;
@@ -45,8 +46,9 @@ static void row_layout(int ndim, const int64_t *shape, const int64_t *strides, i
     *n_out = n;
 }
 
-/* Runs the backend's row kernel: out (fresh, contiguous, of the view's shape) = op over the
- * rows of the view (shape, strides) of a; weight and bias may be NULL. */
+/* Runs the backend's row kernel: out (fresh, contiguous, of the view's shape; logsumexp:
+ * f32, with the last dimension 1) = op over the rows of the view (shape, strides) of a;
+ * weight and bias may be NULL. */
 static wgt_status run_rows(const char *fn, wgt_rows_op op, wgt_tensor *a, int ndim, const int64_t *shape,
                            const int64_t *strides, wgt_tensor *weight, wgt_tensor *bias, double eps, wgt_tensor *out) {
     wgt_backend *be = a->storage->ctx->backend;
@@ -63,6 +65,7 @@ static wgt_status run_rows(const char *fn, wgt_rows_op op, wgt_tensor *a, int nd
     if ((st = wgt_output_operand(out, &out_op)) != WGT_OK) return st;
     out_op.ndim = n;
     memcpy(out_op.shape, mshape, sizeof(int64_t) * (size_t)n);
+    if (op == WGT_ROWS_LOGSUMEXP) out_op.shape[n - 1] = 1; /* one value per row */
     wgt_contiguous_strides(n, out_op.shape, out_op.strides);
     st = wgt_record_rows(a->storage->ctx, fn, op, &out_op, &in_op, weight ? &w_op : NULL, bias ? &b_op : NULL, eps);
 
@@ -103,6 +106,19 @@ static wgt_tensor *softmax_axis(wgt_rows_op op, wgt_tensor *a, int axis) {
     wgt_tensor *view = wgt_tensor_new_view(out, ndim, rshape, rstrides, 0);
     wgt_release(out); /* the view holds the storage */
     return view;
+}
+
+wgt_tensor *wgt_rows_logsumexp(const char *fn, wgt_tensor *a) {
+    int64_t shape[WGT_MAX_DIMS];
+    memcpy(shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+    shape[a->ndim - 1] = 1;
+    wgt_tensor *out = wgt_tensor_new(a->storage->ctx, fn, WGT_F32, a->ndim, shape, WGT_USAGE_DEFAULT);
+    if (!out || wgt_tensor_numel(out) == 0) return out;
+    if (run_rows(fn, WGT_ROWS_LOGSUMEXP, a, a->ndim, a->shape, a->strides, NULL, NULL, 0, out) != WGT_OK) {
+        wgt_release(out);
+        return NULL;
+    }
+    return out;
 }
 
 wgt_tensor *wgt_softmax(wgt_tensor *a, int axis) { return softmax_axis(WGT_ROWS_SOFTMAX, a, axis); }

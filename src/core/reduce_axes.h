@@ -12,4 +12,10 @@ int wgt_reduce_mark_axes(const char *fn, const wgt_tensor *a, int naxes, const i
  * axes dropped unless keepdims (to nd, shape), then cast to dtype. */
 wgt_tensor *wgt_reduce_f32_finish(wgt_tensor *r, int keepdims, int nd, const int64_t *shape, wgt_dtype dtype);
 
+/* logsumexp over the last axis of a (f32 or f16, rank >= 1, checked by the caller) by the
+ * backend's row kernel, one read of a: f32, a's shape with the last dimension 1 (norm.c). A
+ * row whose maximum is not finite gives that maximum (+inf, or -inf for a row of -inf), or
+ * NaN where it holds one. */
+wgt_tensor *wgt_rows_logsumexp(const char *fn, wgt_tensor *a);
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * Reductions composed from the kernels every backend has: any, all and count_nonzero reduce
- * the mask a != 0 (max, min, sum), and logsumexp is max-shifted exp-sum-log. Their empty
+ * the mask a != 0 (max, min, sum), and logsumexp is max-shifted exp-sum-log (over the last
+ * axis alone, the backend's row kernel computes the same in one pass). Their empty
  * reductions have identities (false, true, 0, -inf) where max and min have none, so those
  * are answered here, before any kernel, with a filled tensor of the output's shape.
  */
@@ -86,6 +87,9 @@ wgt_tensor *wgt_logsumexp(wgt_tensor *a, int naxes, const int *axes, int keepdim
     wgt_context *ctx = a->storage->ctx;
     if (out_shape_of(a, reduced, keepdims, shape, &nd)) return wgt_full(ctx, a->dtype, nd, shape, -INFINITY);
     int n = listed(a->ndim, reduced, list);
+    /* Over the last axis alone: the row kernel, one read of a (cross-entropy's logits). */
+    if (n == 1 && list[0] == a->ndim - 1)
+        return wgt_reduce_f32_finish(wgt_rows_logsumexp(fn, a), keepdims, nd, shape, a->dtype);
     wgt_tensor *x = a->dtype == WGT_F32 ? wgt_retain(a) : wgt_cast(a, WGT_F32);
     wgt_tensor *m = x ? wgt_max(x, n, list, 1) : NULL;
     wgt_tensor *inf = m ? wgt_isinf(m) : NULL, *zero = wgt_scalar(ctx, WGT_F32, 0);

@@ -290,6 +290,7 @@ static wgt_fused_kernel *build_kernel(const planner *p, const int *members, int 
 void wgt_plan_free(wgt_plan *p) {
     for (int s = 0; s < p->nsteps; s++) {
         free(p->steps[s].fused);
+        if (p->steps[s].owns_node) free(p->steps[s].node);
         free(p->steps[s].last_uses);
     }
     free(p->steps);
@@ -319,12 +320,14 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     memset(out, 0, sizeof *out);
     char *live = calloc((size_t)n + 1, 1);
     int *group = malloc(sizeof *group * ((size_t)n + 1)), *last = malloc(sizeof *last * ((size_t)n + 1));
+    int *epi = malloc(sizeof *epi * ((size_t)n + 1));
     out->node_step = malloc(sizeof *out->node_step * ((size_t)n + 1));
     out->steps = calloc((size_t)n + 1, sizeof *out->steps);
-    if (!live || !group || !last || !out->node_step || !out->steps) {
+    if (!live || !group || !last || !epi || !out->node_step || !out->steps) {
         free(live);
         free(group);
         free(last);
+        free(epi);
         wgt_plan_free(out);
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for planning %d recorded ops", n);
     }
@@ -358,11 +361,15 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
         }
     }
 
-    /* 2. Fusion. Producer indices are final now; a node may join one producer group. */
+    /* 2. Fusion. Producer indices are final now: first the adds folded into products
+     * (epilogue.c, on every backend), then elementwise groups, which a folded add joins none of. */
+    if (ctx->fusion) wgt_epilogues_find(nodes, n, live, epi);
+    else
+        for (int i = 0; i < n; i++) epi[i] = WGT_EPILOGUE_NONE;
     planner p = {nodes, n, live, group, ctx->backend->max_fused_buffers, foldable, arg};
     if (allow_fusion && p.max_buffers >= 2)
         for (int i = 0; i < n; i++) {
-            if (!live[i] || !fusible(nodes[i])) continue;
+            if (!live[i] || !fusible(nodes[i]) || epi[i] != WGT_EPILOGUE_NONE) continue;
             group[i] = i;
             for (int j = 1; j < nodes[i]->nargs; j++) {
                 wgt_storage *s = nodes[i]->args[j].storage;
@@ -382,10 +389,23 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
         if (!live[i]) continue;
         int g = group[i];
         if (g >= 0 && last[g] != i) continue; /* runs with its group's last member */
+        if (epi[i] == WGT_EPILOGUE_FOLDED) continue; /* runs with its add */
         int m = g < 0 ? 1 : collect(&p, g, i, members);
         wgt_step *step = &out->steps[out->nsteps];
         step->members = m;
-        if (m == 1) {
+        if (epi[i] >= 0) {
+            step->members = 2;
+            step->owns_node = 1;
+            if (!(step->node = wgt_epilogue_node(nodes[epi[i]], nodes[i]))) {
+                free(live);
+                free(group);
+                free(last);
+                free(epi);
+                wgt_plan_free(out);
+                return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a product with its add");
+            }
+            out->node_step[i] = out->node_step[epi[i]] = out->nsteps;
+        } else if (m == 1) {
             step->node = nodes[i];
             out->node_step[i] = out->nsteps;
         } else {
@@ -394,6 +414,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
                 free(live);
                 free(group);
                 free(last);
+                free(epi);
                 wgt_plan_free(out);
                 return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a fused kernel");
             }
@@ -431,6 +452,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     free(live);
     free(group);
     free(last);
+    free(epi);
     return WGT_OK;
 }
 
@@ -483,12 +505,18 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     memcpy(a, n->args, sizeof *a * (size_t)(n->nargs > WGT_NODE_MAX_ARGS ? n->nargs : WGT_NODE_MAX_ARGS));
     wgt_status st;
     uint64_t bit = 0;
+    int shared = 0;
     /* Before binding: taking a slot may read the record, which can fail an input. */
-    if (n->index_bound && (st = wgt_index_checks_take(ctx, n, &record, &bit)) != WGT_OK) return st;
+    if (n->index_bound) {
+        const wgt_operand *ix = &n->args[n->index_arg];
+        int64_t shift = 0;
+        const wgt_storage *real = resolve && ix->storage ? resolve(ix->storage, &shift, arg) : ix->storage;
+        if ((st = wgt_index_checks_take(ctx, n, real, ix->offset + shift, &record, &bit, &shared)) != WGT_OK) return st;
+    }
     for (int i = n->nargs - 1; i >= 0; i--) /* inputs first: syncing them may submit work */
         if ((st = bind_operand(&a[i], i < n->nwrites && !n->partial, resolve, arg)) != WGT_OK) return st;
     wgt_backend *be = ctx->backend;
-    if (n->index_bound &&
+    if (n->index_bound && !shared &&
         (st = be->index_check(be, &a[n->index_arg], n->index_bound < 0 ? 0 : n->index_bound, &record)) != WGT_OK)
         return st;
     switch (n->kind) {
@@ -517,7 +545,9 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
         break;
     case WGT_NODE_QUANTIZE: st = be->quantize(be, &a[0], &a[1]); break;
     case WGT_NODE_DEQUANTIZE: st = be->dequantize(be, &a[0], &a[1], a[2].storage ? &a[2] : NULL); break;
-    case WGT_NODE_MATMUL_QUANTIZED: st = be->matmul_quantized(be, &a[0], &a[1], &a[2], n->op); break;
+    case WGT_NODE_MATMUL_QUANTIZED:
+        st = be->matmul_quantized(be, &a[0], &a[1], &a[2], n->nargs > 3 && a[3].storage ? &a[3] : NULL, n->op);
+        break;
     case WGT_NODE_CONV: st = be->conv(be, &a[0], &a[1], &a[2], n->box); break;
     case WGT_NODE_SORT: st = be->sort_rows(be, &a[0], &a[1], &a[2], n->op); break;
     case WGT_NODE_SEARCHSORTED: st = be->searchsorted(be, &a[0], &a[1], &a[2], n->op); break;

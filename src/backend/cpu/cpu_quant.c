@@ -142,7 +142,7 @@ wgt_status wgt_cpu_dequantize(wgt_backend *be, const wgt_operand *out, const wgt
 #define MATMUL_CHUNK 64
 
 typedef struct {
-    const wgt_operand *out, *x, *w;
+    const wgt_operand *out, *x, *w, *addend; /* addend: NULL or [M, N] added to each sum */
     int64_t M, N, K, chunks, ntasks;
     int int8;       /* x quantized per block to q8 (backend.h) */
     float *scratch; /* K + K / 32 floats per thread: x's row in f32, its blocks' scales */
@@ -190,14 +190,17 @@ static void matmul_task(void *arg, int64_t task, int slot) {
                 for (int i = 0; i < QK; i++) s += (float)q[i] * xb[i];
                 acc += s * d;
             }
+            if (j->addend) /* the order of the add the product stands in for: addend first */
+                acc = ((const float *)j->addend->host)[j->addend->offset + m * j->addend->strides[0] +
+                                                        n * j->addend->strides[1]] + acc;
             ((float *)j->out->host)[j->out->offset + m * j->N + n] = acc;
         }
     }
 }
 
 wgt_status wgt_cpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
-                                    const wgt_operand *w, int int8) {
-    matmul_job j = {out, x, w, out->shape[0], out->shape[1], x->shape[1], 0, 0, int8, NULL, NULL};
+                                    const wgt_operand *w, const wgt_operand *addend, int int8) {
+    matmul_job j = {out, x, w, addend, out->shape[0], out->shape[1], x->shape[1], 0, 0, int8, NULL, NULL};
     if (j.M == 0 || j.N == 0) return WGT_OK;
     wgt_cpu_advise_output(out);
     int64_t chunks = j.M * ((j.N + MATMUL_CHUNK - 1) / MATMUL_CHUNK);

@@ -1,10 +1,11 @@
 /*
- * CPU row kernels (softmax, log_softmax, layer_norm, rms_norm), the oracle the WebGPU
+ * CPU row kernels (softmax, log_softmax, layer_norm, rms_norm, logsumexp), the oracle the WebGPU
  * kernels are tested against. Each row of the input view (its last dimension) is reduced in
  * double (max then sum of exponentials; mean then squared deviations; mean of squares) and
  * written to the contiguous output, rounded once into the output type. The special-value
  * rules are PyTorch's and the GPU kernel's: a row whose maximum is not finite (a NaN, a +inf,
- * or nothing but -inf) gives NaN everywhere in softmax and log_softmax.
+ * or nothing but -inf) gives NaN everywhere in softmax and log_softmax; logsumexp writes
+ * one f32 per row (NaN, +inf or -inf for such rows).
  *
  * A dense f32 row is read in place; any other row (strided, f16) is first copied into the
  * thread's scratch as f32, which is exact, so every layout runs the same code and gives the
@@ -82,6 +83,18 @@ static void one_row(const rows_job *j, const float *x, int64_t o, int slot) {
     int64_t len = j->len;
     const float *w = j->weight, *b = j->bias;
     switch (j->op) {
+    case WGT_ROWS_LOGSUMEXP: {
+        /* One f32 at o. A NaN gives NaN; an infinite maximum is the result (+inf, or -inf for
+         * a row of nothing but -inf), as log(sum(exp(x))) gives without a shift. */
+        double m = x[first_max_f32(x, len)], r = m;
+        if (isfinite(m)) {
+            double *e = j->exp_scratch + (size_t)slot * (size_t)len;
+            wgt_cpu_exp_shifted(e, x, len, m);
+            r = m + log(lane_sum_f64(e, len));
+        }
+        ((float *)j->out->host)[o] = (float)r;
+        break;
+    }
     case WGT_ROWS_SOFTMAX:
     case WGT_ROWS_LOG_SOFTMAX: {
         double m = x[first_max_f32(x, len)]; /* the first NaN if any, else the maximum */
@@ -136,7 +149,8 @@ static void rows_task(void *arg, int64_t t, int slot) {
             at += (rest % in->shape[d]) * in->strides[d];
             rest /= in->shape[d];
         }
-        one_row(j, dense_f32(in, at, step, j->len, buf), j->out->offset + r * j->len, slot);
+        int64_t o = j->out->offset + (j->op == WGT_ROWS_LOGSUMEXP ? r : r * j->len);
+        one_row(j, dense_f32(in, at, step, j->len, buf), o, slot);
     }
 }
 

@@ -18,6 +18,7 @@
 typedef struct {
     const char *name; /* quant_quantize, quant_dequantize, quant_matmul or quant_matvec */
     int q8, half, pick, tm, int8;
+    int addend; /* products: an addend binding (finished() in quant_product.wgsl) */
 } quant_kernel;
 
 static char *build_quant(wgt_webgpu *w, const void *arg) {
@@ -27,7 +28,7 @@ static char *build_quant(wgt_webgpu *w, const void *arg) {
     if (!text || !blocks_text) return NULL;
     const char *q8 = k->q8 ? "true" : "false";
     const char *block_pairs[] = {"Q8", q8, NULL};
-    char *blocks = wgt_wgsl_expand(blocks_text, block_pairs), *product = wgt_wgpu_quant_product("f32", "u32");
+    char *blocks = wgt_wgsl_expand(blocks_text, block_pairs), *product = wgt_wgpu_quant_product("f32", "u32", k->addend);
     if (!blocks || !product) {
         free(blocks), free(product);
         return NULL;
@@ -41,9 +42,17 @@ static char *build_quant(wgt_webgpu *w, const void *arg) {
     return out;
 }
 
-char *wgt_wgpu_quant_product(const char *x_type, const char *w_type) {
+char *wgt_wgpu_quant_product(const char *x_type, const char *w_type, int addend) {
     const char *text = wgt_wgsl_source("quant_product"), *x8 = wgt_wgsl_source("quant_x8");
-    const char *pairs[] = {"X_TYPE", x_type, "W_TYPE", w_type, NULL};
+    const char *with =
+        "@group(0) @binding(2) var<storage, read> addend: array<f32>;\n"
+        "@group(0) @binding(3) var<storage, read_write> out: array<f32>;\n"
+        "@group(0) @binding(4) var<uniform> params: Params;\n"
+        "fn finished(i: u32, v: f32) -> f32 { return addend[params.a_offset + i] + v; }";
+    const char *without = "@group(0) @binding(2) var<storage, read_write> out: array<f32>;\n"
+                          "@group(0) @binding(3) var<uniform> params: Params;\n"
+                          "fn finished(i: u32, v: f32) -> f32 { return v; }";
+    const char *pairs[] = {"X_TYPE", x_type, "W_TYPE", w_type, "ADDEND", addend ? with : without, NULL};
     char *bindings = text && x8 ? wgt_wgsl_expand(text, pairs) : NULL;
     if (!bindings) return NULL;
     wgt_wgsl_text t = {0};
@@ -55,8 +64,8 @@ char *wgt_wgpu_quant_product(const char *x_type, const char *w_type) {
 
 static wgt_status quant_pipeline(wgt_webgpu *w, const quant_kernel *k, int storage, wgt_pipeline **out) {
     char key[96];
-    snprintf(key, sizeof key, "%s:%s:h%d:p%d:t%d:i%d", k->name, k->q8 ? "q8_0" : "q4_0", k->half, k->pick, k->tm,
-             k->int8);
+    snprintf(key, sizeof key, "%s:%s:h%d:p%d:t%d:i%d:a%d", k->name, k->q8 ? "q8_0" : "q4_0", k->half, k->pick, k->tm,
+             k->int8, k->addend);
     return wgt_wgpu_pipeline(w, key, storage, build_quant, k, out);
 }
 
@@ -81,7 +90,7 @@ wgt_status wgt_wgpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_
     if (st != WGT_OK) return st;
     quantize_params p = {(uint32_t)blocks, (uint32_t)(out->shape[1] / QK), (uint32_t)in->offset,
                          (int32_t)in->strides[0], (int32_t)in->strides[1], 0, {0, 0}};
-    quant_kernel k = {"quant_quantize", out->dtype == WGT_Q8_0, in->dtype == WGT_F16, 0, 1, 0};
+    quant_kernel k = {"quant_quantize", out->dtype == WGT_Q8_0, in->dtype == WGT_F16, 0, 1, 0, 0};
     wgt_pipeline *pl;
     if ((st = quant_pipeline(w, &k, 2, &pl)) != WGT_OK) return st;
     wgt_buffer *buffers[2] = {in->buffer, out->buffer};
@@ -108,7 +117,7 @@ wgt_status wgt_wgpu_dequantize(wgt_backend *be, const wgt_operand *out, const wg
     dequantize_params p = {(uint32_t)blocks, (uint32_t)(out->shape[1] / QK), (uint32_t)(table->offset / QK),
                            (uint32_t)(table->strides[0] / QK), (uint32_t)table->shape[0],
                            indices ? (uint32_t)indices->offset : 0, indices ? (int32_t)indices->strides[0] : 0, 0};
-    quant_kernel k = {"quant_dequantize", table->dtype == WGT_Q8_0, 0, indices != NULL, 1, 0};
+    quant_kernel k = {"quant_dequantize", table->dtype == WGT_Q8_0, 0, indices != NULL, 1, 0, 0};
     wgt_pipeline *pl;
     if ((st = quant_pipeline(w, &k, 3, &pl)) != WGT_OK) return st;
     /* Without indices the table stands in for the unused index binding. */
@@ -119,6 +128,7 @@ wgt_status wgt_wgpu_dequantize(wgt_backend *be, const wgt_operand *out, const wg
 typedef struct {
     uint32_t M, N, row_blocks, w_first, w_stride, x_offset;
     int32_t x_stride0, x_stride1;
+    uint32_t a_offset;
 } matmul_params;
 
 /* Rows of x per workgroup of quant_matmul where several rows share each weight block; fewer
@@ -128,11 +138,16 @@ typedef struct {
 static int rows_per_group(int64_t M) { return M >= 8 ? 8 : 4; }
 
 wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
-                                     const wgt_operand *wt, int int8) {
+                                     const wgt_operand *wt, const wgt_operand *addend, int int8) {
     wgt_webgpu *w = (wgt_webgpu *)be;
     if (out->offset != 0 || out->dtype != WGT_F32 || x->dtype != WGT_F32)
         return wgt_error(WGT_ERR_INTERNAL, "matmul_quantized of %s into %s at offset %lld", wgt_dtype_name(x->dtype),
                          wgt_dtype_name(out->dtype), (long long)out->offset);
+    if (addend && (addend->dtype != WGT_F32 || addend->strides[1] != 1 || addend->strides[0] != out->shape[1] ||
+                   addend->buffer == out->buffer))
+        return wgt_error(WGT_ERR_INTERNAL, "matmul_quantized: an addend of %s, strides [%lld, %lld], %s out's buffer",
+                         wgt_dtype_name(addend->dtype), (long long)addend->strides[0], (long long)addend->strides[1],
+                         addend->buffer == out->buffer ? "in" : "beside");
     int64_t M = out->shape[0], N = out->shape[1];
     if (M == 0 || N == 0) return WGT_OK;
     wgt_status st;
@@ -142,12 +157,15 @@ wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, co
     int matvec = M <= MATVEC_MAX_ROWS, tm = matvec ? 1 : rows_per_group(M);
     matmul_params p = {(uint32_t)M, (uint32_t)N, (uint32_t)(wt->shape[1] / QK), (uint32_t)(wt->offset / QK),
                        (uint32_t)(wt->strides[0] / QK), (uint32_t)x->offset, (int32_t)x->strides[0],
-                       (int32_t)x->strides[1]};
-    if (matvec && wgt_wgpu_quant_wide_fits(wt)) return wgt_wgpu_quant_matvec_wide(w, out, x, wt, int8, &p, sizeof p);
-    quant_kernel k = {matvec ? "quant_matvec" : "quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm, int8};
+                       (int32_t)x->strides[1], addend ? (uint32_t)addend->offset : 0};
+    if ((st = check_u32("matmul_quantized addend", addend ? (uint64_t)addend->offset + (uint64_t)M * (uint64_t)N : 0)) != WGT_OK)
+        return st;
+    if (matvec && wgt_wgpu_quant_wide_fits(wt))
+        return wgt_wgpu_quant_matvec_wide(w, out, x, wt, addend, int8, &p, sizeof p);
+    quant_kernel k = {matvec ? "quant_matvec" : "quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm, int8, addend != NULL};
     wgt_pipeline *pl;
-    if ((st = quant_pipeline(w, &k, 3, &pl)) != WGT_OK) return st;
-    wgt_buffer *buffers[3] = {x->buffer, wt->buffer, out->buffer};
+    if ((st = quant_pipeline(w, &k, addend ? 4 : 3, &pl)) != WGT_OK) return st;
+    wgt_buffer *buffers[4] = {x->buffer, wt->buffer, addend ? addend->buffer : out->buffer, out->buffer};
     uint64_t groups = matvec ? (uint64_t)M * (uint64_t)((N + MATVEC_ROWS_PER_GROUP - 1) / MATVEC_ROWS_PER_GROUP)
                              : (uint64_t)N * (uint64_t)((M + tm - 1) / tm);
     return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, groups);

@@ -19,6 +19,7 @@
 typedef struct {
     int q8, mx, x_vec; /* block type, rows of x (1..3), x read as vec4 (contiguous, aligned) */
     int int8;          /* x quantized to q8 first (quant_x8_pass), integer dot products */
+    int addend;        /* an addend binding (finished() in quant_product.wgsl) */
 } wide_kernel;
 
 /* The storage word i (0-based, u32) of the group as a WGSL expression over v0..v16. */
@@ -91,7 +92,8 @@ static char *build_wide(wgt_webgpu *w, const void *arg) {
     (void)w;
     const wide_kernel *k = arg;
     const char *source = wgt_wgsl_source("quant_matvec_wide");
-    char *product = wgt_wgpu_quant_product(k->int8 ? "vec4<u32>" : k->x_vec ? "vec4<f32>" : "f32", "vec4<u32>");
+    char *product = wgt_wgpu_quant_product(k->int8 ? "vec4<u32>" : k->x_vec ? "vec4<f32>" : "f32", "vec4<u32>",
+                                           k->addend);
     if (!source || !product) {
         free(product);
         return NULL;
@@ -149,19 +151,21 @@ int wgt_wgpu_quant_wide_fits(const wgt_operand *wt) {
 }
 
 wgt_status wgt_wgpu_quant_matvec_wide(wgt_webgpu *w, const wgt_operand *out, const wgt_operand *x,
-                                      const wgt_operand *wt, int int8, const void *params, uint32_t params_size) {
+                                      const wgt_operand *wt, const wgt_operand *addend, int int8, const void *params,
+                                      uint32_t params_size) {
     int64_t M = out->shape[0], N = out->shape[1];
     /* x as vec4s: contiguous rows starting on 16-byte boundaries (K is a multiple of 256). */
     int x_vec = !int8 && x->strides[1] == 1 && x->offset % 4 == 0 &&
                 (M == 1 || (x->strides[0] >= 0 && x->strides[0] % 4 == 0));
-    wide_kernel k = {wt->dtype == WGT_Q8_0, (int)M, x_vec, int8};
+    wide_kernel k = {wt->dtype == WGT_Q8_0, (int)M, x_vec, int8, addend != NULL};
     char key[64];
-    snprintf(key, sizeof key, "quant_matvec_wide:%s:m%d:v%d:i%d", k.q8 ? "q8_0" : "q4_0", k.mx, k.x_vec, k.int8);
+    snprintf(key, sizeof key, "quant_matvec_wide:%s:m%d:v%d:i%d:a%d", k.q8 ? "q8_0" : "q4_0", k.mx, k.x_vec, k.int8,
+             k.addend);
     wgt_pipeline *pl;
-    wgt_status st = wgt_wgpu_pipeline(w, key, 3, build_wide, &k, &pl);
+    wgt_status st = wgt_wgpu_pipeline(w, key, addend ? 4 : 3, build_wide, &k, &pl);
     wgt_buffer *xq = NULL;
     if (st == WGT_OK && int8) st = quantize_x(w, x, (uint32_t)(wt->shape[1] / 32), &xq);
-    wgt_buffer *buffers[3] = {int8 ? xq : x->buffer, wt->buffer, out->buffer};
+    wgt_buffer *buffers[4] = {int8 ? xq : x->buffer, wt->buffer, addend ? addend->buffer : out->buffer, out->buffer};
     if (st == WGT_OK) st = wgt_wgpu_dispatch(w, pl, buffers, params, params_size, (uint64_t)((N + 31) / 32));
     if (xq) wgt_wgpu_buffer_destroy(&w->base, xq); /* the recorded commands keep it */
     return st;

@@ -1,10 +1,12 @@
 /*
- * Row ops on WebGPU: softmax, log_softmax, layer_norm and rms_norm over the last dimension,
- * each one fused kernel (wgsl/rows.wgsl) filled per (op, type, weight present, bias
- * present, layout) and cached as a pipeline. Rows whose elements are consecutive in storage
- * take the dense kernel: each row is read once into registers, in vec4 units where the rows
- * are aligned to 4 elements, and written from there. Other layouts (and f16 rows of odd
- * length or odd start) take the strided kernel, which reads each element once per pass.
+ * Row ops on WebGPU: softmax, log_softmax, layer_norm, rms_norm and logsumexp (one f32 per
+ * row) over the last dimension, each one fused kernel (wgsl/rows.wgsl) filled per (op, type,
+ * weight present, bias present, layout) and cached as a pipeline. Rows whose elements are consecutive in storage
+ * take the dense kernel: each row is read once into registers, in vec4 units, and written
+ * from there. f32 rows not aligned to 4 elements (a vocabulary of 50257) are read as the
+ * aligned vec4 units that cover them, the elements of neighbouring rows masked out, and
+ * written element by element. Other layouts (and f16 rows of odd length or odd start) take
+ * the strided kernel, which reads each element once per pass.
  * The host picks how many invocations share a row from the row length and the row count: a
  * few long rows get a whole workgroup each, many short rows one invocation each (and no
  * reductions in workgroup memory). For the strided kernel it also picks the rows per
@@ -22,7 +24,7 @@
 
 /* The template's op codes are wgt_rows_op's values. */
 _Static_assert(WGT_ROWS_SOFTMAX == 0 && WGT_ROWS_LOG_SOFTMAX == 1 && WGT_ROWS_LAYER_NORM == 2 &&
-                   WGT_ROWS_RMS_NORM == 3,
+                   WGT_ROWS_RMS_NORM == 3 && WGT_ROWS_LOGSUMEXP == 4,
                "rows.wgsl hard-codes the wgt_rows_op values");
 
 typedef struct {
@@ -43,10 +45,12 @@ typedef struct {
     wgt_rows_op op;
     wgt_dtype dtype;
     int has_weight, has_bias;
-    /* Dense kernel: elements per unit (4, or 1 for f32 and 2 for f16 rows not aligned to 4)
-     * and units each invocation keeps in registers; 0: the strided kernel. */
+    /* Dense kernel: elements per unit (4; 2 for f16 rows not aligned to 4; 1 for f32 ones in
+     * a buffer too small for a vec4) and units each invocation keeps in registers; 0: the
+     * strided kernel. */
     uint32_t vec, cache;
     int param_units; /* dense kernel: weight and bias (those present) are read in units */
+    int span;        /* dense f32 rows not aligned to 4: read as the aligned units covering them */
 } rows_kernel;
 
 /* The marker lines in rows.wgsl before each kernel; the common part comes first. */
@@ -59,7 +63,8 @@ typedef struct {
  * softmax over [8192, 50257] logits ran at a quarter of the bandwidth on an H200. */
 #define DENSE_CACHE_UNITS 8u
 
-static const char *const op_names[WGT_ROWS_COUNT] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
+static const char *const op_names[WGT_ROWS_COUNT] = {"softmax", "log_softmax", "layer_norm", "rms_norm",
+                                                     "logsumexp"};
 
 /* A WGSL load of element i from binding `name` of type dt (f16 packed two to a u32). */
 static void load_expr(char *buf, size_t size, const char *name, wgt_dtype dt, const char *i) {
@@ -127,11 +132,14 @@ static void param_code(const rows_kernel *k, int binding, const char *name, cons
         snprintf(tmp, sizeof tmp,
                  "fn %s(j: u32) -> f32 {\n    let i = u32(i32(params.%s_offset) + i32(j) * params.%s_stride);\n"
                  "    return %s;\n}\n", fn, field, field, expr);
-        if (k->vec) {
+        if (k->vec) { /* a span row's unit u starts `lead` elements before the row's element 4u */
             n = strlen(tmp);
             snprintf(tmp + n, sizeof tmp - n,
                      "fn %s_unit(u: u32) -> vec4<f32> {\n    var r = vec4<f32>(0.0);\n"
-                     "    for (var c = 0u; c < VEC; c = c + 1u) { r[c] = %s(u * VEC + c); }\n    return r;\n}\n", fn, fn);
+                     "    for (var c = 0u; c < VEC; c = c + 1u) {\n"
+                     "        let j = i32(u * VEC + c) - i32(lead);\n"
+                     "        if (j >= 0 && j < i32(params.len)) { r[c] = %s(u32(j)); }\n    }\n    return r;\n}\n",
+                     fn, fn);
         }
     }
     n = strlen(loads);
@@ -152,15 +160,19 @@ static char *build_rows(wgt_webgpu *w, const void *arg) {
     int b = 0;
     int n = snprintf(bindings, sizeof bindings, "@group(0) @binding(%d) var<storage, read> inp: array<%s>;\n", b++,
                      io_type);
+    if (k->span) /* the same buffer by element, for a last unit that runs past its end */
+        n += snprintf(bindings + n, sizeof bindings - (size_t)n,
+                      "@group(0) @binding(%d) var<storage, read> inp_s: array<f32>;\n", b++);
     if (k->has_weight)
         param_code(k, b++, "wt", "weight", "w", "*", bindings, sizeof bindings, param_loads, sizeof param_loads, affine,
                    sizeof affine, affine_unit, sizeof affine_unit);
     if (k->has_bias)
         param_code(k, b++, "bs", "bias", "b", "+", bindings, sizeof bindings, param_loads, sizeof param_loads, affine,
                    sizeof affine, affine_unit, sizeof affine_unit);
+    int lse = k->op == WGT_ROWS_LOGSUMEXP; /* one f32 per row */
     n = (int)strlen(bindings);
     snprintf(bindings + n, sizeof bindings - (size_t)n, "@group(0) @binding(%d) var<storage, read_write> out: array<%s>;",
-             b++, io_type);
+             b++, lse || k->span ? "f32" : io_type);
     char params_binding[8], op_code[8], load_stmt[128], vec[8], cache[8];
     unit_load(load_unit, sizeof load_unit, k, "inp", "i");
     snprintf(vec, sizeof vec, "%uu", k->vec);
@@ -172,7 +184,12 @@ static char *build_rows(wgt_webgpu *w, const void *arg) {
     /* The write passes: all invocations over the workgroup's range, or one invocation over
      * its own rows (element e of those is row e / len; there are at most two). */
     const char *write, *write_alone;
-    if (k->dtype == WGT_F16) {
+    if (lse) { /* the first slots' rows (one round: the output is f32) */
+        write = "if (tid < min(per_group, params.rows - first)) { store_row(first + tid, lse_of(stats[tid])); }";
+        write_alone = "for (var r = 0u; r < min(params.rounds, params.rows - row0); r = r + 1u) {\n"
+                      "                store_row(row0 + r, lse_of(st[r]));\n"
+                      "            }";
+    } else if (k->dtype == WGT_F16) {
         write = "var p = vec2<u32>((2u * tid) / params.len, (2u * tid) % params.len);\n"
                 "    for (var e = 2u * tid; e < total; e = e + 2u * WG) {\n"
                 "        var high = 0u;\n"
@@ -204,7 +221,17 @@ static char *build_rows(wgt_webgpu *w, const void *arg) {
     const char *pairs[] = {"BINDINGS", bindings,    "PARAMS_BINDING", params_binding, "OP", op_code,
                            "LOAD", load_stmt,       "PARAM_LOADS", param_loads,       "AFFINE", affine,
                            "WRITE", write,          "WRITE_ALONE", write_alone,       "VEC", vec,
-                           "CACHE", cache,          "LOAD_UNIT", load_unit,           "STORE_UNIT", unit_store(k),
+                           "CACHE", cache,          "LOAD_UNIT", load_unit,
+                           "STORE_UNIT", lse || k->span ? "out[i] = y.x;" : unit_store(k),
+                           "SPAN", k->span ? "true" : "false",
+                           "TAIL_LOAD", k->span ? "for (var c = 0u; c < 4u; c = c + 1u) {\n"
+                                                  "            if (i * 4u + c < arrayLength(&inp_s)) { v[c] = inp_s[i * 4u + c]; }\n"
+                                                  "        }" : "",
+                           "PUT", k->span ? "let m = unit_mask(u);\n"
+                                            "    for (var c = 0u; c < 4u; c = c + 1u) {\n"
+                                            "        if (m[c]) { out[row * params.len + u * 4u + c - lead] = y[c]; }\n"
+                                            "    }" : "store_unit(row * (params.len / VEC) + u, y);",
+                           "STORE_ROW", lse ? "out[r] = v;" : "",
                            "AFFINE_UNIT", affine_unit,
                            NULL};
     char *wgsl = wgt_wgsl_expand(text, pairs);
@@ -224,17 +251,22 @@ static uint32_t threads_for(uint64_t rows, uint64_t len) {
 }
 
 /* The dense kernel's unit for rows of `in` (the last dimension of stride 1): 4 elements when
- * every row starts at a multiple of 4 and holds a multiple of 4; else 1 for f32, 2 for f16
- * rows that start and end on word boundaries; 0 where the dense kernel does not apply. */
-static uint32_t dense_unit(const wgt_operand *in, uint64_t len) {
+ * every row starts at a multiple of 4 and holds a multiple of 4; else 2 for f16 rows that
+ * start and end on word boundaries; 0 where the dense kernel does not apply. f32 rows that
+ * are not aligned take units of 4 too, as spans (*span set): the aligned units covering
+ * each row, masked. (f16 rows cannot: their output words would hold two rows' elements.) */
+static uint32_t dense_unit(const wgt_operand *in, uint64_t len, int *span) {
     int lead = in->ndim - 1;
+    *span = 0;
     if (in->strides[lead] != 1) return 0;
     for (uint32_t unit = 4; unit >= (in->dtype == WGT_F16 ? 2u : 4u); unit /= 2) {
         int aligned = len % unit == 0 && in->offset % unit == 0;
         for (int d = 0; aligned && d < lead; d++) aligned = in->shape[d] == 1 || in->strides[d] % unit == 0;
         if (aligned) return unit;
     }
-    return in->dtype == WGT_F16 ? 0 : 1;
+    if (in->dtype == WGT_F16) return 0;
+    *span = 1;
+    return 4;
 }
 
 /* Invocations per row for the dense kernel, a power of two: enough that the row fits in
@@ -266,6 +298,8 @@ wgt_status wgt_wgpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out
     if (out->offset != 0) return wgt_error(WGT_ERR_INTERNAL, "row op output at offset %lld", (long long)out->offset);
     if (in->dtype != WGT_F32 && in->dtype != WGT_F16)
         return wgt_error(WGT_ERR_INTERNAL, "row op on %s", wgt_dtype_name(in->dtype));
+    if (op == WGT_ROWS_LOGSUMEXP && out->dtype != WGT_F32)
+        return wgt_error(WGT_ERR_INTERNAL, "row logsumexp into %s, not f32", wgt_dtype_name(out->dtype));
     rows_params p;
     memset(&p, 0, sizeof p);
     int lead = in->ndim - 1;
@@ -287,11 +321,16 @@ wgt_status wgt_wgpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out
     p.lead_ndim = (uint32_t)lead;
     p.offset = (uint32_t)in->offset;
     p.stride = (int32_t)in->strides[lead];
-    rows_kernel k = {op, in->dtype, weight != NULL, bias != NULL, dense_unit(in, len), 0, 0};
+    rows_kernel k = {op, in->dtype, weight != NULL, bias != NULL, 0, 0, 0, 0};
+    k.vec = dense_unit(in, len, &k.span);
+    /* A vec4 array cannot bind a buffer of fewer than 16 bytes: such rows go by element. */
+    if (k.span && in->buffer->size < 16) k.span = 0, k.vec = 1;
     if (k.vec) {
         k.cache = DENSE_CACHE_UNITS;
-        p.threads = dense_threads(rows, len / k.vec, k.cache);
-        k.param_units = (!weight || (p.w_stride == 1 && p.w_offset % k.vec == 0)) &&
+        /* A span covers up to two more units than the row's length gives. */
+        p.threads = dense_threads(rows, k.span ? (len + 6) / 4 : len / k.vec, k.cache);
+        /* Span rows start anywhere in a unit: their weight and bias go element by element. */
+        k.param_units = !k.span && (!weight || (p.w_stride == 1 && p.w_offset % k.vec == 0)) &&
                         (!bias || (p.b_stride == 1 && p.b_offset % k.vec == 0));
         p.rounds = 1;
     } else {
@@ -310,11 +349,12 @@ wgt_status wgt_wgpu_rows(wgt_backend *be, wgt_rows_op op, const wgt_operand *out
     p.inf_bits = 0x7f800000u;
 
     char key[80];
-    snprintf(key, sizeof key, "rows:%s:%s:w%d:b%d:v%u:c%u:p%d", op_names[op], wgt_dtype_name(in->dtype),
-             k.has_weight, k.has_bias, k.vec, k.cache, k.param_units);
+    snprintf(key, sizeof key, "rows:%s:%s:w%d:b%d:v%u:c%u:p%d:s%d", op_names[op], wgt_dtype_name(in->dtype),
+             k.has_weight, k.has_bias, k.vec, k.cache, k.param_units, k.span);
     int nbuf = 0;
     wgt_buffer *buffers[WGT_MAX_STORAGE_BINDINGS];
     buffers[nbuf++] = in->buffer;
+    if (k.span) buffers[nbuf++] = in->buffer; /* inp_s: read-only both times */
     if (weight) buffers[nbuf++] = weight->buffer;
     if (bias) buffers[nbuf++] = bias->buffer;
     buffers[nbuf++] = out->buffer;

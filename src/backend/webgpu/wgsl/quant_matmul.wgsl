@@ -86,7 +86,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     }
     if (lid.x == 0u) {
         for (var t = 0u; t < TM; t = t + 1u) {
-            if (m0 + t < params.M) { out[(m0 + t) * params.N + n] = partial[t][0]; }
+            if (m0 + t < params.M) { out[(m0 + t) * params.N + n] = finished((m0 + t) * params.N + n, partial[t][0]); }
         }
     }
 }

@@ -110,5 +110,5 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
         workgroupBarrier();
         if (lane < half) { partial[li] = partial[li] + partial[li + half]; }
     }
-    if (lane == 0u && live) { out[m * params.N + n] = partial[li]; }
+    if (lane == 0u && live) { out[m * params.N + n] = finished(m * params.N + n, partial[li]); }
 }

@@ -65,6 +65,6 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
     if (slice == 0u && n < params.N) {
         var total = partial[lane];
         for (var s = 1u; s < SLICES; s = s + 1u) { total = total + partial[s * LANES + lane]; }
-        for (var m = 0u; m < MX; m = m + 1u) { out[m * params.N + n] = total[m]; }
+        for (var m = 0u; m < MX; m = m + 1u) { out[m * params.N + n] = finished(m * params.N + n, total[m]); }
     }
 }

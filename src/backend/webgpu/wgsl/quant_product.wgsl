@@ -1,7 +1,10 @@
 // The quantized products' parameters and bindings (prepended to quant_matmul, quant_matvec
 // and quant_matvec_wide, which take the same operands: quant.c fills one struct for all; the
 // wide kernel reads w, and x where it can, 16 bytes at a time), followed by quant_x8.wgsl's
-// quantization of x to q8.
+// quantization of x to q8. ADDEND declares out's and the params' bindings (out is the last
+// storage binding, the one a layout makes writable) and finished(i, v), the value
+// stored at out[i] for the sum v: v itself, or with an addend binding (a residual add folded
+// into the product) addend[a_offset + i] + v, the same f32 add the separate op made.
 
 struct Params {
     M: u32,
@@ -12,9 +15,9 @@ struct Params {
     x_offset: u32,
     x_stride0: i32,
     x_stride1: i32,
+    a_offset: u32,     // the addend's first element (unused without one)
 };
 
 @group(0) @binding(0) var<storage, read> x: array<{{X_TYPE}}>;
 @group(0) @binding(1) var<storage, read> wq: array<{{W_TYPE}}>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
-@group(0) @binding(3) var<uniform> params: Params;
+{{ADDEND}}

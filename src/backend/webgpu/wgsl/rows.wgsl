@@ -1,12 +1,14 @@
 // Row kernels: softmax, log_softmax, layer_norm or rms_norm over each row (the last
-// dimension) of an input, written to a contiguous output. The file holds a common part and
-// two kernels, each after its marker line; the backend compiles the common part with one of
-// them:
+// dimension) of an input, written to a contiguous output; or logsumexp, one f32 per row.
+// The file holds a common part and two kernels, each after its marker line; the backend
+// compiles the common part with one of them:
 //
 // - dense: rows whose elements are consecutive in storage. Each segment of `threads`
 //   invocations (a power of two) takes one row, read once in units of VEC elements (one
-//   vec4<f32>, or four packed f16 in a vec2<u32>, where the rows are aligned to 4; else one
-//   f32 or one word of two f16) into registers, CACHE units per invocation; rows longer than
+//   vec4<f32>, or four packed f16 in a vec2<u32>, where the rows are aligned to 4; f32 rows
+//   that are not, SPAN, as the aligned vec4 units covering the row with the components
+//   outside it masked, and written element by element; else one word of two f16, or one
+//   f32 in a buffer under 16 bytes) into registers, CACHE units per invocation; rows longer than
 //   threads * CACHE units read the rest again in each pass. The statistics are summed from
 //   the registers and combined over the segment in a fixed order through workgroup memory,
 //   and each invocation writes its own units: one read and one write of memory per element.
@@ -74,6 +76,9 @@ const SOFTMAX: u32 = 0u;
 const LOG_SOFTMAX: u32 = 1u;
 const LAYER_NORM: u32 = 2u;
 const RMS_NORM: u32 = 3u;
+const LOGSUMEXP: u32 = 4u;
+// The ops that sum exponentials after the row's max (logsumexp writes one value per row).
+const EXPS: bool = OP == SOFTMAX || OP == LOG_SOFTMAX || OP == LOGSUMEXP;
 const BLOCK: u32 = 64u;
 // exp of anything below this is 0 in f32; clamping there keeps exp away from -inf, whose
 // result WGSL leaves to the implementation.
@@ -215,6 +220,19 @@ fn variance(t: vec2<f32>) -> f32 {
     return v;
 }
 
+// logsumexp's value from a row's (max, log of the shifted sum, NaN count): an infinite
+// max is the result (+inf, or -inf for a row of nothing but -inf), a NaN gives NaN.
+fn lse_of(st: vec4<f32>) -> f32 {
+    if (st.z > 0.0 || is_nan(st.x)) { return nan(); }
+    if (!is_finite(st.x)) { return st.x; }
+    return st.x + st.y;
+}
+
+// Stores logsumexp's value of row r (the other ops store whole rows).
+fn store_row(r: u32, v: f32) {
+    {{STORE_ROW}}
+}
+
 // Storage index of the first element of row r.
 fn row_base(r: u32) -> i32 {
     var rem = r;
@@ -276,7 +294,7 @@ fn lane_exp(base: i32, lane: u32) -> f32 {
 // layer_norm x - shift.x, then (d^2, d) with d = x - shift.x - shift.y (the shifted mean);
 // x^2 for rms_norm.
 fn term(x: f32, shift: vec2<f32>, second_pass: bool) -> vec2<f32> {
-    if (OP == SOFTMAX || OP == LOG_SOFTMAX) { return vec2<f32>(exp(max(x - shift.x, EXP_FLOOR)), 0.0); }
+    if (EXPS) { return vec2<f32>(exp(max(x - shift.x, EXP_FLOOR)), 0.0); }
     if (OP == LAYER_NORM) {
         if (!second_pass) { return vec2<f32>(x - shift.x, 0.0); }
         let d = (x - shift.x) - shift.y;
@@ -329,7 +347,7 @@ fn tree(v: vec2<f32>, tid: u32, lane: u32, mode: u32) -> vec2<f32> {
 // The statistics of the row starting at base (valid: the segment has a row this round).
 fn row_stats(base: i32, valid: bool, tid: u32, lane: u32) -> vec4<f32> {
     var part = vec2<f32>(0.0);
-    if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
+    if (EXPS) {  // logsumexp: (max, log sum); the NaN-keeping max needs no count here
         var m = -inf();
         if (valid) { m = lane_max(base, lane); }
         m = tree(vec2<f32>(m, 0.0), tid, lane, MAX).x;
@@ -452,10 +470,17 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
 
 // ==== kernel: dense ====
 
-const VEC: u32 = {{VEC}};      // elements per unit: 4, or 1 (f32) or 2 (f16) for unaligned rows
+const VEC: u32 = {{VEC}};      // elements per unit: 4; 2 (f16) or 1 (f32, fewer than 4 in all) for unaligned rows
 const CACHE: u32 = {{CACHE}};  // units each invocation keeps in registers
 // The components of a unit's vec4 that hold elements.
 const USED = vec4<bool>(true, VEC > 1u, VEC > 2u, VEC > 3u);
+// f32 rows not aligned to 4 (any start, any length): each row is read as the aligned vec4
+// units of storage that cover it, the components outside the row masked (read as 0 and
+// left out of the statistics), and written element by element, so the rows beside it keep
+// their elements.
+const SPAN: bool = {{SPAN}};
+// SPAN: where the row's first element sits in its first unit (0..3); 0 otherwise.
+var<private> lead: u32;
 
 // Partials for the segment sums: two sets used in turn (see seg_reduce), and the second
 // level of segments longer than 16.
@@ -469,6 +494,33 @@ fn load_unit(i: u32) -> vec4<f32> {
 }
 fn store_unit(i: u32, y: vec4<f32>) {
     {{STORE_UNIT}}
+}
+
+// The components of the row's unit u that hold its elements.
+fn unit_mask(u: u32) -> vec4<bool> {
+    if (!SPAN) { return USED; }
+    let j = vec4<i32>(i32(u * 4u) - i32(lead)) + vec4<i32>(0, 1, 2, 3);
+    return (j >= vec4<i32>(0)) & (j < vec4<i32>(i32(params.len)));
+}
+
+// Unit u of the row whose first unit in storage is base, components outside the row 0.
+// A SPAN row's last unit may run past the end of the buffer, where the vec4 array ends
+// before it: its elements are then read one by one.
+fn row_unit(base: u32, u: u32) -> vec4<f32> {
+    if (!SPAN) { return load_unit(base + u); }
+    let i = base + u;
+    var v = vec4<f32>(0.0);
+    if (i < arrayLength(&inp)) {
+        v = load_unit(i);
+    } else {
+        {{TAIL_LOAD}}
+    }
+    return select(vec4<f32>(0.0), v, unit_mask(u));
+}
+
+// Output unit u of row `row` from y.
+fn put(row: u32, u: u32, y: vec4<f32>) {
+    {{PUT}}
 }
 
 // v[0] op v[1] op ... op v[15] as a balanced tree (error growth log2 of the count, as the
@@ -516,15 +568,15 @@ fn seg_reduce(v: vec2<f32>, tid: u32, lane: u32, which: u32, mode: u32) -> vec2<
     return fold16(parts, mode);
 }
 
-// A unit's elements for the max: NaN counts as +inf (either makes the row NaN), unused
-// components as -inf.
-fn max_keys(v: vec4<f32>) -> vec4<f32> {
+// A unit's elements for the max: NaN counts as +inf (either makes the row NaN), components
+// outside `used` as -inf.
+fn max_keys(v: vec4<f32>, used: vec4<bool>) -> vec4<f32> {
     let is_nan4 = (bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u);
-    return select(vec4<f32>(-inf()), select(v, vec4<f32>(inf()), is_nan4), USED);
+    return select(vec4<f32>(-inf()), select(v, vec4<f32>(inf()), is_nan4), used);
 }
 
-fn max_unit(m: f32, v: vec4<f32>) -> f32 {
-    let k = max_keys(v);
+fn max_unit(m: f32, v: vec4<f32>, used: vec4<bool>) -> f32 {
+    let k = max_keys(v, used);
     var r = m;
     r = select(r, k.x, k.x > r);
     r = select(r, k.y, k.y > r);
@@ -537,17 +589,24 @@ struct Terms {
     b: vec4<f32>,
 };
 
-// What a unit adds to its row's sums (unused components add 0): exp(x - s.x) for softmax
-// (s.x the max); for layer_norm x - s.x (step 0), then (d^2, d) with d = x - s.x - s.y (s.y
-// the shifted mean); x^2 for rms_norm.
-fn terms(v: vec4<f32>, s: vec2<f32>, step: u32) -> Terms {
+// What a unit adds to its row's sums (components outside `used` add 0; they hold 0, so
+// rms_norm's squares need no mask): exp(x - s.x) for softmax (s.x the max); for layer_norm
+// x - s.x (step 0), then (d^2, d) with d = x - s.x - s.y (s.y the shifted mean); x^2 for
+// rms_norm.
+fn terms(v: vec4<f32>, s: vec2<f32>, step: u32, used: vec4<bool>) -> Terms {
     let zero = vec4<f32>(0.0);
-    if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
-        return Terms(select(zero, exp(max(v - s.x, vec4<f32>(EXP_FLOOR))), USED), zero);
+    if (EXPS) {
+        // logsumexp also counts NaNs, which the dense max took for +inf.
+        var nans = zero;
+        if (OP == LOGSUMEXP) {
+            let is_nan4 = (bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u);
+            nans = select(zero, vec4<f32>(1.0), is_nan4 & used);
+        }
+        return Terms(select(zero, exp(max(v - s.x, vec4<f32>(EXP_FLOOR))), used), nans);
     }
     if (OP == LAYER_NORM) {
-        if (step == 0u) { return Terms(select(zero, v - s.x, USED), zero); }
-        let d = select(zero, (v - s.x) - s.y, USED);
+        if (step == 0u) { return Terms(select(zero, v - s.x, used), zero); }
+        let d = select(zero, (v - s.x) - s.y, used);
         return Terms(d * d, d);
     }
     return Terms(v * v, zero);
@@ -568,7 +627,7 @@ fn share(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32
     var b = vec4<f32>(0.0);
     for (var k = 0u; k < CACHE; k = k + 1u) {
         if (lane + k * t < n) {
-            let q = terms(norm_unit((*x)[k], scale), s, step);
+            let q = terms(norm_unit((*x)[k], scale), s, step, unit_mask(lane + k * t));
             a = a + q.a;
             b = b + q.b;
         }
@@ -576,7 +635,7 @@ fn share(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base: u32
     var block = Terms(vec4<f32>(0.0), vec4<f32>(0.0));
     var count = 0u;
     for (var u = lane + CACHE * t; valid && u < n; u = u + t) {
-        let q = terms(norm_unit(load_unit(base + u), scale), s, step);
+        let q = terms(norm_unit(row_unit(base, u), scale), s, step, unit_mask(u));
         block.a = block.a + q.a;
         block.b = block.b + q.b;
         count = count + 1u;
@@ -597,9 +656,9 @@ fn share_max(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base:
     let t = params.threads;
     var m = -inf();
     for (var k = 0u; k < CACHE; k = k + 1u) {
-        if (lane + k * t < n) { m = max_unit(m, (*x)[k]); }
+        if (lane + k * t < n) { m = max_unit(m, (*x)[k], unit_mask(lane + k * t)); }
     }
-    for (var u = lane + CACHE * t; valid && u < n; u = u + t) { m = max_unit(m, load_unit(base + u)); }
+    for (var u = lane + CACHE * t; valid && u < n; u = u + t) { m = max_unit(m, row_unit(base, u), unit_mask(u)); }
     return m;
 }
 
@@ -611,7 +670,7 @@ fn share_exp(x: ptr<function, array<vec4<f32>, CACHE>>, lane: u32, n: u32, base:
         if (lane + k * t < n) { e = max(e, bitcast<vec4<u32>>((*x)[k]) & vec4<u32>(0x7f800000u)); }
     }
     for (var u = lane + CACHE * t; valid && u < n; u = u + t) {
-        e = max(e, bitcast<vec4<u32>>(load_unit(base + u)) & vec4<u32>(0x7f800000u));
+        e = max(e, bitcast<vec4<u32>>(row_unit(base, u)) & vec4<u32>(0x7f800000u));
     }
     return f32(max(max(e.x, e.y), max(e.z, e.w)) >> 23u);
 }
@@ -649,14 +708,21 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
     let lane = tid % t;
     let row = first + tid / t;
     let valid = row < params.rows;
-    let n = params.len / VEC;  // units per row
+    var n = params.len / VEC;  // units per row
     var base = 0u;             // the row's first unit in storage
-    if (valid) { base = u32(row_base(row)) / VEC; }
+    if (valid) {
+        let b = u32(row_base(row));
+        base = b / VEC;
+        if (SPAN) {
+            lead = b % 4u;
+            n = (lead + params.len + 3u) / 4u;
+        }
+    }
     var x: array<vec4<f32>, CACHE>;
     for (var k = 0u; k < CACHE; k = k + 1u) {
         let u = lane + k * t;
         x[k] = vec4<f32>(0.0);
-        if (valid && u < n) { x[k] = load_unit(base + u); }
+        if (valid && u < n) { x[k] = row_unit(base, u); }
     }
     var st = vec4<f32>(0.0);
     if (OP == SOFTMAX || OP == LOG_SOFTMAX) {
@@ -666,12 +732,19 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
         if (is_finite(m)) { part = share(&x, lane, n, base, valid, vec2<f32>(m, 0.0), 0u, 1.0).x; }
         let s = seg_reduce(vec2<f32>(part, 0.0), tid, lane, 1u, SUM).x;  // >= 1: the max gives exp(0)
         if (OP == SOFTMAX) { st = vec4<f32>(m, 1.0 / s, 0.0, 0.0); } else { st = vec4<f32>(m, log(s), 0.0, 0.0); }
+    } else if (OP == LOGSUMEXP) {
+        // The sum runs whatever the max, for the NaN count: a +inf max may be a NaN's.
+        let m = seg_reduce(vec2<f32>(share_max(&x, lane, n, base, valid), 0.0), tid, lane, 0u, MAX).x;
+        var shift = 0.0;
+        if (is_finite(m)) { shift = m; }
+        let s = seg_reduce(share(&x, lane, n, base, valid, vec2<f32>(shift, 0.0), 0u, 1.0), tid, lane, 1u, SUM);
+        st = vec4<f32>(m, log(s.x), s.y, 0.0);
     } else {
         // Each invocation sums at the scale of its own largest exponent (layer_norm's
         // counting the shift, the row's first element, as in the strided kernel's row_stats);
         // the reduction brings the sums to the row's scale.
         var first = 0.0;
-        if (valid) { first = load_unit(base).x; }
+        if (valid) { first = row_unit(base, 0u)[lead]; }
         var e = share_exp(&x, lane, n, base, valid);
         if (OP == LAYER_NORM) { e = max(e, f32(exp_field(first))); }
         let own = scale_exp(e);
@@ -691,10 +764,13 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
         }
     }
     if (!valid) { return; }
-    let out_first = row * n;
+    if (OP == LOGSUMEXP) {
+        if (lane == 0u) { store_row(row, lse_of(st)); }
+        return;
+    }
     for (var k = 0u; k < CACHE; k = k + 1u) {
         let u = lane + k * t;
-        if (u < n) { store_unit(out_first + u, out_unit(x[k], st, u)); }
+        if (u < n) { put(row, u, out_unit(x[k], st, u)); }
     }
-    for (var u = lane + CACHE * t; u < n; u = u + t) { store_unit(out_first + u, out_unit(load_unit(base + u), st, u)); }
+    for (var u = lane + CACHE * t; u < n; u = u + t) { put(row, u, out_unit(row_unit(base, u), st, u)); }
 }
