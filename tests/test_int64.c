@@ -399,7 +399,6 @@ TEST_BACKENDS(int64_refusals_name_op_and_type) {
     CHECK_ERROR(wgt_mean(a, 0, NULL, 0) == NULL, WGT_ERR_DTYPE, "wgt_mean: a is i64");
     CHECK_ERROR(wgt_argmax(a, 0, 0) == NULL, WGT_ERR_DTYPE, "wgt_argmax: a is i64");
     CHECK_ERROR(wgt_floor_divide(u, u) == NULL, WGT_ERR_DTYPE, "u64");
-    CHECK_ERROR(wgt_matmul(a, a) == NULL, WGT_ERR_DTYPE, "i64");
     CHECK_ERROR(wgt_softmax(u, -1) == NULL, WGT_ERR_DTYPE, "u64");
     CHECK_ERROR(wgt_rand_uniform(ctx, WGT_I64, 2, shape, 0, 1, 1) == NULL, WGT_ERR_DTYPE, "i64");
     CHECK_ERROR(wgt_argsort(a, -1, 0) == NULL, WGT_ERR_DTYPE, "i64");
@@ -624,7 +623,7 @@ TEST_BACKENDS(int64_refused_by_every_op_outside_the_list) {
     static const struct { const char *name; wgt_tensor *(*fn)(wgt_tensor *, wgt_tensor *); } binary[] = {
         F(wgt_div), F(wgt_pow), F(wgt_mod), F(wgt_atan2), F(wgt_logical_and), F(wgt_logical_or), F(wgt_logaddexp),
         F(wgt_hypot), F(wgt_copysign), F(wgt_nextafter), F(wgt_bitwise_left_shift), F(wgt_bitwise_right_shift),
-        F(wgt_floor_divide), F(wgt_matmul), F(wgt_outer), F(wgt_linalg_solve)};
+        F(wgt_floor_divide), F(wgt_linalg_solve)};
 #undef F
     int64_t shape[2] = {2, 2};
     const wgt_dtype types[2] = {WGT_I64, WGT_U64};

@@ -65,6 +65,27 @@ def i32(shape, lo=-50, hi=50):
     return RNG.integers(lo, hi, size=shape).astype(np.int32)
 
 
+INT_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+
+
+def ints(shape, dtype):
+    """Values over dtype's whole range, so that nearly every product and sum wraps around (as
+    NumPy's integer arithmetic does)."""
+    info = np.iinfo(dtype)
+    return RNG.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+
+
+def TI(a):
+    """A wgtensor array of a's own integer type (asarray alone would give int32)."""
+    return wt.asarray(a, dtype=getattr(wt, a.dtype.name))
+
+
+def agree_int(got, want):
+    """An integer result: NumPy's exact type and values."""
+    assert got.numpy().dtype == np.asarray(want).dtype, "dtype %s, NumPy %s" % (got.numpy().dtype, np.asarray(want).dtype)
+    agree(got, want, 0)
+
+
 def pool(shape):
     """Floats with ties, zeros of both signs, infinities and NaN: the special values."""
     return RNG.choice(np.array([0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, np.nan, 2.0, -7.0], np.float32), size=shape)
@@ -381,6 +402,14 @@ def _():
 def _():
     a, b = f32((2, 3, 5)), f32((5, 7))
     agree(wt.matmul(T(a), T(b)), np.matmul(a.astype(np.float64), b), 1e-5)
+    for dt in INT_TYPES:  # wrapping modulo 2^bits, batches broadcast, 1-D operands
+        a, b, v = ints((2, 1, 3, 5), dt), ints((4, 5, 7), dt), ints((5,), dt)
+        agree_int(wt.matmul(TI(a), TI(b)), np.matmul(a, b))
+        agree_int(wt.matmul(TI(v), TI(b)), np.matmul(v, b))
+        agree_int(TI(a) @ TI(v), a @ v)
+    for da, db in (("int8", "uint8"), ("int32", "uint32"), ("uint16", "int64")):  # promoted as NumPy's
+        a, b = ints((3, 4), da), ints((4, 2), db)
+        agree_int(wt.matmul(TI(a), TI(b)), np.matmul(a, b))
 
 
 @case("matrix_transpose")
@@ -395,12 +424,18 @@ def _():
     agree(wt.tensordot(T(a), T(b), axes=([1, 2], [1, 0])), np.tensordot(a.astype(np.float64), b, ([1, 2], [1, 0])), 1e-5)
     c = f32((4, 5, 3))
     agree(wt.tensordot(T(a), T(c), axes=2), np.tensordot(a.astype(np.float64), c, 2), 1e-5)
+    for dt in INT_TYPES:
+        a, b = ints((3, 4, 5), dt), ints((5, 4, 2), dt)
+        agree_int(wt.tensordot(TI(a), TI(b), axes=([1, 2], [1, 0])), np.tensordot(a, b, ([1, 2], [1, 0])))
 
 
 @case("vecdot")
 def _():
     a, b = f32((3, 5)), f32((4, 1, 5))
     agree(wt.vecdot(T(a), T(b), axis=-1), np.sum(a.astype(np.float64) * b, axis=-1), 1e-5)
+    for dt in INT_TYPES:  # NumPy 1.x has no vecdot; einsum sums in the type, wrapping
+        a, b = ints((3, 5), dt), ints((4, 1, 5), dt)
+        agree_int(wt.vecdot(TI(a), TI(b), axis=-1), np.einsum("...i,...i->...", a, b))
 
 
 # ---- manipulation ---------------------------------------------------------------------------------

@@ -45,6 +45,27 @@ def test_einsum_errors_name_the_subscript(ctx):
         wt.einsum("ij")
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
+def test_integer_contractions_wrap_as_numpy(ctx, dtype):
+    info = np.iinfo(dtype)
+
+    def ints(*shape):
+        return RNG.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+
+    def T(x):
+        return wt.asarray(x, dtype=getattr(wt, dtype))
+
+    for subs, shapes in EINSUM:
+        xs = [ints(*s) for s in shapes]
+        got, ref = wt.einsum(subs, *[T(x) for x in xs]), np.einsum(subs, *xs)
+        assert got.numpy().dtype == ref.dtype and got.shape == ref.shape, subs
+        np.testing.assert_array_equal(got.numpy(), ref, err_msg=subs)
+    u, v = ints(7), ints(3)
+    got = wt.linalg.outer(T(u), T(v)).numpy()
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, np.outer(u, v))
+
+
 def test_tensordot_vecdot_outer(ctx):
     a, b = f32(3, 4, 5), f32(4, 5, 2)
     close(wt.tensordot(wt.asarray(a), wt.asarray(b)), np.tensordot(a.astype(np.float64), b), terms=20)

@@ -4,28 +4,42 @@
  * [batch..., M, K] and [batch..., K, N], one batched matmul, and a reshape of its result back
  * into labelled dimensions. tensordot, vecdot, outer (here) and einsum (einsum.c) are all
  * chains of this one step, so they need no kernels of their own and inherit matmul's
- * precision (f16 accumulates in f32) and its handling of views.
+ * precision (f16 accumulates in f32) and its handling of views. Integer operands (of any
+ * integer types, promoted by the array API's table) are computed in the backends' type that
+ * holds their common type (i32 for the narrow integers: the sums and products wrap and keep
+ * the low bits) and the result cast back, as matmul does.
  */
 #include "contract.h"
+#include "core/dtype_table.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
-
 wgt_status wgt_contract_check(const char *fn, int n, wgt_tensor *const *t) {
+    wgt_dtype common = WGT_F32;
     for (int i = 0; i < n; i++) {
-        char name[32];
+        char name[32], first[48];
         snprintf(name, sizeof name, n == 2 ? (i ? "b" : "a") : "operand %d", i);
+        snprintf(first, sizeof first, n == 2 ? "a" : i > 1 ? "the product of operands 0 to %d" : "operand 0", i - 1);
         if (wgt_check_tensor(fn, name, t[i]) != WGT_OK) return wgt_last_status();
         if (i && wgt_check_same_context(fn, t[0], t[i]) != WGT_OK) return wgt_last_status();
-        if (!is_float(t[i]->dtype))
-            return wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16), but %s is %s", fn, name,
-                             wgt_dtype_name(t[i]->dtype));
-        if (t[i]->dtype != t[0]->dtype)
-            return wgt_error(WGT_ERR_DTYPE, "%s: operand types differ (%s is %s, %s is %s); cast one first", fn,
-                             n == 2 ? "a" : "operand 0", wgt_dtype_name(t[0]->dtype), name,
-                             wgt_dtype_name(t[i]->dtype));
+        if (wgt_product_type(fn, i ? first : name, i ? common : t[i]->dtype, name, t[i]->dtype, &common) != WGT_OK)
+            return wgt_last_status();
+    }
+    return WGT_OK;
+}
+
+wgt_status wgt_contract_widen(int n, wgt_tensor *const *t, wgt_tensor **wide, wgt_dtype *result) {
+    wgt_dtype common = t[0]->dtype;
+    const char *why;
+    for (int i = 1; i < n; i++) wgt_dtype_promote(common, t[i]->dtype, &common, &why); /* checked: they promote */
+    *result = common;
+    wgt_dtype kernel = wgt_narrow_wide_type(common);
+    for (int i = 0; i < n; i++) {
+        wide[i] = t[i]->dtype == kernel ? wgt_retain(t[i]) : wgt_cast(t[i], kernel);
+        if (wide[i]) continue;
+        while (i--) wgt_release(wide[i]);
+        return wgt_last_status();
     }
     return WGT_OK;
 }
@@ -209,12 +223,14 @@ static int norm_axis(int axis, int ndim) { return axis < 0 ? axis + ndim : axis;
 wgt_tensor *wgt_contract_run(const char *fn, const wgt_contract_plan *p, wgt_tensor *const *ops) {
     unsigned char keep[WGT_LABELS] = {0};
     for (int k = 0; k < p->nout; k++) keep[p->out[k]] = 1;
-    wgt_labelled x = {wgt_retain(ops[0]), {0}};
+    wgt_tensor *wide[2];
+    wgt_dtype result;
+    if (wgt_contract_widen(p->nops, ops, wide, &result) != WGT_OK) return NULL;
+    wgt_labelled x = {wide[0], {0}}, y = {p->nops == 2 ? wide[1] : NULL, {0}};
     memcpy(x.labels, p->labels[0], sizeof x.labels);
-    if (p->nops == 1) return wgt_contract_finish(wgt_contract_sum_out(x, keep), p->nout, p->out);
-    wgt_labelled y = {wgt_retain(ops[1]), {0}};
     memcpy(y.labels, p->labels[1], sizeof y.labels);
-    return wgt_contract_finish(wgt_contract_pair(fn, x, y, keep), p->nout, p->out);
+    wgt_labelled r = p->nops == 1 ? wgt_contract_sum_out(x, keep) : wgt_contract_pair(fn, x, y, keep);
+    return wgt_narrow_cast_to(wgt_contract_finish(r, p->nout, p->out), result);
 }
 
 wgt_status wgt_tensordot_plan(wgt_tensor *a, wgt_tensor *b, int naxes, const int *axes_a, const int *axes_b,

@@ -17,7 +17,8 @@ typedef struct wgt_labelled {
  * keep[] does not flag are summed out of it, labels of both that keep[] flags are batch
  * dimensions, labels of both it does not flag are contracted by one matmul. The result is
  * labelled [batch..., a's own kept..., b's own kept...]. A label of length 1 in one operand
- * broadcasts against the other's. Both operands are float tensors of one type and context;
+ * broadcasts against the other's. Both operands are of one type (a float or a backend's
+ * integer type: wgt_contract_widen) and context;
  * NULL result with the error set (fn names the public function). */
 wgt_labelled wgt_contract_pair(const char *fn, wgt_labelled a, wgt_labelled b, const unsigned char *keep);
 
@@ -49,7 +50,12 @@ wgt_status wgt_einsum_plan(const char *subscripts, int count, wgt_tensor *const 
 /* Runs a plan on its operands (not consumed): a fresh row-major result. */
 wgt_tensor *wgt_contract_run(const char *fn, const wgt_contract_plan *p, wgt_tensor *const *ops);
 
-/* The float operands' shared checks: tensors, one context, one float type. */
+/* The operands' shared checks: tensors, one context, one float type or integer types that
+ * promote (wgt_product_type). */
 wgt_status wgt_contract_check(const char *fn, int n, wgt_tensor *const *t);
+/* The checked operands in the type the backends compute their common type in (new
+ * references in wide[0..n), the narrow integers widened to i32), and that common type, the
+ * result's, in *result. The error status with nothing held on failure. */
+wgt_status wgt_contract_widen(int n, wgt_tensor *const *t, wgt_tensor **wide, wgt_dtype *result);
 
 #endif

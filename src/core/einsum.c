@@ -205,13 +205,17 @@ wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *ope
                NULL;
     if (wgt_contract_check(fn, count, operands) != WGT_OK) return NULL;
     wgt_labelled *lab = calloc((size_t)count, sizeof *lab);
-    wgt_tensor *result = NULL;
-    int out_labels[WGT_MAX_DIMS], out_nd, diagonal;
-    if (!lab) {
+    wgt_tensor **wide = calloc((size_t)count, sizeof *wide), *result = NULL;
+    int out_labels[WGT_MAX_DIMS], out_nd, diagonal, widened = 0;
+    wgt_dtype result_type;
+    if (!lab || !wide) {
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d operands", fn, count);
-        return NULL;
+        goto done;
     }
-    if (parse_all(subscripts, count, operands, lab, out_labels, &out_nd, &diagonal) != WGT_OK) goto done;
+    /* Integer operands computed in one backend type (contract.c), the result cast back. */
+    if (wgt_contract_widen(count, operands, wide, &result_type) != WGT_OK) goto done;
+    widened = 1;
+    if (parse_all(subscripts, count, wide, lab, out_labels, &out_nd, &diagonal) != WGT_OK) goto done;
     unsigned char in_out[WGT_LABELS] = {0};
     for (int k = 0; k < out_nd; k++) in_out[out_labels[k]] = 1;
 
@@ -228,10 +232,12 @@ wgt_tensor *wgt_einsum(const char *subscripts, int count, wgt_tensor *const *ope
         lab[i].t = NULL;
     }
     /* A "..." dimension of length 1 everywhere stays length 1: the output's shape is NumPy's. */
-    result = wgt_contract_finish(acc, out_nd, out_labels);
+    result = wgt_narrow_cast_to(wgt_contract_finish(acc, out_nd, out_labels), result_type);
 done:
     for (int i = 0; lab && i < count; i++) wgt_release(lab[i].t);
+    for (int i = 0; widened && i < count; i++) wgt_release(wide[i]);
     free(lab);
+    free(wide);
     return result;
 }
 

@@ -16,8 +16,8 @@
 /* Storage, data movement, views and copies, casts, the shape ops that move elements, where
  * and the index ops that gather rows (what moves elements without arithmetic); sums and
  * products; the elementwise ops with 64-bit kernels (add, sub, mul, maximum, minimum, the
- * comparisons, bitwise and/or/xor/not, neg, abs). Everything else refuses i64 and u64 at its
- * argument check. */
+ * comparisons, bitwise and/or/xor/not, neg, abs); matmul and the contractions built on it.
+ * Everything else refuses i64 and u64 at its argument check. */
 static const char *const int64_functions[] = {
     "wgt_tensor_create", "wgt_tensor_from_data", "wgt_zeros", "wgt_ones", "wgt_full", "wgt_arange", "wgt_scalar",
     "wgt_tensor_read", "wgt_tensor_write", "wgt_tensor_data", "wgt_tensor_data_mut", "wgt_tensor_export_buffer",
@@ -32,6 +32,8 @@ static const char *const int64_functions[] = {
     /* Built from the moves, where and the gathers above (core/manip.c, indexing.c, scatter.c). */
     "wgt_moveaxis", "wgt_roll", "wgt_tile", "wgt_diagonal", "wgt_tril", "wgt_triu", "wgt_repeat",
     "wgt_take_along_axis", "wgt_masked_select", "wgt_clip",
+    /* Products with 64-bit kernels (core/linalg.c, contract.c). */
+    "wgt_matmul", "wgt_tensordot", "wgt_vecdot", "wgt_outer", "wgt_einsum",
 };
 
 int wgt_takes_int64(const char *fn) {

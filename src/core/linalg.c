@@ -7,14 +7,52 @@
  * backend as they are, so nothing is copied here. The dimensions added for 1-D operands are
  * left out of the result's shape; since they have length 1 the contiguous output is the same
  * memory either way.
+ *
+ * wgt_matmul also takes the integer types, of one type or two (promoted by the array API's
+ * table, as the binary ops do): products and sums wrap modulo 2^bits as NumPy's do. The
+ * backends multiply i32, u32, i64 and u64; the narrow integers are computed in i32, whose
+ * wrapping sums keep the low bits exactly, and cast back, the cast keeping the low bits.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "core/dtype_table.h"
 #include "node.h"
 #include "quant/quant.h"
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
+
+wgt_status wgt_product_type(const char *fn, const char *name_a, wgt_dtype a, const char *name_b, wgt_dtype b,
+                            wgt_dtype *out) {
+    const char *bad = !is_float(a) && !wgt_dtype_is_integer(a)   ? name_a
+                      : !is_float(b) && !wgt_dtype_is_integer(b) ? name_b
+                                                                 : NULL;
+    if (bad)
+        return wgt_error(WGT_ERR_DTYPE, "%s: takes f32, f16 and the integer types (i8, u8, i16, u16, i32, u32, i64, u64), "
+                         "but %s is %s", fn, bad, wgt_dtype_name(bad == name_a ? a : b));
+    const char *why;
+    if (is_float(a) && is_float(b) && a != b)
+        return wgt_error(WGT_ERR_DTYPE, "%s: operand types differ (%s is %s, %s is %s); cast one first", fn, name_a,
+                         wgt_dtype_name(a), name_b, wgt_dtype_name(b));
+    if (!wgt_dtype_promote(a, b, out, &why))
+        return wgt_error(WGT_ERR_DTYPE, "%s: operand types differ (%s is %s, %s is %s) and do not promote: %s; cast one "
+                         "first", fn, name_a, wgt_dtype_name(a), name_b, wgt_dtype_name(b), why);
+    return WGT_OK;
+}
+
+static wgt_tensor *matmul_impl(const char *fn, wgt_tensor *a, wgt_tensor *b);
+
+/* a @ b computed in the backends' integer type that holds `common` (i32 for the narrow
+ * integers) and cast back to it; a and b are checked integer operands. */
+static wgt_tensor *matmul_widened(const char *fn, wgt_tensor *a, wgt_tensor *b, wgt_dtype common) {
+    wgt_dtype wide = wgt_narrow_wide_type(common);
+    wgt_tensor *wa = a->dtype == wide ? wgt_retain(a) : wgt_cast(a, wide);
+    wgt_tensor *wb = !wa ? NULL : b->dtype == wide ? wgt_retain(b) : wgt_cast(b, wide);
+    wgt_tensor *out = wa && wb ? matmul_impl(fn, wa, wb) : NULL;
+    wgt_release(wa);
+    wgt_release(wb);
+    return wgt_narrow_cast_to(out, common);
+}
 
 /* The shared path of wgt_matmul and wgt_linear; fn names the public function in messages. */
 static wgt_tensor *matmul_impl(const char *fn, wgt_tensor *a, wgt_tensor *b) {
@@ -24,15 +62,9 @@ static wgt_tensor *matmul_impl(const char *fn, wgt_tensor *a, wgt_tensor *b) {
     char sa[256], sb[256];
     wgt_format_shape(sa, sizeof sa, a->ndim, a->shape);
     wgt_format_shape(sb, sizeof sb, b->ndim, b->shape);
-    if (a->dtype != b->dtype) {
-        wgt_error(WGT_ERR_DTYPE, "%s: operand types differ (a is %s, b is %s); cast one first", fn,
-                  wgt_dtype_name(a->dtype), wgt_dtype_name(b->dtype));
-        return NULL;
-    }
-    if (!is_float(a->dtype)) {
-        wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16), not %s", fn, wgt_dtype_name(a->dtype));
-        return NULL;
-    }
+    wgt_dtype common;
+    if (wgt_product_type(fn, "a", a->dtype, "b", b->dtype, &common) != WGT_OK) return NULL;
+    if (a->dtype != b->dtype || wgt_narrow_wide_type(common) != common) return matmul_widened(fn, a, b, common);
     if (a->ndim == 0 || b->ndim == 0) {
         wgt_error(WGT_ERR_SHAPE, "%s: operands need rank 1 or more, but %s is rank 0 (a is %s, b is %s)", fn,
                   a->ndim == 0 ? "a" : "b", sa, sb);
@@ -143,6 +175,10 @@ wgt_tensor *wgt_linear(wgt_tensor *x, wgt_tensor *w, wgt_tensor *bias) {
         wgt_error(WGT_ERR_DTYPE, "%s: operand types differ (x is %s, w is %s%s%s); cast first", fn,
                   wgt_dtype_name(x->dtype), wgt_dtype_name(w->dtype), bias ? ", bias is " : "",
                   bias ? wgt_dtype_name(bias->dtype) : "");
+        return NULL;
+    }
+    if (!quantized && !is_float(x->dtype)) {
+        wgt_error(WGT_ERR_DTYPE, "%s: takes floating types (f32, f16), not %s", fn, wgt_dtype_name(x->dtype));
         return NULL;
     }
     if (wgt_check_linear_shapes(fn, x, w, bias) != WGT_OK) return NULL;

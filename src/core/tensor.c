@@ -65,6 +65,8 @@ static const char *const narrow_functions[] = {
     "wgt_clip",
     /* Compiled graphs take and give them as the ops recorded in them do. */
     "wgt_graph_input", "wgt_graph_build", "wgt_graph_dispatch",
+    /* Integer products computed in i32 (core/linalg.c, contract.c); bool is refused there. */
+    "wgt_matmul", "wgt_tensordot", "wgt_vecdot", "wgt_outer", "wgt_einsum",
 };
 
 int wgt_takes_narrow(const char *fn) {

@@ -188,6 +188,13 @@ wgt_status wgt_check_block_view(const char *fn, wgt_dtype dtype, int ndim, const
  * elements, so byte arithmetic uses wgt_dtype_block_bytes per unit (identity for other types). */
 void wgt_block_units(const wgt_tensor *t, wgt_tensor *out);
 
+/* The result type of a product of operand types a and b (matmul and the contractions,
+ * linalg.c): f32 or f16 of one type, or integers of any types promoted by the array API's
+ * table; bool, bf16, a float with another float or an integer is an error naming fn and the
+ * operands (name_a, name_b: "a", "operand 2"). */
+wgt_status wgt_product_type(const char *fn, const char *name_a, wgt_dtype a, const char *name_b, wgt_dtype b,
+                            wgt_dtype *out);
+
 /* x [..., in], w [out, in] and bias [out] (or NULL) of a linear map (linalg.c). */
 wgt_status wgt_check_linear_shapes(const char *fn, const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *bias);
 

@@ -54,6 +54,10 @@ wgt_status wgt_cpu_searchsorted(wgt_backend *be, const wgt_operand *out, const w
                                 const wgt_operand *values, int right);
 /* cpu_matmul.c: OpenBLAS sgemv and sgemm for f32, a blocked double-accumulating loop for f16 */
 wgt_status wgt_cpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
+/* cpu_matmul_int.c: i32, u32, i64, u64 products wrapping in unsigned arithmetic (wgt_cpu_matmul's
+ * integer case: batch, M, N, K > 0 as it found them) */
+wgt_status wgt_cpu_matmul_int(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b,
+                              int64_t batch, int64_t M, int64_t N, int64_t K);
 /* cpu_conv.c: the general convolution, im2col and a BLAS product */
 wgt_status wgt_cpu_conv(wgt_backend *be, const wgt_operand *out, const wgt_operand *x, const wgt_operand *w,
                         const int64_t *params);

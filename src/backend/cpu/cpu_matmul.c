@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dtype_table.h"
 #include "cpu_kernels.h"
 #include "cpu_walk.h"
 
@@ -345,10 +346,11 @@ wgt_status wgt_cpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_ope
     int64_t M = out->shape[nd - 2], N = out->shape[nd - 1], K = a->shape[nd - 1], batch = 1;
     for (int d = 0; d < nd - 2; d++) batch *= out->shape[d];
     if (batch * M * N == 0) return WGT_OK;
-    if (K == 0) { /* an empty sum; all-zero bytes are +0 in both float types */
+    if (K == 0) { /* an empty sum; all-zero bytes are +0 in both float types and 0 in the integers */
         memset(out->host, 0, (size_t)(batch * M * N) * wgt_dtype_size(out->dtype));
         return WGT_OK;
     }
+    if (wgt_dtype_is_integer(out->dtype)) return wgt_cpu_matmul_int(be, out, a, b, batch, M, N, K);
     if (out->dtype == WGT_F16)
         return M == 1 || N == 1 ? matmul_f16_vector(be, out, a, b, batch, M, N, K)
                                 : matmul_f16_blocks(out, a, b, batch, M, N, K);

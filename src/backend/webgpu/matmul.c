@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dtype_table.h"
 #include "webgpu_internal.h"
 
 #define WORKGROUP_SIZE 256u
@@ -1011,6 +1012,8 @@ static int fold_batch(const wgt_operand *out, const wgt_operand *a, const wgt_op
 }
 
 wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b) {
+    if (wgt_dtype_is_integer(out->dtype)) /* matmul_int.c */
+        return wgt_wgpu_matmul_int((wgt_webgpu *)be, out, a, b);
     wgt_operand out2, a2, b2;
     if (fold_batch(out, a, b, &out2, &a2, &b2)) return wgt_wgpu_matmul(be, &out2, &a2, &b2);
     wgt_webgpu *w = (wgt_webgpu *)be;

@@ -446,6 +446,8 @@ wgt_status wgt_wgpu_searchsorted(wgt_backend *be, const wgt_operand *out, const 
 wgt_status wgt_wgpu_copy(wgt_backend *be, const wgt_operand *dst, const wgt_operand *src);
 /* matmul.c: tiled and matrix-vector matmul kernels (wgsl/matmul.wgsl) */
 wgt_status wgt_wgpu_matmul(wgt_backend *be, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
+/* matmul_int.c: i32, u32, i64 and u64 products, wrapping (wgt_wgpu_matmul's integer case) */
+wgt_status wgt_wgpu_matmul_int(wgt_webgpu *w, const wgt_operand *out, const wgt_operand *a, const wgt_operand *b);
 /* matmul_sgmatrix.c: f16 products through subgroup matrices. choose reads the adapter's
  * configurations before the device is made and says whether to ask for the feature (1), not
  * (0), or that a WGT_SGMATRIX* variable is malformed (-1, the error set); probe
