@@ -215,12 +215,14 @@ define fuzz_run
 	@touch $(FUZZ_DIR)/.started-$(1)
 	@echo "fuzz: $(1) backend, $(2) s: $(FUZZ_ENV) WGT_BACKEND=$(1) $(FUZZ_DIR)/fuzz_api $(FUZZ_ARGS) $(4) $(3)"
 	@$(FUZZ_ENV) WGT_BACKEND=$(1) $(FUZZ_DIR)/fuzz_api $(FUZZ_ARGS) $(4) -max_total_time=$(2) \
-		-artifact_prefix=$(FUZZ_DIR)/$(1)- $(3) || { \
+		-artifact_prefix=$(FUZZ_DIR)/$(1)- $(3) > $(FUZZ_DIR)/$(1).log 2>&1 && tail -n 8 $(FUZZ_DIR)/$(1).log || { \
+		grep -v '^INFO' $(FUZZ_DIR)/$(1).log | tail -n 80; \
 		for f in $$(find $(FUZZ_DIR) -maxdepth 1 -newer $(FUZZ_DIR)/.started-$(1) \( -name '$(1)-crash-*' \
 			-o -name '$(1)-leak-*' -o -name '$(1)-oom-*' -o -name '$(1)-timeout-*' \)); do \
 			echo "fuzz: finding $$f; its calls, from WGT_FUZZ_TRACE=1 WGT_BACKEND=$(1) $(FUZZ_DIR)/fuzz_api $$f:"; \
 			$(FUZZ_ENV) WGT_BACKEND=$(1) scripts/fuzz_report.sh $(FUZZ_DIR)/fuzz_api $$f $(FUZZ_ARGS); \
-		done; echo "fuzz: the $(1) run found the above" >&2; exit 1; }
+		done; scripts/fuzz_report.sh --log $(FUZZ_DIR)/$(1).log; \
+		echo "fuzz: the $(1) run found the above (its whole output: $(FUZZ_DIR)/$(1).log)" >&2; exit 1; }
 endef
 
 .PHONY: fuzz fuzz-run

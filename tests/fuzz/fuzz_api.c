@@ -124,6 +124,16 @@ static wgt_context *new_context(wgt_backend_kind kind, int fusion) {
     return c;
 }
 
+/* The kept contexts go back before the process ends: libFuzzer leaves by exit(), and a
+ * device still open then is torn down, if at all, by the driver's static destructors while
+ * its threads may still run. */
+static void release_kept_contexts(void) {
+    wgt_context_release(ctx_main);
+    wgt_context_release(ctx_peer);
+    wgt_context_release(ctx_cpu);
+    ctx_main = ctx_peer = ctx_cpu = NULL;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
     const char *t = getenv("WGT_FUZZ_TRACE"), *env = getenv("WGT_BACKEND");
@@ -131,6 +141,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     ctx_main = new_context(WGT_BACKEND_AUTO, 1); /* WGT_BACKEND=cpu|webgpu decides */
     ctx_peer = new_context(WGT_BACKEND_AUTO, 0);
     ctx_cpu = new_context(WGT_BACKEND_CPU, 1);
+    atexit(release_kept_contexts);
     webgpu = wgt_context_backend(ctx_main) == WGT_BACKEND_WEBGPU;
     if (env && !strcmp(env, "webgpu") && !webgpu) abort();
     fprintf(stderr, "fuzz_api: %s backend on %s\n", webgpu ? "webgpu" : "cpu", wgt_context_device_name(ctx_main));
