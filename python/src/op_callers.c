@@ -295,10 +295,39 @@ done:
     return out;
 }
 
-/* An int or a sequence of them as int64 (PyMem; *n of them); NULL with an error set. */
+/* The values of a 1-d integer tensor as a list of Python ints (read from the device). */
+static PyObject *tensor_int_list(PyObject *o, const char *fn, const char *what) {
+    wgt_tensor *t = ((TensorObject *)o)->t;
+    wgt_dtype d = wgt_tensor_dtype(t);
+    int integer = d == WGT_I8 || d == WGT_U8 || d == WGT_I16 || d == WGT_U16 || d == WGT_I32 || d == WGT_U32 ||
+                  d == WGT_I64 || d == WGT_U64;
+    if (!integer) {
+        PyErr_Format(PyExc_TypeError, "%s: %s is a %s tensor; it must have an integer type", fn, what,
+                     wgt_dtype_name(d));
+        return NULL;
+    }
+    if (wgt_tensor_ndim(t) != 1) {
+        PyErr_Format(PyExc_ValueError, "%s: %s is a tensor of rank %d; it must be 0-d or 1-d", fn, what,
+                     wgt_tensor_ndim(t));
+        return NULL;
+    }
+    PyObject *view = PyMemoryView_FromObject(o);
+    PyObject *list = view ? PyObject_CallMethod(view, "tolist", NULL) : NULL;
+    Py_XDECREF(view);
+    return list;
+}
+
+/* An int or a sequence of them (a 1-d integer tensor too) as int64 (PyMem; *n of them); NULL
+ * with an error set. */
 static int64_t *int64_list(PyObject *o, Py_ssize_t *n, const char *fn, const char *what) {
+    PyObject *values = NULL;
+    if (WGTPY_IS_TENSOR(o) && wgt_tensor_ndim(((TensorObject *)o)->t) != 0) {
+        if (!(values = tensor_int_list(o, fn, what))) return NULL;
+        o = values;
+    }
     int single = !PySequence_Check(o) || PyUnicode_Check(o) || WGTPY_IS_TENSOR(o);
     PyObject *seq = single ? NULL : PySequence_Fast(o, "expected an int or a sequence of ints");
+    Py_XDECREF(values); /* seq holds it (or a list made from it) where it was needed */
     if (!single && !seq) return NULL;
     *n = single ? 1 : PySequence_Fast_GET_SIZE(seq);
     int64_t *v = PyMem_Calloc((size_t)(*n ? *n : 1), sizeof *v);
@@ -360,6 +389,33 @@ static PyObject *roll_or_repeat(const op_entry *e, TensorObject *a, PyObject **v
 fail:
     PyMem_Free(list);
     return NULL;
+}
+
+/* take and take_along_axis as the array API has them: an index i in [-n, 0) stands for
+ * i + n, n the axis length, as in NumPy. The C functions take [0, n) only, so signed indices
+ * go through idx + n * (idx < 0 and idx >= -n) first (lazy: one fused kernel); any other
+ * index reaches the function as given, whose error then names it. */
+static wgt_tensor *take_wrapped(wgt_tensor *(*fn)(wgt_tensor *, wgt_tensor *, int), wgt_tensor *a, wgt_tensor *idx,
+                                int axis) {
+    wgt_dtype dt = wgt_tensor_dtype(idx);
+    int nd = wgt_tensor_ndim(a), ax = axis < 0 ? axis + nd : axis;
+    int signed_index = dt == WGT_I8 || dt == WGT_I16 || dt == WGT_I32 || dt == WGT_I64;
+    if (!signed_index || ax < 0 || ax >= nd) return fn(a, idx, axis);
+    int64_t n = wgt_tensor_shape(a)[ax];
+    /* Narrow types count in i32, or in i64 where idx + n may not fit. */
+    wgt_dtype wide = dt == WGT_I64 || n > INT32_MAX ? WGT_I64 : WGT_I32;
+    wgt_context *ctx = wgt_tensor_context(idx);
+    wgt_tensor *t[8] = {0};
+    t[0] = wide == dt ? wgt_retain(idx) : wgt_cast(idx, wide);
+    t[1] = wgt_scalar(ctx, wide, 0);
+    t[2] = wgt_scalar(ctx, wide, -(double)n);
+    t[3] = wgt_logical_and(t[4] = wgt_lt(t[0], t[1]), t[5] = wgt_ge(t[0], t[2]));
+    t[6] = wgt_mul(t[7] = wgt_cast(t[3], wide), t[2]); /* -n where the index wraps, else 0 */
+    wgt_tensor *wrapped = t[6] ? wgt_sub(t[0], t[6]) : NULL;
+    for (int i = 0; i < 8; i++) wgt_release(t[i]);
+    wgt_tensor *r = wrapped ? fn(a, wrapped, axis) : NULL;
+    wgt_release(wrapped);
+    return r;
 }
 
 static PyObject *run_op(const op_entry *e, PyObject **v) {
@@ -609,8 +665,8 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     case SIG_TAKE:
         index_errors = 1;
         if (index_tensor(v[1], a, &b, 0, e->name) < 0 || (v[2] && AXIS_ARG(v[2], i0) < 0)) goto fail;
-        /* take and take_along_axis: f(a, indices, axis) */
-        RUN(((wgt_tensor * (*)(wgt_tensor *, wgt_tensor *, int)) e->fn)(a->t, b->t, (int)i0));
+        /* take and take_along_axis: f(a, indices, axis), negative indices counting from the end */
+        RUN(take_wrapped((wgt_tensor * (*)(wgt_tensor *, wgt_tensor *, int)) e->fn, a->t, b->t, (int)i0));
         break;
     case SIG_SCATTER: {
         wgt_scatter_mode mode = WGT_SCATTER_REPLACE;

@@ -16,6 +16,16 @@ def test_moveaxis_roll_repeat_tile(ctx):
     for reps, axis in [(2, None), (3, 1), ([1, 0, 2], 0), ([0] * 5, 2)]:
         np.testing.assert_array_equal(wt.repeat(t, reps, axis=axis).numpy(), np.repeat(A, reps, axis=axis))
     np.testing.assert_array_equal(t.repeat(2, axis=2).numpy(), A.repeat(2, axis=2))
+    # Counts and shifts as tensors (read on the host: the result's shape depends on them).
+    counts = np.array([3, 0, 1, 2], dtype=np.int64)
+    np.testing.assert_array_equal(wt.repeat(t, wt.asarray(counts, dtype=wt.int64), axis=1).numpy(),
+                                  np.repeat(A, counts, axis=1))
+    np.testing.assert_array_equal(wt.roll(t, wt.asarray(np.array([1, -2], np.int32)), (0, 2)).numpy(),
+                                  np.roll(A, (1, -2), (0, 2)))
+    with pytest.raises(TypeError, match="repeats is a f32 tensor"):
+        wt.repeat(t, wt.asarray(np.ones(4, np.float32)), axis=1)
+    with pytest.raises(ValueError, match="rank 2"):
+        wt.repeat(t, wt.asarray(np.ones((2, 2), np.int32)), axis=1)
     for reps in [2, (2, 1), (2, 1, 1, 3), (1, 0, 1)]:
         np.testing.assert_array_equal(wt.tile(t, reps).numpy(), np.tile(A, reps))
 
