@@ -7,6 +7,7 @@
  * neighbouring dimensions that chain in memory are merged, so the common cases (a whole
  * contiguous tensor, rows of a matrix) reach the kernels as one reduced dimension.
  */
+#include <math.h>
 #include <string.h>
 
 #include "node.h"
@@ -63,6 +64,10 @@ static wgt_tensor *reduce_axes(const char *fn, wgt_reduce_op op, wgt_tensor *a, 
     for (int d = 0, k = keep_n; d < ndim; d++)
         if (reduced[d]) order[k++] = d;
 
+    /* The mean and the variance of nothing are NaN (0 / 0, and N - correction <= 0 as for any
+     * variance with too few elements), as NumPy, PyTorch and the array API have them. */
+    if (none_reduced && !none_kept && (op == WGT_REDUCE_MEAN || op == WGT_REDUCE_VAR))
+        return wgt_full(a->storage->ctx, result_dtype(op, a->dtype), out_ndim, out_shape, NAN);
     /* No identity: an empty reduction is an error, unless there is nothing to produce. */
     if (none_reduced && !none_kept && op != WGT_REDUCE_SUM && op != WGT_REDUCE_PROD) {
         int axis = 0;
