@@ -116,7 +116,8 @@ typedef struct wgt_context_options {
     int no_fusion;            /* nonzero: elementwise chains run op by op (also env WGT_FUSION=0) */
     /* Device memory the context's tensors may hold, in bytes; past it an allocation fails with
      * WGT_ERR_OUT_OF_MEMORY. 0: the adapter's device-local memory less a reserve for the driver
-     * (1/32 of it, at least 512 MiB), where the adapter reports it; else no limit of our own. */
+     * (1/32 of it, at least 512 MiB), where the adapter reports it; else no limit of our own.
+     * The CPU backend's tensors live in host memory, which this does not bound. */
     uint64_t max_device_bytes;
     wgt_attention_path attention; /* default AUTO; env WGT_ATTENTION=auto|kernel|compose overrides AUTO */
     /* Compute units (NVIDIA's streaming multiprocessors) of the GPU, which WebGPU does not
