@@ -204,6 +204,8 @@ typedef struct wgt_stats {
                                      emptied by wgt_context_trim */
     uint64_t bind_groups_created; /* bind groups made for dispatches (a cached one is reused by
                                      a dispatch over the same buffers: not counted again) */
+    uint64_t compute_passes;      /* compute passes encoded: consecutive dispatches share one,
+                                     and a copy, a clear or a submit between them ends it */
 } wgt_stats;
 /* Counters since the context was created (CPU contexts report no device memory). */
 wgt_status wgt_context_stats(wgt_context *ctx, wgt_stats *out);

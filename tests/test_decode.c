@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test.h"
 /* tools/llama.c is compiled into the tests by test_llama_file.c, which includes it. */
@@ -232,13 +233,13 @@ static const uint64_t layer_launches_webgpu[3] = {14, 14, 12}, layer_launches_cp
 static const uint64_t layer_dispatches_webgpu[3] = {14, 16, 12};
 
 typedef struct {
-    uint64_t launches, dispatches;
+    uint64_t launches, dispatches, passes;
 } step_cost;
 
 /* Launches and dispatches of one replayed step at position 3, after a first step that built
  * the graph and filled the pool. */
 static step_cost replay_cost(wgt_context *ctx, const llama_config *c, wgt_dtype type) {
-    step_cost cost = {0, 0};
+    step_cost cost = {0, 0, 0};
     llama_model m;
     int bad = llama_random(&m, ctx, c, type == WGT_F16 ? WGT_F16 : WGT_F32, 11) ||
               ((type == WGT_Q8_0 || type == WGT_Q4_0) && llama_quantize(&m, type));
@@ -258,6 +259,7 @@ static step_cost replay_cost(wgt_context *ctx, const llama_config *c, wgt_dtype 
     wgt_context_stats(ctx, &after);
     cost.launches = after.launches - before.launches;
     cost.dispatches = after.dispatches - before.dispatches;
+    cost.passes = after.compute_passes - before.compute_passes;
     llama_replay_free(r);
     wgt_release(l), wgt_release(tok), wgt_release(logits), wgt_release(t1), wgt_release(t2);
     llama_free(&m);
@@ -282,10 +284,16 @@ static void check_replay_launches(wgt_context *ctx) {
         uint64_t budget = wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU ? layer_launches_webgpu[ti] : layer_launches_cpu[ti];
         CHECK(layer_l <= budget, "%s: a layer costs %llu launches, more than the %llu budgeted",
               wgt_dtype_name(types[ti]), (unsigned long long)layer_l, (unsigned long long)budget);
-        if (wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU)
+        if (wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU) {
             CHECK(layer_d <= layer_dispatches_webgpu[ti], "%s: a layer costs %llu dispatches, more than the %llu budgeted",
                   wgt_dtype_name(types[ti]), (unsigned long long)layer_d,
                   (unsigned long long)layer_dispatches_webgpu[ti]);
+            /* The whole step is one compute pass: nothing between its dispatches (a fill of the
+             * graph's fresh outputs, say) may end it. Poisoning writes each fresh output. */
+            const char *poison = getenv("WGT_POISON");
+            CHECK((poison && !strcmp(poison, "1")) || (a.passes == 1 && b.passes == 1), "%s: a replayed step took %llu / %llu compute passes, not 1",
+                  wgt_dtype_name(types[ti]), (unsigned long long)a.passes, (unsigned long long)b.passes);
+        }
     }
 }
 

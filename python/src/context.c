@@ -136,12 +136,12 @@ static PyObject *ctx_stats(CtxObject *self, PyObject *unused) {
     wgt_status st = wgt_context_stats(self->ctx, &s);
     WGTPY_UNLOCK(self);
     if (st != WGT_OK) return wgtpy_raise("Context.stats", 0);
-    return Py_BuildValue("{sKsKsKsKsKsKsKsKsKsKsKsKsK}", "device_bytes_in_use", s.device_bytes_in_use,
+    return Py_BuildValue("{sKsKsKsKsKsKsKsKsKsKsKsKsKsK}", "device_bytes_in_use", s.device_bytes_in_use,
                          "device_bytes_pooled", s.device_bytes_pooled, "device_bytes_peak", s.device_bytes_peak,
                          "buffers_created", s.buffers_created, "buffers_reused", s.buffers_reused, "ops_run",
                          s.ops_run, "ops_skipped", s.ops_skipped, "ops_fused", s.ops_fused, "launches", s.launches,
                          "dispatches", s.dispatches, "submits", s.submits, "kernels_cached", s.kernels_cached,
-                         "bind_groups_created", s.bind_groups_created);
+                         "bind_groups_created", s.bind_groups_created, "compute_passes", s.compute_passes);
 }
 
 static PyMethodDef ctx_methods[] = {

@@ -458,6 +458,12 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
 
 /* ---- running ---- */
 
+/* Whether the operand's view is its whole storage, element for element. */
+static int covers_storage(const wgt_operand *op, const wgt_storage *s) {
+    return op->offset == 0 && wgt_is_contiguous(op->ndim, op->shape, op->strides) &&
+           wgt_dtype_bytes(op->dtype, wgt_numel(op->ndim, op->shape)) == s->nbytes;
+}
+
 /* Fills op from its storage (resolved) and makes it resident: whole outputs are allocated
  * without upload, everything else is synced to the device. */
 static wgt_status bind_operand(wgt_operand *op, int whole_output, wgt_resolve_fn resolve, void *arg) {
@@ -482,8 +488,10 @@ static wgt_status bind_operand(wgt_operand *op, int whole_output, wgt_resolve_fn
      * recorded before a destroy still runs (the destroy flushes it first). */
     if (real->destroyed && !wgt_storage_is_intermediate(real))
         return wgt_error(WGT_ERR_DESTROYED, "a tensor this work reads or writes was destroyed");
-    /* A storage of the caller's (a graph binding) keeps what lies outside the view. */
-    if (whole_output && real == s) st = wgt_storage_prepare_output(real);
+    /* A storage of the caller's (a graph binding) keeps what lies outside the view, unless the
+     * view is all of it: a graph's output bound to a fresh storage at each dispatch is then
+     * allocated as any output is, not zero-filled first (a fill ends the compute pass). */
+    if (whole_output && (real == s || covers_storage(op, real))) st = wgt_storage_prepare_output(real);
     else st = wgt_storage_sync_device_now(real);
     if (st != WGT_OK) return st;
     op->host = real->host;

@@ -350,6 +350,7 @@ static wgt_status dispatch_end(wgt_webgpu *w, const char *label, WGPUComputePipe
         if (w->timestamps) pd.timestampWrites = wgt_wgpu_timestamps_for_pass(w, &writes);
         if (own_pass && pd.timestampWrites) wgt_wgpu_timestamps_label(w, label);
         w->pass = p->wgpuCommandEncoderBeginComputePass(w->encoder, &pd);
+        w->passes++;
     }
     if (w->pass_pipeline != pipeline) { /* the pass keeps its pipeline between dispatches */
         p->wgpuComputePassEncoderSetPipeline(w->pass, pipeline);

@@ -296,6 +296,7 @@ void wgt_wgpu_stats(wgt_backend *be, wgt_stats *out) {
     out->buffers_reused = pool->reused;
     out->submits = w->submit_serial;
     out->dispatches = w->dispatches;
+    out->compute_passes = w->passes;
     out->kernels_cached = w->pipeline_count + wgt_wgpu_fused_pipeline_count(w);
     out->bind_groups_created = w->bind_groups_created;
 }

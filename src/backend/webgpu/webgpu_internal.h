@@ -174,6 +174,7 @@ typedef struct wgt_webgpu {
     } in_flight[WGT_WGPU_IN_FLIGHT_SUBMITS];
     uint32_t in_flight_head, in_flight_count, in_flight_groups;
     uint64_t dispatches; /* recorded since the context began (wgt_stats) */
+    uint64_t passes;     /* compute passes begun since the context began (wgt_stats) */
 
     /* Uniform ring: op parameters are staged here and uploaded with one write per submit. */
     WGPUBuffer ring;
