@@ -391,33 +391,6 @@ fail:
     return NULL;
 }
 
-/* take and take_along_axis as the array API has them: an index i in [-n, 0) stands for
- * i + n, n the axis length, as in NumPy. The C functions take [0, n) only, so signed indices
- * go through idx + n * (idx < 0 and idx >= -n) first (lazy: one fused kernel); any other
- * index reaches the function as given, whose error then names it. */
-static wgt_tensor *take_wrapped(wgt_tensor *(*fn)(wgt_tensor *, wgt_tensor *, int), wgt_tensor *a, wgt_tensor *idx,
-                                int axis) {
-    wgt_dtype dt = wgt_tensor_dtype(idx);
-    int nd = wgt_tensor_ndim(a), ax = axis < 0 ? axis + nd : axis;
-    int signed_index = dt == WGT_I8 || dt == WGT_I16 || dt == WGT_I32 || dt == WGT_I64;
-    if (!signed_index || ax < 0 || ax >= nd) return fn(a, idx, axis);
-    int64_t n = wgt_tensor_shape(a)[ax];
-    /* Narrow types count in i32, or in i64 where idx + n may not fit. */
-    wgt_dtype wide = dt == WGT_I64 || n > INT32_MAX ? WGT_I64 : WGT_I32;
-    wgt_context *ctx = wgt_tensor_context(idx);
-    wgt_tensor *t[8] = {0};
-    t[0] = wide == dt ? wgt_retain(idx) : wgt_cast(idx, wide);
-    t[1] = wgt_scalar(ctx, wide, 0);
-    t[2] = wgt_scalar(ctx, wide, -(double)n);
-    t[3] = wgt_logical_and(t[4] = wgt_lt(t[0], t[1]), t[5] = wgt_ge(t[0], t[2]));
-    t[6] = wgt_mul(t[7] = wgt_cast(t[3], wide), t[2]); /* -n where the index wraps, else 0 */
-    wgt_tensor *wrapped = t[6] ? wgt_sub(t[0], t[6]) : NULL;
-    for (int i = 0; i < 8; i++) wgt_release(t[i]);
-    wgt_tensor *r = wrapped ? fn(a, wrapped, axis) : NULL;
-    wgt_release(wrapped);
-    return r;
-}
-
 static PyObject *run_op(const op_entry *e, PyObject **v) {
     if (e->sig == SIG_JOIN) return join(e, v);
     if (e->sig == SIG_VIEWS) return wgtpy_views(e, v[0], v[1]);
@@ -665,8 +638,8 @@ static PyObject *run_op(const op_entry *e, PyObject **v) {
     case SIG_TAKE:
         index_errors = 1;
         if (index_tensor(v[1], a, &b, 0, e->name) < 0 || (v[2] && AXIS_ARG(v[2], i0) < 0)) goto fail;
-        /* take and take_along_axis: f(a, indices, axis), negative indices counting from the end */
-        RUN(take_wrapped((wgt_tensor * (*)(wgt_tensor *, wgt_tensor *, int)) e->fn, a->t, b->t, (int)i0));
+        /* take and take_along_axis: f(a, indices, axis) */
+        RUN(((wgt_tensor * (*)(wgt_tensor *, wgt_tensor *, int)) e->fn)(a->t, b->t, (int)i0));
         break;
     case SIG_SCATTER: {
         wgt_scatter_mode mode = WGT_SCATTER_REPLACE;
