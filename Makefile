@@ -259,8 +259,11 @@ $(FUZZ_DIR)/fuzz_api $(FUZZ_DIR)/fuzz_files: $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZ
 # unwinder once lavapipe's JIT has registered frames. pin_lavapipe.o: see tests/lsan.supp.
 ASAN_BUILD = $(BUILD)/asan
 SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# WGT_TIMEOUT_MS: instrumented, the library feeds lavapipe slowly enough that the largest grids
+# (a sum over 16.7M rows) pass the default 60 s wait on a 2-core machine; a real hang still ends.
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 \
-	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	WGT_TIMEOUT_MS=300000
 # test-valgrind: memcheck over the CPU backend only (under valgrind, Dawn and lavapipe run ~100x
 # slower and bring ld.so and driver reports of their own): the run sees a machine without
 # WebGPU, as README describes, so the WebGPU tests skip.
