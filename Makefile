@@ -261,9 +261,14 @@ ASAN_BUILD = $(BUILD)/asan
 SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 # WGT_TIMEOUT_MS: instrumented, the library feeds lavapipe slowly enough that the largest grids
 # (a sum over 16.7M rows) pass the default 60 s wait on a 2-core machine; a real hang still ends.
+# ASAN_EXCLUDE: the grid-limit tests (millions of rows or workgroups, 400k dispatches), which take
+# minutes each instrumented (their float64 references run instrumented too) and whose host code
+# is the smaller tests' own; they run natively in `make test`, twice. ASAN_EXCLUDE= runs them.
+ASAN_EXCLUDE ?= attention_kernel_many_workgroups softmax_many_rows_2d_grid reduce_many_outputs_2d_grid \
+	scale_an_unfused_graph_of_400k_dispatches
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	WGT_TIMEOUT_MS=300000
+	WGT_TIMEOUT_MS=300000 WGT_TEST_EXCLUDE=$(subst $(space),$(comma),$(strip $(ASAN_EXCLUDE)))
 # test-valgrind: memcheck over the CPU backend only (under valgrind, Dawn and lavapipe run ~100x
 # slower and bring ld.so and driver reports of their own): the run sees a machine without
 # WebGPU, as README describes, so the WebGPU tests skip.
@@ -282,11 +287,14 @@ space = $(empty) $(empty)
 VALGRIND_ENV = WGT_TEST_ALLOW_NO_WEBGPU=1 WGT_WEBGPU_LIBRARY=/nonexistent/no-webgpu-under-valgrind.so \
 	WGT_TEST_EXCLUDE=$(subst $(space),$(comma),$(strip $(VALGRIND_EXCLUDE)))
 
-# test-tsan: the suite rebuilt with ThreadSanitizer, running the threading and timeout tests
-# (pass TSAN_TESTS= to run the whole suite, as CI does: about 17 minutes a pass on a 2-core
-# machine). tests/tsan.supp may name only OpenBLAS and lavapipe.
+# test-tsan: the suite rebuilt with ThreadSanitizer, running the tests whose names hold one of
+# TSAN_TESTS' substrings: the code that runs on more than one thread (threads sharing handles
+# and contexts, the CPU worker pool and BLAS threads, deadlines and late work, async reads,
+# device loss reported from the driver's threads, contexts giving back device threads).
+# TSAN_TESTS= runs the whole suite (past 40 minutes on a 2-core machine, too long for CI).
+# tests/tsan.supp may name only OpenBLAS and lavapipe.
 TSAN_BUILD = $(BUILD)/tsan
-TSAN_TESTS ?= threads
+TSAN_TESTS ?= thread,timeout,timed_out,deadline,async,released_webgpu_contexts,read_requests,device_loss
 TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp"
 
 .PHONY: test-asan test-valgrind test-tsan

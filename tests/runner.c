@@ -155,11 +155,9 @@ static wgt_context *shared_context(wgt_backend_kind kind) {
     return wgt_context_create(&opt);
 }
 
-/* WGT_TEST_EXCLUDE=a,b,...: tests whose names contain one of these substrings are counted as
- * skipped, with the reason printed. Runs under memcheck use it to leave out the tests whose
- * kernels do hours of arithmetic there and nothing the other tests' memory use does not. */
-static const char *excluded_by(const char *name, char *part, size_t part_size) {
-    const char *list = getenv("WGT_TEST_EXCLUDE");
+/* The first of a comma-separated list of substrings (a,b,...) that name contains, copied into
+ * part; NULL when none does. */
+static const char *list_part_in(const char *list, const char *name, char *part, size_t part_size) {
     for (const char *p = list; p && *p;) {
         size_t n = strcspn(p, ",");
         if (n > 0 && n < part_size) {
@@ -170,6 +168,13 @@ static const char *excluded_by(const char *name, char *part, size_t part_size) {
         p += n + (p[n] == ',');
     }
     return NULL;
+}
+
+/* WGT_TEST_EXCLUDE=a,b,...: tests whose names contain one of these substrings are counted as
+ * skipped, with the reason printed. Runs under memcheck use it to leave out the tests whose
+ * kernels do hours of arithmetic there and nothing the other tests' memory use does not. */
+static const char *excluded_by(const char *name, char *part, size_t part_size) {
+    return list_part_in(getenv("WGT_TEST_EXCLUDE"), name, part, part_size);
 }
 
 static void report_excluded(int i, const char *backend, const char *part) {
@@ -226,8 +231,8 @@ static void run_pass(const char *filter, int poisoned) {
     }
     wgt_clear_error();
     for (int i = 0; i < test_count; i++) {
-        if (filter && !strstr(tests[i].name, filter)) continue;
         char part[128];
+        if (filter && !list_part_in(filter, tests[i].name, part, sizeof part)) continue;
         if (excluded_by(tests[i].name, part, sizeof part)) {
             if (!tests[i].per_backend) report_excluded(i, "-", part);
             else {
@@ -250,7 +255,8 @@ static void run_pass(const char *filter, int poisoned) {
     wgt_context_release(cpu);
 }
 
-/* WGT_TEST_POISON=off|on|both (default both): the passes to run. Poison is a debugging aid
+/* Usage: wgt_tests [a,b,...]: only the tests whose names contain one of the substrings.
+ * WGT_TEST_POISON=off|on|both (default both): the passes to run. Poison is a debugging aid
  * that users do not run with, so the suite runs as users do and again poisoned. */
 int main(int argc, char **argv) {
     const char *filter = argc > 1 ? argv[1] : NULL;
