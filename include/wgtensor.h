@@ -799,8 +799,10 @@ wgt_tensor *wgt_triu(wgt_tensor *a, int64_t diagonal);
 wgt_tensor *wgt_tril(wgt_tensor *a, int64_t diagonal);
 
 /* ---- take and scatter ---------------------------------------------------------------- */
-/* Indices as in the section above (i32, u32, i64 or u64; negative or out of range is an error
- * naming the value). The results are new tensors (take's a view of one); no operand is written. */
+/* Indices as in the section above (i32, u32, i64 or u64; out of range is an error naming the
+ * value). take and take_along_axis count negative indices from the end, as NumPy does (-1 is
+ * the last entry along the axis; valid: -n..n-1); scatter and index_add take 0..n-1 only.
+ * The results are new tensors (take's a view of one); no operand is written. */
 /* Entries of a at indices (any shape) along axis: shape a[:axis] + indices + a[axis+1:]
  * (numpy.take; for the flattened array take a reshape of a to 1-D). */
 wgt_tensor *wgt_take(wgt_tensor *a, wgt_tensor *indices, int axis);

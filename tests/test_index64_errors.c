@@ -64,18 +64,23 @@ static wgt_tensor *apply(wgt_context *ctx, int op, wgt_tensor *idx) {
     return out;
 }
 
+static int counts_from_end(int op) { return op == TAKE || op == TAKE_ALONG; }
+
 /* The message's words for the value and its position (flat position 1 of the op's form). */
 static void expected(char *buf, size_t size, int op, wgt_dtype dt, uint64_t bits) {
     char value[32];
     if (dt == WGT_U64) snprintf(value, sizeof value, "%llu", (unsigned long long)bits);
     else snprintf(value, sizeof value, "%lld", (long long)bits);
     snprintf(buf, size, "%s: index %s at position %s of indices is %s", op_names[op], value,
-             forms[op].ndim == 1 ? "[1]" : "[0, 1]", dt == WGT_I64 && (int64_t)bits < 0 ? "negative" : "out of range");
+             forms[op].ndim == 1 ? "[1]" : "[0, 1]",
+             dt == WGT_I64 && (int64_t)bits < 0 && !counts_from_end(op) ? "negative" : "out of range");
 }
 
-/* The bad values of an op with this bound. */
-static int bad_values(int64_t bound, uint64_t *out) {
-    uint64_t v[] = {(uint64_t)bound, (1ull << 32) + 1, (1ull << 32) + 2, ~0ull, 1ull << 63};
+/* The bad values of an op with this bound: for take and take_along_axis, which count i64's
+ * negative values from the end, -(bound + 1) in place of -1. */
+static int bad_values(int op, wgt_dtype dt, int64_t bound, uint64_t *out) {
+    uint64_t minus_one = dt == WGT_I64 && counts_from_end(op) ? (uint64_t)(-(bound + 1)) : ~0ull;
+    uint64_t v[] = {(uint64_t)bound, (1ull << 32) + 1, (1ull << 32) + 2, minus_one, 1ull << 63};
     memcpy(out, v, sizeof v);
     return (int)(sizeof v / sizeof *v);
 }
@@ -88,7 +93,7 @@ static void check_bad_values(wgt_context *ctx, int computed) {
         for (int k = 0; k < 2; k++) {
             wgt_dtype dt = k ? WGT_U64 : WGT_I64;
             uint64_t bad[8];
-            int nbad = bad_values(forms[op].bound, bad);
+            int nbad = bad_values(op, dt, forms[op].bound, bad);
             for (int b = 0; b < nbad; b++) {
                 wgt_tensor *idx = bad_indices(ctx, op, dt, bad[b], computed), *out = NULL;
                 expected(want, sizeof want, op, dt, bad[b]);

@@ -258,13 +258,16 @@ TEST_BACKENDS(scatter_errors_name_the_problem) {
     wgt_tensor *ok2 = index_tensor(ctx, WGT_I32, 2, (int64_t[]){1, 2}, (int64_t[]){1, 2});
     wgt_tensor *fidx = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){1, 2}), *src = wgt_ones(ctx, WGT_F32, 2, (int64_t[]){1, 2});
     wgt_tensor *src3 = wgt_ones(ctx, WGT_F32, 2, (int64_t[]){1, 3}), *rows = wgt_ones(ctx, WGT_F32, 2, (int64_t[]){3, 2});
-    CHECK_ERROR(!wgt_take(a, neg, 1), WGT_ERR_INVALID_ARGUMENT,
-                "wgt_take: index -2 at position [0, 1] of indices is negative for 4 entries along axis 1");
+    /* take counts negative indices from the end (tests/test_take_negative.c): -5 of 4 is out. */
+    wgt_tensor *neg5 = index_tensor(ctx, WGT_I32, 2, (int64_t[]){1, 2}, (int64_t[]){0, -5});
+    CHECK_ERROR(!wgt_take(a, neg5, 1), WGT_ERR_INVALID_ARGUMENT,
+                "wgt_take: index -5 at position [0, 1] of indices is out of range for 4 entries along axis 1 (valid: "
+                "-4..3)");
     CHECK_ERROR(!wgt_take(a, big, 1), WGT_ERR_INVALID_ARGUMENT, "wgt_take: index 4 at position [1]");
     CHECK_ERROR(!wgt_take(a, ok1, 2), WGT_ERR_SHAPE, "axis 2");
     CHECK_ERROR(!wgt_take(a, fidx, 0), WGT_ERR_DTYPE, "must be i32, u32, i64 or u64, not f32");
-    CHECK_ERROR(!wgt_take_along_axis(a, neg, 1), WGT_ERR_INVALID_ARGUMENT,
-                "wgt_take_along_axis: index -2 at position [0, 1]");
+    CHECK_ERROR(!wgt_take_along_axis(a, neg5, 1), WGT_ERR_INVALID_ARGUMENT,
+                "wgt_take_along_axis: index -5 at position [0, 1]");
     CHECK_ERROR(!wgt_take_along_axis(a, ok1, 0), WGT_ERR_SHAPE, "rank 2");
     wgt_tensor *tall = index_tensor(ctx, WGT_I32, 2, (int64_t[]){2, 1}, (int64_t[]){0, 0});
     CHECK_ERROR(!wgt_take_along_axis(a, tall, 1), WGT_ERR_SHAPE, "do not broadcast with a of shape [3, 4] in dimension 0");
@@ -290,7 +293,7 @@ TEST_BACKENDS(scatter_errors_name_the_problem) {
                 "wgt_take_along_axis: index 3 at position [0, 0] of indices is out of range for 3 entries along the axis");
     CHECK_ERROR(!(t2 = wgt_scatter(small, 1, far, one, WGT_SCATTER_ADD)) || wgt_tensor_read(t2, out, 6 * sizeof *out) != WGT_OK, WGT_ERR_INVALID_ARGUMENT,
                 "wgt_scatter: index 13 at position [0, 0]");
-    wgt_tensor *all[] = {tall, a, ia, neg, big, ok1, ok2, fidx, src, src3, rows, logits, am, ten, far, small, t1, t2, one};
+    wgt_tensor *all[] = {tall, neg5, a, ia, neg, big, ok1, ok2, fidx, src, src3, rows, logits, am, ten, far, small, t1, t2, one};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
 }
 

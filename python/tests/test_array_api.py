@@ -380,13 +380,13 @@ def _():
 
 @case("take")
 def _():
-    a, idx = f32((4, 7)), RNG.integers(0, 7, 9).astype(np.int32)
+    a, idx = f32((4, 7)), RNG.integers(-7, 7, 9).astype(np.int32)  # negative: from the end
     agree(wt.take(T(a), T(idx), axis=1), np.take(a, idx, axis=1), 0)
 
 
 @case("take_along_axis")
 def _():
-    a, idx = f32((4, 7)), RNG.integers(0, 4, (3, 7)).astype(np.int32)
+    a, idx = f32((4, 7)), RNG.integers(-4, 4, (3, 7)).astype(np.int32)
     agree(wt.take_along_axis(T(a), T(idx), axis=0), np.take_along_axis(a, idx, axis=0), 0)
 
 

@@ -18,6 +18,27 @@ def test_take_any_index_shape(ctx, axis):
                                   np.take(A, idx[0], axis=axis))
 
 
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+@pytest.mark.parametrize("kind", ["list", "int32", "int64", "computed"])
+def test_take_negative_indices_count_from_the_end(ctx, axis, kind):
+    # As in NumPy and the array API: -1 is the last entry along the axis, -n the first.
+    n = A.shape[axis]
+    idx = np.array([[-1, 0, -n], [n - 1, -2, 1]])
+    if kind == "list":
+        wi = idx.tolist()
+    elif kind == "computed":  # values not on the host when take runs
+        wi = wt.asarray(idx.astype(np.int32) + 3) - 3
+    else:
+        wi = np.asarray(idx, dtype=kind)
+    np.testing.assert_array_equal(wt.take(wt.asarray(A), wi, axis=axis).numpy(), np.take(A, idx, axis=axis))
+    col = [1] * 3
+    col[axis % 3] = 6
+    ia = np.resize(idx.reshape(-1), 6).reshape(col)
+    wa = wt.asarray(ia.astype(np.int32) + 3) - 3 if kind == "computed" else np.asarray(ia, dtype=np.int64)
+    np.testing.assert_array_equal(wt.take_along_axis(wt.asarray(A), wa, axis).numpy(),
+                                  np.take_along_axis(A, ia, axis))
+
+
 @pytest.mark.parametrize("axis,shape", [(1, (3, 6, 5)), (1, (1, 2, 5)), (2, (3, 1, 7)), (0, (2, 4, 1))])
 def test_take_along_axis_broadcasts(ctx, axis, shape):
     rng = np.random.default_rng(1)
@@ -64,8 +85,10 @@ def test_scatter_errors(ctx):
     # failed work (ValueError), as for gathers (docs/python.md).
     bad = (IndexError, ValueError) if ctx.backend == "webgpu" else IndexError
     t = wt.asarray(A)
-    with pytest.raises(bad, match="index -1"):
-        wt.take(t, wt.asarray(np.array([0, -1], dtype=np.int32)), axis=1).numpy()  # WebGPU: at the read
+    with pytest.raises(bad, match=r"index -5 .*\(valid: -4\.\.3\)"):
+        wt.take(t, wt.asarray(np.array([0, -5], dtype=np.int32)), axis=1).numpy()  # WebGPU: at the read
+    with pytest.raises(bad, match="index -1"):  # scatter and index_add take [0, n) only
+        wt.index_add(t, 1, wt.asarray(np.array([-1], dtype=np.int32)), wt.asarray(A[:, :1])).numpy()
     with pytest.raises(bad, match="index 5"):
         wt.take_along_axis(t, wt.asarray(np.full((3, 4, 1), 5, dtype=np.int32)), 2).numpy()
     with pytest.raises(ValueError, match="mode"):

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "autograd.h"
+#include "core/indexing.h"
 
 static wgt_status bw_gather_rows(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, wgt_ag_arena *ar) {
     gin[0] = wgt_ag_scatter_rows(ar, g, n->saved[0], n->in[0].shape[0], n->in[0].ndim, n->in[0].shape);
@@ -40,10 +41,17 @@ wgt_tensor *wgt_ag_rule_index_select(wgt_tensor *out, wgt_tensor *a, int axis, w
     return wgt_ag_attach(out, n);
 }
 
+/* The indices take and take_along_axis used: negative ones counted from the end. */
+static void save_wrapped(wgt_ag_node *n, const char *fn, wgt_tensor *indices, int64_t bound) {
+    wgt_tensor *wrapped = wgt_wrap_negative_indices(fn, indices, bound);
+    wgt_ag_save(n, 0, wrapped);
+    wgt_release(wrapped);
+}
+
 wgt_tensor *wgt_ag_rule_take(wgt_tensor *out, wgt_tensor *a, wgt_tensor *indices, int axis) {
     WGT_AG_BEGIN(n, "wgt_take", out, bw_take, a, NULL)
     n->iv[0] = axis < 0 ? axis + a->ndim : axis;
-    wgt_ag_save(n, 0, indices);
+    save_wrapped(n, "wgt_take", indices, a->shape[n->iv[0]]);
     return wgt_ag_attach(out, n);
 }
 
@@ -70,7 +78,7 @@ static wgt_status bw_take_along_axis(wgt_ag_node *n, wgt_tensor *g, wgt_tensor *
 wgt_tensor *wgt_ag_rule_take_along_axis(wgt_tensor *out, wgt_tensor *a, wgt_tensor *indices, int axis) {
     WGT_AG_BEGIN(n, "wgt_take_along_axis", out, bw_take_along_axis, a, NULL)
     n->iv[0] = axis < 0 ? axis + a->ndim : axis;
-    wgt_ag_save(n, 0, indices);
+    save_wrapped(n, "wgt_take_along_axis", indices, a->shape[n->iv[0]]);
     return wgt_ag_attach(out, n);
 }
 

@@ -81,7 +81,7 @@ static const char *unit_of(const char *fn) {
     return "rows";
 }
 
-/* The one-line message for an index outside [0, bound), naming its position in the caller's
+/* The one-line message for an index outside [0, bound) ([-bound, bound) for take), naming its position in the caller's
  * index shape (pos is row-major); v's bits are read as unsigned when is_unsigned (a u64
  * index past 2^63 is named as it is, not as a negative number). */
 static void format_index_error(char *buf, size_t size, const char *fn, int64_t v, int is_unsigned, int ndim,
@@ -93,13 +93,16 @@ static void format_index_error(char *buf, size_t size, const char *fn, int64_t v
     }
     char where[256], valid[64];
     wgt_format_shape(where, sizeof where, ndim, at);
-    if (bound > 0) snprintf(valid, sizeof valid, "valid: 0..%lld", (long long)(bound - 1));
+    /* take and take_along_axis count negative indices from the end (wgt_wrap_negative_indices). */
+    int from_end = !strcmp(fn, "wgt_take") || !strcmp(fn, "wgt_take_along_axis");
+    if (bound > 0)
+        snprintf(valid, sizeof valid, "valid: %lld..%lld", from_end ? -(long long)bound : 0LL, (long long)(bound - 1));
     else snprintf(valid, sizeof valid, "there are none to pick");
     char value[32];
     if (is_unsigned) snprintf(value, sizeof value, "%llu", (unsigned long long)v);
     else snprintf(value, sizeof value, "%lld", (long long)v);
     snprintf(buf, size, "%s: index %s at position %s of indices is %s for %lld %s (%s)", fn, value, where,
-             !is_unsigned && v < 0 ? "negative" : "out of range", (long long)bound, unit, valid);
+             !is_unsigned && v < 0 && !from_end ? "negative" : "out of range", (long long)bound, unit, valid);
 }
 
 wgt_status wgt_index_error(const char *fn, int64_t v, int is_unsigned, int ndim, const int64_t *shape, int64_t pos,

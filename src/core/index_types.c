@@ -77,12 +77,17 @@ static int find_bad(void *arg, int64_t v, int64_t flat) {
     return 1;
 }
 
+/* The values are on the host and final: no pending writer, not a graph input. */
+static int values_on_host(const wgt_tensor *indices) {
+    const wgt_storage *s = indices->storage;
+    return !s->symbolic && !s->pending_writers && s->host_valid && s->host;
+}
+
 wgt_status wgt_check_index_values(const char *fn, wgt_tensor *indices, int64_t bound, const char *unit,
                                   int *deferred) {
-    wgt_storage *s = indices->storage;
     *deferred = 0;
     if (wgt_numel(indices->ndim, indices->shape) == 0) return WGT_OK;
-    if (s->symbolic || s->pending_writers || !s->host_valid || !s->host) {
+    if (!values_on_host(indices)) {
         *deferred = 1;
         return WGT_OK;
     }
@@ -140,4 +145,65 @@ wgt_tensor *wgt_index_narrow(const char *fn, wgt_tensor *indices, int64_t bound,
     int deferred;
     if (wgt_check_index_values(fn, indices, bound, unit, &deferred) != WGT_OK) return NULL;
     return deferred ? narrow_on_device(fn, indices, bound) : narrow_on_host(fn, indices);
+}
+
+/* ---- indices counted from the end ---- */
+
+static int find_negative(void *arg, int64_t v, int64_t flat) {
+    (void)flat;
+    return v < 0 ? (*(int *)arg = 1) : 0;
+}
+
+typedef struct {
+    int64_t bound;
+    void *out; /* int32_t or int64_t values, row-major */
+    int wide;
+} wrap_store;
+
+static int store_wrapped(void *arg, int64_t v, int64_t flat) {
+    wrap_store *w = arg;
+    if (v < 0 && v >= -w->bound) v += w->bound;
+    if (w->wide) ((int64_t *)w->out)[flat] = v;
+    else ((int32_t *)w->out)[flat] = (int32_t)v;
+    return 0;
+}
+
+wgt_tensor *wgt_wrap_negative_indices(const char *fn, wgt_tensor *indices, int64_t bound) {
+    wgt_dtype d = indices->dtype;
+    int64_t n = wgt_numel(indices->ndim, indices->shape);
+    if (d == WGT_U32 || d == WGT_U64 || n == 0) return wgt_retain(indices);
+    wgt_context *ctx = indices->storage->ctx;
+    /* An i32 value wrapped by a bound past 2^31 - 1 may not fit i32 any more: i64 then. */
+    int wide = d == WGT_I64 || bound > INT32_MAX;
+    if (values_on_host(indices)) {
+        /* Wrapped on the host, into a new host-valid tensor: the op still checks (and
+         * refuses) what is left out of range at the call, naming the value as given. */
+        int negative = 0;
+        for_each_index(indices, find_negative, &negative);
+        if (!negative) return wgt_retain(indices);
+        size_t size = (size_t)n * (wide ? sizeof(int64_t) : sizeof(int32_t));
+        wrap_store w = {bound, malloc(size), wide};
+        if (!w.out) {
+            wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %lld indices", fn, (long long)n);
+            return NULL;
+        }
+        for_each_index(indices, store_wrapped, &w);
+        wgt_tensor *out = wgt_tensor_from_data(ctx, wide ? WGT_I64 : WGT_I32, indices->ndim, indices->shape, w.out,
+                                               size, WGT_USAGE_DEFAULT);
+        free(w.out);
+        return out;
+    }
+    /* Values still to be computed: where(-bound <= v < 0, v + bound, v), lazily, so they fuse
+     * with whatever computes them and a compiled graph wraps each dispatch's values. Values
+     * below -bound stay as they are and the device check names them as given. */
+    wgt_tensor *v = wide && d == WGT_I32 ? wgt_cast(indices, WGT_I64) : wgt_retain(indices);
+    wgt_dtype vd = wide ? WGT_I64 : WGT_I32;
+    wgt_tensor *zero = v ? wgt_scalar(ctx, vd, 0) : NULL, *low = v ? wgt_scalar(ctx, vd, -(double)bound) : NULL;
+    wgt_tensor *below = zero ? wgt_lt(v, zero) : NULL, *reach = low ? wgt_ge(v, low) : NULL;
+    wgt_tensor *wrap = below && reach ? wgt_logical_and(below, reach) : NULL;
+    wgt_tensor *shifted = wrap ? wgt_add_scalar(v, (double)bound) : NULL;
+    wgt_tensor *out = shifted ? wgt_where(wrap, shifted, v) : NULL;
+    wgt_tensor *all[] = {v, zero, low, below, reach, wrap, shifted};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
+    return out;
 }

@@ -24,6 +24,13 @@ wgt_tensor *wgt_index_narrow(const char *fn, wgt_tensor *indices, int64_t bound,
  * checks them when it runs (index_checks.c). */
 wgt_status wgt_check_index_values(const char *fn, wgt_tensor *indices, int64_t bound, const char *unit,
                                   int *deferred);
+/* Indices with the negative ones counted from the end, as NumPy and the array API count
+ * them in take and take_along_axis: a value v in [-bound, 0) becomes v + bound, every other
+ * value is kept (so the op's check still refuses, and names, one out of range). i32 and i64
+ * values (i64 when i32 cannot hold bound - 1); unsigned indices are returned as they are.
+ * Values on the host are wrapped on the host; others lazily, by ops. A new reference, or
+ * NULL with the error set. */
+wgt_tensor *wgt_wrap_negative_indices(const char *fn, wgt_tensor *indices, int64_t bound);
 /* ---- indexing.c ---- */
 /* A copy of indices, of the same shape, whose values are checked against [0, bound) when it
  * runs: for ops composed of others that have no check of their own (one_hot's comparisons,

@@ -8,7 +8,9 @@
  * index * stride on the device), which then gather or scatter rows of one element. Indices
  * are checked against the axis length before they become positions, at the call where
  * their values are on the host, else through a checked copy (index_checks.c), so a message
- * names the caller's index, never a position.
+ * names the caller's index, never a position. take and take_along_axis count negative
+ * indices from the end, as NumPy and the array API do (wgt_wrap_negative_indices); scatter
+ * and index_add, like the row ops, take [0, n) only.
  *
  * Under WGT_SCATTER_REPLACE the last of repeated positions (in row-major order of index)
  * wins, as in wgt_set_rows; under WGT_SCATTER_ADD and in index_add repeated positions sum,
@@ -35,7 +37,10 @@ wgt_tensor *wgt_take(wgt_tensor *a, wgt_tensor *indices, int axis) {
     static const char fn[] = "wgt_take";
     int ax;
     if (check_args(fn, a, "a", indices) != WGT_OK || !wgt_normalize_axis(fn, axis, a->ndim, &ax)) return NULL;
-    return wgt_take_along(fn, a, ax, indices);
+    wgt_tensor *wrapped = wgt_wrap_negative_indices(fn, indices, a->shape[ax]);
+    wgt_tensor *out = wrapped ? wgt_take_along(fn, a, ax, wrapped) : NULL;
+    wgt_release(wrapped);
+    return out;
 }
 
 /* Indices whose values are known to lie in [0, bound): indices itself when checked on the
@@ -110,7 +115,9 @@ wgt_tensor *wgt_take_along_axis(wgt_tensor *a, wgt_tensor *indices, int axis) {
         oshape[d] = d == ax ? y : x == 1 ? y : x;
         tshape[d] = d == ax ? x : oshape[d];
     }
-    wgt_tensor *idx = valid_indices(fn, indices, a->shape[ax]);
+    wgt_tensor *wrapped = wgt_wrap_negative_indices(fn, indices, a->shape[ax]);
+    wgt_tensor *idx = wrapped ? valid_indices(fn, wrapped, a->shape[ax]) : NULL;
+    wgt_release(wrapped);
     if (!idx) return NULL;
     wgt_context *ctx = a->storage->ctx;
     wgt_tensor *out = NULL, *ib = NULL, *ab = NULL, *table = NULL, *pos = NULL, *g = NULL;
