@@ -72,11 +72,6 @@ static int read_span(const wgt_tensor *t, void *dst, wgt_status *st) {
     return 1;
 }
 
-static int covers_whole_storage(const wgt_tensor *t) {
-    return t->offset == 0 && wgt_is_contiguous(t->ndim, t->shape, t->strides) &&
-           wgt_tensor_nbytes(t) == t->storage->nbytes;
-}
-
 wgt_status wgt_tensor_read(wgt_tensor *t, void *dst, size_t nbytes) {
     static const char fn[] = "wgt_tensor_read";
     /* The check below records a lost or stuck device; when that turns out not to matter, the
@@ -129,7 +124,7 @@ wgt_status wgt_tensor_write(wgt_tensor *t, const void *src, size_t nbytes) {
                          s->input_name ? "a graph input" : "computed from graph inputs");
     /* Recorded work that reads or writes it runs first, against the old contents. */
     if ((st = wgt_flush_for(s, 1)) != WGT_OK) return st;
-    if (!be->host_resident && covers_whole_storage(t)) {
+    if (!be->host_resident && wgt_layout_covers(t->ndim, t->shape, t->strides, t->offset, t->dtype, s->nbytes)) {
         /* Straight to the device: no host copy needed, and the old host copy is stale. */
         if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, 0, &s->buffer)) != WGT_OK) return st;
         if (nbytes % 4 == 0) {

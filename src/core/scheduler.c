@@ -458,12 +458,6 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
 
 /* ---- running ---- */
 
-/* Whether the operand's view is its whole storage, element for element. */
-static int covers_storage(const wgt_operand *op, const wgt_storage *s) {
-    return op->offset == 0 && wgt_is_contiguous(op->ndim, op->shape, op->strides) &&
-           wgt_dtype_bytes(op->dtype, wgt_numel(op->ndim, op->shape)) == s->nbytes;
-}
-
 /* Fills op from its storage (resolved) and makes it resident: whole outputs are allocated
  * without upload, everything else is synced to the device. */
 static wgt_status bind_operand(wgt_operand *op, int whole_output, wgt_resolve_fn resolve, void *arg) {
@@ -491,7 +485,9 @@ static wgt_status bind_operand(wgt_operand *op, int whole_output, wgt_resolve_fn
     /* A storage of the caller's (a graph binding) keeps what lies outside the view, unless the
      * view is all of it: a graph's output bound to a fresh storage at each dispatch is then
      * allocated as any output is, not zero-filled first (a fill ends the compute pass). */
-    if (whole_output && (real == s || covers_storage(op, real))) st = wgt_storage_prepare_output(real);
+    if (whole_output &&
+        (real == s || wgt_layout_covers(op->ndim, op->shape, op->strides, op->offset, op->dtype, real->nbytes)))
+        st = wgt_storage_prepare_output(real);
     else st = wgt_storage_sync_device_now(real);
     if (st != WGT_OK) return st;
     op->host = real->host;

@@ -78,6 +78,12 @@ int wgt_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides) {
     return 1;
 }
 
+int wgt_layout_covers(int ndim, const int64_t *shape, const int64_t *strides, int64_t offset, wgt_dtype dtype,
+                      size_t nbytes) {
+    return offset == 0 && wgt_is_contiguous(ndim, shape, strides) &&
+           wgt_dtype_bytes(dtype, wgt_numel(ndim, shape)) == nbytes;
+}
+
 wgt_status wgt_broadcast_shapes(const char *fn, int na, const int64_t *sa, int nb, const int64_t *sb,
                                 int *nout, int64_t *out) {
     int n = na > nb ? na : nb;

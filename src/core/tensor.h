@@ -124,6 +124,10 @@ wgt_status wgt_check_shape(const char *fn, int ndim, const int64_t *shape, int64
 int64_t wgt_numel(int ndim, const int64_t *shape);
 void wgt_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 int wgt_is_contiguous(int ndim, const int64_t *shape, const int64_t *strides);
+/* A layout of dtype that addresses every byte of a storage of nbytes: from offset 0,
+ * contiguous, as long as the storage (so writing it leaves nothing of the old contents). */
+int wgt_layout_covers(int ndim, const int64_t *shape, const int64_t *strides, int64_t offset, wgt_dtype dtype,
+                      size_t nbytes);
 wgt_status wgt_broadcast_shapes(const char *fn, int na, const int64_t *sa, int nb, const int64_t *sb,
                                 int *nout, int64_t *out);
 /* Strides of t viewed at a broadcast shape (0 where t's dimension is 1 or missing). */
