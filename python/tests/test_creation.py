@@ -95,6 +95,27 @@ def test_arange_linspace_eye(ctx):
     np.testing.assert_array_equal(wt.eye(3, 4, k=1).numpy(), np.eye(3, 4, k=1, dtype=np.float32))
 
 
+@pytest.mark.parametrize("dtype", [wt.float32, wt.float16, wt.int32, wt.uint8, wt.bool])
+def test_eye_every_diagonal_and_shape(ctx, dtype):
+    # eye is made on the device; every diagonal of tall, wide, square and empty matrices,
+    # including those past the matrix (all zeros), against NumPy.
+    for n, m in [(1, 1), (3, 4), (5, 2), (7, 7), (0, 3), (4, 0), (33, 65)]:
+        for k in sorted({-n - 1, -n, -n + 1, -1, 0, 1, m - 1, m, m + 5}):
+            got = wt.eye(n, m, k=k, dtype=dtype)
+            assert got.dtype == dtype and got.shape == (n, m)
+            np.testing.assert_array_equal(got.numpy(), np.eye(n, m, k=k, dtype=dtype.numpy))
+    np.testing.assert_array_equal(wt.eye(np.int64(4), dtype=dtype).numpy(), np.eye(4, dtype=dtype.numpy))
+
+
+def test_eye_errors_name_the_values(ctx):
+    with pytest.raises(ValueError, match=r"N=-1, M=3"):
+        wt.eye(-1, 3)
+    with pytest.raises(TypeError):
+        wt.eye(2.5)
+    with pytest.raises(TypeError):
+        wt.eye(3, k=1.0)
+
+
 def test_random_is_seeded_and_in_range(ctx):
     u = wt.random.uniform(-2, 3, size=(1000,), seed=5).numpy()
     assert u.min() >= -2 and u.max() < 3 and abs(u.mean() - 0.5) < 0.2

@@ -6,6 +6,7 @@ blocks, the creation functions with NumPy's argument forms, repr, iteration and 
 aliases. docs/python.md describes the API and when data is copied.
 """
 import builtins as _builtins
+import operator as _operator
 import sys as _sys
 import threading as _threading
 
@@ -308,7 +309,20 @@ def linspace(start, stop, num=50, endpoint=True, dtype=float32, ctx=None, *, dev
 
 
 def eye(N, M=None, k=0, dtype=float32, ctx=None, *, device=None):
-    return asarray(_np.eye(N, M, k), dtype, _place("eye", ctx, device))
+    """Ones on diagonal k of an [N, M] matrix (k > 0 above the main one), zeros elsewhere.
+    Made on the device, a column of row numbers plus k compared with a row of column numbers,
+    so no N x M array is built on the host."""
+    ctx = _place("eye", ctx, device)
+    n, m, k = (_operator.index(v) for v in (N, N if M is None else M, k))
+    if n < 0 or m < 0:
+        raise ValueError("eye: negative dimensions are not allowed (N=%d, M=%d)" % (n, m))
+    if n == 0 or m == 0 or k >= m or -k >= n:
+        return zeros((n, m), dtype, ctx)
+    # The row numbers plus k lie in (-n, m + n): int32 holds them below 2^31.
+    index = int32 if n + m < 2**31 else int64
+    rows = arange(k, k + n, dtype=index, ctx=ctx).reshape(n, 1)
+    cols = arange(0, m, dtype=index, ctx=ctx).reshape(1, m)
+    return (rows == cols).astype(dtype)
 
 
 class _Random:
