@@ -99,11 +99,13 @@ TEST_BACKENDS(take_negative_indices_below_minus_n_are_errors) {
         r = NULL;
         wgt_tensor *col = idx ? wgt_reshape(idx, 2, (int64_t[]){1, 2}) : NULL;
         CHECK_ERROR(!(r = wgt_take_along_axis(a, col, 1)) || wgt_tensor_read(r, out, sizeof out) != WGT_OK,
-                    WGT_ERR_INVALID_ARGUMENT, "wgt_take_along_axis: index -6 at position [0, 1] of indices is out of range");
+                    WGT_ERR_INVALID_ARGUMENT,
+                    "wgt_take_along_axis: index -6 at position [0, 1] of indices is out of range");
         wgt_release(r), wgt_release(col), wgt_release(idx);
     }
     /* scatter and index_add keep [0, n): a negative index there is still an error. */
-    wgt_tensor *base = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){4, 5}), *src = wgt_ones(ctx, WGT_F32, 2, (int64_t[]){1, 2});
+    wgt_tensor *base = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){4, 5});
+    wgt_tensor *src = wgt_ones(ctx, WGT_F32, 2, (int64_t[]){1, 2});
     wgt_tensor *idx = indices_of(ctx, WGT_I32, 0, 2, (int64_t[]){1, 2}, bad, 2);
     CHECK_ERROR(!wgt_scatter(base, 1, idx, src, WGT_SCATTER_ADD), WGT_ERR_INVALID_ARGUMENT,
                 "wgt_scatter: index -1 at position [0, 0] of indices is negative");

@@ -81,9 +81,10 @@ static const char *unit_of(const char *fn) {
     return "rows";
 }
 
-/* The one-line message for an index outside [0, bound) ([-bound, bound) for take), naming its position in the caller's
- * index shape (pos is row-major); v's bits are read as unsigned when is_unsigned (a u64
- * index past 2^63 is named as it is, not as a negative number). */
+/* The one-line message for an index outside [0, bound) ([-bound, bound) for take and
+ * take_along_axis), naming its position in the caller's index shape (pos is row-major); v's
+ * bits are read as unsigned when is_unsigned (a u64 index past 2^63 is named as it is, not as
+ * a negative number). */
 static void format_index_error(char *buf, size_t size, const char *fn, int64_t v, int is_unsigned, int ndim,
                                const int64_t *shape, int64_t pos, int64_t bound, const char *unit) {
     int64_t at[WGT_MAX_DIMS];
