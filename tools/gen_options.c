@@ -27,6 +27,7 @@ static const char usage_bench[] =
     "  --quick             small sizes for a software GPU (matvec 1024, a 4-layer width-256 model)\n"
     "  --json FILE         the results as JSON too\n"
     "  --profile           after each replayed decode row, the GPU time of a step: in compute passes, and by kernel\n"
+    "  --matvec-only       the copy and matrix-vector rows alone\n"
     "  --cpu | --webgpu    the backend (default: the best device)\n";
 
 static int number(const char *s, int64_t *out) {
@@ -74,6 +75,7 @@ int gen_parse(int argc, char **argv, gen_options *o, int generate) {
         if (!strcmp(a, "--cpu")) o->backend = WGT_BACKEND_CPU;
         else if (!strcmp(a, "--webgpu")) o->backend = WGT_BACKEND_WEBGPU;
         else if (!generate && !strcmp(a, "--profile")) o->profile = 1;
+        else if (!generate && !strcmp(a, "--matvec-only")) o->matvec_only = 1;
         else if (!strcmp(a, "--quick")) {
             o->quick = 1;
             o->matvec = 1024;

@@ -13,7 +13,8 @@ typedef struct {
     double temperature;
     wgt_backend_kind backend;
     int quick;
-    int profile; /* bench-quant --profile */
+    int profile;     /* bench-quant --profile */
+    int matvec_only; /* bench-quant --matvec-only: no decode or prefill rows */
 } gen_options;
 
 /* 0, or 2 after printing the usage (generate: 1 for `generate`, 0 for `bench-quant`). */
