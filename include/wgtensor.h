@@ -321,7 +321,9 @@ const void *wgt_tensor_data(wgt_tensor *t);
 void *wgt_tensor_data_mut(wgt_tensor *t);
 /* The WGPUBuffer holding the storage (synced to the device), for the caller's own WebGPU
  * work; *offset_bytes receives the first element's byte offset. Needs the EXPORTABLE usage
- * and the WebGPU backend. The buffer stays owned by the tensor. */
+ * and the WebGPU backend. The buffer stays owned by the tensor. A block type's buffer holds
+ * the device layout of docs/quant.md (every block's values, then every block's scale), and
+ * *offset_bytes is the view's first block times the block's ggml size (34 or 18). */
 void *wgt_tensor_export_buffer(wgt_tensor *t, uint64_t *offset_bytes);
 
 /* A caller's WGPUBuffer as a tensor, without a copy (WebGPU backend only): the tensor's

@@ -223,10 +223,11 @@ TEST_BACKENDS(quant_matmul_against_float64) {
                 check_matmul(ctx, block_types[ti], cases[c][0], cases[c][1], cases[c][2], strided, (uint32_t)(c + 3 * ti));
 }
 
-/* Decoding's shapes (1 to 3 rows of x) across the matrix-vector kernel's tiling: rows of w
- * not a multiple of the rows a workgroup takes, K of one block, odd block counts, rows longer
- * than a tile of x (64 blocks) and ending inside one, windows of w whose blocks start at odd
- * indices (half-word aligned q8_0 blocks in every position). */
+/* Decoding's shapes (1 to 3 rows of x) across the matrix-vector kernel's layout of work
+ * (quant_matvec_lanes.wgsl: 32 invocations along a row, 4 rows to a group of them, 32 rows to
+ * a workgroup): rows of w not a multiple of the rows a workgroup takes, K of one block, odd
+ * block counts, rows shorter and longer than one block per invocation and ending inside a
+ * round, windows of w whose blocks start at odd indices. */
 TEST_BACKENDS(quant_matvec_tiling) {
     const int64_t cases[][3] = {{1, 9, 32}, {1, 13, 7 * 32}, {2, 7, 65 * 32}, {3, 17, 129 * 32}, {1, 8, 64 * 32}};
     for (int ti = 0; ti < 2; ti++)
@@ -236,12 +237,10 @@ TEST_BACKENDS(quant_matvec_tiling) {
                              (uint32_t)(7 * c + 3 * ti + (uint32_t)views));
 }
 
-/* Decoding's shapes where the rows of w start on groups of 8 blocks (K a multiple of 256:
- * the kernel that fetches a group with 16-byte loads): rows of w not a multiple of the 32 a
- * workgroup takes, fewer groups than the 8 slices of a row and more (17: two rounds and one
- * more group), 1 to 3 rows of x
- * (contiguous, every other row, transposed), and windows of w 8 blocks in. */
-TEST_BACKENDS(quant_matvec_whole_groups) {
+/* Decoding's shapes with long rows (K a multiple of 256, as the models' weights): rows of w
+ * not a multiple of the 32 a workgroup takes, several rounds of the invocations along a row,
+ * 1 to 3 rows of x (contiguous, every other row, transposed), and windows of w 8 blocks in. */
+TEST_BACKENDS(quant_matvec_long_rows) {
     const int64_t cases[][3] = {{1, 67, 256},      {2, 33, 512}, {3, 100, 768}, {1, 1, 2048},
                                 {2, 64, 9 * 256}, {3, 31, 256}, {1, 20, 17 * 256}};
     const int views[] = {0, 1, 4, 5, 8, 12};
@@ -391,10 +390,10 @@ TEST_BACKENDS(quant_matmul_int8_activations) {
     test_env_restore(&saved);
     CHECK(c != NULL, "%s", wgt_last_error());
     if (!c) return;
-    /* Rows of w in whole groups of 8 blocks (K a multiple of 256) take the wide kernel with x
-     * quantized by a pass of its own, for 1 to 3 rows of x; the rest the tiled kernels. */
-    const int64_t cases[][3] = {{1, 67, 4096}, {3, 5, 96},      {9, 17, 64}, {1, 13, 129 * 32},
-                                {2, 9, 7 * 32}, {2, 37, 768}, {3, 5, 256}};
+    /* 1 to 3 rows of x take the matrix-vector kernel with x quantized by a pass of its own
+     * first (long rows of x too, 1600 and 1800 blocks); more rows the tiled kernels. */
+    const int64_t cases[][3] = {{1, 67, 4096}, {3, 5, 96},   {9, 17, 64}, {1, 13, 129 * 32}, {2, 9, 7 * 32},
+                                {2, 37, 768},  {3, 5, 256}, {1, 3, 1600 * 32}, {3, 4, 600 * 32}};
     for (int ti = 0; ti < 2; ti++)
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
             wgt_dtype t = block_types[ti];

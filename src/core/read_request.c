@@ -55,7 +55,9 @@ wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) {
     r->nbytes = nbytes;
     wgt_backend *be = r->ctx->backend;
     wgt_storage *s = t->storage;
-    int on_host = be->host_resident || !be->read_begin || (s->host_valid && !s->pending_writers);
+    /* Block types come back whole through the synchronous read, which joins the device
+     * layout's two parts (block_layout.c). */
+    int on_host = be->host_resident || !be->read_begin || (s->host_valid && !s->pending_writers) || s->block_dtype;
     if (want == 0 || on_host) { /* nothing to wait for */
         if (want && wgt_tensor_read(t, dst, nbytes) != WGT_OK) {
             free(r);

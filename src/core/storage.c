@@ -83,7 +83,12 @@ static wgt_status read_checked(wgt_storage *s, int device_read, size_t offset, s
     wgt_backend *be = ctx->backend;
     int checks = wgt_index_checks_unread(ctx) && (s->check_mask || device_read);
     wgt_status st = checks ? wgt_index_checks_begin(ctx) : WGT_OK;
-    if (st == WGT_OK && device_read) st = be->buffer_read(be, s->buffer, offset, dst, n);
+    if (st == WGT_OK && device_read) {
+        if (s->block_dtype && (offset != 0 || n != s->alloc_bytes))
+            st = wgt_error(WGT_ERR_INTERNAL, "a part of a %s storage read from the device", wgt_dtype_name(s->block_dtype));
+        else if (s->block_dtype) st = wgt_blocks_download(s, dst);
+        else st = be->buffer_read(be, s->buffer, offset, dst, n);
+    }
     if (checks) {
         wgt_status cs = wgt_index_checks_finish(ctx, 0);
         if (st == WGT_OK) st = cs;
@@ -134,7 +139,8 @@ wgt_status wgt_storage_sync_device_now(wgt_storage *s) {
     if (s->device_valid) return WGT_OK;
     wgt_status st;
     if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, !s->host_valid, &s->buffer)) != WGT_OK) return st;
-    if (s->host_valid && (st = be->buffer_write(be, s->buffer, 0, s->host, s->alloc_bytes)) != WGT_OK)
+    if (s->host_valid && (st = s->block_dtype ? wgt_blocks_upload(s, s->host)
+                                              : be->buffer_write(be, s->buffer, 0, s->host, s->alloc_bytes)) != WGT_OK)
         return st;
     s->device_valid = 1; /* a new buffer without host data is zeros, as WebGPU guarantees */
     return WGT_OK;

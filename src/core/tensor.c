@@ -201,6 +201,7 @@ wgt_tensor *wgt_tensor_new(wgt_context *ctx, const char *fn, wgt_dtype dtype, in
     }
     wgt_storage *s = wgt_storage_create(ctx, (size_t)units * esize);
     if (!s) return NULL;
+    if (wgt_dtype_is_block(dtype)) s->block_dtype = dtype;
     /* Memory is taken when the work that writes it runs (or the caller writes it), on every
      * backend: pending work holds no output memory, and intermediates that die before their
      * turn reuse what earlier steps freed. */

@@ -61,6 +61,8 @@ typedef struct wgt_storage {
     int device_valid;
     int destroyed;
     int external; /* the buffer is a caller's (wgt_tensor_from_buffer): a host copy may be stale */
+    wgt_dtype block_dtype; /* q8_0 / q4_0 storage, whose buffer holds the device layout
+                            * (block_layout.c); else 0 */
 
     /* Lazy evaluation (lazy.c). */
     int node_refs;       /* references held by pending nodes */
@@ -155,6 +157,16 @@ void wgt_storage_destroy_data(wgt_storage *s);
 wgt_status wgt_storage_sync_device_now(wgt_storage *s);
 /* Allocation for a storage a kernel is about to write whole (poisoned with WGT_POISON=1). */
 wgt_status wgt_storage_prepare_output(wgt_storage *s);
+
+/* ---- the device layout of block types (block_layout.c) ---- */
+/* Bytes of values per block (32 q8_0, 16 q4_0): a block's stride in the first part of the
+ * device layout, whose second part holds the blocks' f16 scales. */
+size_t wgt_block_values_bytes(wgt_dtype dtype);
+void wgt_blocks_split(wgt_dtype dtype, const unsigned char *ggml, unsigned char *device, size_t blocks);
+void wgt_blocks_join(wgt_dtype dtype, const unsigned char *device, unsigned char *ggml, size_t blocks);
+/* A block storage's whole contents between ggml's layout (alloc_bytes at ggml) and its buffer. */
+wgt_status wgt_blocks_upload(wgt_storage *s, const void *ggml);
+wgt_status wgt_blocks_download(wgt_storage *s, void *ggml);
 
 /* ---- block (quantized) types (tensor.c) ---- */
 static inline int wgt_dtype_is_block(wgt_dtype dtype) { return dtype == WGT_Q8_0 || dtype == WGT_Q4_0; }

@@ -309,6 +309,33 @@ int64_t wgt_gguf_find_tensor(const wgt_gguf *g, const char *name) {
 
 #define LOAD_CHUNK ((size_t)4 << 20)
 
+/* A block tensor's bytes, chunk by chunk of an even number of blocks, into s's buffer in the
+ * device layout (block_layout.c): each chunk's values to their place in the first part, its
+ * scales (whole words: the chunk starts on an even block) to theirs in the second. */
+static wgt_status stream_blocks(wgt_gguf *g, const wgt_gguf_tensor_info *t, wgt_storage *s, char *chunk) {
+    static const char fn[] = "wgt_gguf_load";
+    wgt_backend *be = s->ctx->backend;
+    size_t bb = wgt_dtype_block_bytes(s->block_dtype), qb = bb - 2, blocks = (size_t)(t->nbytes / bb);
+    size_t per = LOAD_CHUNK / bb / 2 * 2; /* blocks per chunk */
+    unsigned char *split = malloc(per * bb + 4);
+    if (!split) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for a read chunk", fn);
+    wgt_status st = WGT_OK;
+    for (size_t b0 = 0; b0 < blocks && st == WGT_OK; b0 += per) {
+        size_t n = blocks - b0 < per ? blocks - b0 : per;
+        if (fread(chunk, 1, n * bb, g->f) != n * bb) {
+            st = wgt_error(WGT_ERR_UNAVAILABLE, "%s: reading '%s' from %s failed", fn, t->name, g->path);
+            break;
+        }
+        memset(split, 0, per * bb + 4);
+        wgt_blocks_split(s->block_dtype, (const unsigned char *)chunk, split, n);
+        st = be->buffer_write(be, s->buffer, b0 * qb, split, n * qb);
+        if (st == WGT_OK)
+            st = be->buffer_write(be, s->buffer, blocks * qb + 2 * b0, split + n * qb, (2 * n + 3) & ~(size_t)3);
+    }
+    free(split);
+    return st;
+}
+
 /* Streams t's bytes from the file into s: into the host copy on a host-resident backend, else
  * chunk by chunk into the device buffer (whole words; the last chunk's tail padded). */
 static wgt_status stream_into(wgt_gguf *g, const wgt_gguf_tensor_info *t, wgt_storage *s) {
@@ -328,6 +355,14 @@ static wgt_status stream_into(wgt_gguf *g, const wgt_gguf_tensor_info *t, wgt_st
     if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, 0, &s->buffer)) != WGT_OK) return st;
     char *chunk = malloc(LOAD_CHUNK);
     if (!chunk) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for a read chunk", fn);
+    if (s->block_dtype) {
+        st = stream_blocks(g, t, s, chunk);
+        free(chunk);
+        if (st != WGT_OK) return st;
+        s->device_valid = 1;
+        s->host_valid = 0;
+        return WGT_OK;
+    }
     for (uint64_t done = 0; done < t->nbytes && st == WGT_OK;) {
         size_t n = t->nbytes - done < LOAD_CHUNK ? (size_t)(t->nbytes - done) : LOAD_CHUNK;
         if (fread(chunk, 1, n, g->f) != n) {

@@ -1,11 +1,11 @@
 /*
  * Quantized block types on WebGPU (wgsl/quant_*.wgsl): quantize, dequantize (of picked rows
- * for embedding lookups) and x @ w^T with w in q8_0 / q4_0 blocks. Storage keeps ggml's byte
- * layout exactly (34- and 18-byte blocks back to back, no padding), so reads, writes and
- * GGUF files move bytes unchanged; the kernels read whole words and shift (quant_blocks.wgsl).
- * x @ w^T has two shapes: quant_matvec for decoding's few rows of x, quant_matmul (weight
- * blocks shared by tiles of rows) for more. Pipelines are keyed by block type and the
- * variant's constants.
+ * for embedding lookups) and x @ w^T with w in q8_0 / q4_0 blocks. A buffer holds the blocks
+ * in the device layout (core/block_layout.c: every block's values, then every scale), which
+ * the core converts from and to ggml's when data moves; the kernels read a block's values as
+ * aligned words (quant_blocks.wgsl). x @ w^T has two shapes: quant_matvec_lanes (quant_lanes.c)
+ * for decoding's few rows of x, quant_matmul (weight blocks shared by tiles of rows) for more.
+ * Pipelines are keyed by block type and the variant's constants.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +78,7 @@ static wgt_status check_u32(const char *what, uint64_t v) {
 typedef struct {
     uint32_t blocks, row_blocks, in_offset;
     int32_t in_stride0, in_stride1;
-    uint32_t zero, pad[2];
+    uint32_t zero, scales, pad;
 } quantize_params;
 
 wgt_status wgt_wgpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *in) {
@@ -89,7 +89,7 @@ wgt_status wgt_wgpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_
     wgt_status st = check_u32("quantize", (uint64_t)out->shape[0] * (uint64_t)out->shape[1]);
     if (st != WGT_OK) return st;
     quantize_params p = {(uint32_t)blocks, (uint32_t)(out->shape[1] / QK), (uint32_t)in->offset,
-                         (int32_t)in->strides[0], (int32_t)in->strides[1], 0, {0, 0}};
+                         (int32_t)in->strides[0], (int32_t)in->strides[1], 0, wgt_wgpu_quant_scales(out), 0};
     quant_kernel k = {"quant_quantize", out->dtype == WGT_Q8_0, in->dtype == WGT_F16, 0, 1, 0, 0};
     wgt_pipeline *pl;
     if ((st = quant_pipeline(w, &k, 2, &pl)) != WGT_OK) return st;
@@ -101,7 +101,7 @@ wgt_status wgt_wgpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_
 typedef struct {
     uint32_t blocks, row_blocks, first_block, stride_blocks, rows, index_offset;
     int32_t index_stride;
-    uint32_t pad;
+    uint32_t scales;
 } dequantize_params;
 
 wgt_status wgt_wgpu_dequantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
@@ -116,7 +116,8 @@ wgt_status wgt_wgpu_dequantize(wgt_backend *be, const wgt_operand *out, const wg
     if (st != WGT_OK) return st;
     dequantize_params p = {(uint32_t)blocks, (uint32_t)(out->shape[1] / QK), (uint32_t)(table->offset / QK),
                            (uint32_t)(table->strides[0] / QK), (uint32_t)table->shape[0],
-                           indices ? (uint32_t)indices->offset : 0, indices ? (int32_t)indices->strides[0] : 0, 0};
+                           indices ? (uint32_t)indices->offset : 0, indices ? (int32_t)indices->strides[0] : 0,
+                           wgt_wgpu_quant_scales(table)};
     quant_kernel k = {"quant_dequantize", table->dtype == WGT_Q8_0, 0, indices != NULL, 1, 0, 0};
     wgt_pipeline *pl;
     if ((st = quant_pipeline(w, &k, 3, &pl)) != WGT_OK) return st;
@@ -128,13 +129,12 @@ wgt_status wgt_wgpu_dequantize(wgt_backend *be, const wgt_operand *out, const wg
 typedef struct {
     uint32_t M, N, row_blocks, w_first, w_stride, x_offset;
     int32_t x_stride0, x_stride1;
-    uint32_t a_offset;
+    uint32_t a_offset, scales;
 } matmul_params;
 
 /* Rows of x per workgroup of quant_matmul where several rows share each weight block; fewer
- * rows than that (decoding) go to quant_matvec, which reads each row of w at full width. */
+ * rows than that (decoding) go to quant_matvec_lanes, which reads each row of w at full width. */
 #define MATVEC_MAX_ROWS 3
-#define MATVEC_ROWS_PER_GROUP 8 /* ROWS in quant_matvec.wgsl */
 static int rows_per_group(int64_t M) { return M >= 8 ? 8 : 4; }
 
 wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
@@ -157,16 +157,14 @@ wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, co
     int matvec = M <= MATVEC_MAX_ROWS, tm = matvec ? 1 : rows_per_group(M);
     matmul_params p = {(uint32_t)M, (uint32_t)N, (uint32_t)(wt->shape[1] / QK), (uint32_t)(wt->offset / QK),
                        (uint32_t)(wt->strides[0] / QK), (uint32_t)x->offset, (int32_t)x->strides[0],
-                       (int32_t)x->strides[1], addend ? (uint32_t)addend->offset : 0};
+                       (int32_t)x->strides[1], addend ? (uint32_t)addend->offset : 0, wgt_wgpu_quant_scales(wt)};
     if ((st = check_u32("matmul_quantized addend", addend ? (uint64_t)addend->offset + (uint64_t)M * (uint64_t)N : 0)) != WGT_OK)
         return st;
-    if (matvec && wgt_wgpu_quant_wide_fits(wt))
-        return wgt_wgpu_quant_matvec_wide(w, out, x, wt, addend, int8, &p, sizeof p);
-    quant_kernel k = {matvec ? "quant_matvec" : "quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm, int8, addend != NULL};
+    if (matvec) return wgt_wgpu_quant_matvec_lanes(w, out, x, wt, addend, int8, &p, sizeof p);
+    quant_kernel k = {"quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm, int8, addend != NULL};
     wgt_pipeline *pl;
     if ((st = quant_pipeline(w, &k, addend ? 4 : 3, &pl)) != WGT_OK) return st;
     wgt_buffer *buffers[4] = {x->buffer, wt->buffer, addend ? addend->buffer : out->buffer, out->buffer};
-    uint64_t groups = matvec ? (uint64_t)M * (uint64_t)((N + MATVEC_ROWS_PER_GROUP - 1) / MATVEC_ROWS_PER_GROUP)
-                             : (uint64_t)N * (uint64_t)((M + tm - 1) / tm);
+    uint64_t groups = (uint64_t)N * (uint64_t)((M + tm - 1) / tm);
     return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, groups);
 }

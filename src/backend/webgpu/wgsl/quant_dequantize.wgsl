@@ -10,7 +10,7 @@ struct Params {
     rows: u32,         // table rows
     index_offset: u32,
     index_stride: i32,
-    pad: u32,
+    scales: u32,       // the table's scales (quant_blocks.wgsl)
 };
 
 @group(0) @binding(0) var<storage, read> wq: array<u32>;

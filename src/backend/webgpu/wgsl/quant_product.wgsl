@@ -1,6 +1,6 @@
-// The quantized products' parameters and bindings (prepended to quant_matmul, quant_matvec
-// and quant_matvec_wide, which take the same operands: quant.c fills one struct for all; the
-// wide kernel reads w, and x where it can, 16 bytes at a time), followed by quant_x8.wgsl's
+// The quantized products' parameters and bindings (prepended to quant_matmul and
+// quant_matvec_lanes, which take the same operands: quant.c fills one struct for both; the
+// lanes kernel reads w, and x where it can, 16 bytes at a time), followed by quant_x8.wgsl's
 // quantization of x to q8. ADDEND declares out's and the params' bindings (out is the last
 // storage binding, the one a layout makes writable) and finished(i, v), the value
 // stored at out[i] for the sum v: v itself, or with an addend binding (a residual add folded
@@ -16,6 +16,7 @@ struct Params {
     x_stride0: i32,
     x_stride1: i32,
     a_offset: u32,     // the addend's first element (unused without one)
+    scales: u32,       // w's scales (quant_blocks.wgsl), a u32 word
 };
 
 @group(0) @binding(0) var<storage, read> x: array<{{X_TYPE}}>;

@@ -7,8 +7,10 @@
 // by bits, and the product x * id is kept from contracting with the add or subtract after it
 // into a fused multiply-add (keep).
 //
-// One invocation per pair of blocks: two blocks are 68 (q8_0) or 36 (q4_0) bytes, whole
-// words, so no two invocations write the same word.
+// The output is in the device layout (quant_blocks.wgsl): every block's values, then every
+// block's scale. One invocation per pair of blocks: their values are whole words, and so are
+// their two scales (the pair starts on an even block), so no two invocations write the same
+// word.
 
 struct Params {
     blocks: u32,      // output blocks, R * K / 32 (the output is contiguous, from byte 0)
@@ -17,7 +19,7 @@ struct Params {
     in_stride0: i32,
     in_stride1: i32,
     zero: u32,        // 0, which the compiler cannot see (keep)
-    pad0: u32,
+    scales: u32,      // the u32 word where the output's scales start
     pad1: u32,
 };
 
@@ -27,7 +29,7 @@ struct Params {
 
 const Q8: bool = {{Q8}};
 const HALF: bool = {{HALF}};
-const BLOCK_BYTES: u32 = select(18u, 34u, Q8);
+const VALUE_BYTES: u32 = select(16u, 32u, Q8);
 const WORKGROUP_SIZE: u32 = 64u;
 
 var<private> words: array<u32, 17>;
@@ -105,8 +107,8 @@ fn round_away(v: f32) -> f32 {
     return t;
 }
 
-// Block g into the pair's words at byte base.
-fn quantize_block(g: u32, base: u32) {
+// Block g into the pair's words: its values at byte base, its scale at byte scale.
+fn quantize_block(g: u32, base: u32, scale: u32) {
     var x: array<f32, 32>;
     var amax = 0.0;
     var mx = 0.0;
@@ -119,15 +121,15 @@ fn quantize_block(g: u32, base: u32) {
     var id = 0.0;
     if (d != 0.0) { id = div_rn(1.0, d); }
     let h = f16_bits(d);
-    put_byte(base, h);
-    put_byte(base + 1u, h >> 8u);
+    put_byte(scale, h);
+    put_byte(scale + 1u, h >> 8u);
     if (Q8) {
-        for (var i = 0u; i < 32u; i = i + 1u) { put_byte(base + 2u + i, u32(i32(round_away(keep(x[i] * id))))); }
+        for (var i = 0u; i < 32u; i = i + 1u) { put_byte(base + i, u32(i32(round_away(keep(x[i] * id))))); }
     } else {
         for (var i = 0u; i < 16u; i = i + 1u) {
             let q0 = min(15u, u32(keep(x[i] * id) + 8.5));
             let q1 = min(15u, u32(keep(x[i + 16u] * id) + 8.5));
-            put_byte(base + 2u + i, q0 | (q1 << 4u));
+            put_byte(base + i, q0 | (q1 << 4u));
         }
     }
 }
@@ -137,12 +139,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let p = gid.x + gid.y * groups.x * WORKGROUP_SIZE;
     let first = 2u * p;
     if (first >= params.blocks) { return; }
-    quantize_block(first, 0u);
-    var n = (BLOCK_BYTES + 3u) / 4u; // a lone last block: its words, the tail padding zero
+    // The pair's words: the two blocks' values, then their scales' word (a lone last block:
+    // the scale's high half, past the last block, zero).
+    quantize_block(first, 0u, 2u * VALUE_BYTES);
+    var n = VALUE_BYTES / 4u;
     if (first + 1u < params.blocks) {
-        quantize_block(first + 1u, BLOCK_BYTES);
-        n = BLOCK_BYTES / 2u;
+        quantize_block(first + 1u, VALUE_BYTES, 2u * VALUE_BYTES + 2u);
+        n = 2u * VALUE_BYTES / 4u;
     }
-    let at = p * (BLOCK_BYTES / 2u);
+    let at = first * (VALUE_BYTES / 4u);
     for (var k = 0u; k < n; k = k + 1u) { wq[at + k] = words[k]; }
+    wq[params.scales + first / 2u] = words[2u * VALUE_BYTES / 4u];
 }

@@ -1,5 +1,5 @@
 // x [M, K] (f32, any strides) quantized to q8 blocks for the wide matrix-vector kernel's
-// integer path (quant_matvec_wide.wgsl with INT8): block b of row m goes to xq[3 (m B + b)
+// integer path (quant_matvec_lanes.wgsl with INT8, where x's blocks do not fit in workgroup memory): block b of row m goes to xq[3 (m B + b)
 // ..], three 16-byte words: the 32 values packed four to a word, then d_x's bits and the sum
 // of the values, so the wide kernel reads a block of x with three vector loads that every row
 // of w its workgroup takes shares. One invocation per block (quant_x8.wgsl: q8_of).
