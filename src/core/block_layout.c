@@ -16,7 +16,7 @@
 size_t wgt_block_values_bytes(wgt_dtype dtype) { return wgt_dtype_block_bytes(dtype) - 2; }
 
 void wgt_blocks_split(wgt_dtype dtype, const unsigned char *ggml, unsigned char *device, size_t blocks) {
-    size_t bb = wgt_dtype_block_bytes(dtype), qb = bb - 2;
+    size_t bb = wgt_dtype_block_bytes(dtype), qb = wgt_block_values_bytes(dtype);
     unsigned char *scales = device + blocks * qb;
     for (size_t b = 0; b < blocks; b++) {
         memcpy(scales + 2 * b, ggml + b * bb, 2);
@@ -25,7 +25,7 @@ void wgt_blocks_split(wgt_dtype dtype, const unsigned char *ggml, unsigned char 
 }
 
 void wgt_blocks_join(wgt_dtype dtype, const unsigned char *device, unsigned char *ggml, size_t blocks) {
-    size_t bb = wgt_dtype_block_bytes(dtype), qb = bb - 2;
+    size_t bb = wgt_dtype_block_bytes(dtype), qb = wgt_block_values_bytes(dtype);
     const unsigned char *scales = device + blocks * qb;
     for (size_t b = 0; b < blocks; b++) {
         memcpy(ggml + b * bb, scales + 2 * b, 2);
@@ -33,8 +33,8 @@ void wgt_blocks_join(wgt_dtype dtype, const unsigned char *device, unsigned char
     }
 }
 
-/* The whole of s's ggml bytes (alloc_bytes of them, the tail padding zero) written to its
- * buffer in the device layout. */
+/* The whole of s's ggml bytes (its nbytes) written to its buffer in the device layout, the
+ * tail padding zero. */
 wgt_status wgt_blocks_upload(wgt_storage *s, const void *ggml) {
     wgt_backend *be = s->ctx->backend;
     unsigned char *device = calloc(1, s->alloc_bytes);

@@ -127,12 +127,8 @@ wgt_status wgt_tensor_write(wgt_tensor *t, const void *src, size_t nbytes) {
     if (!be->host_resident && wgt_layout_covers(t->ndim, t->shape, t->strides, t->offset, t->dtype, s->nbytes)) {
         /* Straight to the device: no host copy needed, and the old host copy is stale. */
         if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, 0, &s->buffer)) != WGT_OK) return st;
-        if (s->block_dtype) { /* whole blocks, split into the device layout on the way */
-            void *padded = calloc(1, s->alloc_bytes);
-            if (!padded) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %zu bytes", fn, nbytes);
-            memcpy(padded, src, nbytes);
-            st = wgt_blocks_upload(s, padded);
-            free(padded);
+        if (s->block_dtype) { /* whole blocks (nbytes is the storage's), split on the way */
+            st = wgt_blocks_upload(s, src);
         } else if (nbytes % 4 == 0) {
             st = be->buffer_write(be, s->buffer, 0, src, nbytes);
         } else { /* device writes are whole words: pad the tail */

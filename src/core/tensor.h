@@ -164,7 +164,8 @@ wgt_status wgt_storage_prepare_output(wgt_storage *s);
 size_t wgt_block_values_bytes(wgt_dtype dtype);
 void wgt_blocks_split(wgt_dtype dtype, const unsigned char *ggml, unsigned char *device, size_t blocks);
 void wgt_blocks_join(wgt_dtype dtype, const unsigned char *device, unsigned char *ggml, size_t blocks);
-/* A block storage's whole contents between ggml's layout (alloc_bytes at ggml) and its buffer. */
+/* A block storage's whole contents between ggml's layout and its buffer: upload reads nbytes
+ * at ggml, download writes alloc_bytes (the tail padding zero). */
 wgt_status wgt_blocks_upload(wgt_storage *s, const void *ggml);
 wgt_status wgt_blocks_download(wgt_storage *s, void *ggml);
 

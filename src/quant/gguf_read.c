@@ -315,8 +315,8 @@ int64_t wgt_gguf_find_tensor(const wgt_gguf *g, const char *name) {
 static wgt_status stream_blocks(wgt_gguf *g, const wgt_gguf_tensor_info *t, wgt_storage *s, char *chunk) {
     static const char fn[] = "wgt_gguf_load";
     wgt_backend *be = s->ctx->backend;
-    size_t bb = wgt_dtype_block_bytes(s->block_dtype), qb = bb - 2, blocks = (size_t)(t->nbytes / bb);
-    size_t per = LOAD_CHUNK / bb / 2 * 2; /* blocks per chunk */
+    size_t bb = wgt_dtype_block_bytes(s->block_dtype), qb = wgt_block_values_bytes(s->block_dtype);
+    size_t blocks = (size_t)(t->nbytes / bb), per = LOAD_CHUNK / bb / 2 * 2; /* blocks per chunk */
     unsigned char *split = malloc(per * bb + 4);
     if (!split) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for a read chunk", fn);
     wgt_status st = WGT_OK;
@@ -326,8 +326,8 @@ static wgt_status stream_blocks(wgt_gguf *g, const wgt_gguf_tensor_info *t, wgt_
             st = wgt_error(WGT_ERR_UNAVAILABLE, "%s: reading '%s' from %s failed", fn, t->name, g->path);
             break;
         }
-        memset(split, 0, per * bb + 4);
         wgt_blocks_split(s->block_dtype, (const unsigned char *)chunk, split, n);
+        memset(split + n * bb, 0, 2); /* an odd last chunk's scales end inside a word */
         st = be->buffer_write(be, s->buffer, b0 * qb, split, n * qb);
         if (st == WGT_OK)
             st = be->buffer_write(be, s->buffer, blocks * qb + 2 * b0, split + n * qb, (2 * n + 3) & ~(size_t)3);
@@ -355,15 +355,8 @@ static wgt_status stream_into(wgt_gguf *g, const wgt_gguf_tensor_info *t, wgt_st
     if (!s->buffer && (st = be->buffer_create(be, s->alloc_bytes, 0, &s->buffer)) != WGT_OK) return st;
     char *chunk = malloc(LOAD_CHUNK);
     if (!chunk) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory for a read chunk", fn);
-    if (s->block_dtype) {
-        st = stream_blocks(g, t, s, chunk);
-        free(chunk);
-        if (st != WGT_OK) return st;
-        s->device_valid = 1;
-        s->host_valid = 0;
-        return WGT_OK;
-    }
-    for (uint64_t done = 0; done < t->nbytes && st == WGT_OK;) {
+    if (s->block_dtype) st = stream_blocks(g, t, s, chunk);
+    for (uint64_t done = 0; !s->block_dtype && done < t->nbytes && st == WGT_OK;) {
         size_t n = t->nbytes - done < LOAD_CHUNK ? (size_t)(t->nbytes - done) : LOAD_CHUNK;
         if (fread(chunk, 1, n, g->f) != n) {
             st = wgt_error(WGT_ERR_UNAVAILABLE, "%s: reading '%s' from %s failed", fn, t->name, g->path);
