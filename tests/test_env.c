@@ -110,6 +110,13 @@ TEST(env_webgpu_variables_name_themselves) {
     CHECK(test_contains(wgt_last_error(), "wgt_context_create: no adapter matches WGT_ADAPTER='no-such-adapter-xyz'"),
           "%s", wgt_last_error());
     wgt_context_release(c);
+    /* Toggles Dawn knows, one on and one off, make a working device. */
+    c = context_with("WGT_DAWN_TOGGLES", "skip_validation,-lazy_clear_resource_on_first_use", WGT_BACKEND_WEBGPU);
+    wgt_tensor *t = c ? wgt_arange(c, WGT_F32, 0, 5, 1) : NULL, *u = t ? wgt_mul_scalar(t, 3) : NULL;
+    float v[5] = {0};
+    CHECK(u && wgt_tensor_read(u, v, sizeof v) == WGT_OK && v[4] == 12, "%s", wgt_last_error());
+    wgt_release(t), wgt_release(u);
+    wgt_context_release(c);
     c = context_with("WGT_WEBGPU_LIBRARY", "/nonexistent/libwebgpu.so", WGT_BACKEND_WEBGPU);
     CHECK(!c && wgt_last_status() == WGT_ERR_UNAVAILABLE, "%s", wgt_last_error());
     CHECK(test_contains(wgt_last_error(), "/nonexistent/libwebgpu.so"), "%s", wgt_last_error());
@@ -128,7 +135,11 @@ TEST(env_webgpu_setting_typos_fail_auto_contexts) {
                                            {"WGT_SGMATRIX_TILE", "64,64", "WGT_SGMATRIX_TILE=64,64 is not BM,BN,BK,WM,WN"},
                                            {"WGT_SGMATRIX_ATTENTION", "on", "WGT_SGMATRIX_ATTENTION=on is not 0 or 1"},
                                            {"WGT_ATTENTION_CHUNKS", "0",
-                                            "WGT_ATTENTION_CHUNKS=0 is not a whole number from 1 to 65536"}};
+                                            "WGT_ATTENTION_CHUNKS=0 is not a whole number from 1 to 65536"},
+                                           {"WGT_DAWN_TOGGLES", "skip_validation,Bad Name",
+                                            "WGT_DAWN_TOGGLES=skip_validation,Bad Name: \"Bad Name\" is not a toggle name"},
+                                           {"WGT_DAWN_TOGGLES", "skip_validation,,x",
+                                            "WGT_DAWN_TOGGLES=skip_validation,,x: \"\" is not a toggle name"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         wgt_context *c = context_with(cases[i][0], cases[i][1], WGT_BACKEND_AUTO);
         CHECK(!c && wgt_last_status() == WGT_ERR_INVALID_ARGUMENT, "%s=%s: context %s, status %s (%s)", cases[i][0],

@@ -182,6 +182,80 @@ TEST_BACKENDS(index_checks_more_than_the_record_holds) {
     wgt_release(table), wgt_release(good), wgt_release(bad);
 }
 
+/* Reads in flight keep their own verdicts: a loop that keeps up to LAG asynchronous reads
+ * outstanding (as a decoder does) while later steps take new checks gets every good step's
+ * values exactly and every bad step's error, never a neighbour's. Some steps take more than
+ * 64 checks at once (no slot may share a bit with a read in flight), and the slots go round
+ * the record's ring of 1024 more than once. */
+TEST_BACKENDS(index_checks_reads_in_flight_keep_their_verdicts) {
+    enum { STEPS = 600, LAG = 3, WIDE = 70 };
+    float tv[15];
+    for (int i = 0; i < 15; i++) tv[i] = (float)i;
+    wgt_tensor *table = wgt_tensor_from_data(ctx, WGT_F32, 2, (int64_t[]){5, 3}, tv, sizeof tv, WGT_USAGE_DEFAULT);
+    wgt_tensor *ones = wgt_tensor_from_data(ctx, WGT_I32, 1, (int64_t[]){1}, (int32_t[]){1}, 4, WGT_USAGE_DEFAULT);
+    wgt_read *pending[LAG] = {0};
+    float out[LAG][3];
+    int want[LAG] = {0}, failures = 0, goods = 0;
+    for (int step = 0; step < STEPS + LAG; step++) {
+        int slot = step % LAG;
+        if (step >= LAG && want[slot] >= 0) { /* the oldest read: its own step's verdict */
+            int w = want[slot], s0 = step - LAG;
+            wgt_status st = wgt_read_wait(pending[slot]);
+            if (w >= 5) {
+                CHECK(st == WGT_ERR_INVALID_ARGUMENT && strstr(wgt_last_error(), "index 7 at position [0]"),
+                      "step %d (index %d): %s", s0, w, wgt_last_error());
+                failures++;
+            } else {
+                CHECK(st == WGT_OK && out[slot][0] == 2 * (3 * w) && out[slot][1] == 2 * (3 * w + 1) &&
+                          out[slot][2] == 2 * (3 * w + 2),
+                      "step %d (index %d): %g %g %g (%s)", s0, w, out[slot][0], out[slot][1], out[slot][2],
+                      wgt_last_error());
+                goods++;
+            }
+            wgt_read_release(pending[slot]);
+            pending[slot] = NULL;
+        }
+        if (step >= STEPS) continue;
+        int w = step % 7 == 3 ? 7 : step % 5;
+        want[slot] = w;
+        wgt_tensor *am = argmax_indices(ctx, 1, &w, 8);
+        wgt_tensor *g = am ? wgt_gather_rows(table, am) : NULL, *y = g ? wgt_mul_scalar(g, 2) : NULL;
+        /* Every 49th step (a good one) also takes WIDE checks of its own (values computed on the
+         * device, so each is checked there), all good, before its read. More than 64 slots read
+         * at once share bits, and a storage may then fail for a check it shares a bit with
+         * (index_checks.c): these steps have no bad check among theirs. */
+        wgt_tensor *extra = NULL;
+        if (step % 49 == 11) {
+            extra = wgt_zeros(ctx, WGT_F32, 2, (int64_t[]){1, 3});
+            for (int k = 0; k < WIDE && extra; k++) {
+                wgt_tensor *ix = wgt_add_scalar(ones, 0), *gx = ix ? wgt_gather_rows(table, ix) : NULL;
+                wgt_tensor *sum = gx ? wgt_add(extra, gx) : NULL;
+                wgt_release(ix), wgt_release(gx), wgt_release(extra);
+                extra = sum;
+            }
+            CHECK(extra && wgt_eval(1, &extra) == WGT_OK, "step %d: %s", step, wgt_last_error());
+        }
+        /* The CPU backend reads at once: a bad step's read fails at its begin there. */
+        pending[slot] = y ? wgt_read_begin(y, out[slot], sizeof out[slot]) : NULL;
+        if (!pending[slot] && w >= 5) {
+            CHECK(strstr(wgt_last_error(), "index 7 at position [0]"), "step %d: %s", step, wgt_last_error());
+            failures++;
+            want[slot] = -1;
+        } else {
+            CHECK(pending[slot] && (wgt_eval(1, &y) == WGT_OK || w >= 5), "step %d: %s", step, wgt_last_error());
+        }
+        if (extra) {
+            float e[3];
+            CHECK(wgt_tensor_read(extra, e, sizeof e) == WGT_OK && e[0] == 3 * WIDE && e[2] == 5 * WIDE,
+                  "step %d: %g %g (%s)", step, e[0], e[2], wgt_last_error());
+        }
+        wgt_release(am), wgt_release(g), wgt_release(y), wgt_release(extra);
+    }
+    CHECK(failures == (STEPS + 3) / 7 && goods == STEPS - failures, "%d failed, %d good", failures, goods);
+    CHECK(wgt_context_status(ctx) == WGT_OK, "%s", wgt_last_error());
+    wgt_release(table), wgt_release(ones);
+}
+
 /* A graph whose gather feeds more work: a dispatch with a bad index fails the read of its
  * output (through the intermediate), and the next dispatch with good indices computes the
  * intermediate anew. */

@@ -158,9 +158,12 @@ static void count_token(void *arg, int32_t token) {
     c->t_last = now;
 }
 
-/* Tokens per second of a run from its clock: steady where the run has tokens after `from`. */
+/* Tokens per second of a run from its clock: steady where the run has tokens after `from`
+ * (none left out, from 0: no clock start was noted, and the caller times the whole run). */
 static double steady_rate(const token_clock *c) {
-    return c->made > c->from && c->t_last > c->t_from ? (double)(c->made - c->from) / (c->t_last - c->t_from) : -1;
+    return c->from > 0 && c->made > c->from && c->t_last > c->t_from
+               ? (double)(c->made - c->from) / (c->t_last - c->t_from)
+               : -1;
 }
 
 /* The first tokens a steady rate leaves out: a few, never more than a quarter of the run. */

@@ -84,12 +84,13 @@ static int generate(llama_model *m, wgt_tensor *logits, int64_t pos, int64_t cou
                                             : llama_replay_step(r, prev, pos++, made, scratch);
             wgt_release(l), wgt_release(prev);
             l = NULL, prev = wgt_retain(t);
-            /* Submits the step; the read finishes once the device gets there. */
+            /* Submits the step with its token's copy, so the device starts on it while the
+             * host waits for an older token; the read finishes once the device gets there. */
             double t1 = decode_seconds();
             pending[slot] = t ? wgt_read_begin(t, &got[slot], sizeof got[slot]) : NULL;
+            rc = !pending[slot] || wgt_eval(1, &t) != WGT_OK;
             submit += decode_seconds() - t1;
             tokens[slot] = t;
-            rc = !pending[slot];
             /* Op by op, the next step is recorded now and submitted with the next sample's
              * read: one submission a token. */
             if (!rc && ++made < count && !r) rc = !(l = llama_forward_ids(m, t, pos++));

@@ -27,6 +27,15 @@
  * while the record has not been read since it was taken and nothing in the run has written
  * the index storage; a new run starts with none shared (the caller may have written its
  * tensors in between).
+ *
+ * Slots are taken round a ring, and several reads of the record may be in flight, each of
+ * the slots taken since the one before, oldest first: a decoder that keeps steps queued ahead
+ * of the host reads each step's token with the checks that step took, and must not wait for
+ * that read before recording the next step. A read finished clears only its own slots' bits,
+ * so no slot may share a bit with one of a read still in flight: while a read is in flight,
+ * the slots not yet finished span fewer than 64, and taking one past that finishes the oldest
+ * read first (a wait, as a run with more than 64 checks always had). Without reads in flight,
+ * slots not yet read may share bits as before: one read takes them all.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +47,8 @@
 #define NONE 0xffffffffu
 #define SLOT_WORDS 4u
 #define SHARED 16u
+#define TAINT_BITS 64u /* a storage's check_mask */
+#define READS 16u      /* reads of the record in flight at once */
 
 /* A check taken in the current run that a node with the same index operand and bound may
  * share (see above). */
@@ -62,16 +73,25 @@ struct wgt_index_checks {
      * or host memory on host-resident backends. Outside the pool, so never in the stats. */
     wgt_buffer *buffer;
     uint32_t *host;
-    uint32_t used;      /* slots taken since the record was last read */
-    wgt_pending_read *reading; /* begun, not finished */
-    uint32_t reading_slots;
+    /* Slots counted since the record was made: slot k is k % SLOTS. [finished, begun) are
+     * being read, [begun, taken) not yet; a read never wraps round the ring. */
+    uint64_t taken, begun, finished;
+    struct {
+        wgt_pending_read *pending; /* NULL on a host-resident record: its words are c->host */
+        uint64_t from, to;
+    } reads[READS]; /* oldest first */
+    uint32_t nreads;
     wgt_storage *tainted; /* storages with a non-zero check_mask */
     slot_info slots[SLOTS];
     shared_check shared[SHARED]; /* the run's checks others may share, the oldest replaced */
     uint32_t nshared_taken;      /* entries filled so far (mod SHARED gives the next) */
 };
 
-int wgt_index_checks_unread(const wgt_context *ctx) { return ctx->index_checks && ctx->index_checks->used > 0; }
+static wgt_status finish_oldest(wgt_context *ctx, char *message, size_t size);
+
+int wgt_index_checks_unread(const wgt_context *ctx) {
+    return ctx->index_checks && ctx->index_checks->taken > ctx->index_checks->finished;
+}
 
 static const char *unit_of(const char *fn) {
     if (!strcmp(fn, "wgt_one_hot") || !strcmp(fn, "wgt_cross_entropy")) return "classes";
@@ -178,11 +198,12 @@ wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, const wgt_
         *bit = (uint64_t)1 << (old % 64);
         return WGT_OK;
     }
-    /* A read of the record still in flight (an asynchronous read's) ends first: reading
-     * clears every storage's taint, which must not take that of slots it did not read. */
-    if (c->reading_slots && (st = wgt_index_checks_finish(ctx, 0)) != WGT_OK) return st;
-    if (c->used == SLOTS && (st = wgt_index_checks_read(ctx, 0)) != WGT_OK) return st;
-    uint32_t k = c->used++;
+    /* A finished read clears its slots' bits, so none of them may be this slot's (see above). */
+    while (c->nreads && c->taken - c->finished >= TAINT_BITS)
+        if ((st = finish_oldest(ctx, NULL, 0)) != WGT_OK) return st;
+    /* A read never wraps round the ring: everything taken is read before the ring starts over. */
+    if (c->taken % SLOTS == 0 && c->taken > c->finished && (st = wgt_index_checks_read(ctx, 0)) != WGT_OK) return st;
+    uint32_t k = (uint32_t)(c->taken++ % SLOTS);
     slot_info *info = &c->slots[k];
     info->fn = n->fn;
     info->bound = n->index_bound < 0 ? 0 : n->index_bound;
@@ -241,33 +262,46 @@ void wgt_index_checks_forget(wgt_storage *s) {
 
 wgt_status wgt_index_checks_begin(wgt_context *ctx) {
     struct wgt_index_checks *c = ctx->index_checks;
-    if (!c || !c->used || c->reading) return WGT_OK;
+    if (!c || c->taken == c->begun) return WGT_OK;
+    wgt_status st;
+    if (c->nreads == READS && (st = finish_oldest(ctx, NULL, 0)) != WGT_OK) return st;
     unshare(c, NULL); /* the taint of a slot being read is cleared by the read */
-    wgt_backend *be = ctx->backend;
+    wgt_pending_read *pending = NULL;
     if (c->buffer) {
-        wgt_status st = be->read_begin(be, c->buffer, 0, (size_t)c->used * SLOT_WORDS * 4, &c->reading);
-        if (st != WGT_OK) return st;
+        wgt_backend *be = ctx->backend;
+        size_t first = (size_t)(c->begun % SLOTS), n = (size_t)(c->taken - c->begun);
+        if ((st = be->read_begin(be, c->buffer, first * SLOT_WORDS * 4, n * SLOT_WORDS * 4, &pending)) != WGT_OK)
+            return st;
     }
-    c->reading_slots = c->used;
+    c->reads[c->nreads].pending = pending;
+    c->reads[c->nreads].from = c->begun;
+    c->reads[c->nreads].to = c->taken;
+    c->nreads++;
+    c->begun = c->taken;
     return WGT_OK;
 }
 
-/* Marks what depends on the failed slots among the first n of words; returns the index of
- * the first failed slot, or -1. */
-static int64_t apply(wgt_context *ctx, const uint32_t *words, uint32_t n) {
+uint64_t wgt_index_checks_mark(const wgt_context *ctx) { return ctx->index_checks ? ctx->index_checks->begun : 0; }
+
+/* Marks what depends on the failed slots among the n read from slot first on (words: theirs)
+ * and clears their bits from every storage; returns the index among them of the first
+ * failed slot, or -1. */
+static int64_t apply(wgt_context *ctx, const uint32_t *words, uint32_t first, uint32_t n) {
     struct wgt_index_checks *c = ctx->index_checks;
-    uint64_t failed = 0;
-    int64_t first = -1;
-    char *messages[64] = {0};
-    for (uint32_t k = 0; k < n; k++) {
-        if (words[SLOT_WORDS * k] == NONE) continue;
-        if (first < 0) first = k;
-        uint64_t bit = (uint64_t)1 << (k % 64);
+    uint64_t failed = 0, cleared = n >= TAINT_BITS ? ~(uint64_t)0 : 0;
+    int64_t first_failed = -1;
+    char *messages[TAINT_BITS] = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = first + i;
+        uint64_t bit = (uint64_t)1 << (k % TAINT_BITS);
+        cleared |= bit;
+        if (words[SLOT_WORDS * i] == NONE) continue;
+        if (first_failed < 0) first_failed = i;
         if (failed & bit) continue;
         failed |= bit;
         char message[512];
-        slot_message(message, sizeof message, &c->slots[k], words + SLOT_WORDS * k);
-        messages[k % 64] = strdup(message);
+        slot_message(message, sizeof message, &c->slots[k], words + SLOT_WORDS * i);
+        messages[k % TAINT_BITS] = strdup(message);
     }
     for (wgt_storage *s = c->tainted, *next; s; s = next) {
         next = s->check_next;
@@ -278,38 +312,51 @@ static int64_t apply(wgt_context *ctx, const uint32_t *words, uint32_t n) {
             s->failed = WGT_ERR_INVALID_ARGUMENT;
             s->failed_message = messages[b] ? strdup(messages[b]) : NULL;
         }
-        unlink_tainted(c, s);
+        if (!(s->check_mask &= ~cleared)) unlink_tainted(c, s);
     }
-    for (int b = 0; b < 64; b++) free(messages[b]);
-    return first;
+    for (uint32_t b = 0; b < TAINT_BITS; b++) free(messages[b]);
+    return first_failed;
+}
+
+/* Waits for the oldest read in flight and applies it; its first failure's message goes to
+ * message (size bytes, when not NULL and nothing is there yet). */
+static wgt_status finish_oldest(wgt_context *ctx, char *message, size_t size) {
+    struct wgt_index_checks *c = ctx->index_checks;
+    wgt_backend *be = ctx->backend;
+    wgt_pending_read *pending = c->reads[0].pending;
+    uint32_t first = (uint32_t)(c->reads[0].from % SLOTS), n = (uint32_t)(c->reads[0].to - c->reads[0].from);
+    const uint32_t *words = c->host ? c->host + (size_t)first * SLOT_WORDS : NULL;
+    wgt_status st = WGT_OK;
+    if (pending) {
+        st = be->read_wait(be, pending);
+        words = st == WGT_OK ? be->read_data(be, pending) : NULL;
+    }
+    /* The read is over either way: a device that failed fails everything it computed. */
+    c->finished = c->reads[0].to;
+    memmove(c->reads, c->reads + 1, sizeof c->reads[0] * --c->nreads);
+    if (st == WGT_OK && !words) st = wgt_error(WGT_ERR_INTERNAL, "the index check record was read without data");
+    if (st == WGT_OK) {
+        int64_t failed = apply(ctx, words, first, n);
+        if (failed >= 0 && message && !*message)
+            slot_message(message, size, &c->slots[first + failed], words + SLOT_WORDS * failed);
+    }
+    if (pending) be->read_release(be, pending);
+    return st;
+}
+
+wgt_status wgt_index_checks_finish_through(wgt_context *ctx, uint64_t mark, int report) {
+    struct wgt_index_checks *c = ctx->index_checks;
+    char message[512] = "";
+    while (c && c->nreads && c->reads[0].to <= mark) {
+        wgt_status st = finish_oldest(ctx, message, sizeof message);
+        if (st != WGT_OK) return st;
+    }
+    if (!*message || !report) return WGT_OK;
+    return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s", message);
 }
 
 wgt_status wgt_index_checks_finish(wgt_context *ctx, int report) {
-    struct wgt_index_checks *c = ctx->index_checks;
-    if (!c || !c->reading_slots) return WGT_OK;
-    wgt_backend *be = ctx->backend;
-    const uint32_t *words = c->host;
-    if (c->reading) {
-        wgt_status st = be->read_wait(be, c->reading);
-        if (st != WGT_OK) return st; /* the device failed: so does everything it computed */
-        words = be->read_data(be, c->reading);
-    }
-    if (!words) {
-        if (c->reading) be->read_release(be, c->reading);
-        c->reading = NULL;
-        return wgt_error(WGT_ERR_INTERNAL, "the index check record was read without data");
-    }
-    /* No slot was taken since begin: taking one finishes the read first. */
-    int64_t first = apply(ctx, words, c->reading_slots);
-    char message[512] = "";
-    if (first >= 0) slot_message(message, sizeof message, &c->slots[first], words + SLOT_WORDS * first);
-    if (c->reading) be->read_release(be, c->reading);
-    c->reading = NULL;
-    c->reading_slots = 0;
-    c->used = 0;
-    unshare(c, NULL);
-    if (first < 0 || !report) return WGT_OK;
-    return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s", message);
+    return wgt_index_checks_finish_through(ctx, UINT64_MAX, report);
 }
 
 wgt_status wgt_index_checks_read(wgt_context *ctx, int report) {
@@ -321,7 +368,8 @@ void wgt_index_checks_free(wgt_context *ctx) {
     struct wgt_index_checks *c = ctx->index_checks;
     if (!c) return;
     wgt_backend *be = ctx->backend;
-    if (c->reading) be->read_release(be, c->reading);
+    for (uint32_t i = 0; i < c->nreads; i++)
+        if (c->reads[i].pending) be->read_release(be, c->reads[i].pending);
     be->context_memory_destroy(be, c->buffer, c->host);
     free(c);
     ctx->index_checks = NULL;

@@ -183,8 +183,9 @@ wgt_status wgt_user_call_run(wgt_backend *be, const struct wgt_user_call *call, 
 
 /* ---- device-side index checks (index_checks.c) ---- */
 /* A slot of the context's check record for node n, as the operand the backend's index_check
- * writes, and the slot's taint bit. When every slot is taken the record is read first (a
- * wait): storages it finds failed fail their later readers. real and offset: n's index
+ * writes, and the slot's taint bit. When the ring of slots starts over, or the slots not yet
+ * finished would span 64 while a read is in flight, reads are finished first (a wait):
+ * storages they find failed fail their later readers. real and offset: n's index
  * operand as resolved for this run (real NULL: never shared). *shared set: an earlier node of
  * the run checked the same values for the same message; n takes its slot's bit and runs no
  * check of its own (record untouched). */
@@ -199,13 +200,17 @@ void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole);
 void wgt_index_checks_forget(wgt_storage *s);
 /* Whether checks have run that the record has not been read for. */
 int wgt_index_checks_unread(const wgt_context *ctx);
-/* A synchronisation reads the record: begin records its copy with the current batch (before
- * the read or wait that follows, which then carries it: no extra round trip); finish waits for
- * it (at once when the batch has completed) and marks failed every storage that depends on a
- * failed check. finish returns the first failure found when report is set (WGT_OK otherwise),
- * or a failure to read the record. */
+/* A synchronisation reads the record: begin records a copy of the slots taken since the last
+ * begin with the current batch (before the read or wait that follows, which then carries it:
+ * no extra round trip); finish waits for every read begun (at once when its batch has
+ * completed) and marks failed every storage that depends on a failed check. finish returns the
+ * first failure found when report is set (WGT_OK otherwise), or a failure to read the record.
+ * mark, taken after a begin, names the reads begun so far; finish_through finishes only those,
+ * not reads begun later (an asynchronous read's own, not the next step's). */
 wgt_status wgt_index_checks_begin(wgt_context *ctx);
+uint64_t wgt_index_checks_mark(const wgt_context *ctx);
 wgt_status wgt_index_checks_finish(wgt_context *ctx, int report);
+wgt_status wgt_index_checks_finish_through(wgt_context *ctx, uint64_t mark, int report);
 /* begin and finish at once. */
 wgt_status wgt_index_checks_read(wgt_context *ctx, int report);
 /* Frees the record: the context goes. */

@@ -21,6 +21,7 @@ struct wgt_read {
     wgt_pending_read *pending;
     int done;
     int checks; /* the tensor depends on index checks whose record is read with it */
+    uint64_t check_mark; /* those reads of the record (wgt_index_checks_mark) */
 };
 
 wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) {
@@ -82,6 +83,7 @@ wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) {
     /* Values that depend on unread index checks come back only with the checks' verdict. */
     if (s->check_mask && wgt_index_checks_begin(r->ctx) != WGT_OK) goto fail;
     r->checks = s->check_mask != 0;
+    r->check_mark = wgt_index_checks_mark(r->ctx);
     size_t first = wgt_dtype_bytes(r->src->dtype, r->src->offset);
     size_t lo = first & ~(size_t)3, hi = (first + nbytes + 3) & ~(size_t)3;
     r->skip = first - lo;
@@ -98,7 +100,7 @@ static wgt_status finish(wgt_read *r) {
     const char *bytes = be->read_data(be, r->pending);
     if (!bytes) return wgt_error(WGT_ERR_INTERNAL, "wgt_read: the finished read has no data");
     wgt_status st;
-    if (r->checks && ((st = wgt_index_checks_finish(r->ctx, 0)) != WGT_OK ||
+    if (r->checks && ((st = wgt_index_checks_finish_through(r->ctx, r->check_mark, 0)) != WGT_OK ||
                       (st = wgt_check_tensor("wgt_read", "tensor", r->src)) != WGT_OK))
         return st;
     memcpy(r->dst, bytes + r->skip, r->nbytes);

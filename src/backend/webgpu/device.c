@@ -278,6 +278,51 @@ static void on_device(uint32_t status, WGPUDevice device, WGPUStringView message
     r->done = 1;
 }
 
+/* The Dawn toggles the device asks for: timestamp_quantization off (Dawn rounds timestamps to a
+ * coarse quantum unless told otherwise, a browser's defence against timing attacks; GPU timing
+ * of our own kernels needs them whole), plus WGT_DAWN_TOGGLES, a comma-separated list of names
+ * to turn on ("-name" turns one off), for measuring what a toggle such as skip_validation
+ * changes. Dawn warns about names it does not know and goes on. */
+#define DAWN_TOGGLES_MAX 16
+typedef struct {
+    char text[512];
+    const char *on[DAWN_TOGGLES_MAX], *off[DAWN_TOGGLES_MAX + 1];
+} dawn_toggle_list;
+
+static wgt_status dawn_toggles_from_env(dawn_toggle_list *l, WGPUDawnTogglesDescriptor *t) {
+    size_t on = 0, off = 0;
+    l->off[off++] = "timestamp_quantization";
+    const char *env = getenv("WGT_DAWN_TOGGLES");
+    if (env && *env) {
+        if (strlen(env) >= sizeof l->text)
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: WGT_DAWN_TOGGLES is %zu characters, at most %zu",
+                             strlen(env), sizeof l->text - 1);
+        strcpy(l->text, env);
+        for (char *name = l->text, *next; name; name = next) {
+            next = strchr(name, ',');
+            if (next) *next++ = 0;
+            int disable = *name == '-';
+            name += disable;
+            int bad = !*name;
+            for (const char *c = name; *c; c++) bad |= !(islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_');
+            if (bad)
+                return wgt_error(WGT_ERR_INVALID_ARGUMENT,
+                                 "wgt_context_create: WGT_DAWN_TOGGLES=%s: \"%s\" is not a toggle name (lower-case "
+                                 "letters, digits and _, \"-\" before it to turn it off)", env, name);
+            if ((disable ? off : on) >= DAWN_TOGGLES_MAX)
+                return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: WGT_DAWN_TOGGLES=%s names more than %d toggles",
+                                 env, DAWN_TOGGLES_MAX);
+            if (disable) l->off[off++] = name;
+            else l->on[on++] = name;
+        }
+    }
+    t->enabledToggleCount = on;
+    t->enabledToggles = l->on;
+    t->disabledToggleCount = off;
+    t->disabledToggles = l->off;
+    return WGT_OK;
+}
+
 static wgt_status create_device(wgt_webgpu *w) {
     const wgpu_procs *p = w->p;
     WGPULimitsRoom adapter_limits;
@@ -307,13 +352,10 @@ static wgt_status create_device(wgt_webgpu *w) {
     desc.deviceLostCallbackInfo.userdata1 = w;
     desc.uncapturedErrorCallbackInfo.callback = on_uncaptured_error;
     desc.uncapturedErrorCallbackInfo.userdata1 = w;
-    /* Dawn rounds timestamps to a coarse quantum unless told otherwise (a browser's defence
-     * against timing attacks); GPU timing of our own kernels needs them whole. */
-    static const char *const disabled_toggles[] = {"timestamp_quantization"};
     WGPUDawnTogglesDescriptor toggles = {0};
     toggles.chain.sType = WGPU_STYPE_DAWN_TOGGLES_DESCRIPTOR;
-    toggles.disabledToggleCount = 1;
-    toggles.disabledToggles = disabled_toggles;
+    dawn_toggle_list list;
+    if (dawn_toggles_from_env(&list, &toggles) != WGT_OK) return WGT_ERR_INVALID_ARGUMENT;
     desc.nextInChain = &toggles.chain;
 
     wgt_wgpu_result *r = &w->device_result;

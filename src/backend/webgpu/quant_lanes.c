@@ -134,7 +134,7 @@ wgt_status wgt_wgpu_quant_matvec_lanes(wgt_webgpu *w, const wgt_operand *out, co
      * (32, 1). WGT_QUANT_LANES=lanes,rows overrides, for measuring. */
     lanes_kernel k = {wt->dtype == WGT_Q8_0, (int)M, x_vec, int8, addend != NULL, int8 ? 32 : 64, int8 ? 1 : 4};
     const char *shape = getenv("WGT_QUANT_LANES");
-    if (shape) {
+    if (shape && *shape) { /* empty: unset, as for every WGT_ variable */
         int lanes = 0, rows = 0;
         if (sscanf(shape, "%d,%d", &lanes, &rows) != 2 || (lanes != 32 && lanes != 64 && lanes != 128 && lanes != 256) ||
             rows < 1 || rows > 4)
