@@ -118,6 +118,32 @@ TEST_BACKENDS(index64_out_of_range_fails_the_call) { check_bad_values(ctx, 0); }
 
 TEST_BACKENDS(index64_out_of_range_on_the_device_fails_the_read) { check_bad_values(ctx, 1); }
 
+/* A bad 64-bit index computed on the device fails two checks, its own and that of its
+ * narrowed value; the read names the first, whatever taint bits the two slots of the record
+ * land on (slots go round a ring: the second may take a lower bit than the first). */
+TEST_BACKENDS(index64_first_check_names_the_failure_at_every_slot) {
+    wgt_tensor *table = wgt_ones(ctx, WGT_F32, 2, (int64_t[]){6, 3});
+    char want[256];
+    expected(want, sizeof want, INDEX_SELECT, WGT_I64, (1ull << 32) + 2);
+    int32_t zeros[6] = {0};
+    wgt_tensor *host0 = wgt_tensor_from_data(ctx, WGT_I32, 2, (int64_t[]){2, 3}, zeros, sizeof zeros, WGT_USAGE_DEFAULT);
+    for (int shift = 0; shift < 70; shift++) {
+        /* A good checked gather (one slot), read (and so finished), then the bad index's two
+         * slots: three a round, so the pair meets every bit alignment. */
+        wgt_tensor *ok = wgt_add_scalar(host0, 0), *g = ok ? wgt_gather_rows(table, ok) : NULL;
+        float v[18];
+        CHECK(g && wgt_tensor_read(g, v, sizeof v) == WGT_OK && v[0] == 1, "shift %d: %s", shift, wgt_last_error());
+        wgt_release(ok), wgt_release(g);
+        wgt_tensor *idx = bad_indices(ctx, INDEX_SELECT, WGT_I64, (1ull << 32) + 2, 1);
+        wgt_tensor *out = idx ? apply(ctx, INDEX_SELECT, idx) : NULL;
+        float buf[9];
+        CHECK_ERROR(!out || wgt_tensor_read(out, buf, sizeof buf) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, want);
+        wgt_release(out), wgt_release(idx);
+    }
+    CHECK(wgt_context_sync(ctx) == WGT_OK, "nothing is left to report: %s", wgt_last_error());
+    wgt_release(table), wgt_release(host0);
+}
+
 /* A compiled graph whose gather reads an i64 or u64 graph input checks the values each
  * dispatch is given: 2^32 + 1 fails the read of that dispatch's output, and the next dispatch
  * with good values computes afresh. */

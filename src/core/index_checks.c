@@ -291,6 +291,7 @@ static int64_t apply(wgt_context *ctx, const uint32_t *words, uint32_t first, ui
     uint64_t failed = 0, cleared = n >= TAINT_BITS ? ~(uint64_t)0 : 0;
     int64_t first_failed = -1;
     char *messages[TAINT_BITS] = {0};
+    uint32_t order[TAINT_BITS]; /* per failed bit, the first of its slots to fail */
     for (uint32_t i = 0; i < n; i++) {
         uint32_t k = first + i;
         uint64_t bit = (uint64_t)1 << (k % TAINT_BITS);
@@ -299,6 +300,7 @@ static int64_t apply(wgt_context *ctx, const uint32_t *words, uint32_t first, ui
         if (first_failed < 0) first_failed = i;
         if (failed & bit) continue;
         failed |= bit;
+        order[k % TAINT_BITS] = i;
         char message[512];
         slot_message(message, sizeof message, &c->slots[k], words + SLOT_WORDS * i);
         messages[k % TAINT_BITS] = strdup(message);
@@ -307,8 +309,11 @@ static int64_t apply(wgt_context *ctx, const uint32_t *words, uint32_t first, ui
         next = s->check_next;
         uint64_t hit = s->check_mask & failed;
         if (hit && !s->failed) {
-            int b = 0;
-            while (!(hit >> b & 1)) b++;
+            /* The message of the check that ran first: a later one may only have seen what the
+             * first let through (the narrowed form of a bad 64-bit index, say). */
+            int b = -1;
+            for (int q = 0; q < (int)TAINT_BITS; q++)
+                if ((hit >> q & 1) && (b < 0 || order[q] < order[b])) b = q;
             s->failed = WGT_ERR_INVALID_ARGUMENT;
             s->failed_message = messages[b] ? strdup(messages[b]) : NULL;
         }
