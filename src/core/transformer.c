@@ -19,10 +19,15 @@ static void release_all(wgt_tensor **ts, int n) {
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 
-/* Angles [seq, 1, d/2]: positions[p] * base^(-2i/d), in f32. The frequencies are computed on
- * the host (in double, rounded once) and uploaded: as device ops they would be recomputed by
- * every dispatch of a compiled graph that ropes. */
-static wgt_tensor *rope_angles(wgt_context *ctx, wgt_tensor *positions, int64_t seq, int64_t half, double base) {
+/* Elements of x up to which rope computes its angles at x's shape (see wgt_rope). */
+#define ROPE_ANGLES_AT_X 65536
+
+/* Angles positions[p] * base^(-2i/d), in f32, at [seq, 1, d/2], or at x's shape split as
+ * [..., seq, 2, d/2] (ndim, shape) when given. The frequencies are computed on the host (in
+ * double, rounded once) and uploaded: as device ops they would be recomputed by every dispatch
+ * of a compiled graph that ropes. */
+static wgt_tensor *rope_angles(wgt_context *ctx, wgt_tensor *positions, int64_t seq, int64_t half, double base,
+                               int ndim, const int64_t *at) {
     float *f = malloc(sizeof(float) * (size_t)half);
     if (!f) {
         wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_rope: no host memory for %lld frequencies", (long long)half);
@@ -32,14 +37,18 @@ static wgt_tensor *rope_angles(wgt_context *ctx, wgt_tensor *positions, int64_t 
     /* The positions are cast at the angles' shape (a broadcast view), so the cast reads its
      * input whole and the product and the cos and sin after it join one fused kernel. */
     wgt_tensor *t[4] = {0};
-    int64_t col[3] = {seq, 1, 1}, shape[3] = {seq, 1, half};
+    int64_t col[WGT_MAX_DIMS], shape[WGT_MAX_DIMS] = {seq, 1, half};
+    int n = at ? ndim : 3;
+    if (at) memcpy(shape, at, sizeof(int64_t) * (size_t)ndim);
+    for (int i = 0; i < n; i++) col[i] = 1;
+    col[n - 3] = seq;
     t[0] = positions ? wgt_retain(positions) : wgt_arange(ctx, WGT_F32, 0, (double)seq, 1);
-    t[1] = wgt_reshape(t[0], 3, col);
-    t[2] = wgt_broadcast_to(t[1], 3, shape);
+    t[1] = wgt_reshape(t[0], n, col);
+    t[2] = wgt_broadcast_to(t[1], n, shape);
     t[3] = wgt_tensor_from_data(ctx, WGT_F32, 1, &half, f, sizeof(float) * (size_t)half, WGT_USAGE_DEFAULT);
     free(f);
     wgt_tensor *pf = t[2] && t[2]->dtype != WGT_F32 ? wgt_cast(t[2], WGT_F32) : wgt_retain(t[2]);
-    wgt_tensor *angles = wgt_mul(pf, t[3]); /* [seq, 1, half] */
+    wgt_tensor *angles = wgt_mul(pf, t[3]); /* at shape */
     wgt_release(pf);
     release_all(t, 4);
     return angles;
@@ -99,7 +108,12 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) {
     static const float sign_f32[2] = {-1, 1};
     static const uint16_t sign_f16[2] = {0xbc00, 0x3c00}; /* -1, +1 */
     int f16 = x->dtype == WGT_F16;
-    t[ANG] = rope_angles(ctx, positions, seq, half, base);
+    /* The angles once per position and frequency, read by the rotation through a broadcast:
+     * a kernel of their own. A small x (a decoding step's heads) takes them at its own shape
+     * instead, each element computing its angle's cos and sin: the whole rope is then one
+     * kernel, and a dispatch costs more there than the repeated arithmetic. */
+    int at_x = wgt_tensor_numel(x) <= ROPE_ANGLES_AT_X;
+    t[ANG] = rope_angles(ctx, positions, seq, half, base, nx, at_x ? x4 : NULL);
     t[COS_H] = wgt_cos(t[ANG]);
     t[SIN_H] = wgt_sin(t[ANG]);
     t[SIGN] = wgt_tensor_from_data(ctx, x->dtype, 2, two, f16 ? (const void *)sign_f16 : (const void *)sign_f32,
