@@ -89,6 +89,9 @@ struct wgt_index_checks {
 
 static wgt_status finish_oldest(wgt_context *ctx, char *message, size_t size);
 
+/* Slot k's taint bit. */
+static uint64_t slot_bit(uint64_t k) { return (uint64_t)1 << (k % TAINT_BITS); }
+
 int wgt_index_checks_unread(const wgt_context *ctx) {
     return ctx->index_checks && ctx->index_checks->taken > ctx->index_checks->finished;
 }
@@ -195,7 +198,7 @@ wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, const wgt_
     int64_t old = real ? shared_slot(c, n, real, offset) : -1;
     *shared = old >= 0;
     if (old >= 0) {
-        *bit = (uint64_t)1 << (old % 64);
+        *bit = slot_bit((uint64_t)old);
         return WGT_OK;
     }
     /* A finished read clears its slots' bits, so none of them may be this slot's (see above). */
@@ -225,7 +228,7 @@ wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, const wgt_
     record->offset = SLOT_WORDS * (int64_t)k;
     record->host = c->host;
     record->buffer = c->buffer;
-    *bit = (uint64_t)1 << (k % 64);
+    *bit = slot_bit(k);
     return WGT_OK;
 }
 
@@ -294,7 +297,7 @@ static int64_t apply(wgt_context *ctx, const uint32_t *words, uint32_t first, ui
     uint32_t order[TAINT_BITS]; /* per failed bit, the first of its slots to fail */
     for (uint32_t i = 0; i < n; i++) {
         uint32_t k = first + i;
-        uint64_t bit = (uint64_t)1 << (k % TAINT_BITS);
+        uint64_t bit = slot_bit(k);
         cleared |= bit;
         if (words[SLOT_WORDS * i] == NONE) continue;
         if (first_failed < 0) first_failed = i;
