@@ -89,15 +89,6 @@ class Model:
         self.config, self.ctx, self.tokens = config, ctx or _w.get_default_context(), tokens
         c = config
         t = {name: _w.asarray(a, ctx=self.ctx) for name, a in arrays.items()}
-        embed = t["token_embd.weight"]
-        self.act = _w.float16 if embed.dtype == _w.float16 else _w.float32
-        self.embed = self._as_act(embed)
-        self.out_norm = self._as_act(t["output_norm.weight"])
-        self.output = self._as_act(t["output.weight"]) if "output.weight" in t else self.embed
-        self.layers = []
-        for i in range(c.layers):
-            get = [self._as_act(t["blk.%d.%s.weight" % (i, n)]) for n in _LAYER_NAMES]
-            self.layers.append(dict(zip(_LAYER_NAMES, get)))
         kvd = c.kv_heads * c.head_dim
         wants = {"token_embd.weight": (c.vocab, c.dim), "output_norm.weight": (c.dim,), "output.weight": (c.vocab, c.dim)}
         for i in range(c.layers):
@@ -107,6 +98,15 @@ class Model:
         for name, want in wants.items():
             if name in t and tuple(t[name].shape) != want:
                 raise ValueError("llama: %s has shape %s; the sizes want %s" % (name, tuple(t[name].shape), want))
+        embed = t["token_embd.weight"]
+        self.act = _w.float16 if embed.dtype == _w.float16 else _w.float32
+        self.embed = self._as_act(embed)
+        self.out_norm = self._as_act(t["output_norm.weight"])
+        self.output = self._as_act(t["output.weight"]) if "output.weight" in t else self.embed
+        self.layers = []
+        for i in range(c.layers):
+            get = [self._as_act(t["blk.%d.%s.weight" % (i, n)]) for n in _LAYER_NAMES]
+            self.layers.append(dict(zip(_LAYER_NAMES, get)))
         self._make_caches()
 
     def _as_act(self, t):
@@ -123,14 +123,13 @@ class Model:
         """Every matrix (embedding and output included) as q8_0 or q4_0 blocks; activations f32."""
         if dtype not in (_w.q8_0, _w.q4_0):
             raise ValueError("llama: quantize takes wgtensor.q8_0 or wgtensor.q4_0, not %r" % (dtype,))
-        q = lambda m: _w.quantize(_w.cast(m, _w.float32) if m.dtype == _w.float16 else m, dtype)  # noqa: E731
         tied = self.output is self.embed
-        self.embed = q(self.embed)
-        self.output = self.embed if tied else q(self.output)
+        self.embed = _w.quantize(self.embed, dtype)
+        self.output = self.embed if tied else _w.quantize(self.output, dtype)
         for layer in self.layers:
             for key in _LAYER_NAMES:
                 if layer[key].ndim == 2:
-                    layer[key] = q(layer[key])
+                    layer[key] = _w.quantize(layer[key], dtype)
         if self.act != _w.float32:
             self.act = _w.float32
             self.out_norm = _w.cast(self.out_norm, _w.float32)
