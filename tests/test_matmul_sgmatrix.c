@@ -40,7 +40,10 @@ static const shape_case cases[] = {
     {130, 96, 72, 1, 0, 1, 0},   /* x @ w^T: b fetched along K */
     {136, 64, 48, 1, 1, 0, 0},   /* a^T @ b: a fetched along M */
     {70, 50, 40, 3, 0, 0, 1},    /* a batch of 3 against one b */
-    {256, 128, 96, 2, 0, 0, 0},  /* whole tiles only, a batch of 2 */
+    {256, 128, 96, 2, 0, 0, 0},  /* whole tiles of the emulated tile, a batch of 2 */
+    {256, 256, 128, 2, 0, 0, 0}, /* whole tiles of every tile tried (no fetch bounds-checked), a batch of 2 */
+    {128, 256, 192, 1, 0, 1, 0}, /* whole tiles, b fetched along K */
+    {256, 128, 128, 2, 1, 0, 1}, /* whole tiles, a fetched along M, a broadcast b */
     {48, 40, 8, 1, 0, 0, 0},     /* one step along K: no fetch ahead */
     {33, 40, 24, 1, 0, 0, 0},    /* two steps */
 };

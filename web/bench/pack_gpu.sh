@@ -12,7 +12,7 @@ mkdir -p "$DEST/node_modules/webgpu" "$DEST/web/bench" "$DEST/web/tests" "$DEST/
 cp web/node_modules/webgpu/package.json web/node_modules/webgpu/index.js "$DEST/node_modules/webgpu/"
 cp web/wgtensor.js web/package.json "$DEST/web/"
 cp web/src/*.js "$DEST/web/src/"
-cp web/bench/run_bench.mjs web/bench/probe_subgroup_matrix.mjs "$DEST/web/bench/"
+cp web/bench/run_bench.mjs web/bench/probe_subgroup_matrix.mjs web/bench/probe_sgmatrix_stage.mjs web/bench/probe_sgmatrix_steps.mjs web/bench/unsafe_device.mjs "$DEST/web/bench/"
 cp web/bench/gpu_run.sh bench/kernels_torch.py "$DEST/"
 cp web/tests/run_c_suite.mjs web/tests/suite_common.js web/tests/wasm_skips.txt "$DEST/web/tests/"
 for f in build/wasm/kernels_bench.wasm build/wasm/wgt_tests.wasm build/kernels_bench_plain; do

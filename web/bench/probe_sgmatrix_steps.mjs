@@ -9,16 +9,8 @@
 // pass's timestamps; needs the npm `webgpu` package (Dawn) and Dawn's unsafe features
 // (docs/web.md says what it measured on an H200).
 //   node web/bench/probe_sgmatrix_steps.mjs
-import { create, globals } from "webgpu";
-Object.assign(globalThis, globals);
-const gpu = create(["enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,use_vulkan_memory_model",
-  "disable-dawn-features=timestamp_quantization"]);
-const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
-const need = ["shader-f16", "subgroups", "chromium-experimental-subgroup-matrix", "timestamp-query"];
-if (!adapter) { console.log("no WebGPU adapter"); process.exit(0); }
-for (const f of need) if (!adapter.features.has(f)) { console.log(`lacks ${f}`); process.exit(0); }
-const device = await adapter.requestDevice({ requiredFeatures: need,
-  requiredLimits: { maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize } });
+import { unsafeDevice } from "./unsafe_device.mjs";
+const { adapter, device } = await unsafeDevice();
 
 function kernel({ tm, tn, steps, nl, kk, pipe }) {
   const acc = [], store = [];
@@ -150,4 +142,3 @@ for (const v of variants) {
   out.destroy();
 }
 device.destroy();
-globalThis.keep = gpu;

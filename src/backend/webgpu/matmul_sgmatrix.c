@@ -18,6 +18,8 @@
  * (operands stored by rows, whole tiles), with no staging and no barrier in the loop, ran
  * 4096^3 at 54 TFLOP/s against 161 staged (8192^3: 55 against 168), over six tiles. Two
  * slots of staged tiles, one barrier a step instead of two, ran it at 126 (8192^3: 129).
+ * Staging through subgroup matrices (subgroupMatrixLoad from storage, subgroupMatrixStore
+ * into workgroup memory) ran 86-119 in a probe (web/bench/probe_sgmatrix_stage.mjs).
  *
  * Tint has spelled the load and store two ways (the layout as a bool argument, deprecated
  * in later builds, or as a template argument, row_major): the self-test tries the current
@@ -54,6 +56,7 @@ typedef struct {
     uint32_t sg;                  /* subgroup size */
     int a_fetch, b_fetch;
     wgt_dtype out;
+    int whole;                    /* M, N and K multiples of the tile: no fetch is bounds-checked */
     int old_builtins;             /* the bool-argument load/store of older Tint */
     int emulate;                  /* subgroup matrices emulated in plain WGSL (EMULATION below) */
 } sgm_kernel;
@@ -115,6 +118,11 @@ static void operand_text(const sgm_kernel *k, int is_b, int stage, wgt_wgsl_text
             wgt_wgsl_add(t, "          let kk = v / (%s / 8u); let o = (v %% (%s / 8u)) * 8u;\n", ot, ot);
         else if (fetch == FETCH_ONE_K) wgt_wgsl_add(t, "          let o = v / BK; let kk = v %% BK;\n");
         else wgt_wgsl_add(t, "          let kk = v / %s; let o = v %% %s;\n", ot, ot);
+        if (!stage && k->whole) {
+            wgt_wgsl_add(t, "          r%s%u = %s[u32(%s_base + i32(%s + o) * params.%s_so + i32(k0 + kk) * params.%s_sk)%s];\n        }\n",
+                         x, i, x, x, o0, x, x, vec ? " / 8u" : "");
+            continue;
+        }
         if (!stage) { /* zeros past the edges; 16-byte pieces lie wholly inside or outside */
             wgt_wgsl_add(t, "          r%s%u = %s;\n", x, i, vec ? "vec4<u32>(0u)" : "0.0h");
             wgt_wgsl_add(t, "          if (%s + o < %s && k0 + kk < params.K) {\n", o0, on);
@@ -255,16 +263,8 @@ static char *build_sgmatrix(wgt_webgpu *w, const void *arg) {
 
 /* ---- choice of configuration and tile ------------------------------------------------- */
 
-/* The workgroup tile: 128 x 128 outputs, K in steps of 32, 4 x 2 subgroups of 32 x 64
- * outputs each, unless WGT_SGMATRIX_TILE names another; 0 when the tile does not fit the
- * configuration, the subgroup size or the device's limits. */
-static int tile_for(const wgt_webgpu *w, sgm_kernel *k) {
-    wgt_sgm_spell sp;
-    wgt_sgm_spell_of(w, &sp);
-    k->sm = sp.sm, k->sn = sp.sn, k->sk = sp.sk, k->sg = sp.sg, k->old_builtins = sp.old_builtins, k->emulate = sp.emulate;
-    k->bm = 128, k->bn = 128, k->bk = 32, k->wm = 4, k->wn = 2;
-    if (w->sgm_tile[0]) k->bm = w->sgm_tile[0], k->bn = w->sgm_tile[1], k->bk = w->sgm_tile[2], k->wm = w->sgm_tile[3],
-                        k->wn = w->sgm_tile[4];
+/* Whether kernel k's tile fits its configuration, the subgroup size and the device's limits. */
+static int tile_fits(const wgt_webgpu *w, const sgm_kernel *k) {
     const WGPULimits *l = &w->limits.limits;
     uint32_t wg = k->wm * k->wn * k->sg;
     if (!k->sm || !k->sn || !k->sk || !k->wm || !k->wn || !k->sg || k->bk % 8 || k->bk % k->sk) return 0;
@@ -273,6 +273,30 @@ static int tile_for(const wgt_webgpu *w, sgm_kernel *k) {
     if (wg > l->maxComputeInvocationsPerWorkgroup || wg > l->maxComputeWorkgroupSizeX) return 0;
     uint64_t shared = 2ull * k->bm * (k->bk + 8) + 2ull * k->bk * (k->bn + 8) + 4ull * k->wm * k->wn * k->sm * k->sn;
     return shared <= l->maxComputeWorkgroupStorageSize;
+}
+
+/* The workgroup tile of an M x N x K product: 128 x 128 outputs, 4 x 2 subgroups of 32 x 64
+ * outputs each, K in steps of 64 where M and N are multiples of 128 and K of 64 (whole tiles,
+ * no fetch bounds-checked), else of 32; unless WGT_SGMATRIX_TILE names another. 0 when the
+ * tile does not fit. On an H200 the 64-step tile ran whole 4096^3 products at 206 TFLOP/s
+ * against 164 for the 32-step one (8192^3: 226 against 173), while with bounds-checked
+ * fetches it was the slower of the two (144 against 160): its eight fetched words per
+ * invocation leave no registers for the checks. */
+static int tile_for(const wgt_webgpu *w, sgm_kernel *k, int64_t M, int64_t N, int64_t K) {
+    wgt_sgm_spell sp;
+    wgt_sgm_spell_of(w, &sp);
+    k->sm = sp.sm, k->sn = sp.sn, k->sk = sp.sk, k->sg = sp.sg, k->old_builtins = sp.old_builtins, k->emulate = sp.emulate;
+    k->bm = 128, k->bn = 128, k->bk = 32, k->wm = 4, k->wn = 2;
+    if (w->sgm_tile[0]) {
+        k->bm = w->sgm_tile[0], k->bn = w->sgm_tile[1], k->bk = w->sgm_tile[2], k->wm = w->sgm_tile[3], k->wn = w->sgm_tile[4];
+        return tile_fits(w, k);
+    }
+    if (M % 128 == 0 && N % 128 == 0 && K % 64 == 0) {
+        k->bk = 64;
+        if (tile_fits(w, k)) return 1;
+        k->bk = 32;
+    }
+    return tile_fits(w, k);
 }
 
 /* WGT_SGMATRIX_TILE: five whole numbers from 1 to 4096 separated by commas, or unset. */
@@ -400,17 +424,19 @@ wgt_status wgt_wgpu_matmul_sgmatrix(wgt_webgpu *w, const wgt_operand *out, const
     p.b_so = stride32(N, b->strides[nd - 1]), p.b_sk = stride32(K, b->strides[nd - 2]);
     sgm_kernel k;
     memset(&k, 0, sizeof k);
-    if (!tile_for(w, &k))
+    if (!tile_for(w, &k, M, N, K))
         return wgt_error(WGT_ERR_INTERNAL, "matmul (subgroup matrices): no workgroup tile fits %ux%ux%u matrices",
                          w->sgm_configs[w->sgm_chosen].M, w->sgm_configs[w->sgm_chosen].N, w->sgm_configs[w->sgm_chosen].K);
     k.out = out->dtype;
     k.a_fetch = fetch_for(p.a_offset, p.a_so, p.a_sk, M, K, p.a_batch, bnd);
     k.b_fetch = fetch_for(p.b_offset, p.b_so, p.b_sk, N, K, p.b_batch, bnd);
+    k.whole = M % k.bm == 0 && N % k.bn == 0 && K % k.bk == 0;
     p.tiles_m = (uint32_t)((M + k.bm - 1) / k.bm);
     p.tiles_n = (uint32_t)((N + k.bn - 1) / k.bn);
     char key[160];
-    snprintf(key, sizeof key, "matmul_sgmatrix:f16->%s:%ux%ux%u:%u,%u,%u,%u,%u,%u:%d%d:%d%d", wgt_dtype_name(k.out), k.sm,
-             k.sn, k.sk, k.bm, k.bn, k.bk, k.wm, k.wn, k.sg, k.a_fetch, k.b_fetch, k.old_builtins, k.emulate);
+    snprintf(key, sizeof key, "matmul_sgmatrix:f16->%s:%ux%ux%u:%u,%u,%u,%u,%u,%u:%d%d%s:%d%d", wgt_dtype_name(k.out), k.sm,
+             k.sn, k.sk, k.bm, k.bn, k.bk, k.wm, k.wn, k.sg, k.a_fetch, k.b_fetch, k.whole ? ":whole" : "", k.old_builtins,
+             k.emulate);
     wgt_pipeline *pl;
     wgt_status st = wgt_wgpu_pipeline(w, key, 3, build_sgmatrix, &k, &pl);
     if (st != WGT_OK) return st;
@@ -421,9 +447,10 @@ wgt_status wgt_wgpu_matmul_sgmatrix(wgt_webgpu *w, const wgt_operand *out, const
 /* ---- the self-test at device creation ------------------------------------------------- */
 
 /* One product of the self-test: a[M,K] @ b[K,N] with values k/8 for small integers k (exact
- * in f16, and every partial sum exact in f32), against the host's exact answer. */
-static wgt_status probe_once(wgt_webgpu *w, wgt_dtype out_dtype, char *why, size_t why_size, int *compiled) {
-    enum { M = 130, N = 136, K = 72 };
+ * in f16, and every partial sum exact in f32), against the host's exact answer. The tests
+ * are small: M * K, K * N and M * N stay far below INT_MAX. */
+static wgt_status probe_once(wgt_webgpu *w, int M, int N, int K, wgt_dtype out_dtype, char *why, size_t why_size,
+                             int *compiled) {
     wgt_backend *be = &w->base;
     uint16_t *ha = malloc(sizeof *ha * M * K), *hb = malloc(sizeof *hb * K * N);
     double *ref = calloc((size_t)M * N, sizeof *ref);
@@ -483,7 +510,7 @@ void wgt_wgpu_sgmatrix_probe(wgt_webgpu *w) {
     sgm_kernel k;
     memset(&k, 0, sizeof k);
     const wgt_wgpu_sgm_config *c = &w->sgm_configs[w->sgm_chosen];
-    if (!tile_for(w, &k)) {
+    if (!tile_for(w, &k, 1, 1, 1)) {
         snprintf(w->sgm_note, sizeof w->sgm_note, "no workgroup tile fits %ux%ux%u matrices within the device's limits",
                  c->M, c->N, c->K);
         return;
@@ -496,15 +523,18 @@ void wgt_wgpu_sgmatrix_probe(wgt_webgpu *w) {
     for (int old = 0; old < 2; old++) {
         int compiled = 0;
         w->sgm_old_builtins = old;
-        st = probe_once(w, WGT_F32, why, sizeof why, &compiled);
-        if (st == WGT_OK) st = probe_once(w, WGT_F16, why, sizeof why, &compiled);
+        /* Edge tiles with f32 and f16 outputs, then whole tiles (the kernel without bounds checks). */
+        st = probe_once(w, 130, 136, 72, WGT_F32, why, sizeof why, &compiled);
+        if (st == WGT_OK) st = probe_once(w, 130, 136, 72, WGT_F16, why, sizeof why, &compiled);
+        if (st == WGT_OK) st = probe_once(w, 256, 128, 128, WGT_F32, why, sizeof why, &compiled);
         if (st == WGT_OK || compiled) break;
     }
     w->sgm_usable = st == WGT_OK;
     if (st == WGT_OK)
         snprintf(w->sgm_note, sizeof w->sgm_note,
-                 "used for f16 products%s: %ux%ux%u f16 -> f32, tile %ux%u, K step %u, %ux%u subgroups of %u%s",
+                 "used for f16 products%s: %ux%ux%u f16 -> f32, tile %ux%u, K step %u%s, %ux%u subgroups of %u%s",
                  w->sgm_emulated ? " (emulated in plain WGSL: WGT_SGMATRIX_EMULATE=1)" : "", c->M, c->N, c->K, k.bm, k.bn,
-                 k.bk, k.wm, k.wn, k.sg, w->sgm_old_builtins ? " (older builtins: bool layout argument)" : "");
+                 k.bk, w->sgm_tile[0] ? "" : " (64 for whole tiles)", k.wm, k.wn, k.sg,
+                 w->sgm_old_builtins ? " (older builtins: bool layout argument)" : "");
     else snprintf(w->sgm_note, sizeof w->sgm_note, "unused: %s", why);
 }

@@ -107,7 +107,7 @@ typedef struct wgt_webgpu {
     int sgm_emulated; /* WGT_SGMATRIX_EMULATE=1: the kernel in plain WGSL, for tests */
     int sgm_old_builtins; /* the load and store spelled as older Tint takes them */
     uint32_t sgm_tile[5];  /* WGT_SGMATRIX_TILE (BM, BN, BK, WM, WN), zeros where unset */
-    char sgm_note[200];
+    char sgm_note[256];
     /* f16 attention through subgroup matrices (attention_sgmatrix.c): whether it was asked
      * for (WGT_SGMATRIX_ATTENTION=1) and its self-test passed, else why not
      * (wgt_context_describe). */

@@ -6,6 +6,8 @@
 // registers during the previous step's multiplies, then staged in workgroup memory (a as
 // [BM][AP], b as [BK][BP], padded against bank conflicts), from where the subgroup matrices
 // load. Elements past M, N or K are staged as zeros; outputs past M or N are not written.
+// Where M, N and K are multiples of the tile, the host builds the fetches without their
+// bounds checks (matmul_sgmatrix.c, tile_for).
 enable f16;
 {{ENABLES}}
 
