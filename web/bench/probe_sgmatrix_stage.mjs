@@ -3,11 +3,11 @@
 // matmul_sgmatrix.wgsl does (16-byte words fetched into registers, stored as eight f16
 // values) but with no bounds checks, or "matrix" (each subgroup moves some of a step's 16 x 16
 // pieces with subgroupMatrixLoad from storage and subgroupMatrixStore), in one of two step
-// orders (see kernel()). Checks 48 sampled outputs against the host's exact sums (values k/8
-// for small integers k) and prints TFLOP/s from the pass's timestamps, the best of 11 runs.
-// Needs the npm `webgpu` package (Dawn) and Dawn's unsafe features (docs/web.md says what it
-// measured on an H200). Run few variants per process: the GPU's clock may fall during a long
-// run of them.
+// orders (see kernel()); or not staged at all, "direct" (see directKernel()). Checks 48
+// sampled outputs against the host's exact sums (values k/8 for small integers k) and prints
+// TFLOP/s from the pass's timestamps, the best of 11 runs. Needs the npm `webgpu` package
+// (Dawn) and Dawn's unsafe features (docs/web.md says what it measured on an H200). Run few
+// variants per process: the GPU's clock may fall during a long run of them.
 //   PROBE_VARIANTS="128,128,64,4,2,words,two_barriers;..." node web/bench/probe_sgmatrix_stage.mjs [size ...]
 import { unsafeDevice } from "./unsafe_device.mjs";
 const { adapter, device } = await unsafeDevice(["maxStorageBufferBindingSize", "maxBufferSize"]);
@@ -20,6 +20,7 @@ device.addEventListener?.("uncapturederror", (e) => console.log("error:", e.erro
 // step (the kernel's loop); "two_slots": two slots, one barrier a step, the next step staged
 // after the multiplies, the loop unrolled by two so that every slot offset is a constant.
 function kernel(v, M, N, K) {
+  if (v.stage === "direct") return directKernel(v, M, N, K);
   const { bm, bn, bk, wm, wn } = v;
   const slots = v.order === "two_slots" ? 2 : 1;
   const nsg = wm * wn, wg = nsg * 32, subm = bm / wm, subn = bn / wn, tm = subm / 16, tn = subn / 16;
@@ -115,6 +116,37 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   return lines.join("\n");
 }
 
+// stage "direct": no workgroup memory; every subgroup loads its own TM left and TN right
+// matrices straight from storage for each 16 of K (the shape of the first probe kernels, one
+// of which never finished on an H200: ../shared/webgpu-facts.md).
+function directKernel(v, M, N, K) {
+  const { bm, bn, wm, wn } = v;
+  const subm = bm / wm, subn = bn / wn, tm = subm / 16, tn = subn / 16;
+  const L = "subgroup_matrix_left<f16, 16, 16>", R = "subgroup_matrix_right<f16, 16, 16>";
+  const t = [`enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+diagnostic(off, chromium.subgroup_matrix_uniformity);
+@group(0) @binding(0) var<storage, read> a: array<f16>;
+@group(0) @binding(1) var<storage, read> b: array<f16>;
+@group(0) @binding(2) var<storage, read_write> c: array<f32>;
+@compute @workgroup_size(${wm * wn * 32})
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+  let sg = lid / 32u;
+  let m0 = (wid.x / ${N / bn}u) * ${bm}u + (sg / ${wn}u) * ${subm}u;
+  let n0 = (wid.x % ${N / bn}u) * ${bn}u + (sg % ${wn}u) * ${subn}u;`];
+  for (let i = 0; i < tm; i++) for (let j = 0; j < tn; j++) t.push(`  var c${i}_${j} = subgroup_matrix_result<f32, 16, 16>();`);
+  t.push(`  for (var k = 0u; k < ${K}u; k = k + 16u) {`);
+  for (let i = 0; i < tm; i++) t.push(`    let l${i} = subgroupMatrixLoad<${L}, row_major>(&a, (m0 + ${i * 16}u) * ${K}u + k, ${K}u);`);
+  for (let j = 0; j < tn; j++) t.push(`    let r${j} = subgroupMatrixLoad<${R}, row_major>(&b, k * ${N}u + n0 + ${j * 16}u, ${N}u);`);
+  for (let i = 0; i < tm; i++) for (let j = 0; j < tn; j++) t.push(`    c${i}_${j} = subgroupMatrixMultiplyAccumulate(l${i}, r${j}, c${i}_${j});`);
+  t.push("  }");
+  for (let i = 0; i < tm; i++) for (let j = 0; j < tn; j++)
+    t.push(`  subgroupMatrixStore<row_major>(&c, (m0 + ${i * 16}u) * ${N}u + n0 + ${j * 16}u, c${i}_${j}, ${N}u);`);
+  t.push("}");
+  return t.join("\n");
+}
+
 function f16bits(x) { // exact for k/8, |k| < 2048
   if (x === 0) return 0;
   const s = x < 0 ? 0x8000 : 0; x = Math.abs(x);
@@ -156,9 +188,9 @@ for (const S of sizes.length ? sizes : [4096, 8192]) {
   const rbuf = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   for (const v of variants) {
     const name = `${S}^3 tile ${v.bm},${v.bn},${v.bk},${v.wm},${v.wn} ${v.stage} ${v.order}`;
-    const shared = 2 * (v.order === "two_slots" ? 2 : 1) * (v.bm * (v.bk + 8) + v.bk * (v.bn + 8));
+    const shared = v.stage === "direct" ? 0 : 2 * (v.order === "two_slots" ? 2 : 1) * (v.bm * (v.bk + 8) + v.bk * (v.bn + 8));
     const nsg = v.wm * v.wn;
-    const unit = v.stage === "words" ? nsg * 32 * 8 : nsg * 256;
+    const unit = v.stage === "words" ? nsg * 32 * 8 : v.stage === "matrix" ? nsg * 256 : 1;
     if (shared > adapter.limits.maxComputeWorkgroupStorageSize || (v.order === "two_slots" && (K / v.bk) % 2) || (v.bm * v.bk) % unit || (v.bk * v.bn) % unit || nsg * 32 > 1024) {
       console.log(`${name}: does not fit`); continue;
     }
@@ -168,6 +200,7 @@ for (const S of sizes.length ? sizes : [4096, 8192]) {
     if (errors.length) { console.log(name, "does not compile:", errors[0].lineNum, errors[0].message); continue; }
     const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
     const bind = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [ba, bb, bc].map((buffer, binding) => ({ binding, resource: { buffer } })) });
+    console.log(`${name}: started`); // a queue that never finishes leaves this line last
     let best = Infinity;
     for (let rep = 0; rep < 12; rep++) {
       const enc = device.createCommandEncoder();
