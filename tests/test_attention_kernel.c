@@ -378,6 +378,30 @@ TEST(attention_path_by_shape) {
         if (c[p]) wgt_context_release(c[p]);
 }
 
+/* f16 without a mask, from 128 queries and keys, composes where f16 products run on subgroup
+ * matrices (the wasm build in Node on NVIDIA with unsafeNvidiaF16: wgt_wgpu_attention_pays)
+ * and takes the kernel elsewhere at this shape (128 workgroups); causal keeps the kernel
+ * everywhere. Each path within its bound of float64 (check_case tells them apart by
+ * launches). */
+TEST(attention_f16_unmasked_path_by_device) {
+    wgt_context *g = test_webgpu_context();
+    if (!g) return;
+    char *d = wgt_context_describe(g);
+    int sgmatrix = d && strstr(d, "subgroup matrices: used for f16 products:") != NULL;
+    free(d);
+    for (int causal = 0; causal < 2; causal++) {
+        const attn_case c = {WGT_F16, 3, 3, 3, {64, 128, 32}, {64, 128, 32}, {64, 128, 32},
+                             CONTIGUOUS, CONTIGUOUS, CONTIGUOUS, causal, 0};
+        uint64_t launches = 0;
+        check_case(g, &c, 9100 + (uint64_t)causal, &launches);
+        int composed = sgmatrix && !causal;
+        CHECK((launches > 1) == composed, "f16 [64, 128, 32], causal %d, subgroup matrices %s: %llu launches, want %s",
+              causal, sgmatrix ? "used" : "unused", (unsigned long long)launches,
+              composed ? "the composition" : "the one kernel");
+    }
+    wgt_context_release(g);
+}
+
 /* The path is checked when the context is made: an unknown option value or WGT_ATTENTION
  * setting fails with the value named, before any device is opened. */
 TEST(attention_path_option_checked) {

@@ -396,12 +396,12 @@ struct wgt_backend {
      * NULL: the core composes attention from matmul, where and softmax. attention_fits says
      * whether the kernel takes a dtype and head dimensions (the core composes the rest), and
      * attention_pays (NULL: always) whether it is expected to beat the composition for
-     * `batch` problems of lq queries and lk keys; the core asks it unless the context says
-     * which path to take. */
+     * `batch` problems of lq queries and lk keys of `dtype`; the core asks it unless the
+     * context says which path to take. */
     wgt_status (*attention)(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
                             const wgt_operand *v, const wgt_operand *count, int causal, double scale);
     int (*attention_fits)(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
-    int (*attention_pays)(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal);
+    int (*attention_pays)(wgt_backend *be, wgt_dtype dtype, uint64_t batch, int64_t lq, int64_t lk, int causal);
 
     /* Counter-based random numbers (philox.h): out (f32, i32 or u32, contiguous, offset 0)
      * gets, for element i, a value computed from Philox4x32-10 of counter (i mod 2^32,

@@ -234,7 +234,7 @@ wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causa
     uint64_t batch = (uint64_t)wgt_numel(nb, shape);
     int kernel = kernel_takes(ctx, q->dtype, d, shape[nb + 1], lk) &&
                  (ctx->attention == WGT_ATTENTION_KERNEL || !be->attention_pays ||
-                  be->attention_pays(be, batch, lq, lk, causal != 0));
+                  be->attention_pays(be, q->dtype, batch, lq, lk, causal != 0));
     if (kernel) return attention_kernel(fn, q, k, v, NULL, nb, shape, causal != 0, scale);
     enum { KT, SCORES, SCALED, ONES, KEEP, NEG_INF, MASKED, PROBS, N_TMP };
     wgt_tensor *t[N_TMP] = {0};

@@ -434,12 +434,25 @@ static uint64_t row_blocks_of(int64_t lq) { return ((uint64_t)lq + 63) / 64; }
  *   (128 queries over 2048 keys, 64 workgroups: 0.40 against 0.35).
  * So the composition runs where the kernel has fewer workgroups than about one per
  * multiprocessor, unless it is causal over 64 queries or more (the mask's cost grows with
- * them) or its scores would take more than PAYS_MAX_SCORE_BYTES (or one binding's reach). */
+ * them) or its scores would take more than PAYS_MAX_SCORE_BYTES (or one binding's reach).
+ *
+ * f16 where the products run on subgroup matrices (matmul_sgmatrix.c; the wasm build in Node
+ * with unsafeNvidiaF16 on an H200, 8 x 12 heads of 1024 queries over 1024 keys, kernel against
+ * composition): without a mask the composition wins, 1.505 against 1.133 ms at D = 64 and
+ * 2.951 against 1.174 at D = 128 (its products reach 206 TFLOP/s where this kernel runs f16 at
+ * 17); causal, the kernel keeps D = 64 (0.801 against 1.316) and is close at D = 128 (1.492
+ * against 1.354). So f16 without a mask, from 128 queries and keys, composes there while its
+ * f16 scores fit PAYS_MAX_SCORE_BYTES, unless the subgroup-matrix attention kernel was asked
+ * for (WGT_SGMATRIX_ATTENTION=1). Its scores are rounded to f16 once, as PyTorch's own
+ * composed f16 attention rounds them; WGT_ATTENTION=kernel keeps f32 scores. */
 #define PAYS_MIN_GROUPS 128u
 #define PAYS_MAX_SCORE_BYTES (256ull << 20)
 
-int wgt_wgpu_attention_pays(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal) {
+int wgt_wgpu_attention_pays(wgt_backend *be, wgt_dtype dtype, uint64_t batch, int64_t lq, int64_t lk, int causal) {
     wgt_webgpu *w = (wgt_webgpu *)be;
+    if (dtype == WGT_F16 && w->sgm_usable && !w->sgm_emulated && !w->sga_wanted && !causal && lq >= 128 && lk >= 128 &&
+        (double)batch * (double)lq * (double)lk * 2.0 <= (double)PAYS_MAX_SCORE_BYTES)
+        return 0;
     if (batch * row_blocks_of(lq) >= PAYS_MIN_GROUPS || (causal && lq >= 64)) return 1;
     uint64_t limit = w->limits.limits.maxStorageBufferBindingSize;
     if (limit > PAYS_MAX_SCORE_BYTES) limit = PAYS_MAX_SCORE_BYTES;

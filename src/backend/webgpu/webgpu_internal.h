@@ -466,7 +466,7 @@ wgt_status wgt_wgpu_conv(wgt_backend *be, const wgt_operand *out, const wgt_oper
 wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
                               const wgt_operand *v, const wgt_operand *count, int causal, double scale);
 int wgt_wgpu_attention_fits(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
-int wgt_wgpu_attention_pays(wgt_backend *be, uint64_t batch, int64_t lq, int64_t lk, int causal);
+int wgt_wgpu_attention_pays(wgt_backend *be, wgt_dtype dtype, uint64_t batch, int64_t lq, int64_t lk, int causal);
 /* Where q, k and v are read (the tail of both attention kernels' parameters): offsets, row
  * and head-dimension strides, and the batch dimensions' shape and strides (0 where broadcast).
  * views_of fills it for out [batch..., Lq, DV] and returns the batch size. */
