@@ -170,6 +170,8 @@ int main(int argc, char **argv) {
     }
     int64_t g = quick ? 1024 : 4096, big = quick ? 2048 : 8192, n16m = quick ? (1 << 20) : (1 << 24), rows = quick ? 1024 : 4096;
     int64_t sq[2] = {g, g}, sq_big[2] = {big, big}, flat[1] = {n16m}, rc[2] = {rows, rows};
+    /* An f16 product whose M and N are not multiples of 128 (K is of 64): 4000 x 4032 x 4000. */
+    int64_t odd_a[2] = {g - 96, g - 64}, odd_b[2] = {g - 64, g - 96};
     int64_t qs[4] = {1, 32, quick ? 512 : 2048, 128};
     double heads_work = 4.0 * qs[1] * qs[2] * qs[2] * qs[3] / 2; /* causal: half the products */
     /* f16 attention rows: batch 8, 12 heads, sequence 1024 and 4096 (256 and 512 quick), head
@@ -194,6 +196,8 @@ int main(int argc, char **argv) {
         {"gemm_f16", 2.0 * g * g * g, "TFLOP/s", {randn(ctx, WGT_F16, 2, sq, 3), randn(ctx, WGT_F16, 2, sq, 4)}, run_matmul},
         {"gemm_f16_big", 2.0 * big * big * big, "TFLOP/s", {randn(ctx, WGT_F16, 2, sq_big, 5), randn(ctx, WGT_F16, 2, sq_big, 6)},
          run_matmul},
+        {"gemm_f16_odd", 2.0 * (g - 96) * (g - 64) * (g - 96), "TFLOP/s",
+         {randn(ctx, WGT_F16, 2, odd_a, 30), randn(ctx, WGT_F16, 2, odd_b, 31)}, run_matmul},
         {"chain_f32", 4.0 * 4 * n16m, "GB/s", {randn(ctx, WGT_F32, 1, flat, 7), randn(ctx, WGT_F32, 1, flat, 8),
                                              randn(ctx, WGT_F32, 1, flat, 9)}, run_chain},
         {"sum_rows_f32", 4.0 * rows * rows, "GB/s", {randn(ctx, WGT_F32, 2, rc, 10)}, run_sum_rows},

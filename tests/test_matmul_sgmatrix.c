@@ -44,6 +44,8 @@ static const shape_case cases[] = {
     {256, 256, 128, 2, 0, 0, 0}, /* whole tiles of every tile tried (no fetch bounds-checked), a batch of 2 */
     {128, 256, 192, 1, 0, 1, 0}, /* whole tiles, b fetched along K */
     {256, 128, 128, 2, 1, 0, 1}, /* whole tiles, a fetched along M, a broadcast b */
+    {200, 136, 128, 1, 0, 0, 0}, /* K whole, edges in M and N: only edge workgroups check */
+    {130, 256, 64, 2, 0, 1, 0},  /* the same with b fetched along K, a batch of 2 */
     {48, 40, 8, 1, 0, 0, 0},     /* one step along K: no fetch ahead */
     {33, 40, 24, 1, 0, 0, 0},    /* two steps */
 };

@@ -45,6 +45,8 @@ typedef struct {
 } sgm_params;
 _Static_assert(sizeof(sgm_params) == 160, "sgm_params must match the WGSL Params layout");
 
+enum { CHECKS_ALL, CHECKS_NONE, CHECKS_EDGES };
+
 /* How an operand's tile comes from storage: 8 values (16 bytes) at a time along K or along
  * its outer dimension (M for a, N for b), or one value at a time with K or the outer
  * dimension fastest across invocations. */
@@ -56,7 +58,10 @@ typedef struct {
     uint32_t sg;                  /* subgroup size */
     int a_fetch, b_fetch;
     wgt_dtype out;
-    int whole;                    /* M, N and K multiples of the tile: no fetch is bounds-checked */
+    /* Bounds checks on the fetches: CHECKS_ALL; CHECKS_NONE where M, N and K are multiples of
+     * the tile; CHECKS_EDGES where only K is, so that only workgroups on M's or N's edge check
+     * (a uniform branch between the two fetches). */
+    int checks;
     int old_builtins;             /* the bool-argument load/store of older Tint */
     int emulate;                  /* subgroup matrices emulated in plain WGSL (EMULATION below) */
 } sgm_kernel;
@@ -103,8 +108,9 @@ static void staged(char *out, size_t size, int is_b, const char *o, const char *
     else snprintf(out, size, "(%s) * AP + %s", o, kk);
 }
 
-/* Fetches into registers (FETCH), or stages the registers (STAGE), of one operand. */
-static void operand_text(const sgm_kernel *k, int is_b, int stage, wgt_wgsl_text *t) {
+/* Fetches into registers (FETCH; bounds-checked or not), or stages the registers (STAGE), of
+ * one operand. */
+static void operand_text(const sgm_kernel *k, int is_b, int stage, int checked, wgt_wgsl_text *t) {
     const char *x = is_b ? "b" : "a", *o0 = is_b ? "n0" : "m0", *on = is_b ? "params.N" : "params.M";
     const char *ot = is_b ? "BN" : "BM", *tile = is_b ? "sb" : "sa";
     int fetch = is_b ? k->b_fetch : k->a_fetch;
@@ -118,7 +124,7 @@ static void operand_text(const sgm_kernel *k, int is_b, int stage, wgt_wgsl_text
             wgt_wgsl_add(t, "          let kk = v / (%s / 8u); let o = (v %% (%s / 8u)) * 8u;\n", ot, ot);
         else if (fetch == FETCH_ONE_K) wgt_wgsl_add(t, "          let o = v / BK; let kk = v %% BK;\n");
         else wgt_wgsl_add(t, "          let kk = v / %s; let o = v %% %s;\n", ot, ot);
-        if (!stage && k->whole) {
+        if (!stage && !checked) {
             wgt_wgsl_add(t, "          r%s%u = %s[u32(%s_base + i32(%s + o) * params.%s_so + i32(k0 + kk) * params.%s_sk)%s];\n        }\n",
                          x, i, x, x, o0, x, x, vec ? " / 8u" : "");
             continue;
@@ -171,9 +177,13 @@ static char *build_sgmatrix(wgt_webgpu *w, const void *arg) {
         int vec = (is_b ? k->b_fetch : k->a_fetch) <= FETCH_VEC_OUTER;
         for (uint32_t i = 0, n = regs_of(k, is_b); i < n; i++)
             wgt_wgsl_add(&regs, "    var r%s%u: %s;\n", is_b ? "b" : "a", i, vec ? "vec4<u32>" : "f16");
-        operand_text(k, is_b, 0, &fetch);
-        operand_text(k, is_b, 1, &stage);
+        operand_text(k, is_b, 1, 0, &stage);
     }
+    if (k->checks == CHECKS_EDGES) wgt_wgsl_add(&fetch, "        if (interior) {\n");
+    for (int is_b = 0; is_b < 2 && k->checks != CHECKS_ALL; is_b++) operand_text(k, is_b, 0, 0, &fetch);
+    if (k->checks == CHECKS_EDGES) wgt_wgsl_add(&fetch, "        } else {\n");
+    for (int is_b = 0; is_b < 2 && k->checks != CHECKS_NONE; is_b++) operand_text(k, is_b, 0, 1, &fetch);
+    if (k->checks == CHECKS_EDGES) wgt_wgsl_add(&fetch, "        }\n");
     /* Per SK of the staged step: the subgroup's TM left and TN right matrices, then every
      * product into its accumulator (TM + TN loads for TM x TN multiplies). */
     for (uint32_t kk = 0; kk < k->bk / k->sk; kk++) {
@@ -275,14 +285,15 @@ static int tile_fits(const wgt_webgpu *w, const sgm_kernel *k) {
     return shared <= l->maxComputeWorkgroupStorageSize;
 }
 
-/* The workgroup tile of an M x N x K product: 128 x 128 outputs, 4 x 2 subgroups of 32 x 64
- * outputs each, K in steps of 64 where M and N are multiples of 128 and K of 64 (whole tiles,
- * no fetch bounds-checked), else of 32; unless WGT_SGMATRIX_TILE names another. 0 when the
- * tile does not fit. On an H200 the 64-step tile ran whole 4096^3 products at 206 TFLOP/s
- * against 164 for the 32-step one (8192^3: 226 against 173), while with bounds-checked
- * fetches it was the slower of the two (144 against 160): its eight fetched words per
- * invocation leave no registers for the checks. */
-static int tile_for(const wgt_webgpu *w, sgm_kernel *k, int64_t M, int64_t N, int64_t K) {
+/* The workgroup tile of a product over K: 128 x 128 outputs, 4 x 2 subgroups of 32 x 64
+ * outputs each, K in steps of 64 where K is a multiple of 64 (so only workgroups on M's or
+ * N's edge check their fetches, and none where M and N are multiples of 128), else of 32;
+ * unless WGT_SGMATRIX_TILE names another. 0 when the tile does not fit. On an H200 (GPU
+ * TFLOP/s, the 32-step tile against the 64-step one): whole 4096^3 164 against 206, 8192^3
+ * 173 against 226; 4000 x 4032 x 4000, edge workgroups checking, 149 against 180. With every
+ * fetch checked the 64-step tile was the slower (140 against 149 on that shape): its eight
+ * fetched words per invocation leave no registers for the checks. */
+static int tile_for(const wgt_webgpu *w, sgm_kernel *k, int64_t K) {
     wgt_sgm_spell sp;
     wgt_sgm_spell_of(w, &sp);
     k->sm = sp.sm, k->sn = sp.sn, k->sk = sp.sk, k->sg = sp.sg, k->old_builtins = sp.old_builtins, k->emulate = sp.emulate;
@@ -291,7 +302,7 @@ static int tile_for(const wgt_webgpu *w, sgm_kernel *k, int64_t M, int64_t N, in
         k->bm = w->sgm_tile[0], k->bn = w->sgm_tile[1], k->bk = w->sgm_tile[2], k->wm = w->sgm_tile[3], k->wn = w->sgm_tile[4];
         return tile_fits(w, k);
     }
-    if (M % 128 == 0 && N % 128 == 0 && K % 64 == 0) {
+    if (K % 64 == 0) {
         k->bk = 64;
         if (tile_fits(w, k)) return 1;
         k->bk = 32;
@@ -398,6 +409,11 @@ int wgt_wgpu_sgmatrix_takes(const wgt_webgpu *w, const wgt_operand *out, const w
     int64_t M = out->shape[nd - 2], N = out->shape[nd - 1], K = a->shape[nd - 1];
     /* Few rows or columns: the rows kernel streams the matrix at memory speed already. */
     if (M <= 32 || N <= 32 || K < 8) return 0;
+    /* No tile within the device's limits as they stand (they are read per product): the
+     * tiled kernel of matmul.c. */
+    sgm_kernel k;
+    memset(&k, 0, sizeof k);
+    if (!tile_for(w, &k, K)) return 0;
     int64_t limit = INT32_MAX;
     if (a->offset > limit || b->offset > limit) return 0;
     for (int d = 0; d < nd; d++)
@@ -424,19 +440,19 @@ wgt_status wgt_wgpu_matmul_sgmatrix(wgt_webgpu *w, const wgt_operand *out, const
     p.b_so = stride32(N, b->strides[nd - 1]), p.b_sk = stride32(K, b->strides[nd - 2]);
     sgm_kernel k;
     memset(&k, 0, sizeof k);
-    if (!tile_for(w, &k, M, N, K))
+    if (!tile_for(w, &k, K))
         return wgt_error(WGT_ERR_INTERNAL, "matmul (subgroup matrices): no workgroup tile fits %ux%ux%u matrices",
                          w->sgm_configs[w->sgm_chosen].M, w->sgm_configs[w->sgm_chosen].N, w->sgm_configs[w->sgm_chosen].K);
     k.out = out->dtype;
     k.a_fetch = fetch_for(p.a_offset, p.a_so, p.a_sk, M, K, p.a_batch, bnd);
     k.b_fetch = fetch_for(p.b_offset, p.b_so, p.b_sk, N, K, p.b_batch, bnd);
-    k.whole = M % k.bm == 0 && N % k.bn == 0 && K % k.bk == 0;
+    k.checks = K % k.bk ? CHECKS_ALL : M % k.bm == 0 && N % k.bn == 0 ? CHECKS_NONE : CHECKS_EDGES;
     p.tiles_m = (uint32_t)((M + k.bm - 1) / k.bm);
     p.tiles_n = (uint32_t)((N + k.bn - 1) / k.bn);
     char key[160];
+    static const char *const checks[] = {"", ":whole", ":edges"};
     snprintf(key, sizeof key, "matmul_sgmatrix:f16->%s:%ux%ux%u:%u,%u,%u,%u,%u,%u:%d%d%s:%d%d", wgt_dtype_name(k.out), k.sm,
-             k.sn, k.sk, k.bm, k.bn, k.bk, k.wm, k.wn, k.sg, k.a_fetch, k.b_fetch, k.whole ? ":whole" : "", k.old_builtins,
-             k.emulate);
+             k.sn, k.sk, k.bm, k.bn, k.bk, k.wm, k.wn, k.sg, k.a_fetch, k.b_fetch, checks[k.checks], k.old_builtins, k.emulate);
     wgt_pipeline *pl;
     wgt_status st = wgt_wgpu_pipeline(w, key, 3, build_sgmatrix, &k, &pl);
     if (st != WGT_OK) return st;
@@ -510,7 +526,7 @@ void wgt_wgpu_sgmatrix_probe(wgt_webgpu *w) {
     sgm_kernel k;
     memset(&k, 0, sizeof k);
     const wgt_wgpu_sgm_config *c = &w->sgm_configs[w->sgm_chosen];
-    if (!tile_for(w, &k, 1, 1, 1)) {
+    if (!tile_for(w, &k, 1)) { /* the tile of a K that is no multiple of 64 */
         snprintf(w->sgm_note, sizeof w->sgm_note, "no workgroup tile fits %ux%ux%u matrices within the device's limits",
                  c->M, c->N, c->K);
         return;
@@ -523,10 +539,12 @@ void wgt_wgpu_sgmatrix_probe(wgt_webgpu *w) {
     for (int old = 0; old < 2; old++) {
         int compiled = 0;
         w->sgm_old_builtins = old;
-        /* Edge tiles with f32 and f16 outputs, then whole tiles (the kernel without bounds checks). */
+        /* Edge tiles with f32 and f16 outputs, then whole tiles (the kernel without bounds
+         * checks), then K whole with edges in M and N (checks in edge workgroups only). */
         st = probe_once(w, 130, 136, 72, WGT_F32, why, sizeof why, &compiled);
         if (st == WGT_OK) st = probe_once(w, 130, 136, 72, WGT_F16, why, sizeof why, &compiled);
         if (st == WGT_OK) st = probe_once(w, 256, 128, 128, WGT_F32, why, sizeof why, &compiled);
+        if (st == WGT_OK) st = probe_once(w, 200, 136, 128, WGT_F32, why, sizeof why, &compiled);
         if (st == WGT_OK || compiled) break;
     }
     w->sgm_usable = st == WGT_OK;
@@ -534,7 +552,7 @@ void wgt_wgpu_sgmatrix_probe(wgt_webgpu *w) {
         snprintf(w->sgm_note, sizeof w->sgm_note,
                  "used for f16 products%s: %ux%ux%u f16 -> f32, tile %ux%u, K step %u%s, %ux%u subgroups of %u%s",
                  w->sgm_emulated ? " (emulated in plain WGSL: WGT_SGMATRIX_EMULATE=1)" : "", c->M, c->N, c->K, k.bm, k.bn,
-                 k.bk, w->sgm_tile[0] ? "" : " (64 for whole tiles)", k.wm, k.wn, k.sg,
+                 k.bk, w->sgm_tile[0] ? "" : " (64 where K is a multiple of 64)", k.wm, k.wn, k.sg,
                  w->sgm_old_builtins ? " (older builtins: bool layout argument)" : "");
     else snprintf(w->sgm_note, sizeof w->sgm_note, "unused: %s", why);
 }

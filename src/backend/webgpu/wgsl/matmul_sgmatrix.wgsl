@@ -6,8 +6,8 @@
 // registers during the previous step's multiplies, then staged in workgroup memory (a as
 // [BM][AP], b as [BK][BP], padded against bank conflicts), from where the subgroup matrices
 // load. Elements past M, N or K are staged as zeros; outputs past M or N are not written.
-// Where M, N and K are multiples of the tile, the host builds the fetches without their
-// bounds checks (matmul_sgmatrix.c, tile_for).
+// Where K is a multiple of the tile's, the host builds the fetches of interior workgroups
+// without their bounds checks, and every fetch so where M and N are too (matmul_sgmatrix.c).
 enable f16;
 {{ENABLES}}
 
@@ -76,6 +76,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let wn = sg % WN;
     let am = wm * SUBM;
     let bn = wn * SUBN;
+    // The workgroup's tile lies wholly inside the output.
+    let interior = m0 + BM <= params.M && n0 + BN <= params.N;
 {{ACC_DECL}}
 {{REG_DECL}}
     let steps = (params.K + BK - 1u) / BK;
@@ -92,6 +94,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 {{MULTIPLY}}
     }
     let obase = bt * params.M * params.N;
-    let whole = m0 + BM <= params.M && n0 + BN <= params.N;
+    let whole = interior;
 {{EPILOGUE}}
 }
