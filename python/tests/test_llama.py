@@ -1,7 +1,7 @@
-"""wgtensor.llama, the Python twin of `wgtensor generate`: its forward pass against a float64
-NumPy transformer on random weights (f32, f16 and quantized weights, the file's interleaved
-q / k rows), GGUF files through llama.cpp's names, the C tool's tokens for the same file and
-seed, and its errors."""
+"""wgtensor.llama, the Python twin of `wgtensor generate`: its forward pass and its replayed
+decoding step against a float64 NumPy transformer on random weights (f32, f16 and quantized
+weights, the file's interleaved q / k rows), GGUF files through llama.cpp's names, the C tool's
+tokens for the same file and seed, and its errors."""
 import os
 import subprocess
 
@@ -157,6 +157,41 @@ def test_gguf_file_round_trip_and_c_tool_tokens(ctx, tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.rstrip("\n") == prompt + "".join(m.token_text(t) for t in got)
+
+
+def test_replayed_steps_match_the_float64_reference(ctx):
+    """Model.step against the float64 transformer at every position of a context of 80: the
+    compiled step of the first 64 positions, then the one of all 80 (built when reached)."""
+    cfg = llama.Config(**dict(CFG, context=80))
+    w = random_weights(cfg)
+    m = llama.Model(cfg, to_file(cfg, w), ctx)
+    tokens = [(7 * i + 3) % cfg.vocab for i in range(cfg.context)]
+    want = reference_logits(cfg, w, tokens)
+    m.forward(tokens[:2], 0)
+    for pos in range(2, cfg.context):
+        close(m.step(tokens[pos], pos).numpy(), want[pos], 2e-6)
+    assert sorted(m._replays) == [64, 80]
+    # The caches the steps wrote are the eager pass's.
+    e = llama.Model(cfg, to_file(cfg, w), ctx)
+    e.forward(tokens, 0)
+    for key in ("k_cache", "v_cache"):
+        close(m.layers[1][key].numpy(), e.layers[1][key].numpy(), 1e-6)
+    with pytest.raises(ValueError, match="position 80 does not fit the context of 80"):
+        m.step(0, cfg.context)
+
+
+@pytest.mark.parametrize("block", [None, "q4_0"])
+def test_generate_replayed_gives_the_eager_tokens(ctx, block):
+    cfg = llama.Config(**CFG)
+    models = [llama.Model(cfg, to_file(cfg, random_weights(cfg)), ctx) for _ in range(2)]
+    if block:
+        for m in models:
+            m.step(1, 0)  # a graph over the f32 weights, which quantize must drop
+            m.quantize(getattr(wt, block))
+    for temperature in (0.0, 1.3):
+        got = [list(m.generate([5, 9], 25, temperature, 25, seed=7, replay=r)) for m, r in zip(models, (True, False))]
+        assert got[0] == got[1] and len(got[0]) == 25
+    assert models[0]._replays and not models[1]._replays
 
 
 def test_sampling_rule():

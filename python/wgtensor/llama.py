@@ -8,15 +8,20 @@ attn_k rows in ggml's interleaved rotation order, as llama.cpp's converter and
 blocks; `Model.generate` yields tokens with the C tool's sampling rule (greedy at temperature 0,
 else a draw from the softmax of the top_k largest logits over the temperature, the uniform of
 step i being splitmix64 of (seed, i)), so both give the same tokens for the same file, prompt
-and seed. The forward pass is the C tool's eager one, op for op; this loop reads each step's
-logits back to sample on the host, where the C tool keeps sampling on the device and replays
-a compiled step (the fast path: BENCHMARKS.md)."""
+and seed. The prompt runs through the C tool's eager forward pass, op for op; each later token
+through a compiled step replayed with the token and position as inputs, as the C tool's is
+(`Model.step`). This loop reads each step's logits back to sample on the host, where the C tool
+keeps greedy sampling on the device."""
 import math as _math
 
 import numpy as _np
 
 from . import gguf as _gguf
 import wgtensor as _w
+
+# Positions the first replayed step's graph attends over (Model.step), as tools/llama.h's
+# LLAMA_REPLAY_SPAN.
+REPLAY_SPAN = 64
 
 _LAYER_NAMES = ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up",
                 "ffn_down")
@@ -114,16 +119,20 @@ class Model:
 
     def _make_caches(self):
         c = self.config
+        self._replays = {}  # step's compiled graphs by span: they hold the weights and caches they saw
         shape = (c.kv_heads, c.context, c.head_dim)
+        # Filled with zeros rather than made by zeros(), which holds no data until written: a
+        # replayed step's write into such a cache would make it a value of the step's graph.
         for layer in self.layers:
-            layer["k_cache"] = _w.zeros(shape, dtype=self.act, ctx=self.ctx)
-            layer["v_cache"] = _w.zeros(shape, dtype=self.act, ctx=self.ctx)
+            layer["k_cache"] = _w.full(shape, 0, dtype=self.act, ctx=self.ctx)
+            layer["v_cache"] = _w.full(shape, 0, dtype=self.act, ctx=self.ctx)
 
     def quantize(self, dtype):
         """Every matrix (embedding and output included) as q8_0 or q4_0 blocks; activations f32."""
         if dtype not in (_w.q8_0, _w.q4_0):
             raise ValueError("llama: quantize takes wgtensor.q8_0 or wgtensor.q4_0, not %r" % (dtype,))
         tied = self.output is self.embed
+        self._replays = {}
         self.embed = _w.quantize(self.embed, dtype)
         self.output = self.embed if tied else _w.quantize(self.output, dtype)
         for layer in self.layers:
@@ -144,12 +153,21 @@ class Model:
         of the last token [vocab] (or of every token [n, vocab]) as a float32 Tensor."""
         c = self.config
         ids = _np.asarray(tokens, dtype=_np.int32).reshape(-1)
-        n, hd, group = ids.size, c.head_dim, c.heads // c.kv_heads
+        n = ids.size
         if n == 0 or pos < 0 or pos + n > c.context:
             raise ValueError("llama: %d tokens at position %d do not fit the context of %d" % (n, pos, c.context))
-        total = pos + n
         positions = _w.asarray(_np.arange(pos, pos + n, dtype=_np.int32), ctx=self.ctx)
-        x = _w.gather_rows(self.embed, _w.asarray(ids, ctx=self.ctx))
+        return self._layers(_w.asarray(ids, ctx=self.ctx), positions, n, pos, None, all_logits)
+
+    def _layers(self, ids, positions, n, pos, past, all_logits=False):
+        """The layers, the final norm and the output projection over ids [n] (i32 Tensor) at
+        positions [n]: eagerly (past None) the caches written at pos.. and attention over their
+        filled prefix; in a replayed step (past = (count, span): one token) the caches written
+        at the position the tensor holds and attention over their first span positions, of
+        which the first count ([1] i32: the position + 1) are seen."""
+        c = self.config
+        hd, group, total = c.head_dim, c.heads // c.kv_heads, pos + n
+        x = _w.gather_rows(self.embed, ids)
         if x.dtype != self.act:
             x = _w.cast(x, self.act)
         for layer in self.layers:
@@ -157,13 +175,23 @@ class Model:
             q = _w.rope(self._heads(_w.linear(h, layer["attn_q"]), n, c.heads, True), positions, c.rope_base)
             k = _w.rope(self._heads(_w.linear(h, layer["attn_k"]), n, c.kv_heads, True), positions, c.rope_base)
             v = self._heads(_w.linear(h, layer["attn_v"]), n, c.kv_heads, False)
-            _w.kv_cache_append(layer["k_cache"], k, pos)
-            _w.kv_cache_append(layer["v_cache"], v, pos)
-            # Query heads [kv_heads, group, n, hd] beside each key head broadcast over its group.
-            seen = (c.kv_heads, group, total, hd)
-            ks = _w.broadcast_to(_w.expand_dims(_w.slice(layer["k_cache"], 1, 0, total), 1), seen)
-            vs = _w.broadcast_to(_w.expand_dims(_w.slice(layer["v_cache"], 1, 0, total), 1), seen)
-            o = _w.attention(_w.reshape(q, (c.kv_heads, group, n, hd)), ks, vs, True, 0.0)
+            if past is None:
+                _w.kv_cache_append(layer["k_cache"], k, pos)
+                _w.kv_cache_append(layer["v_cache"], v, pos)
+                # Query heads [kv_heads, group, n, hd] beside each key head broadcast over its group.
+                seen = (c.kv_heads, group, total, hd)
+                ks = _w.broadcast_to(_w.expand_dims(_w.slice(layer["k_cache"], 1, 0, total), 1), seen)
+                vs = _w.broadcast_to(_w.expand_dims(_w.slice(layer["v_cache"], 1, 0, total), 1), seen)
+                o = _w.attention(_w.reshape(q, (c.kv_heads, group, n, hd)), ks, vs, True, 0.0)
+            else:
+                # Rows of the caches seen with their sequence axis first, at the positions the
+                # tensor holds: the write is part of every dispatch, before the attention. Each
+                # query head's group shares its key head: q as [kv_heads, group, hd].
+                count, span = past
+                layer["k_cache"][:, positions] = k
+                layer["v_cache"][:, positions] = v
+                ks, vs = _w.slice(layer["k_cache"], 1, 0, span), _w.slice(layer["v_cache"], 1, 0, span)
+                o = _w.attention_prefix(_w.reshape(q, (c.kv_heads, group, hd)), ks, vs, count, 1.0 / _math.sqrt(hd))
             o = _w.reshape(_w.swapaxes(_w.reshape(o, (c.heads, n, hd)), 0, 1), (n, c.dim))
             x = x + _w.linear(o, layer["attn_output"])
             h = _w.rms_norm(x, layer["ffn_norm"], c.eps)
@@ -174,6 +202,27 @@ class Model:
         if logits.dtype != _w.float32:
             logits = _w.cast(logits, _w.float32)
         return logits if all_logits else _w.reshape(logits, (c.vocab,))
+
+    def step(self, token, pos):
+        """One decoding step of token (an int) at position pos, as forward([token], pos) computes
+        it, from a compiled graph (wgtensor.compile) replayed with the token and position as its
+        inputs: one dispatch instead of the step's ops recorded anew. Graph i attends over the
+        caches' first 64 * 2^i positions (at most the context) and serves the positions its
+        predecessor does not; each is built when first reached. The logits [vocab], float32."""
+        c = self.config
+        if not 0 <= pos < c.context:
+            raise ValueError("llama: a token at position %d does not fit the context of %d" % (pos, c.context))
+        span = REPLAY_SPAN
+        while pos >= span and span < c.context:
+            span *= 2
+        span = min(span, c.context)
+        graph = self._replays.get(span)
+        if graph is None:
+            def replayed(tok, at, count):
+                return self._layers(tok, at, 1, 0, (count, span))
+            graph = self._replays[span] = _w.compile(replayed)
+        at = _np.array([token, pos, pos + 1], dtype=_np.int32)
+        return graph(*(_w.asarray(at[i:i + 1], ctx=self.ctx) for i in range(3)))
 
     def _heads(self, y, n, heads, interleaved):
         """A product's [n, heads * hd] as [heads, n, hd]; interleaved (q, k): each head's columns
@@ -193,8 +242,10 @@ class Model:
         lp = _w.log_softmax(self.forward(ids, 0, all_logits=True), -1).numpy().astype(_np.float64)
         return float(-lp[_np.arange(ids.size - 1), ids[1:]].mean())
 
-    def generate(self, prompt, count, temperature=0.0, top_k=0, seed=0):
-        """Yields up to count tokens after the prompt's (ints; at least one), as they come."""
+    def generate(self, prompt, count, temperature=0.0, top_k=0, seed=0, replay=True):
+        """Yields up to count tokens after the prompt's (ints; at least one), as they come. The
+        prompt runs eagerly, each later token through `step` (replay=False: forward, the ops
+        recorded anew each step)."""
         prompt = [int(t) for t in prompt]
         if not prompt:
             raise ValueError("llama: the prompt needs at least one token")
@@ -205,7 +256,7 @@ class Model:
             token = sample(logits.numpy(), temperature, top_k, seed, step)
             yield token
             if step + 1 < count:
-                logits = self.forward([token], pos)
+                logits = self.step(token, pos) if replay else self.forward([token], pos)
                 pos += 1
 
     def token_text(self, token):
