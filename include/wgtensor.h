@@ -788,7 +788,9 @@ wgt_tensor *wgt_index_select(wgt_tensor *a, int axis, wgt_tensor *indices);
  * address an element twice (a broadcast dst is WGT_ERR_USAGE). Repeated indices: the last
  * wins. With rows or indices computed from graph inputs and a dst that holds data (a KV
  * cache), the write joins the next wgt_graph_build: each dispatch writes dst in place at
- * this point of the recorded order, and dst stays a tensor with data. Graph ops read dst's
+ * this point of the recorded order, and dst stays a tensor with data (one made by wgt_zeros
+ * and never written holds none yet: the write makes it a graph value, so make a cache with
+ * wgt_full or write it once first). Graph ops read dst's
  * contents at dispatch only when they also read a graph value (an op over tensors with data
  * alone runs once, when recorded). */
 wgt_status wgt_set_rows(wgt_tensor *dst, wgt_tensor *indices, wgt_tensor *rows);
