@@ -378,6 +378,60 @@ TEST(attention_path_by_shape) {
         if (c[p]) wgt_context_release(c[p]);
 }
 
+/* f16 q and k whose dot products (102400) pass f16's range while the scaled scores (12800)
+ * do not: every score equal, so each query's output is the mean of the values it sees. On
+ * both backends, through whichever path each takes at this size (the CPU backend and small
+ * WebGPU problems compose), causal and not, with a key count (wgt_attention_prefix), and the
+ * gradient of q (composed) finite. */
+TEST_BACKENDS(attention_f16_scores_past_the_f16_range_stay_finite) {
+    enum { B = 2, L = 8, D = 64, DV = 16 };
+    int64_t qs[3] = {B, L, D}, vs[3] = {B, L, DV}, one = 1;
+    uint16_t qk[B * L * D], hv[B * L * DV];
+    float v[B * L * DV];
+    for (int i = 0; i < B * L * D; i++) qk[i] = wgt_f32_to_f16(40.0f);
+    for (int i = 0; i < B * L * DV; i++) hv[i] = wgt_f32_to_f16(v[i] = (float)((i * 5) % 11) / 4.0f);
+    wgt_tensor *q = wgt_tensor_from_data(ctx, WGT_F16, 3, qs, qk, sizeof qk, WGT_USAGE_DEFAULT);
+    wgt_tensor *k = wgt_tensor_from_data(ctx, WGT_F16, 3, qs, qk, sizeof qk, WGT_USAGE_DEFAULT);
+    wgt_tensor *vt = wgt_tensor_from_data(ctx, WGT_F16, 3, vs, hv, sizeof hv, WGT_USAGE_DEFAULT);
+    const int32_t five = 5;
+    wgt_tensor *count = wgt_tensor_from_data(ctx, WGT_I32, 1, &one, &five, sizeof five, WGT_USAGE_DEFAULT);
+    CHECK(q && k && vt && count && wgt_requires_grad(q, 1) == WGT_OK, "%s", wgt_last_error());
+    for (int kind = 0; kind < 3 && q && k && vt && count; kind++) { /* full, causal, the first 5 keys */
+        wgt_tensor *o = kind < 2 ? wgt_attention(q, k, vt, kind, 0) : wgt_attention_prefix(q, k, vt, count, 0);
+        double *got = o ? test_read_f64(o) : NULL;
+        CHECK(got != NULL, "kind %d: %s", kind, wgt_last_error());
+        for (int b = 0; got && b < B; b++)
+            for (int i = 0; i < L; i++)
+                for (int c = 0; c < DV; c++) {
+                    int seen = kind == 0 ? L : kind == 1 ? i + 1 : 5;
+                    double want = 0;
+                    for (int j = 0; j < seen; j++) want += v[(b * L + j) * DV + c] / seen;
+                    double err = fabs(got[(b * L + i) * DV + c] - want);
+                    if (!(err <= 4e-3)) {
+                        CHECK(0, "%s kind %d: out[%d][%d][%d] = %g, want %g", test_backend_name(), kind, b, i, c,
+                              got[(b * L + i) * DV + c], want);
+                        b = B, i = L, c = DV;
+                    }
+                }
+        free(got);
+        if (kind == 0 && o) {
+            wgt_tensor *loss = wgt_sum(o, 0, NULL, 0);
+            wgt_tensor *gq = loss && wgt_backward(loss, NULL) == WGT_OK ? wgt_grad(q) : NULL;
+            double *g = gq ? test_read_f64(gq) : NULL;
+            CHECK(g != NULL, "the gradient of q: %s", wgt_last_error());
+            for (int e = 0; g && e < B * L * D; e++)
+                if (!isfinite(g[e]) || fabs(g[e]) > 1e-2) {
+                    CHECK(0, "%s: d loss / d q[%d] = %g, want about 0 (every key the same)", test_backend_name(), e, g[e]);
+                    break;
+                }
+            free(g);
+            wgt_release(gq), wgt_release(loss);
+        }
+        wgt_release(o);
+    }
+    wgt_release(q), wgt_release(k), wgt_release(vt), wgt_release(count);
+}
+
 /* f16 without a mask, from 128 queries and keys, composes where f16 products run on subgroup
  * matrices (the wasm build in Node on NVIDIA with unsafeNvidiaF16: wgt_wgpu_attention_pays)
  * and takes the kernel elsewhere at this shape (128 workgroups); causal keeps the kernel

@@ -159,8 +159,11 @@ static wgt_status bw_attention(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, 
     int causal = n->iv[0];
     double scale = n->p[0];
     int64_t lq = q->shape[q->ndim - 2], lk = k->shape[k->ndim - 2];
-    wgt_dtype dt = q->dtype;
-    wgt_tensor *s = K(wgt_mul_scalar(K(wgt_matmul(q, K(wgt_transpose(k, -1, -2)))), scale));
+    /* f16 scores are rounded to f16 once the product is taken: q is scaled first there, as the
+     * forward composition does (transformer.c, scaled_scores), so that they stay finite. */
+    wgt_tensor *kt = K(wgt_transpose(k, -1, -2));
+    wgt_tensor *s = q->dtype == WGT_F16 ? K(wgt_matmul(K(wgt_mul_scalar(q, scale)), kt))
+                                         : K(wgt_mul_scalar(K(wgt_matmul(q, kt)), scale));
     if (causal) { /* key j is masked for query i when j > i + (lk - lq) */
         int64_t shape[2] = {lq, lk};
         wgt_tensor *masked = K(wgt_triu(K(wgt_ones(n->ctx, WGT_U32, 2, shape)), lk - lq + 1));
@@ -178,7 +181,6 @@ static wgt_status bw_attention(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, 
         if (NEED(n, 0)) gin[0] = wgt_ag_sum_to(ar, K(wgt_matmul(ds, k)), &n->in[0]);
         if (NEED(n, 1)) gin[1] = wgt_ag_sum_to(ar, K(wgt_matmul(K(wgt_transpose(ds, -1, -2)), q)), &n->in[1]);
     }
-    (void)dt;
     return WGT_OK;
 }
 

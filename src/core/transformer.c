@@ -19,6 +19,20 @@ static void release_all(wgt_tensor **ts, int n) {
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 
+/* The composition's logits q k^T * scale. An f16 product is rounded to f16
+ * once taken, so there q is scaled first, as PyTorch's composed attention does: a dot product
+ * past f16's range (65504) that the scale brings back into it stays finite. */
+static wgt_tensor *scaled_scores(wgt_tensor *q, wgt_tensor *k, double scale) {
+    int half = q->dtype == WGT_F16;
+    wgt_tensor *kt = wgt_transpose(k, -1, -2), *qs = half ? wgt_mul_scalar(q, scale) : wgt_retain(q);
+    wgt_tensor *s = kt && qs ? wgt_matmul(qs, kt) : NULL;
+    wgt_release(kt), wgt_release(qs);
+    if (half || !s) return s;
+    wgt_tensor *scaled = wgt_mul_scalar(s, scale);
+    wgt_release(s);
+    return scaled;
+}
+
 /* Elements of x up to which rope computes its angles at x's shape (see wgt_rope). */
 #define ROPE_ANGLES_AT_X 65536
 
@@ -236,11 +250,9 @@ wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causa
                  (ctx->attention == WGT_ATTENTION_KERNEL || !be->attention_pays ||
                   be->attention_pays(be, q->dtype, batch, lq, lk, causal != 0));
     if (kernel) return attention_kernel(fn, q, k, v, NULL, nb, shape, causal != 0, scale);
-    enum { KT, SCORES, SCALED, ONES, KEEP, NEG_INF, MASKED, PROBS, N_TMP };
+    enum { SCALED, ONES, KEEP, NEG_INF, MASKED, PROBS, N_TMP };
     wgt_tensor *t[N_TMP] = {0};
-    t[KT] = wgt_transpose(k, -1, -2);
-    t[SCORES] = wgt_matmul(q, t[KT]);
-    t[SCALED] = wgt_mul_scalar(t[SCORES], scale);
+    t[SCALED] = scaled_scores(q, k, scale);
     wgt_tensor *logits = t[SCALED];
     /* Empty scores need no mask, which would be [Lq, Lk] however empty the batch is. */
     if (causal && logits && wgt_tensor_numel(logits) > 0) {
@@ -284,16 +296,14 @@ wgt_tensor *wgt_attention_prefix(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, wg
     if (kernel_takes(ctx, q->dtype, d, shape[nb + 1], lk)) return attention_kernel(fn, q, k, v, count, nb, shape, 0, scale);
     /* Keys j >= count: their scores -inf, their rows of v zeros (never read by the kernel, so
      * a NaN there must not reach the result through a zero probability either). */
-    enum { KEYS, CNT, PAST, PAST_COL, KT, SCORES, SCALED, NEG_INF, MASKED, PROBS, ZERO, VZ, N_TMP };
+    enum { KEYS, CNT, PAST, PAST_COL, SCALED, NEG_INF, MASKED, PROBS, ZERO, VZ, N_TMP };
     wgt_tensor *t[N_TMP] = {0};
     int64_t one = 1, col[2] = {lk, 1};
     t[KEYS] = wgt_arange(ctx, count->dtype, 0, (double)lk, 1);
     t[CNT] = wgt_reshape(count, 1, &one);
     t[PAST] = wgt_ge(t[KEYS], t[CNT]);
     t[PAST_COL] = wgt_reshape(t[PAST], 2, col);
-    t[KT] = wgt_transpose(k, -1, -2);
-    t[SCORES] = wgt_matmul(q, t[KT]);
-    t[SCALED] = wgt_mul_scalar(t[SCORES], scale);
+    t[SCALED] = scaled_scores(q, k, scale);
     t[NEG_INF] = wgt_scalar(ctx, q->dtype, -INFINITY);
     t[MASKED] = wgt_where(t[PAST], t[NEG_INF], t[SCALED]);
     t[PROBS] = wgt_softmax(t[MASKED], -1);
