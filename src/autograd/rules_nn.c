@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "autograd.h"
+#include "core/transformer.h"
 
 #define A(n) ((n)->saved[0])
 #define B(n) ((n)->saved[1])
@@ -159,11 +160,7 @@ static wgt_status bw_attention(wgt_ag_node *n, wgt_tensor *g, wgt_tensor **gin, 
     int causal = n->iv[0];
     double scale = n->p[0];
     int64_t lq = q->shape[q->ndim - 2], lk = k->shape[k->ndim - 2];
-    /* f16 scores are rounded to f16 once the product is taken: q is scaled first there, as the
-     * forward composition does (transformer.c, scaled_scores), so that they stay finite. */
-    wgt_tensor *kt = K(wgt_transpose(k, -1, -2));
-    wgt_tensor *s = q->dtype == WGT_F16 ? K(wgt_matmul(K(wgt_mul_scalar(q, scale)), kt))
-                                         : K(wgt_mul_scalar(K(wgt_matmul(q, kt)), scale));
+    wgt_tensor *s = K(wgt_attention_scores(q, k, scale)); /* as the forward composition takes them */
     if (causal) { /* key j is masked for query i when j > i + (lk - lq) */
         int64_t shape[2] = {lq, lk};
         wgt_tensor *masked = K(wgt_triu(K(wgt_ones(n->ctx, WGT_U32, 2, shape)), lk - lq + 1));

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "indexing.h"
+#include "transformer.h"
 
 /* Releases a list of intermediate tensors (NULL entries are fine). */
 static void release_all(wgt_tensor **ts, int n) {
@@ -19,10 +20,7 @@ static void release_all(wgt_tensor **ts, int n) {
 
 static int is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16; }
 
-/* The composition's logits q k^T * scale. An f16 product is rounded to f16
- * once taken, so there q is scaled first, as PyTorch's composed attention does: a dot product
- * past f16's range (65504) that the scale brings back into it stays finite. */
-static wgt_tensor *scaled_scores(wgt_tensor *q, wgt_tensor *k, double scale) {
+wgt_tensor *wgt_attention_scores(wgt_tensor *q, wgt_tensor *k, double scale) {
     int half = q->dtype == WGT_F16;
     wgt_tensor *kt = wgt_transpose(k, -1, -2), *qs = half ? wgt_mul_scalar(q, scale) : wgt_retain(q);
     wgt_tensor *s = kt && qs ? wgt_matmul(qs, kt) : NULL;
@@ -252,7 +250,7 @@ wgt_tensor *wgt_attention(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, int causa
     if (kernel) return attention_kernel(fn, q, k, v, NULL, nb, shape, causal != 0, scale);
     enum { SCALED, ONES, KEEP, NEG_INF, MASKED, PROBS, N_TMP };
     wgt_tensor *t[N_TMP] = {0};
-    t[SCALED] = scaled_scores(q, k, scale);
+    t[SCALED] = wgt_attention_scores(q, k, scale);
     wgt_tensor *logits = t[SCALED];
     /* Empty scores need no mask, which would be [Lq, Lk] however empty the batch is. */
     if (causal && logits && wgt_tensor_numel(logits) > 0) {
@@ -303,7 +301,7 @@ wgt_tensor *wgt_attention_prefix(wgt_tensor *q, wgt_tensor *k, wgt_tensor *v, wg
     t[CNT] = wgt_reshape(count, 1, &one);
     t[PAST] = wgt_ge(t[KEYS], t[CNT]);
     t[PAST_COL] = wgt_reshape(t[PAST], 2, col);
-    t[SCALED] = scaled_scores(q, k, scale);
+    t[SCALED] = wgt_attention_scores(q, k, scale);
     t[NEG_INF] = wgt_scalar(ctx, q->dtype, -INFINITY);
     t[MASKED] = wgt_where(t[PAST], t[NEG_INF], t[SCALED]);
     t[PROBS] = wgt_softmax(t[MASKED], -1);
