@@ -124,17 +124,14 @@ static void operand_text(const sgm_kernel *k, int is_b, int stage, int checked, 
             wgt_wgsl_add(t, "          let kk = v / (%s / 8u); let o = (v %% (%s / 8u)) * 8u;\n", ot, ot);
         else if (fetch == FETCH_ONE_K) wgt_wgsl_add(t, "          let o = v / BK; let kk = v %% BK;\n");
         else wgt_wgsl_add(t, "          let kk = v / %s; let o = v %% %s;\n", ot, ot);
-        if (!stage && !checked) {
-            wgt_wgsl_add(t, "          r%s%u = %s[u32(%s_base + i32(%s + o) * params.%s_so + i32(k0 + kk) * params.%s_sk)%s];\n        }\n",
+        if (!stage) { /* checked: zeros past the edges; 16-byte pieces lie wholly inside or outside */
+            if (checked) {
+                wgt_wgsl_add(t, "          r%s%u = %s;\n", x, i, vec ? "vec4<u32>(0u)" : "0.0h");
+                wgt_wgsl_add(t, "          if (%s + o < %s && k0 + kk < params.K) {\n", o0, on);
+            }
+            wgt_wgsl_add(t, "          r%s%u = %s[u32(%s_base + i32(%s + o) * params.%s_so + i32(k0 + kk) * params.%s_sk)%s];\n",
                          x, i, x, x, o0, x, x, vec ? " / 8u" : "");
-            continue;
-        }
-        if (!stage) { /* zeros past the edges; 16-byte pieces lie wholly inside or outside */
-            wgt_wgsl_add(t, "          r%s%u = %s;\n", x, i, vec ? "vec4<u32>(0u)" : "0.0h");
-            wgt_wgsl_add(t, "          if (%s + o < %s && k0 + kk < params.K) {\n", o0, on);
-            wgt_wgsl_add(t, "              r%s%u = %s[u32(%s_base + i32(%s + o) * params.%s_so + i32(k0 + kk) * params.%s_sk)%s];\n",
-                         x, i, x, x, o0, x, x, vec ? " / 8u" : "");
-            wgt_wgsl_add(t, "          } }\n");
+            wgt_wgsl_add(t, checked ? "          } }\n" : "        }\n");
             continue;
         }
         if (!vec) {
