@@ -110,6 +110,25 @@ static wgt_context *ctx_main, *ctx_peer, *ctx_cpu;
 static wgt_context *ctx_eph; /* one per input: CPU, or at times the main backend */
 static int eph_released, peer_lost, eph_lost, webgpu, main_fused = 1, eph_fused;
 
+/* Contexts in which a wgt_set_rows succeeded since their last graph build. Such a write of
+ * graph values into a tensor with data joins the next build as an in-place update, which its
+ * dispatches repeat: the state they read changes from one dispatch to the next, so those
+ * graphs' replays need not repeat their bytes. Any set_rows counts, as the fuzzer cannot
+ * always tell which operands are graph values. Keyed by pointer: main and peer swap. */
+static wgt_context *updating[8];
+static void updates_note(wgt_context *c) {
+    for (int i = 0; c && i < 8; i++)
+        if (updating[i] == c) return;
+    for (int i = 0; c && i < 8; i++)
+        if (!updating[i]) { updating[i] = c; return; }
+    abort(); /* more contexts than the fuzzer ever holds at once */
+}
+static int updates_take(wgt_context *c) { /* a build took them (or the context is new) */
+    for (int i = 0; c && i < 8; i++)
+        if (updating[i] == c) { updating[i] = NULL; return 1; }
+    return 0;
+}
+
 static wgt_context *new_context(wgt_backend_kind kind, int fusion) {
     wgt_context_options o = {0};
     o.backend = kind;
@@ -121,6 +140,7 @@ static wgt_context *new_context(wgt_backend_kind kind, int fusion) {
     o.attention = WGT_ATTENTION_KERNEL;
     wgt_context *c = wgt_context_create(&o);
     if (!c) fprintf(stderr, "fuzz_api: cannot create a context: %s\n", wgt_last_error()), abort();
+    updates_take(c); /* a released context's address may come back */
     return c;
 }
 
@@ -183,6 +203,7 @@ typedef struct {
     int ond[4];
     int64_t oshape[4][WGT_MAX_DIMS];
     uint32_t inmask;
+    int updates; /* it may have taken in-place updates (see updating[]) */
 } graph_rec;
 static graph_rec graphs[GRAPHS];
 static int ngraphs, graph_serial;
@@ -832,6 +853,7 @@ static wgt_tensor *derive(int k) {
         wgt_status st = wgt_set_rows(z, idx, p);
         mutations++;
         status_result(st, 1);
+        if (st == WGT_OK) updates_note(c);
         wgt_release(idx);
         if (st != WGT_OK) { wgt_release(z); return NULL; }
         pool_add_as(z, mask_of(p), -1);
@@ -883,7 +905,7 @@ static void do_graph_build(void) {
         if (n < 1 || n > 4 || !ob) violation("built with n_outputs %d, outputs %s", n, ob ? "given" : "NULL");
         graph_rec *G = &graphs[ngraphs++];
         memset(G, 0, sizeof *G);
-        G->g = g, G->ctx = c, G->id = graph_serial++, G->nout = n;
+        G->g = g, G->ctx = c, G->id = graph_serial++, G->nout = n, G->updates = updates_take(c);
         for (int i = 0; i < n; i++) {
             wgt_tensor *t = outs[i].tensor;
             if (!t || !outs[i].name || !*outs[i].name || wgt_tensor_context(t) != c) violation("accepted outputs[%d]", i);
@@ -1067,8 +1089,9 @@ static void do_graph_dispatch(void) {
         uint64_t first[8], second[8];
         snprintf(call_name, sizeof call_name, "reading the outputs of g%d", G->id);
         read_outputs(nout, out, first);
-        /* A replay into other outputs, filled with other values, gives the same bytes. */
-        if (outputs_fresh && nout == G->nout && chance(2)) {
+        /* A replay into other outputs, filled with other values, gives the same bytes, unless
+         * the graph updates in place what it reads. */
+        if (outputs_fresh && nout == G->nout && !G->updates && chance(2)) {
             for (int j = 0; j < nout; j++) {
                 again_out[j].name = out[j].name;
                 wgt_dtype odt = wgt_tensor_dtype(out[j].tensor);
@@ -1183,7 +1206,7 @@ static void step(void) {
         else if (k == 3 && ctx_eph && !eph_released) {
             wgt_context_release(ctx_eph);
             eph_released = 1;
-            if (!eph_alive()) ctx_eph = NULL;
+            if (!eph_alive()) updates_take(ctx_eph), ctx_eph = NULL;
         } else if (k == 4 && (c != ctx_main && (c != ctx_peer || webgpu))) { /* CPU: an error */
             wgt_status st = wgt_context_simulate_device_loss(c);
             status_result(st, 0);
@@ -1381,6 +1404,7 @@ static void step(void) {
             wgt_status st = wgt_set_rows(a, idx, rows);
             mutations++;
             status_result(st, 1);
+            if (st == WGT_OK) updates_note(wgt_tensor_context(a));
             for (int i = 0; st == WGT_OK && i < npool; i++) /* a written from graph inputs is computed from them */
                 if (pool[i] == a) masks[i] |= mask_of(idx) | mask_of(rows);
         }
@@ -1420,6 +1444,7 @@ static void run_input(const uint8_t *data, size_t size, int main_fusion, int eph
     mutations = 0;
     for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 37 + 11); /* what writes start from */
     if (peer_lost) { /* a device lost by an earlier input is replaced */
+        updates_take(ctx_peer);
         wgt_context_release(ctx_peer);
         ctx_peer = new_context(WGT_BACKEND_AUTO, !main_fused);
         stats_forget(ctx_peer);
@@ -1429,6 +1454,8 @@ static void run_input(const uint8_t *data, size_t size, int main_fusion, int eph
         wgt_context *c = ctx_main;
         ctx_main = ctx_peer, ctx_peer = c, main_fused = main_fusion;
     }
+    /* An input ends with every tensor released, which drops the updates still waiting. */
+    memset(updating, 0, sizeof updating);
     eph_fused = main_fusion;
     ctx_eph = new_context(eph_gpu ? WGT_BACKEND_AUTO : WGT_BACKEND_CPU, eph_fused);
     stats_forget(ctx_eph);
@@ -1459,6 +1486,7 @@ static void run_input(const uint8_t *data, size_t size, int main_fusion, int eph
         else read_release_at(0);
     }
     if (!eph_released) wgt_context_release(ctx_eph);
+    updates_take(ctx_eph);
     ctx_eph = NULL;
     /* Nothing of the input outlives it: no placeholder keeps its name, no buffer is in use. */
     wgt_context *kept[2] = {ctx_main, peer_lost ? NULL : ctx_peer};
