@@ -207,3 +207,71 @@ TEST_BACKENDS(optim_graph_refuses_an_output_bound_to_a_parameter) {
     wgt_graph_release(g), wgt_optimizer_release(o);
     wgt_release(lo), wgt_release(xv), wgt_release(l), wgt_release(x), wgt_release(p);
 }
+
+/* One linear layer's loss over graph inputs, and an optimizer's step over its parameters
+ * (w [C, DIN], b [C], both f32) when o is given: the graph of one training step. */
+static wgt_graph *linear_step_graph(wgt_context *c, wgt_tensor **w, wgt_optimizer *o, const char *xn, const char *yn) {
+    wgt_tensor *x = wgt_graph_input(c, xn, WGT_F32, 2, (int64_t[]){B, DIN});
+    wgt_tensor *y = wgt_graph_input(c, yn, WGT_I32, 1, (int64_t[]){B});
+    wgt_tensor *z = wgt_linear(x, w[0], w[1]), *l = wgt_cross_entropy(z, y);
+    CHECK(wgt_backward(l, NULL) == WGT_OK, "%s", wgt_last_error());
+    CHECK(!o || wgt_optimizer_step(o) == WGT_OK, "%s", wgt_last_error());
+    wgt_graph *g = wgt_graph_build(c, 1, (wgt_binding[]){{"loss", l}});
+    CHECK(g, "%s", wgt_last_error());
+    for (int i = 0; i < 2; i++) wgt_zero_grad(w[i]);
+    wgt_release(x), wgt_release(y), wgt_release(z), wgt_release(l);
+    return g;
+}
+
+/* The update of a parameter or a moment is stored straight into it by the fused kernel that
+ * computes it (the scheduler folds the in-place copy into the kernel): a step costs the
+ * optimizer's reads of its state and one kernel per parameter, and gives, bit for bit, what
+ * a context without fusion (every op a kernel of its own, every update a copy) gives. */
+TEST_BACKENDS(optim_graph_updates_stored_by_their_kernels) {
+    wgt_backend_kind kind_of = wgt_context_backend(ctx);
+    for (int kind = 0; kind < 2; kind++) {
+        const char *name = kind ? "adamw" : "sgd";
+        wgt_context *cs[2] = {ctx, NULL};
+        wgt_context_options opt = {0};
+        opt.backend = kind_of, opt.no_fusion = 1, opt.quiet = 1;
+        cs[1] = wgt_context_create(&opt);
+        CHECK(cs[1], "%s", wgt_last_error());
+        if (!cs[1]) return;
+        float got[2][C * DIN + C];
+        int launches[2] = {0, 0};
+        for (int v = 0; v < 2; v++) {
+            wgt_context *c = cs[v];
+            wgt_tensor *w[2] = {wgt_rand_normal(c, WGT_F32, 2, (int64_t[]){C, DIN}, 0, 0.5, 21),
+                                wgt_rand_normal(c, WGT_F32, 1, (int64_t[]){C}, 0, 0.5, 22)};
+            for (int i = 0; i < 2; i++) wgt_requires_grad(w[i], 1);
+            wgt_optimizer *o = kind ? wgt_adamw(2, w, 0.05, 0.9, 0.999, 1e-8, 0.01) : wgt_sgd(2, w, 0.1, 0.9, 0.01);
+            wgt_graph *plain = linear_step_graph(c, w, NULL, "us_x0", "us_y0");
+            wgt_graph *g = linear_step_graph(c, w, o, "us_x", "us_y");
+            launches[v] = plain && g ? wgt_graph_launches(g) - wgt_graph_launches(plain) : -1;
+            wgt_tensor *lo = wgt_zeros(c, WGT_F32, 0, NULL);
+            for (int step = 0; g && step < 3; step++) {
+                wgt_tensor *xv = batch_x(c, step), *yv = batch_y(c, step);
+                CHECK(wgt_graph_dispatch(g, 2, (wgt_binding[]){{"us_x", xv}, {"us_y", yv}}, 1,
+                                         (wgt_binding[]){{"loss", lo}}) == WGT_OK, "%s", wgt_last_error());
+                wgt_release(xv), wgt_release(yv);
+            }
+            CHECK(wgt_tensor_read(w[0], got[v], sizeof(float) * C * DIN) == WGT_OK &&
+                  wgt_tensor_read(w[1], got[v] + C * DIN, sizeof(float) * C) == WGT_OK, "%s", wgt_last_error());
+            wgt_graph_release(plain), wgt_graph_release(g);
+            wgt_optimizer_release(o);
+            wgt_release(lo), wgt_release(w[0]), wgt_release(w[1]);
+        }
+        CHECK(memcmp(got[0], got[1], sizeof got[0]) == 0, "%s: the parameters after three steps differ from "
+              "those of a context without fusion", name);
+        /* The backward pass (the loss's gradient, the weight's product, the bias's sum), one
+         * read of the step's rates for all parameters, then per parameter: the reads of the
+         * parameter and its moments (m for SGD with momentum, m and v for AdamW) and one
+         * kernel storing them all. Copying the updates back took two (SGD) or three (AdamW)
+         * launches more per parameter, and each parameter read the rates apart. */
+        int most = 3 + 1 + 2 * (kind ? 4 : 3);
+        if (wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU)
+            CHECK(launches[0] <= most, "%s: the step adds %d launches to the graph (at most %d)", name, launches[0],
+                  most);
+        wgt_context_release(cs[1]);
+    }
+}

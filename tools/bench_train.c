@@ -24,6 +24,7 @@ typedef struct {
     const char *mode;
     double ms_median, ms_min, loss_first, loss_last;
     int steps;
+    long long launches; /* kernel launches of one step (the first timed one) */
 } train_row;
 
 static double now_s(void) {
@@ -110,7 +111,7 @@ static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int
     double *ms = malloc(sizeof *ms * (size_t)steps);
     int rc = !o || (graph && !g) || !lo || !tok || !tgt || !ms;
     if (rc) fprintf(stderr, "bench-train: %s\n", wgt_last_error());
-    *row = (train_row){graph ? "graph" : "eager", NAN, NAN, NAN, NAN, steps};
+    *row = (train_row){graph ? "graph" : "eager", NAN, NAN, NAN, NAN, steps, -1};
     /* --profile: one step with every pass timed, then one with every dispatch timed. */
     for (int s = 0; !rc && s < warmup + steps + 2 * (profile != 0); s++) {
         double loss = NAN, t0, recorded = NAN;
@@ -120,6 +121,8 @@ static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int
             break;
         }
         batch(c, B, s, tok, tgt);
+        wgt_stats before;
+        if (s == warmup) wgt_context_stats(ctx, &before);
         t0 = now_s();
         wgt_status st = graph ? graph_step(g, ctx, tok, tgt, B, c->context, lo, &loss, &recorded)
                               : eager_step(&m, o, tok, tgt, B, &loss, &recorded);
@@ -142,6 +145,11 @@ static int run_mode(wgt_context *ctx, const lm_config *c, int B, int warmup, int
             if (!rc) gpu_profile_print(ctx, what, t);
             wgt_context_gpu_timing(ctx, 0);
             break;
+        }
+        if (s == warmup) {
+            wgt_stats after;
+            wgt_context_stats(ctx, &after);
+            row->launches = (long long)(after.launches - before.launches);
         }
         if (s == 0) row->loss_first = loss;
         row->loss_last = loss;
@@ -217,8 +225,8 @@ int wgt_bench_train_main(int argc, char **argv) {
     printf("bench-train: %d layers, width %d, %d heads, vocab %d, seq %d, batch %d: %.1fM parameters, f32\n", c.layers,
            c.width, c.heads, c.vocab, c.context, B, (double)N / 1e6);
     printf("device: %s (backend %s); %d warm-up steps, %d timed\n\n", device, backend, warmup, steps);
-    printf("%-6s %12s %10s %12s %9s %11s %11s\n", "mode", "median ms", "min ms", "tokens/s", "TFLOP/s", "first loss",
-           "last loss");
+    printf("%-6s %12s %10s %12s %9s %11s %11s %9s\n", "mode", "median ms", "min ms", "tokens/s", "TFLOP/s", "first loss",
+           "last loss", "launches");
     train_row rows[2];
     int nrows = 0, rc = 0;
     for (int k = 0; k < 2 && !rc; k++) {
@@ -227,8 +235,9 @@ int wgt_bench_train_main(int argc, char **argv) {
         rc = run_mode(ctx, &c, B, warmup, steps, k, profile, r);
         if (rc) break;
         nrows++;
-        printf("%-6s %12.2f %10.2f %12.0f %9.3f %11.4f %11.4f\n", r->mode, r->ms_median, r->ms_min,
-               tokens / (r->ms_median * 1e-3), flop / (r->ms_median * 1e-3) / 1e12, r->loss_first, r->loss_last);
+        printf("%-6s %12.2f %10.2f %12.0f %9.3f %11.4f %11.4f %9lld\n", r->mode, r->ms_median, r->ms_min,
+               tokens / (r->ms_median * 1e-3), flop / (r->ms_median * 1e-3) / 1e12, r->loss_first, r->loss_last,
+               r->launches);
     }
     if (!rc && json) {
         FILE *f = fopen(json, "w");
@@ -242,9 +251,9 @@ int wgt_bench_train_main(int argc, char **argv) {
                     c.context, B, (long long)N, warmup, flop);
             for (int i = 0; i < nrows; i++)
                 fprintf(f, "%s{\"mode\": \"%s\", \"steps\": %d, \"ms_median\": %.4f, \"ms_min\": %.4f, "
-                        "\"tokens_per_s\": %.2f, \"loss_first\": %.6f, \"loss_last\": %.6f}", i ? ", " : "",
-                        rows[i].mode, rows[i].steps, rows[i].ms_median, rows[i].ms_min,
-                        tokens / (rows[i].ms_median * 1e-3), rows[i].loss_first, rows[i].loss_last);
+                        "\"tokens_per_s\": %.2f, \"loss_first\": %.6f, \"loss_last\": %.6f, \"launches\": %lld}",
+                        i ? ", " : "", rows[i].mode, rows[i].steps, rows[i].ms_median, rows[i].ms_min,
+                        tokens / (rows[i].ms_median * 1e-3), rows[i].loss_first, rows[i].loss_last, rows[i].launches);
             fprintf(f, "]}\n");
             rc = fclose(f) != 0;
         }

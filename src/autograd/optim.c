@@ -123,11 +123,11 @@ static wgt_status keep_state(wgt_optimizer *o, int i, wgt_tensor **state, wgt_te
  * bias corrections are one-element tensors: constants for an eager step, the optimizer's
  * per-dispatch values inside a graph (optim_graph.c, which also has the parameter and state
  * read afresh at each dispatch), so both run the same arithmetic. */
-static wgt_status update(wgt_optimizer *o, int i, wgt_tensor *g, wgt_ag_arena *ar) {
+static wgt_status update(wgt_optimizer *o, int i, wgt_tensor *g, wgt_ag_arena *ar, wgt_tensor **rates) {
     static const char fn[] = "wgt_optimizer_step";
     wgt_tensor *p = o->params[i];
     wgt_opt_inputs in = {p, o->m[i], o->v[i], NULL, NULL, NULL};
-    wgt_status st = g->storage->symbolic ? wgt_optim_graph_inputs(o, i, &in, ar) : WGT_OK;
+    wgt_status st = g->storage->symbolic ? wgt_optim_graph_inputs(o, i, &in, ar, rates) : WGT_OK;
     if (st != WGT_OK) return st;
     if (!g->storage->symbolic) {
         wgt_context *ctx = p->storage->ctx;
@@ -167,6 +167,7 @@ wgt_status wgt_optimizer_step(wgt_optimizer *o) {
     int *in_graph = malloc(sizeof *in_graph * (size_t)o->n), ngraph = 0;
     if (!in_graph) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_optimizer_step: out of host memory");
     wgt_status st = WGT_OK;
+    wgt_tensor *rates = NULL; /* the graph's read of the rates, shared by its parameters */
     wgt_no_grad_begin();
     for (int i = 0; i < o->n && st == WGT_OK; i++) {
         wgt_tensor *p = o->params[i], *g = p->ag ? p->ag->grad : NULL;
@@ -174,9 +175,10 @@ wgt_status wgt_optimizer_step(wgt_optimizer *o) {
         if (g->storage->symbolic) in_graph[ngraph++] = i;
         wgt_ag_arena ar = {0};
         wgt_tensor *gf = g->dtype == WGT_F32 ? g : wgt_ag_k(&ar, wgt_cast(g, WGT_F32));
-        st = gf ? update(o, i, gf, &ar) : wgt_last_status();
+        st = gf ? update(o, i, gf, &ar, &rates) : wgt_last_status();
         wgt_ag_arena_free(&ar);
     }
+    wgt_release(rates);
     wgt_no_grad_end();
     if (st == WGT_OK && ngraph) return wgt_optim_graph_hook(o, in_graph, ngraph); /* takes in_graph */
     free(in_graph);

@@ -33,8 +33,9 @@ typedef struct wgt_opt_inputs {
 /* For an update of parameter i recorded into a graph: makes its state tensors the
  * optimizer's own, updated in place (zeros before the first update), and gives the
  * parameter, the state and its row of hyper as graph values read at each dispatch (tensors
- * of the arena). */
-wgt_status wgt_optim_graph_inputs(wgt_optimizer *o, int i, wgt_opt_inputs *in, wgt_ag_arena *ar);
+ * of the arena). hyper is read once per step for all its parameters: *rates holds that read
+ * (made by the first call of the step when NULL; the caller releases it). */
+wgt_status wgt_optim_graph_inputs(wgt_optimizer *o, int i, wgt_opt_inputs *in, wgt_ag_arena *ar, wgt_tensor **rates);
 /* Registers the hook that, before each dispatch of the graph taking the updates of the
  * parameters which[0..n-1], counts their step and writes hyper. Takes which (malloc'd). */
 wgt_status wgt_optim_graph_hook(wgt_optimizer *o, int *which, int n);

@@ -22,7 +22,7 @@ static wgt_status own(wgt_tensor **state, wgt_tensor *p) {
     return WGT_OK;
 }
 
-wgt_status wgt_optim_graph_inputs(wgt_optimizer *o, int i, wgt_opt_inputs *in, wgt_ag_arena *ar) {
+wgt_status wgt_optim_graph_inputs(wgt_optimizer *o, int i, wgt_opt_inputs *in, wgt_ag_arena *ar, wgt_tensor **rates) {
     static const char fn[] = "wgt_optimizer_step";
     wgt_tensor *p = o->params[i];
     wgt_status st;
@@ -34,12 +34,14 @@ wgt_status wgt_optim_graph_inputs(wgt_optimizer *o, int i, wgt_opt_inputs *in, w
             return st;
         o->in_place[i] = 1;
     }
-    /* Everything the update reads changes between dispatches. */
-    wgt_tensor *row = wgt_ag_k(ar, wgt_graph_read(fn, o->hyper));
+    /* Everything the update reads changes between dispatches. The rates of all parameters
+     * are one read (one launch) per step, not one per parameter. */
+    if (!*rates && !(*rates = wgt_graph_read(fn, o->hyper))) return wgt_last_status();
+    wgt_tensor *row = *rates;
     in->p = wgt_ag_k(ar, wgt_graph_read(fn, p));
     in->m = o->m[i] ? wgt_ag_k(ar, wgt_graph_read(fn, o->m[i])) : NULL;
     in->v = o->v[i] ? wgt_ag_k(ar, wgt_graph_read(fn, o->v[i])) : NULL;
-    if (!row || !in->p || (o->m[i] && !in->m) || (o->v[i] && !in->v)) return wgt_last_status();
+    if (!in->p || (o->m[i] && !in->m) || (o->v[i] && !in->v)) return wgt_last_status();
     wgt_tensor **out[3] = {&in->lr, &in->inv_c1, &in->inv_c2};
     for (int k = 0; k < 3; k++)
         if (!(*out[k] = wgt_ag_k(ar, wgt_as_strided(row, 0, NULL, NULL, (int64_t)i * 3 + k)))) return wgt_last_status();

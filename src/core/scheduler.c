@@ -10,7 +10,9 @@
  *      refused when a node outside the group, between the members, reads a member's result or
  *      writes into a member's input, or when the kernel would need more bindings, outputs or
  *      steps than the backend takes. A member's result is stored only when someone outside
- *      the group needs it.
+ *      the group needs it. An in-place graph update of such a result (an optimizer step's
+ *      copy back into a parameter) folds into the group: its kernel stores the result
+ *      straight into the update's target (folds_update says when that keeps every view).
  *   3. Steps: one per node that runs alone, one per fused group; each storage notes the last
  *      step that touches it, so a compiled graph can return its memory to the pool there.
  */
@@ -66,6 +68,7 @@ typedef struct {
     int max_buffers;
     wgt_needed_fn foldable;
     void *arg;
+    int *stored_in; /* per node: the in-place update that stores its result (see folds_update), or -1 */
 } planner;
 
 /* A leaf whose one element is known on the host now and cannot change before the kernel
@@ -280,11 +283,57 @@ static wgt_fused_kernel *build_kernel(const planner *p, const int *members, int 
                 if (r->args[j].storage == out && inlined(p, members[q], j, g)) inside++;
         }
         if (out->needed || out->readers > inside || s == m - 1) {
-            k->outputs[k->noutputs] = p->nodes[members[s]]->args[0];
+            int u = p->stored_in[members[s]];
+            k->outputs[k->noutputs] = u >= 0 ? p->nodes[u]->args[0] : p->nodes[members[s]]->args[0];
             k->output_steps[k->noutputs++] = s;
         }
     }
     return k;
+}
+
+static int touches(const wgt_node *x, const wgt_storage *s) {
+    for (int j = 0; j < x->nargs; j++)
+        if (x->args[j].storage == s) return 1;
+    return 0;
+}
+
+/* Whether the in-place update u of a graph (dst = src, graph_updates.c: an optimizer step
+ * writing a parameter or its moments) can be stored by the fused kernel that computes src,
+ * straight into dst: the copy and its dispatch go. It can when
+ *   - src is the whole result of a group member that nothing else reads outside the group;
+ *   - dst is a whole, dense tensor of src's type that no member reads (a kernel binds a
+ *     buffer it writes nowhere else);
+ *   - no node between the group's run (at its last member, last) and u touches dst, so
+ *     every other node sees dst as it would have: the old values before u's place, the new
+ *     ones after it.
+ * Returns the member, or -1. */
+static int folds_update(const planner *p, int u, const int *last) {
+    const wgt_node *c = p->nodes[u];
+    if (!p->live[u] || !c->update || c->kind != WGT_NODE_COPY || c->partial || c->nargs != 2) return -1;
+    const wgt_operand *dst = &c->args[0], *src = &c->args[1];
+    wgt_storage *d = dst->storage, *s = src->storage;
+    if (!d || !s || d == s || s->needed || s->producer_index < 0 || dst->dtype != src->dtype || dst->offset != 0)
+        return -1;
+    int i = s->producer_index, g = p->group[i];
+    if (g < 0 || !p->live[i] || last[g] >= u || !reads_whole(src, &p->nodes[i]->args[0], dst)) return -1;
+    int64_t stride = 1;
+    for (int k = dst->ndim - 1; k >= 0; k--) {
+        if (dst->shape[k] != 1 && dst->strides[k] != stride) return -1;
+        stride *= dst->shape[k];
+    }
+    int inside = 0, members = 0;
+    for (int k = g; k <= last[g]; k++) {
+        if (p->group[k] != g) continue;
+        members++;
+        if (touches(p->nodes[k], d)) return -1;
+        for (int j = 1; j < p->nodes[k]->nargs; j++)
+            if (p->nodes[k]->args[j].storage == s && inlined(p, k, j, g)) inside++;
+    }
+    /* A group of one runs as its node, which writes its own result. */
+    if (members < 2 || s->readers != inside + 1) return -1; /* u is the one reader outside */
+    for (int k = last[g] + 1; k < u; k++)
+        if (p->live[k] && touches(p->nodes[k], d)) return -1;
+    return i;
 }
 
 void wgt_plan_free(wgt_plan *p) {
@@ -320,14 +369,15 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     memset(out, 0, sizeof *out);
     char *live = calloc((size_t)n + 1, 1);
     int *group = malloc(sizeof *group * ((size_t)n + 1)), *last = malloc(sizeof *last * ((size_t)n + 1));
-    int *epi = malloc(sizeof *epi * ((size_t)n + 1));
+    int *epi = malloc(sizeof *epi * ((size_t)n + 1)), *stored_in = malloc(sizeof *stored_in * ((size_t)n + 1));
     out->node_step = malloc(sizeof *out->node_step * ((size_t)n + 1));
     out->steps = calloc((size_t)n + 1, sizeof *out->steps);
-    if (!live || !group || !last || !epi || !out->node_step || !out->steps) {
+    if (!live || !group || !last || !epi || !stored_in || !out->node_step || !out->steps) {
         free(live);
         free(group);
         free(last);
         free(epi);
+        free(stored_in);
         wgt_plan_free(out);
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for planning %d recorded ops", n);
     }
@@ -366,7 +416,8 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     if (ctx->fusion) wgt_epilogues_find(nodes, n, live, epi);
     else
         for (int i = 0; i < n; i++) epi[i] = WGT_EPILOGUE_NONE;
-    planner p = {nodes, n, live, group, ctx->backend->max_fused_buffers, foldable, arg};
+    for (int i = 0; i < n; i++) stored_in[i] = -1;
+    planner p = {nodes, n, live, group, ctx->backend->max_fused_buffers, foldable, arg, stored_in};
     if (allow_fusion && p.max_buffers >= 2)
         for (int i = 0; i < n; i++) {
             if (!live[i] || !fusible(nodes[i]) || epi[i] != WGT_EPILOGUE_NONE) continue;
@@ -383,6 +434,16 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     /* 3. Steps, each at its last member (found first, so no group is searched past its end). */
     for (int i = 0; i < n; i++)
         if (live[i] && group[i] >= 0) last[group[i]] = i;
+    /* In-place updates stored by the kernels computing their values. All are decided on the
+     * plan as it was, then applied: an update that folds still counts as touching its
+     * destination for the ones after it (two updates of one tensor: the second stays a copy). */
+    int folded = 0;
+    for (int u = 0; u < n; u++) {
+        int i = folds_update(&p, u, last);
+        if (i >= 0) stored_in[i] = u, folded = 1;
+    }
+    for (int i = 0; folded && i < n; i++)
+        if (stored_in[i] >= 0) live[stored_in[i]] = 0, out->skipped++;
     int members[WGT_FUSED_MAX_STEPS + 1];
     for (int i = 0; i < n; i++) {
         out->node_step[i] = -1;
@@ -401,6 +462,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
                 free(group);
                 free(last);
                 free(epi);
+                free(stored_in);
                 wgt_plan_free(out);
                 return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a product with its add");
             }
@@ -415,6 +477,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
                 free(group);
                 free(last);
                 free(epi);
+                free(stored_in);
                 wgt_plan_free(out);
                 return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a fused kernel");
             }
@@ -453,6 +516,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     free(group);
     free(last);
     free(epi);
+    free(stored_in);
     return WGT_OK;
 }
 
