@@ -864,3 +864,45 @@ TEST(fused_repeated_arguments) {
     }
     wgt_context_release(gpu);
 }
+
+/* An output stored into one of the kernel's own inputs (an optimizer's update in place): the
+ * input is read through the output's binding, each element before it is written, and the
+ * result is what the ops give one by one on the values from before. 153 elements: the vector
+ * kernel and the tail. Only an input read element for element, of the output's 4-byte type,
+ * may share the output's buffer. */
+TEST(fused_output_in_place_of_an_input) {
+    wgt_context *gpu = unfused_context();
+    if (!gpu) return;
+    static const int64_t shape[2] = {17, 9}, row[1] = {9};
+    wgt_backend *be = wgt_context_record(gpu)->backend;
+    for (int ty = 0; ty < 2; ty++) {
+        wgt_dtype d = ty ? WGT_I32 : WGT_F32;
+        chain c;
+        chain_begin(&c, gpu, ty ? "i32 in place" : "f32 in place", 2, shape);
+        wgt_tensor *t = values(gpu, d, 2, shape, 180 + ty, 0);
+        int x = chain_input(&c, t);
+        int y = chain_input(&c, values(gpu, d, 1, row, 190 + ty, 0)); /* a row added to every row */
+        int s = chain_binary(&c, WGT_BINARY_ADD, chain_binary(&c, WGT_BINARY_MUL, x, y), x);
+        chain_output(&c, s);
+        size_t nw = 0, ng = 0;
+        unsigned char *want = read_bytes(c.ref[s], &nw); /* computed before t changes */
+        for (int i = 0; i < 2; i++) {
+            int64_t strides[2] = {i ? 0 : 9, 1};
+            CHECK(wgt_make_operand(wgt_handle_record(c.input[i]), 2, shape, strides, &c.k.inputs[i]) == WGT_OK, "%s",
+                  wgt_last_error());
+        }
+        c.k.outputs[0] = c.k.inputs[0]; /* t itself, resident with its values */
+        /* The broadcast row cannot be the output's storage: other invocations read it. */
+        wgt_fused_kernel k = c.k;
+        k.outputs[0].buffer = k.inputs[1].buffer;
+        expect_internal(gpu, &k, "a broadcast input in the output's buffer");
+        CHECK(be->fused(be, &c.k) == WGT_OK, "%s: %s", c.name, wgt_last_error());
+        wgt_finish_output(wgt_handle_record(t));
+        unsigned char *got = read_bytes(t, &ng);
+        CHECK(want && got && nw == ng && !memcmp(want, got, nw), "%s: the result stored in place differs", c.name);
+        free(want), free(got);
+        wgt_release(c.input[0]), wgt_release(c.input[1]);
+        chain_end(&c);
+    }
+    wgt_context_release(gpu);
+}

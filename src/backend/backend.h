@@ -169,7 +169,9 @@ typedef enum wgt_rows_op {
  * common shape and receives one step's result. A step gives exactly what the op alone gives
  * for the same operands: a result of a 16-bit type is rounded to it before later steps use
  * it, and no float expression is contracted across steps (so f32 is bit-for-bit with the
- * unfused ops). */
+ * unfused ops). An input may be an output's own storage (an update in place) when it is
+ * read whole at the common shape, of the output's 4-byte type: each element is read before
+ * it is written, by the one invocation that writes it. */
 #define WGT_FUSED_MAX_INPUTS 8
 #define WGT_FUSED_MAX_OUTPUTS 4
 #define WGT_FUSED_MAX_STEPS 64

@@ -12,7 +12,9 @@
  *      steps than the backend takes. A member's result is stored only when someone outside
  *      the group needs it. An in-place graph update of such a result (an optimizer step's
  *      copy back into a parameter) folds into the group: its kernel stores the result
- *      straight into the update's target (folds_update says when that keeps every view).
+ *      straight into the update's target (folds_update says when that keeps every view), and
+ *      a whole copy only that group reads is left out, the group reading its source instead
+ *      (folds_copy).
  *   3. Steps: one per node that runs alone, one per fused group; each storage notes the last
  *      step that touches it, so a compiled graph can return its memory to the pool there.
  */
@@ -69,7 +71,18 @@ typedef struct {
     wgt_needed_fn foldable;
     void *arg;
     int *stored_in; /* per node: the in-place update that stores its result (see folds_update), or -1 */
+    char *copy_read;  /* per node: a copy whose readers read its source instead (see folds_copy) */
 } planner;
+
+/* The operand a fused kernel reads for op: where op reads the result of a copy left out
+ * (folds_copy), the same elements of the copy's source. */
+static wgt_operand leaf_of(const planner *p, const wgt_operand *op) {
+    wgt_operand r = *op;
+    wgt_storage *s = op->storage;
+    if (s && s->producer_index >= 0 && p->copy_read[s->producer_index])
+        r.storage = p->nodes[s->producer_index]->args[1].storage;
+    return r;
+}
 
 /* A leaf whose one element is known on the host now and cannot change before the kernel
  * runs: it becomes a constant of the fused kernel (a uniform, not a binding and a load). A
@@ -229,8 +242,9 @@ static wgt_fused_kernel *build_kernel(const planner *p, const int *members, int 
         for (int j = 1; j < node->nargs; j++) {
             if (inlined(p, members[s], j, g)) continue;
             const wgt_operand *op = &node->args[j];
+            wgt_operand read = leaf_of(p, op);
             int seen = 0;
-            for (int q = 0; q < k->ninputs && !seen; q++) seen = same_operand(&k->inputs[q], op);
+            for (int q = 0; q < k->ninputs && !seen; q++) seen = same_operand(&k->inputs[q], &read);
             for (int q = 0; q < k->nconsts && !seen; q++) seen = same_operand(&consts[q], op);
             if (seen) continue;
             if (is_constant(p, op) && k->nconsts < WGT_FUSED_MAX_CONSTS) {
@@ -238,7 +252,7 @@ static wgt_fused_kernel *build_kernel(const planner *p, const int *members, int 
                 k->const_dtypes[k->nconsts] = op->dtype;
                 k->const_bits[k->nconsts++] = constant_bits(op);
             } else {
-                k->inputs[k->ninputs++] = *op;
+                k->inputs[k->ninputs++] = read;
             }
         }
     }
@@ -266,8 +280,9 @@ static wgt_fused_kernel *build_kernel(const planner *p, const int *members, int 
                 for (int q = 0; q < s && value < 0; q++)
                     if (members[q] == node->args[j].storage->producer_index) value = k->ninputs + k->nconsts + q;
             } else {
+                wgt_operand read = leaf_of(p, &node->args[j]);
                 for (int q = 0; q < k->ninputs && value < 0; q++)
-                    if (same_operand(&k->inputs[q], &node->args[j])) value = q;
+                    if (same_operand(&k->inputs[q], &read)) value = q;
                 for (int q = 0; q < k->nconsts && value < 0; q++)
                     if (same_operand(&consts[q], &node->args[j])) value = k->ninputs + q;
             }
@@ -309,7 +324,8 @@ static int touches(const wgt_node *x, const wgt_storage *s) {
  * Returns the member, or -1. */
 static int folds_update(const planner *p, int u, const int *last) {
     const wgt_node *c = p->nodes[u];
-    if (!p->live[u] || !c->update || c->kind != WGT_NODE_COPY || c->partial || c->nargs != 2) return -1;
+    if (!p->live[u] || !c->update || c->kind != WGT_NODE_COPY || c->partial || c->index_bound || c->nargs != 2)
+        return -1;
     const wgt_operand *dst = &c->args[0], *src = &c->args[1];
     wgt_storage *d = dst->storage, *s = src->storage;
     if (!d || !s || d == s || s->needed || s->producer_index < 0 || dst->dtype != src->dtype || dst->offset != 0)
@@ -336,6 +352,55 @@ static int folds_update(const planner *p, int u, const int *last) {
     return i;
 }
 
+/* Whether op is the whole of a dense tensor starting at element 0. */
+static int dense_from_zero(const wgt_operand *op) {
+    int64_t stride = 1;
+    if (op->offset != 0) return 0;
+    for (int k = op->ndim - 1; k >= 0; k--) {
+        if (op->shape[k] != 1 && op->strides[k] != stride) return 0;
+        stride *= op->shape[k];
+    }
+    return 1;
+}
+
+/* Whether the whole copy r (R = X: a graph's read of a tensor the graph updates, say) can be
+ * left out, the fused group g that alone reads R reading the same elements of X instead.
+ * Both are dense from element 0 at one shape, so every view of R is that view of X. It can
+ * when g has two or more members (its kernel is built here, a lone node keeps its operands),
+ * and nothing in the plan writes X but, at most, g itself through an update folded into it
+ * (folds_update): X then holds at g's run what the copy took. In that last case g reads X
+ * and stores into it in one kernel, which the backend allows for inputs read element for
+ * element at the kernel's shape, of X's 4-byte type: every read of R in g must be so.
+ * reader_group[r] is the one group reading R (-2: readers outside one group); gsize the
+ * groups' sizes. */
+static int folds_copy(const planner *p, int r, const int *reader_group, const int *gsize) {
+    const wgt_node *c = p->nodes[r];
+    /* A copy that checks indices (one_hot's) has a job beyond its values. */
+    if (!p->live[r] || c->kind != WGT_NODE_COPY || c->update || c->partial || c->index_bound || c->nargs != 2) return 0;
+    const wgt_operand *dst = &c->args[0], *src = &c->args[1];
+    wgt_storage *copy = dst->storage, *x = src->storage;
+    int g = reader_group[r];
+    if (!copy || !x || copy == x || copy->needed || copy->producer_index != r || copy->writers != 1 || g < 0 ||
+        gsize[g] < 2 ||
+        dst->dtype != src->dtype || dst->ndim != src->ndim || !dense_from_zero(dst) || !dense_from_zero(src))
+        return 0;
+    for (int d = 0; d < dst->ndim; d++)
+        if (dst->shape[d] != src->shape[d]) return 0;
+    int stores_x = 0;
+    for (int k = g; k < p->n && gsize[g] && (k == g || k - g <= FUSION_WINDOW); k++)
+        if (p->group[k] == g && p->stored_in[k] >= 0 && p->nodes[p->stored_in[k]]->args[0].storage == x) stores_x = 1;
+    if (x->writers > stores_x) return 0;
+    if (!stores_x) return 1;
+    if (wgt_dtype_size(dst->dtype) != 4) return 0;
+    for (int k = g; k < p->n && k - g <= FUSION_WINDOW; k++) {
+        if (p->group[k] != g) continue;
+        const wgt_node *m = p->nodes[k];
+        for (int j = 1; j < m->nargs; j++)
+            if (m->args[j].storage == copy && !reads_whole(&m->args[j], dst, &m->args[0])) return 0;
+    }
+    return 1;
+}
+
 void wgt_plan_free(wgt_plan *p) {
     for (int s = 0; s < p->nsteps; s++) {
         free(p->steps[s].fused);
@@ -355,6 +420,7 @@ static void each_storage_reset(wgt_node *const *nodes, int n, wgt_needed_fn need
             s->needed = needed(s, arg);
             s->live_mark = s->needed;
             s->readers = 0;
+            s->writers = 0;
             s->producer_index = -1;
             s->last_step = -1;
         }
@@ -370,14 +436,17 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     char *live = calloc((size_t)n + 1, 1);
     int *group = malloc(sizeof *group * ((size_t)n + 1)), *last = malloc(sizeof *last * ((size_t)n + 1));
     int *epi = malloc(sizeof *epi * ((size_t)n + 1)), *stored_in = malloc(sizeof *stored_in * ((size_t)n + 1));
+    int *reader_group = malloc(sizeof *reader_group * ((size_t)n + 1)), *gsize = malloc(sizeof *gsize * ((size_t)n + 1));
+    char *copy_read = malloc((size_t)n + 1);
     out->node_step = malloc(sizeof *out->node_step * ((size_t)n + 1));
     out->steps = calloc((size_t)n + 1, sizeof *out->steps);
-    if (!live || !group || !last || !epi || !stored_in || !out->node_step || !out->steps) {
+    if (!live || !group || !last || !epi || !stored_in || !reader_group || !gsize || !copy_read || !out->node_step ||
+        !out->steps) {
         free(live);
         free(group);
         free(last);
         free(epi);
-        free(stored_in);
+        free(stored_in), free(reader_group), free(gsize), free(copy_read);
         wgt_plan_free(out);
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for planning %d recorded ops", n);
     }
@@ -406,6 +475,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
         for (int j = node->nwrites; j < node->nargs; j++)
             if (node->args[j].storage) node->args[j].storage->readers++;
         for (int j = 0; j < node->nwrites; j++) {
+            node->args[j].storage->writers++;
             if (node->partial) node->args[j].storage->readers++;
             else node->args[j].storage->producer_index = i;
         }
@@ -416,8 +486,8 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     if (ctx->fusion) wgt_epilogues_find(nodes, n, live, epi);
     else
         for (int i = 0; i < n; i++) epi[i] = WGT_EPILOGUE_NONE;
-    for (int i = 0; i < n; i++) stored_in[i] = -1;
-    planner p = {nodes, n, live, group, ctx->backend->max_fused_buffers, foldable, arg, stored_in};
+    for (int i = 0; i < n; i++) stored_in[i] = -1, copy_read[i] = 0;
+    planner p = {nodes, n, live, group, ctx->backend->max_fused_buffers, foldable, arg, stored_in, copy_read};
     if (allow_fusion && p.max_buffers >= 2)
         for (int i = 0; i < n; i++) {
             if (!live[i] || !fusible(nodes[i]) || epi[i] != WGT_EPILOGUE_NONE) continue;
@@ -444,6 +514,23 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     }
     for (int i = 0; folded && i < n; i++)
         if (stored_in[i] >= 0) live[stored_in[i]] = 0, out->skipped++;
+    /* Whole copies read by one fused group only: the group reads the source (folds_copy).
+     * First the group reading each copy's result, and the groups' sizes, in one pass. */
+    for (int i = 0; i < n; i++) copy_read[i] = 0, reader_group[i] = -1, gsize[i] = 0;
+    for (int i = 0; i < n; i++) {
+        if (!live[i]) continue;
+        if (group[i] >= 0) gsize[group[i]]++;
+        for (int j = nodes[i]->nwrites; j < nodes[i]->nargs; j++) {
+            wgt_storage *s = nodes[i]->args[j].storage;
+            if (!s || s->producer_index < 0 || nodes[s->producer_index]->kind != WGT_NODE_COPY) continue;
+            int *rg = &reader_group[s->producer_index];
+            *rg = group[i] < 0 || (*rg >= 0 && *rg != group[i]) ? -2 : *rg == -2 ? -2 : group[i];
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (folds_copy(&p, i, reader_group, gsize)) copy_read[i] = 1;
+    for (int i = 0; i < n; i++)
+        if (copy_read[i]) live[i] = 0, out->skipped++;
     int members[WGT_FUSED_MAX_STEPS + 1];
     for (int i = 0; i < n; i++) {
         out->node_step[i] = -1;
@@ -462,7 +549,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
                 free(group);
                 free(last);
                 free(epi);
-                free(stored_in);
+                free(stored_in), free(reader_group), free(gsize), free(copy_read);
                 wgt_plan_free(out);
                 return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a product with its add");
             }
@@ -477,7 +564,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
                 free(group);
                 free(last);
                 free(epi);
-                free(stored_in);
+                free(stored_in), free(reader_group), free(gsize), free(copy_read);
                 wgt_plan_free(out);
                 return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a fused kernel");
             }
@@ -485,6 +572,13 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
             out->fused += m;
         }
         out->nsteps++;
+    }
+
+    /* A folded copy belongs to the step of the kernel that took over its work: its node, which
+     * holds what the kernel now reads or writes in its place, is released with that step. */
+    for (int i = 0; i < n; i++) {
+        if (copy_read[i]) out->node_step[i] = out->node_step[last[reader_group[i]]];
+        if (stored_in[i] >= 0) out->node_step[stored_in[i]] = out->node_step[i];
     }
 
     /* Last uses, for returning memory early. */
@@ -516,7 +610,7 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     free(group);
     free(last);
     free(epi);
-    free(stored_in);
+    free(stored_in), free(reader_group), free(gsize), free(copy_read);
     return WGT_OK;
 }
 
@@ -647,8 +741,12 @@ static wgt_status run_fused(wgt_context *ctx, const wgt_fused_kernel *src, wgt_r
     wgt_status st;
     for (int i = 0; i < k.ninputs; i++)
         if ((st = bind_operand(&k.inputs[i], 0, resolve, arg)) != WGT_OK) return st;
-    for (int i = 0; i < k.noutputs; i++)
-        if ((st = bind_operand(&k.outputs[i], 1, resolve, arg)) != WGT_OK) return st;
+    for (int i = 0; i < k.noutputs; i++) {
+        /* An output the kernel also reads (an update in place) keeps its values until then. */
+        int read = 0;
+        for (int j = 0; j < src->ninputs; j++) read |= src->inputs[j].storage == src->outputs[i].storage;
+        if ((st = bind_operand(&k.outputs[i], !read, resolve, arg)) != WGT_OK) return st;
+    }
     st = ctx->backend->fused(ctx->backend, &k);
     uint64_t mask = read_mask(k.inputs, k.ninputs);
     if (st == WGT_OK)

@@ -91,6 +91,7 @@ typedef struct wgt_storage {
     int needed;         /* must hold its value after the planned nodes */
     int live_mark;      /* liveness walk: a later node still needs it */
     int readers;        /* reads by planned nodes that run */
+    int writers;        /* planned nodes that run and write it, whole or in part */
     int producer_index; /* the planned node writing it whole, or -1 */
     int last_step;      /* the last plan step touching it */
     int graph_only;     /* held by nothing but one graph being built */

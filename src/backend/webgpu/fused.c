@@ -18,8 +18,11 @@
  * tail kernel are part of the description. Each invocation computes four elements, each
  * through the whole chain, and stores every output's four at once. The kernels bind n
  * read-only inputs and m read_write outputs, which the shared layouts in encoder.c (one
- * written binding) do not offer, so the layouts for each (n, m) are made here.
+ * written binding) do not offer, so the layouts for each (n, m) are made here. An input in
+ * an output's buffer (an update in place) has no binding: read element for element at the
+ * output's index, it loads through the output's, before the same invocation stores there.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +61,9 @@ typedef struct {
     wgt_dtype type[NVALUES];
     int slot[WGT_FUSED_MAX_STEPS]; /* parameter slot of a step that reads parameters, else -1 */
     int nslots;
+    /* Per input: the output whose storage it is (read through that output's binding), or -1. */
+    int alias[WGT_FUSED_MAX_INPUTS];
+    int nbound; /* inputs with a binding of their own */
     int64_t numel;
     char desc[DESC_MAX];
     size_t desc_len;
@@ -98,6 +104,7 @@ static wgt_status check_kernel(const wgt_webgpu *w, const wgt_fused_kernel *k, p
                          k->ninputs, k->nsteps, k->noutputs, WGT_FUSED_MAX_INPUTS, WGT_FUSED_MAX_STEPS,
                          WGT_FUSED_MAX_OUTPUTS, be->max_fused_buffers);
     memset(p, 0, sizeof *p);
+    for (int i = 0; i < WGT_FUSED_MAX_INPUTS; i++) p->alias[i] = -1;
     const wgt_operand *shape_of = &k->outputs[0];
     int nd = shape_of->ndim;
     if (nd < 0 || nd > WGT_MAX_DIMS) return wgt_error(WGT_ERR_INTERNAL, "fused kernel: output rank %d", nd);
@@ -166,14 +173,28 @@ static wgt_status check_kernel(const wgt_webgpu *w, const wgt_fused_kernel *k, p
                 return wgt_error(WGT_ERR_INTERNAL, "fused kernel: outputs 0 and %d differ in dimension %d", o, d);
         if (!wgt_wgpu_is_dense(out, nd, out->shape))
             return wgt_error(WGT_ERR_INTERNAL, "fused kernel: output %d is not contiguous", o);
-        /* A buffer bound for writing may be bound nowhere else in the same dispatch. */
+        /* A buffer bound for writing may be bound nowhere else in the same dispatch: an input
+         * of it is read through the output's binding, which only an input read element for
+         * element at the output's own index may be (each invocation then reads its elements
+         * before it writes them). */
         for (int i = 0; i < k->ninputs + o; i++) {
             const wgt_buffer *other = i < k->ninputs ? k->inputs[i].buffer : k->outputs[i - k->ninputs].buffer;
-            if (other == out->buffer)
-                return wgt_error(WGT_ERR_INTERNAL, "fused kernel: output %d shares its buffer with %s %d", o,
-                                 i < k->ninputs ? "input" : "output", i < k->ninputs ? i : i - k->ninputs);
+            if (other != out->buffer) continue;
+            const wgt_operand *in = &k->inputs[i];
+            if (i < k->ninputs && p->alias[i] < 0 && in->offset == 0 && in->dtype == out->dtype &&
+                wgt_dtype_size(in->dtype) == 4 && wgt_wgpu_is_dense(in, nd, out->shape)) {
+                p->alias[i] = o;
+                continue;
+            }
+            return wgt_error(WGT_ERR_INTERNAL, "fused kernel: output %d shares its buffer with %s %d", o,
+                             i < k->ninputs ? "input" : "output", i < k->ninputs ? i : i - k->ninputs);
         }
         describe(p, "%s%d", o ? "," : "", s);
+    }
+    describe(p, "a");
+    for (int i = 0; i < k->ninputs; i++) {
+        describe(p, "%s%d", i ? "," : "", p->alias[i]);
+        p->nbound += p->alias[i] < 0;
     }
     return WGT_OK;
 }
@@ -207,6 +228,27 @@ static wgt_status step_expr(const wgt_fused_kernel *k, const plan *p, int s, cha
     return wgt_error(WGT_ERR_INTERNAL, "fused kernel: step %d has kind %d", s, (int)st->kind);
 }
 
+/* Rewrites the array in<i>[ as out<o>[ in text (a buffer of size bytes); 0 when it does not fit. */
+static int rename_array(char *text, size_t size, int i, int o) {
+    char from[16], to[16], copy[2048];
+    snprintf(from, sizeof from, "in%d[", i);
+    snprintf(to, sizeof to, "out%d[", o);
+    size_t len = 0, nfrom = strlen(from), nto = strlen(to);
+    for (const char *at = text; *at;) {
+        int hit = !strncmp(at, from, nfrom) && (at == text || !(isalnum((unsigned char)at[-1]) || at[-1] == '_'));
+        const char *piece = hit ? to : at;
+        size_t n = hit ? nto : 1;
+        if (len + n >= sizeof copy) return 0;
+        memcpy(copy + len, piece, n);
+        len += n;
+        at += hit ? nfrom : 1;
+    }
+    copy[len] = '\0';
+    if (len >= size) return 0;
+    memcpy(text, copy, len + 1);
+    return 1;
+}
+
 /* The kernel's WGSL (malloc'd) into *out, or the error: the vector kernel (vector = 1) or the
  * tail kernel, each input read as access[i] says (elementwise_access.h). */
 static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, const wgt_wgpu_access_kind *access, int vector,
@@ -216,10 +258,11 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, const wgt
     wgt_wgsl_pieces helpers = {0};
     wgt_status st = WGT_OK;
     wgt_wgsl_add(&body, "fn compute(");
-    for (int i = 0; i < k->ninputs; i++) {
+    for (int i = 0, bound = 0; i < k->ninputs; i++) {
         wgt_dtype d = p->type[i];
-        wgt_wgsl_add(&bindings, "@group(0) @binding(%d) var<storage, read> in%d: array<%s>;\n", i, i,
-            wgt_wgpu_access_storage_type(access[i], d));
+        if (p->alias[i] < 0)
+            wgt_wgsl_add(&bindings, "@group(0) @binding(%d) var<storage, read> in%d: array<%s>;\n", bound++, i,
+                wgt_wgpu_access_storage_type(access[i], d));
         wgt_wgsl_add(&body, "%sv%d: %s", i ? ", " : "", i, wgt_wgpu_compute_type(d));
         wgt_wgpu_access_exprs e;
         snprintf(e.offset, sizeof e.offset, "params.offsets[%d][%d]", i / 4, i % 4);
@@ -231,6 +274,11 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, const wgt
         if (!wgt_wgpu_load_wgsl(fn, sizeof fn, i, d, access[i], &e, vector))
             st = wgt_error(WGT_ERR_INTERNAL, "fused kernel: no load for input %d read as %c", i,
                            wgt_wgpu_access_letter(access[i]));
+        /* An input that is an output's storage loads through the output's binding, whose
+         * element type is the same for a dense 4-byte input (vec4 in the vector kernel, the
+         * scalar in the tail). */
+        if (p->alias[i] >= 0 && !rename_array(fn, sizeof fn, i, p->alias[i]))
+            st = wgt_error(WGT_ERR_INTERNAL, "fused kernel: input %d's load does not fit", i);
         wgt_wgsl_add(&loads, "%s", fn);
         wgt_wgsl_add(&run, "        let l%d = load%d(i);\n", i, i);
     }
@@ -283,7 +331,7 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, const wgt
     }
     for (int o = 0; o < k->noutputs; o++) {
         wgt_dtype d = k->outputs[o].dtype;
-        int binding = k->ninputs + o;
+        int binding = p->nbound + o;
         wgt_wgsl_add(&bindings, "@group(0) @binding(%d) var<storage, read_write> out%d: array<%s>;\n", binding, o,
             wgt_wgpu_output_storage_type(d, vector));
         wgt_wgsl_add(&fields, "    o%d: %s,\n", o, wgt_wgpu_compute_type(d));
@@ -303,7 +351,7 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, const wgt
         char nin[16], nconst[16], params_binding[16];
         snprintf(nin, sizeof nin, "%d", k->ninputs);
         snprintf(nconst, sizeof nconst, "%d", const_base + (k->nconsts + 3) / 4);
-        snprintf(params_binding, sizeof params_binding, "%d", k->ninputs + k->noutputs);
+        snprintf(params_binding, sizeof params_binding, "%d", p->nbound + k->noutputs);
         const char *pairs[] = {"NIN", nin, "NCONST", nconst, "BINDINGS", bindings.s, "PARAMS_BINDING", params_binding,
                                "HELPERS", helper_text, "STEPS", steps.s, "RESULT_FIELDS", fields.s, "COMPUTE", body.s,
                                "ACCESS", loads.s, "RUN", run.s, NULL};
@@ -356,7 +404,7 @@ static wgt_status compile(wgt_webgpu *w, struct wgt_wgpu_fused_cache *c, const w
     const wgpu_procs *pr = w->p;
     WGPUPipelineLayout layout = NULL;
     char *wgsl = NULL;
-    wgt_status st = pipeline_layout(w, c, k->ninputs, k->noutputs, &layout);
+    wgt_status st = pipeline_layout(w, c, p->nbound, k->noutputs, &layout);
     wgt_wgpu_access_kind access[WGT_FUSED_MAX_INPUTS];
     for (int i = 0; i < k->ninputs; i++) access[i] = v->access[i].kind;
     if (st == WGT_OK) st = build_wgsl(k, p, access, v->vector, &wgsl);
@@ -447,11 +495,13 @@ static wgt_status launch(wgt_webgpu *w, const wgt_fused_kernel *k, const plan *p
     int nconst_vectors = const_base + (k->nconsts + 3) / 4;
     uint32_t size = (uint32_t)(PARAM_HEADER + 8 * k->ninputs + 4 * nconst_vectors) * 4u;
     wgt_buffer *buffers[WGT_MAX_LAYOUT_STORAGE];
-    for (int i = 0; i < k->ninputs; i++) buffers[i] = k->inputs[i].buffer;
-    for (int o = 0; o < k->noutputs; o++) buffers[k->ninputs + o] = k->outputs[o].buffer;
+    int nb = 0;
+    for (int i = 0; i < k->ninputs; i++)
+        if (p->alias[i] < 0) buffers[nb++] = k->inputs[i].buffer;
+    for (int o = 0; o < k->noutputs; o++) buffers[nb++] = k->outputs[o].buffer;
     uint64_t groups = wgt_wgpu_quad_workgroups(start, end, w->limits.limits.maxComputeWorkgroupsPerDimension);
-    return wgt_wgpu_dispatch_with_layout(w, f->label, f->pipeline, w->fused_cache->layouts[k->ninputs][k->noutputs],
-                                         k->ninputs + k->noutputs, buffers, words, size, groups);
+    return wgt_wgpu_dispatch_with_layout(w, f->label, f->pipeline, w->fused_cache->layouts[p->nbound][k->noutputs], nb,
+                                         buffers, words, size, groups);
 }
 
 wgt_status wgt_wgpu_fused(wgt_backend *be, const wgt_fused_kernel *k) {
