@@ -306,52 +306,6 @@ static wgt_fused_kernel *build_kernel(const planner *p, const int *members, int 
     return k;
 }
 
-static int touches(const wgt_node *x, const wgt_storage *s) {
-    for (int j = 0; j < x->nargs; j++)
-        if (x->args[j].storage == s) return 1;
-    return 0;
-}
-
-/* Whether the in-place update u of a graph (dst = src, graph_updates.c: an optimizer step
- * writing a parameter or its moments) can be stored by the fused kernel that computes src,
- * straight into dst: the copy and its dispatch go. It can when
- *   - src is the whole result of a group member that nothing else reads outside the group;
- *   - dst is a whole, dense tensor of src's type that no member reads (a kernel binds a
- *     buffer it writes nowhere else);
- *   - no node between the group's run (at its last member, last) and u touches dst, so
- *     every other node sees dst as it would have: the old values before u's place, the new
- *     ones after it.
- * Returns the member, or -1. */
-static int folds_update(const planner *p, int u, const int *last) {
-    const wgt_node *c = p->nodes[u];
-    if (!p->live[u] || !c->update || c->kind != WGT_NODE_COPY || c->partial || c->index_bound || c->nargs != 2)
-        return -1;
-    const wgt_operand *dst = &c->args[0], *src = &c->args[1];
-    wgt_storage *d = dst->storage, *s = src->storage;
-    if (!d || !s || d == s || s->needed || s->producer_index < 0 || dst->dtype != src->dtype || dst->offset != 0)
-        return -1;
-    int i = s->producer_index, g = p->group[i];
-    if (g < 0 || !p->live[i] || last[g] >= u || !reads_whole(src, &p->nodes[i]->args[0], dst)) return -1;
-    int64_t stride = 1;
-    for (int k = dst->ndim - 1; k >= 0; k--) {
-        if (dst->shape[k] != 1 && dst->strides[k] != stride) return -1;
-        stride *= dst->shape[k];
-    }
-    int inside = 0, members = 0;
-    for (int k = g; k <= last[g]; k++) {
-        if (p->group[k] != g) continue;
-        members++;
-        if (touches(p->nodes[k], d)) return -1;
-        for (int j = 1; j < p->nodes[k]->nargs; j++)
-            if (p->nodes[k]->args[j].storage == s && inlined(p, k, j, g)) inside++;
-    }
-    /* A group of one runs as its node, which writes its own result. */
-    if (members < 2 || s->readers != inside + 1) return -1; /* u is the one reader outside */
-    for (int k = last[g] + 1; k < u; k++)
-        if (p->live[k] && touches(p->nodes[k], d)) return -1;
-    return i;
-}
-
 /* Whether op is the whole of a dense tensor starting at element 0. */
 static int dense_from_zero(const wgt_operand *op) {
     int64_t stride = 1;
@@ -363,6 +317,47 @@ static int dense_from_zero(const wgt_operand *op) {
     return 1;
 }
 
+static int touches(const wgt_node *x, const wgt_storage *s) {
+    for (int j = 0; j < x->nargs; j++)
+        if (x->args[j].storage == s) return 1;
+    return 0;
+}
+
+/* Whether the in-place update u of a graph (dst = src, graph_updates.c: an optimizer step
+ * writing a parameter or its moments) can be stored by the fused kernel that computes src,
+ * straight into dst: the copy and its dispatch go. It can when
+ *   - src is the whole result of a member of a group of two or more (a group of one runs as
+ *     its node, which writes its own result) that nothing else reads outside the group;
+ *   - dst is a whole, dense tensor of src's type that no member reads (a kernel binds a
+ *     buffer it writes nowhere else);
+ *   - no node between the group's run (at its last member, last) and u touches dst, so
+ *     every other node sees dst as it would have: the old values before u's place, the new
+ *     ones after it.
+ * gsize: the groups' sizes. Returns the member, or -1. */
+static int folds_update(const planner *p, int u, const int *last, const int *gsize) {
+    const wgt_node *c = p->nodes[u];
+    if (!p->live[u] || !c->update || c->kind != WGT_NODE_COPY || c->partial || c->index_bound || c->nargs != 2)
+        return -1;
+    const wgt_operand *dst = &c->args[0], *src = &c->args[1];
+    wgt_storage *d = dst->storage, *s = src->storage;
+    if (!d || !s || d == s || s->needed || s->producer_index < 0 || dst->dtype != src->dtype || !dense_from_zero(dst))
+        return -1;
+    int i = s->producer_index, g = p->group[i];
+    if (g < 0 || gsize[g] < 2 || !p->live[i] || last[g] >= u || !reads_whole(src, &p->nodes[i]->args[0], dst))
+        return -1;
+    int inside = 0;
+    for (int k = g; k <= last[g]; k++) {
+        if (p->group[k] != g) continue;
+        if (touches(p->nodes[k], d)) return -1;
+        for (int j = 1; j < p->nodes[k]->nargs; j++)
+            if (p->nodes[k]->args[j].storage == s && inlined(p, k, j, g)) inside++;
+    }
+    if (s->readers != inside + 1) return -1; /* u is the one reader outside */
+    for (int k = last[g] + 1; k < u; k++)
+        if (p->live[k] && touches(p->nodes[k], d)) return -1;
+    return i;
+}
+
 /* Whether the whole copy r (R = X: a graph's read of a tensor the graph updates, say) can be
  * left out, the fused group g that alone reads R reading the same elements of X instead.
  * Both are dense from element 0 at one shape, so every view of R is that view of X. It can
@@ -371,9 +366,9 @@ static int dense_from_zero(const wgt_operand *op) {
  * (folds_update): X then holds at g's run what the copy took. In that last case g reads X
  * and stores into it in one kernel, which the backend allows for inputs read element for
  * element at the kernel's shape, of X's 4-byte type: every read of R in g must be so.
- * reader_group[r] is the one group reading R (-2: readers outside one group); gsize the
- * groups' sizes. */
-static int folds_copy(const planner *p, int r, const int *reader_group, const int *gsize) {
+ * reader_group[r] is the one group reading R (-2: readers outside one group); last and gsize
+ * the groups' last members and sizes. */
+static int folds_copy(const planner *p, int r, const int *reader_group, const int *last, const int *gsize) {
     const wgt_node *c = p->nodes[r];
     /* A copy that checks indices (one_hot's) has a job beyond its values. */
     if (!p->live[r] || c->kind != WGT_NODE_COPY || c->update || c->partial || c->index_bound || c->nargs != 2) return 0;
@@ -386,19 +381,15 @@ static int folds_copy(const planner *p, int r, const int *reader_group, const in
         return 0;
     for (int d = 0; d < dst->ndim; d++)
         if (dst->shape[d] != src->shape[d]) return 0;
-    int stores_x = 0;
-    for (int k = g; k < p->n && gsize[g] && (k == g || k - g <= FUSION_WINDOW); k++)
-        if (p->group[k] == g && p->stored_in[k] >= 0 && p->nodes[p->stored_in[k]]->args[0].storage == x) stores_x = 1;
-    if (x->writers > stores_x) return 0;
-    if (!stores_x) return 1;
-    if (wgt_dtype_size(dst->dtype) != 4) return 0;
-    for (int k = g; k < p->n && k - g <= FUSION_WINDOW; k++) {
+    int stores_x = 0, in_place = wgt_dtype_size(dst->dtype) == 4; /* whether g may also store into x */
+    for (int k = g; k <= last[g]; k++) {
         if (p->group[k] != g) continue;
         const wgt_node *m = p->nodes[k];
+        if (p->stored_in[k] >= 0 && p->nodes[p->stored_in[k]]->args[0].storage == x) stores_x = 1;
         for (int j = 1; j < m->nargs; j++)
-            if (m->args[j].storage == copy && !reads_whole(&m->args[j], dst, &m->args[0])) return 0;
+            if (m->args[j].storage == copy && !reads_whole(&m->args[j], dst, &m->args[0])) in_place = 0;
     }
-    return 1;
+    return x->writers <= stores_x && (!stores_x || in_place);
 }
 
 void wgt_plan_free(wgt_plan *p) {
@@ -507,28 +498,31 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
     /* In-place updates stored by the kernels computing their values. All are decided on the
      * plan as it was, then applied: an update that folds still counts as touching its
      * destination for the ones after it (two updates of one tensor: the second stays a copy). */
+    for (int i = 0; i < n; i++) gsize[i] = 0;
+    for (int i = 0; i < n; i++)
+        if (live[i] && group[i] >= 0) gsize[group[i]]++;
     int folded = 0;
     for (int u = 0; u < n; u++) {
-        int i = folds_update(&p, u, last);
+        int i = folds_update(&p, u, last, gsize);
         if (i >= 0) stored_in[i] = u, folded = 1;
     }
     for (int i = 0; folded && i < n; i++)
         if (stored_in[i] >= 0) live[stored_in[i]] = 0, out->skipped++;
     /* Whole copies read by one fused group only: the group reads the source (folds_copy).
-     * First the group reading each copy's result, and the groups' sizes, in one pass. */
-    for (int i = 0; i < n; i++) copy_read[i] = 0, reader_group[i] = -1, gsize[i] = 0;
+     * First the group reading each copy's result, in one pass. */
+    for (int i = 0; i < n; i++) reader_group[i] = -1;
     for (int i = 0; i < n; i++) {
         if (!live[i]) continue;
-        if (group[i] >= 0) gsize[group[i]]++;
         for (int j = nodes[i]->nwrites; j < nodes[i]->nargs; j++) {
             wgt_storage *s = nodes[i]->args[j].storage;
             if (!s || s->producer_index < 0 || nodes[s->producer_index]->kind != WGT_NODE_COPY) continue;
             int *rg = &reader_group[s->producer_index];
-            *rg = group[i] < 0 || (*rg >= 0 && *rg != group[i]) ? -2 : *rg == -2 ? -2 : group[i];
+            if (*rg == -1) *rg = group[i] < 0 ? -2 : group[i];
+            else if (*rg != group[i]) *rg = -2;
         }
     }
     for (int i = 0; i < n; i++)
-        if (folds_copy(&p, i, reader_group, gsize)) copy_read[i] = 1;
+        if (folds_copy(&p, i, reader_group, last, gsize)) copy_read[i] = 1;
     for (int i = 0; i < n; i++)
         if (copy_read[i]) live[i] = 0, out->skipped++;
     int members[WGT_FUSED_MAX_STEPS + 1];

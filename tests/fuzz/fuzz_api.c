@@ -114,7 +114,9 @@ static int eph_released, peer_lost, eph_lost, webgpu, main_fused = 1, eph_fused;
  * graph values into a tensor with data joins the next build as an in-place update, which its
  * dispatches repeat: the state they read changes from one dispatch to the next, so those
  * graphs' replays need not repeat their bytes. Any set_rows counts, as the fuzzer cannot
- * always tell which operands are graph values. Keyed by pointer: main and peer swap. */
+ * always tell which operands are graph values. Keyed by pointer (main and peer swap), and
+ * cleared as each input starts: every context of one input is live through it, and an input
+ * ends with every tensor released, which drops the updates still waiting. */
 static wgt_context *updating[8];
 static void updates_note(wgt_context *c) {
     for (int i = 0; c && i < 8; i++)
@@ -123,7 +125,7 @@ static void updates_note(wgt_context *c) {
         if (!updating[i]) { updating[i] = c; return; }
     abort(); /* more contexts than the fuzzer ever holds at once */
 }
-static int updates_take(wgt_context *c) { /* a build took them (or the context is new) */
+static int updates_take(wgt_context *c) { /* a build took them */
     for (int i = 0; c && i < 8; i++)
         if (updating[i] == c) { updating[i] = NULL; return 1; }
     return 0;
@@ -140,7 +142,6 @@ static wgt_context *new_context(wgt_backend_kind kind, int fusion) {
     o.attention = WGT_ATTENTION_KERNEL;
     wgt_context *c = wgt_context_create(&o);
     if (!c) fprintf(stderr, "fuzz_api: cannot create a context: %s\n", wgt_last_error()), abort();
-    updates_take(c); /* a released context's address may come back */
     return c;
 }
 
@@ -1206,7 +1207,7 @@ static void step(void) {
         else if (k == 3 && ctx_eph && !eph_released) {
             wgt_context_release(ctx_eph);
             eph_released = 1;
-            if (!eph_alive()) updates_take(ctx_eph), ctx_eph = NULL;
+            if (!eph_alive()) ctx_eph = NULL;
         } else if (k == 4 && (c != ctx_main && (c != ctx_peer || webgpu))) { /* CPU: an error */
             wgt_status st = wgt_context_simulate_device_loss(c);
             status_result(st, 0);
@@ -1444,7 +1445,6 @@ static void run_input(const uint8_t *data, size_t size, int main_fusion, int eph
     mutations = 0;
     for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 37 + 11); /* what writes start from */
     if (peer_lost) { /* a device lost by an earlier input is replaced */
-        updates_take(ctx_peer);
         wgt_context_release(ctx_peer);
         ctx_peer = new_context(WGT_BACKEND_AUTO, !main_fused);
         stats_forget(ctx_peer);
@@ -1454,7 +1454,6 @@ static void run_input(const uint8_t *data, size_t size, int main_fusion, int eph
         wgt_context *c = ctx_main;
         ctx_main = ctx_peer, ctx_peer = c, main_fused = main_fusion;
     }
-    /* An input ends with every tensor released, which drops the updates still waiting. */
     memset(updating, 0, sizeof updating);
     eph_fused = main_fusion;
     ctx_eph = new_context(eph_gpu ? WGT_BACKEND_AUTO : WGT_BACKEND_CPU, eph_fused);
@@ -1486,7 +1485,6 @@ static void run_input(const uint8_t *data, size_t size, int main_fusion, int eph
         else read_release_at(0);
     }
     if (!eph_released) wgt_context_release(ctx_eph);
-    updates_take(ctx_eph);
     ctx_eph = NULL;
     /* Nothing of the input outlives it: no placeholder keeps its name, no buffer is in use. */
     wgt_context *kept[2] = {ctx_main, peer_lost ? NULL : ctx_peer};

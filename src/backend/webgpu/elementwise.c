@@ -185,14 +185,14 @@ int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_
                      k);
     if (!vector_load) {
         unsigned bits = lane_bits(dtype), shift = bits == 8 ? 2u : 1u;
-        if (f16) ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return unpack%d(in%d[e >> 1u])[e & 1u]; }\n", k, k, k);
+        if (f16) ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return unpack%d(%s[e >> 1u])[e & 1u]; }\n", k, k, e->array);
         else if (dtype == WGT_BF16) /* the high half of an f32 */
-            ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return bitcast<f32>(((in%d[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu) << 16u); }\n",
-                         k, k);
+            ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return bitcast<f32>(((%s[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu) << 16u); }\n",
+                         k, e->array);
         else if (bits) /* extractBits sign-extends an i32 lane */
-            ok &= append(dst, size, "fn fetch%d(e: u32) -> %s { return extractBits(%s(in%d[e >> %uu]), (e & %uu) * %uu, %uu); }\n",
-                         k, t, t, k, shift, (1u << shift) - 1u, bits, bits);
-        else ok &= append(dst, size, "fn fetch%d(e: u32) -> %s { return in%d[e]; }\n", k, t, k);
+            ok &= append(dst, size, "fn fetch%d(e: u32) -> %s { return extractBits(%s(%s[e >> %uu]), (e & %uu) * %uu, %uu); }\n",
+                         k, t, t, e->array, shift, (1u << shift) - 1u, bits, bits);
+        else ok &= append(dst, size, "fn fetch%d(e: u32) -> %s { return %s[e]; }\n", k, t, e->array);
     }
     ok &= append(dst, size, "fn load%d(i: u32) -> vec4<%s> {\n", k, t);
     if (!vector) ok &= append(dst, size, "    let e = min(vec4<u32>(i) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(params.end - 1u));\n");
@@ -203,9 +203,9 @@ int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_
         if (kind == WGT_ACCESS_VECTOR) snprintf(index, sizeof index, "(%s + i) >> 2u", e->offset);
         else snprintf(index, sizeof index, "(%s + i %% %s) >> 2u", e->offset, e->mid);
         if (f16)
-            ok &= append(dst, size, "    let w = in%d[%s];\n    return vec4<f32>(unpack%d(w.x), unpack%d(w.y));\n", k,
+            ok &= append(dst, size, "    let w = %s[%s];\n    return vec4<f32>(unpack%d(w.x), unpack%d(w.y));\n", e->array,
                          index, k, k);
-        else ok &= append(dst, size, "    return in%d[%s];\n", k, index);
+        else ok &= append(dst, size, "    return %s[%s];\n", e->array, index);
         break;
     }
     case WGT_ACCESS_FIXED: ok &= append(dst, size, "    return vec4<%s>(fetch%d(%s));\n", t, k, e->offset); break;
@@ -336,6 +336,7 @@ static char *build_elementwise(wgt_webgpu *w, const void *arg) {
         snprintf(e.offset, sizeof e.offset, "params.offsets.%s", lanes[i]);
         snprintf(e.inner, sizeof e.inner, "params.inner.%s", lanes[i]);
         snprintf(e.mid, sizeof e.mid, "params.mid.%s", lanes[i]);
+        snprintf(e.array, sizeof e.array, "in%d", i);
         if (src->access[i] == WGT_ACCESS_STRIDED)
             ok &= append(functions, sizeof functions,
                          "fn element%d(i: u32) -> u32 { return strided_index(i, params.strides%d, params.offsets.%s); }\n",

@@ -50,10 +50,11 @@ const char *wgt_wgpu_output_storage_type(wgt_dtype dtype, int vector);
 /* The WGSL expressions a kernel's uniform block gives for input k. */
 typedef struct wgt_wgpu_access_exprs {
     char offset[48], inner[48], mid[48];
+    char array[16]; /* the binding the input is read from: in<k>, or an output's (in place) */
 } wgt_wgpu_access_exprs;
 
 /* Appends to dst (a string in a buffer of size bytes) `fn load<k>(i: u32) -> vec4<T>`: the four
- * values of input k (binding in<k>) for output elements i .. i + 3, in the compute type T;
+ * values of input k (binding e->array) for output elements i .. i + 3, in the compute type T;
  * tail kernels clamp the four to params.end - 1. STRIDED calls `fn element<k>(i: u32) -> u32`,
  * which the caller defines. Returns 0 when dst is too small (dst is then unusable). */
 int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_access_kind kind,

@@ -22,7 +22,6 @@
  * an output's buffer (an update in place) has no binding: read element for element at the
  * output's index, it loads through the output's, before the same invocation stores there.
  */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,27 +227,6 @@ static wgt_status step_expr(const wgt_fused_kernel *k, const plan *p, int s, cha
     return wgt_error(WGT_ERR_INTERNAL, "fused kernel: step %d has kind %d", s, (int)st->kind);
 }
 
-/* Rewrites the array in<i>[ as out<o>[ in text (a buffer of size bytes); 0 when it does not fit. */
-static int rename_array(char *text, size_t size, int i, int o) {
-    char from[16], to[16], copy[2048];
-    snprintf(from, sizeof from, "in%d[", i);
-    snprintf(to, sizeof to, "out%d[", o);
-    size_t len = 0, nfrom = strlen(from), nto = strlen(to);
-    for (const char *at = text; *at;) {
-        int hit = !strncmp(at, from, nfrom) && (at == text || !(isalnum((unsigned char)at[-1]) || at[-1] == '_'));
-        const char *piece = hit ? to : at;
-        size_t n = hit ? nto : 1;
-        if (len + n >= sizeof copy) return 0;
-        memcpy(copy + len, piece, n);
-        len += n;
-        at += hit ? nfrom : 1;
-    }
-    copy[len] = '\0';
-    if (len >= size) return 0;
-    memcpy(text, copy, len + 1);
-    return 1;
-}
-
 /* The kernel's WGSL (malloc'd) into *out, or the error: the vector kernel (vector = 1) or the
  * tail kernel, each input read as access[i] says (elementwise_access.h). */
 static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, const wgt_wgpu_access_kind *access, int vector,
@@ -268,17 +246,17 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, const wgt
         snprintf(e.offset, sizeof e.offset, "params.offsets[%d][%d]", i / 4, i % 4);
         snprintf(e.inner, sizeof e.inner, "params.inner[%d][%d]", i / 4, i % 4);
         snprintf(e.mid, sizeof e.mid, "params.mid[%d][%d]", i / 4, i % 4);
+        /* An input that is an output's storage loads through the output's binding, whose
+         * element type is the same for a dense 4-byte input (vec4 in the vector kernel, the
+         * scalar in the tail). */
+        if (p->alias[i] >= 0) snprintf(e.array, sizeof e.array, "out%d", p->alias[i]);
+        else snprintf(e.array, sizeof e.array, "in%d", i);
         if (access[i] == WGT_ACCESS_STRIDED)
             wgt_wgsl_add(&loads, "fn element%d(i: u32) -> u32 { return strided_index(%du, i); }\n", i, i);
         char fn[2048] = "";
         if (!wgt_wgpu_load_wgsl(fn, sizeof fn, i, d, access[i], &e, vector))
             st = wgt_error(WGT_ERR_INTERNAL, "fused kernel: no load for input %d read as %c", i,
                            wgt_wgpu_access_letter(access[i]));
-        /* An input that is an output's storage loads through the output's binding, whose
-         * element type is the same for a dense 4-byte input (vec4 in the vector kernel, the
-         * scalar in the tail). */
-        if (p->alias[i] >= 0 && !rename_array(fn, sizeof fn, i, p->alias[i]))
-            st = wgt_error(WGT_ERR_INTERNAL, "fused kernel: input %d's load does not fit", i);
         wgt_wgsl_add(&loads, "%s", fn);
         wgt_wgsl_add(&run, "        let l%d = load%d(i);\n", i, i);
     }
