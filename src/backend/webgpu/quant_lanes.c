@@ -114,7 +114,7 @@ wgt_status wgt_wgpu_quant_x8(wgt_webgpu *w, const wgt_operand *x, uint32_t row_b
     if (st == WGT_OK) st = wgt_wgpu_buffer_create(&w->base, (size_t)(blocks * 48), 0, xq);
     if (st != WGT_OK) return st;
     wgt_buffer *buffers[2] = {x->buffer, *xq};
-    return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, (blocks + 63) / 64);
+    return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, (blocks + 31) / 32); /* 8 invocations a block */
 }
 
 uint32_t wgt_wgpu_quant_scales(const wgt_operand *q) {

@@ -1,8 +1,15 @@
 // x [M, K] (f32, any strides) quantized to q8 blocks for the wide matrix-vector kernel's
-// integer path (quant_matvec_lanes.wgsl with INT8, where x's blocks do not fit in workgroup memory): block b of row m goes to xq[3 (m B + b)
-// ..], three 16-byte words: the 32 values packed four to a word, then d_x's bits and the sum
-// of the values, so the wide kernel reads a block of x with three vector loads that every row
-// of w its workgroup takes shares. One invocation per block (quant_x8.wgsl: q8_of).
+// integer path (quant_matvec_lanes.wgsl with INT8, where x's blocks do not fit in workgroup
+// memory): block b of row m goes to xq[12 (m B + b) ..], twelve words: the 32 values packed
+// four to a word, then d_x's bits, the sum of the values and two zero words, so the wide
+// kernel reads a block of x with three 16-byte loads that every row of w its workgroup takes
+// shares.
+//
+// Eight invocations share a block, four values each: the pass runs before every product of
+// the integer path, which waits for it, so its latency counts, not its arithmetic. The block's
+// largest magnitude and its values' sum are gathered through workgroup memory; both are exact
+// (a maximum, an integer sum), so the words are those quant_x8.wgsl's q8_of gives, which the
+// other kernels use.
 
 struct Params {
     M: u32,
@@ -13,22 +20,55 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read_write> xq: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> xq: array<u32>;
 @group(0) @binding(2) var<uniform> params: Params;
 
 {{X8}}
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = gid.x + gid.y * groups.x * 64u;
-    if (i >= params.M * params.row_blocks) { return; }
-    let m = i / params.row_blocks;
-    let b = i % params.row_blocks;
-    let base = i32(params.x_offset) + i32(m) * params.x_stride0 + i32(b * 32u) * params.x_stride1;
-    var v: array<f32, 32>;
-    for (var j = 0u; j < 32u; j = j + 1u) { v[j] = x[u32(base + i32(j) * params.x_stride1)]; }
-    let q = q8_of(v);
-    xq[3u * i] = vec4<u32>(q.words[0], q.words[1], q.words[2], q.words[3]);
-    xq[3u * i + 1u] = vec4<u32>(q.words[4], q.words[5], q.words[6], q.words[7]);
-    xq[3u * i + 2u] = vec4<u32>(bitcast<u32>(q.d), bitcast<u32>(q.sum), 0u, 0u);
+const PARTS: u32 = 8u;  // invocations a block
+
+var<workgroup> amax_of: array<f32, 256>;
+var<workgroup> sum_of: array<i32, 256>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = (wid.x + wid.y * groups.x) * (256u / PARTS) + li / PARTS;
+    let part = li % PARTS;
+    let first = li - part;
+    let valid = i < params.M * params.row_blocks;
+    var v = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
+    if (valid) {
+        let m = i / params.row_blocks;
+        let b = i % params.row_blocks;
+        let s = params.x_stride1;
+        let base = i32(params.x_offset) + i32(m) * params.x_stride0 + i32(b * 32u + 4u * part) * s;
+        for (var j = 0; j < 4; j = j + 1) { v[j] = x[u32(base + j * s)]; }
+    }
+    amax_of[li] = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
+    workgroupBarrier();
+    var amax = 0.0;
+    for (var j = 0u; j < PARTS; j = j + 1u) { amax = max(amax, amax_of[first + j]); }
+    let d = amax / 127.0;
+    var id = 0.0;
+    if (d != 0.0) { id = 1.0 / d; }
+    var word = 0u;
+    var sum = 0;
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        let c = i32(round_away(v[j] * id));
+        sum = sum + c;
+        word = word | ((bitcast<u32>(c) & 0xffu) << (8u * j));
+    }
+    sum_of[li] = sum;
+    workgroupBarrier();
+    if (!valid) { return; }
+    xq[12u * i + part] = word;
+    if (part == 0u) {
+        var total = 0;
+        for (var j = 0u; j < PARTS; j = j + 1u) { total = total + sum_of[first + j]; }
+        xq[12u * i + 8u] = bitcast<u32>(d);
+        xq[12u * i + 9u] = bitcast<u32>(total);
+        xq[12u * i + 10u] = 0u;
+        xq[12u * i + 11u] = 0u;
+    }
 }
