@@ -223,28 +223,40 @@ static wgt_graph *linear_step_graph(wgt_context *c, wgt_tensor **w, wgt_optimize
     return g;
 }
 
+/* A context on ctx's backend without fusion (every op a kernel of its own, every update a
+ * copy), to compare the fused one with bit for bit. */
+static wgt_context *unfused_twin(wgt_context *ctx) {
+    wgt_context_options opt = {0};
+    opt.backend = wgt_context_backend(ctx), opt.no_fusion = 1, opt.quiet = 1;
+    wgt_context *c = wgt_context_create(&opt);
+    CHECK(c, "%s", wgt_last_error());
+    return c;
+}
+
+/* The linear model's weight [C, DIN] and bias [C] (f32) and an SGD (kind 0) or AdamW
+ * optimizer over them. */
+static wgt_optimizer *linear_params(wgt_context *c, int kind, wgt_tensor **w) {
+    w[0] = wgt_rand_normal(c, WGT_F32, 2, (int64_t[]){C, DIN}, 0, 0.5, 21);
+    w[1] = wgt_rand_normal(c, WGT_F32, 1, (int64_t[]){C}, 0, 0.5, 22);
+    for (int i = 0; i < 2; i++) wgt_requires_grad(w[i], 1);
+    return kind ? wgt_adamw(2, w, 0.05, 0.9, 0.999, 1e-8, 0.01) : wgt_sgd(2, w, 0.1, 0.9, 0.01);
+}
+
 /* The update of a parameter or a moment is stored straight into it by the fused kernel that
  * computes it (the scheduler folds the in-place copy into the kernel): a step costs the
  * optimizer's reads of its state and one kernel per parameter, and gives, bit for bit, what
  * a context without fusion (every op a kernel of its own, every update a copy) gives. */
 TEST_BACKENDS(optim_graph_updates_stored_by_their_kernels) {
-    wgt_backend_kind kind_of = wgt_context_backend(ctx);
     for (int kind = 0; kind < 2; kind++) {
         const char *name = kind ? "adamw" : "sgd";
-        wgt_context *cs[2] = {ctx, NULL};
-        wgt_context_options opt = {0};
-        opt.backend = kind_of, opt.no_fusion = 1, opt.quiet = 1;
-        cs[1] = wgt_context_create(&opt);
-        CHECK(cs[1], "%s", wgt_last_error());
+        wgt_context *cs[2] = {ctx, unfused_twin(ctx)};
         if (!cs[1]) return;
         float got[2][C * DIN + C];
         int launches[2] = {0, 0};
         for (int v = 0; v < 2; v++) {
             wgt_context *c = cs[v];
-            wgt_tensor *w[2] = {wgt_rand_normal(c, WGT_F32, 2, (int64_t[]){C, DIN}, 0, 0.5, 21),
-                                wgt_rand_normal(c, WGT_F32, 1, (int64_t[]){C}, 0, 0.5, 22)};
-            for (int i = 0; i < 2; i++) wgt_requires_grad(w[i], 1);
-            wgt_optimizer *o = kind ? wgt_adamw(2, w, 0.05, 0.9, 0.999, 1e-8, 0.01) : wgt_sgd(2, w, 0.1, 0.9, 0.01);
+            wgt_tensor *w[2];
+            wgt_optimizer *o = linear_params(c, kind, w);
             wgt_graph *plain = linear_step_graph(c, w, NULL, "us_x0", "us_y0");
             wgt_graph *g = linear_step_graph(c, w, o, "us_x", "us_y");
             launches[v] = plain && g ? wgt_graph_launches(g) - wgt_graph_launches(plain) : -1;
@@ -273,6 +285,50 @@ TEST_BACKENDS(optim_graph_updates_stored_by_their_kernels) {
         if (wgt_context_backend(ctx) == WGT_BACKEND_WEBGPU)
             CHECK(launches[0] <= most, "%s: the step adds %d launches to the graph (at most %d)", name, launches[0],
                   most);
+        wgt_context_release(cs[1]);
+    }
+}
+
+/* The same outside a graph: an eager step's update of a parameter is stored into it by the
+ * kernel that computes it, which reads the parameter element for element (the scheduler
+ * folds the copy back, scheduler.c folds_update): one launch per parameter, bit for bit what
+ * a context without fusion gives. */
+TEST_BACKENDS(optim_eager_updates_stored_by_their_kernels) {
+    for (int kind = 0; kind < 2; kind++) {
+        const char *name = kind ? "adamw" : "sgd";
+        wgt_context *cs[2] = {ctx, unfused_twin(ctx)};
+        if (!cs[1]) return;
+        float got[2][C * DIN + C];
+        uint64_t launches = 0;
+        for (int v = 0; v < 2; v++) {
+            wgt_context *c = cs[v];
+            wgt_tensor *w[2];
+            wgt_optimizer *o = linear_params(c, kind, w);
+            for (int step = 0; step < 3; step++) {
+                wgt_tensor *xv = batch_x(c, step), *yv = batch_y(c, step);
+                CHECK(wgt_optimizer_zero_grad(o) == WGT_OK, "%s", wgt_last_error());
+                wgt_tensor *z = wgt_linear(xv, w[0], w[1]), *l = wgt_cross_entropy(z, yv);
+                CHECK(wgt_backward(l, NULL) == WGT_OK, "%s", wgt_last_error());
+                wgt_tensor *g[2] = {wgt_grad(w[0]), wgt_grad(w[1])};
+                CHECK(g[0] && g[1] && wgt_eval(2, g) == WGT_OK, "%s", wgt_last_error());
+                wgt_stats before, after;
+                CHECK(wgt_context_stats(c, &before) == WGT_OK, "%s", wgt_last_error());
+                CHECK(wgt_optimizer_step(o) == WGT_OK && wgt_eval(2, w) == WGT_OK, "%s", wgt_last_error());
+                CHECK(wgt_context_stats(c, &after) == WGT_OK, "%s", wgt_last_error());
+                if (v == 0 && step == 2) launches = after.launches - before.launches;
+                wgt_release(g[0]), wgt_release(g[1]), wgt_release(z), wgt_release(l), wgt_release(xv), wgt_release(yv);
+            }
+            CHECK(wgt_tensor_read(w[0], got[v], sizeof(float) * C * DIN) == WGT_OK &&
+                  wgt_tensor_read(w[1], got[v] + C * DIN, sizeof(float) * C) == WGT_OK, "%s", wgt_last_error());
+            wgt_optimizer_release(o);
+            wgt_release(w[0]), wgt_release(w[1]);
+        }
+        CHECK(memcmp(got[0], got[1], sizeof got[0]) == 0, "%s: the parameters after three eager steps differ from "
+              "those of a context without fusion", name);
+        /* One kernel per parameter, computing its new value and its moments'; a copy back of
+         * each parameter took one launch more each. (The CPU backend runs no fused kernels.) */
+        CHECK(wgt_context_backend(ctx) != WGT_BACKEND_WEBGPU || launches == 2, "%s: an eager step took %llu launches (2 expected, one per parameter)", name,
+              (unsigned long long)launches);
         wgt_context_release(cs[1]);
     }
 }

@@ -10,9 +10,9 @@
  *      refused when a node outside the group, between the members, reads a member's result or
  *      writes into a member's input, or when the kernel would need more bindings, outputs or
  *      steps than the backend takes. A member's result is stored only when someone outside
- *      the group needs it. An in-place graph update of such a result (an optimizer step's
- *      copy back into a parameter) folds into the group: its kernel stores the result
- *      straight into the update's target (folds_update says when that keeps every view), and
+ *      the group needs it. A whole copy of such a result into a tensor (an optimizer step's
+ *      update of a parameter, eager or in a graph) folds into the group: its kernel stores
+ *      the result straight into the copy's target (folds_update says when that keeps every view), and
  *      a whole copy only that group reads is left out, the group reading its source instead
  *      (folds_copy).
  *   3. Steps: one per node that runs alone, one per fused group; each storage notes the last
@@ -323,21 +323,30 @@ static int touches(const wgt_node *x, const wgt_storage *s) {
     return 0;
 }
 
-/* Whether the in-place update u of a graph (dst = src, graph_updates.c: an optimizer step
- * writing a parameter or its moments) can be stored by the fused kernel that computes src,
- * straight into dst: the copy and its dispatch go. It can when
+static int writes(const wgt_node *x, const wgt_storage *s) {
+    for (int j = 0; j < x->nwrites; j++)
+        if (x->args[j].storage == s) return 1;
+    return 0;
+}
+
+/* Whether the whole copy u (dst = src: a compiled graph's in-place update, graph_updates.c,
+ * or an eager copy into a tensor, such as an optimizer step writing a parameter) can be
+ * stored by the fused kernel that computes src, straight into dst: the copy and its dispatch
+ * go. It can when
  *   - src is the whole result of a member of a group of two or more (a group of one runs as
  *     its node, which writes its own result) that nothing else reads outside the group;
- *   - dst is a whole, dense tensor of src's type that no member reads (a kernel binds a
- *     buffer it writes nowhere else);
- *   - no node between the group's run (at its last member, last) and u touches dst, so
- *     every other node sees dst as it would have: the old values before u's place, the new
- *     ones after it.
+ *   - dst is a whole, dense tensor of src's type that no member writes, and that members read,
+ *     if at all, element for element at the kernel's shape in a 4-byte type: the backends
+ *     read such an input through the output's binding (backend.h), each element before the
+ *     invocation that read it stores its new value (an eager step reads the parameter it
+ *     updates);
+ *   - no node outside the group writes dst between the group's first member and u, nor
+ *     reads it between the group's run (at its last member, last) and u, so every other node
+ *     sees dst as it would have: the old values before u's place, the new ones after it.
  * gsize: the groups' sizes. Returns the member, or -1. */
 static int folds_update(const planner *p, int u, const int *last, const int *gsize) {
     const wgt_node *c = p->nodes[u];
-    if (!p->live[u] || !c->update || c->kind != WGT_NODE_COPY || c->partial || c->index_bound || c->nargs != 2)
-        return -1;
+    if (!p->live[u] || c->kind != WGT_NODE_COPY || c->partial || c->index_bound || c->nargs != 2) return -1;
     const wgt_operand *dst = &c->args[0], *src = &c->args[1];
     wgt_storage *d = dst->storage, *s = src->storage;
     if (!d || !s || d == s || s->needed || s->producer_index < 0 || dst->dtype != src->dtype || !dense_from_zero(dst))
@@ -346,15 +355,22 @@ static int folds_update(const planner *p, int u, const int *last, const int *gsi
     if (g < 0 || gsize[g] < 2 || !p->live[i] || last[g] >= u || !reads_whole(src, &p->nodes[i]->args[0], dst))
         return -1;
     int inside = 0;
-    for (int k = g; k <= last[g]; k++) {
-        if (p->group[k] != g) continue;
-        if (touches(p->nodes[k], d)) return -1;
-        for (int j = 1; j < p->nodes[k]->nargs; j++)
-            if (p->nodes[k]->args[j].storage == s && inlined(p, k, j, g)) inside++;
+    for (int k = g; k < u; k++) {
+        const wgt_node *m = p->nodes[k];
+        if (!p->live[k]) continue;
+        if (p->group[k] != g) { /* before the group's run, reading the old values is right */
+            if (k > last[g] ? touches(m, d) : writes(m, d)) return -1;
+            continue;
+        }
+        for (int j = 0; j < m->nargs; j++) {
+            if (m->args[j].storage == d &&
+                (j < m->nwrites || m->args[j].dtype != dst->dtype || wgt_dtype_size(dst->dtype) != 4 ||
+                 !reads_whole(&m->args[j], dst, &m->args[0])))
+                return -1;
+            if (j >= m->nwrites && m->args[j].storage == s && inlined(p, k, j, g)) inside++;
+        }
     }
     if (s->readers != inside + 1) return -1; /* u is the one reader outside */
-    for (int k = last[g] + 1; k < u; k++)
-        if (p->live[k] && touches(p->nodes[k], d)) return -1;
     return i;
 }
 
