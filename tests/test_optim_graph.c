@@ -327,8 +327,8 @@ TEST_BACKENDS(optim_eager_updates_stored_by_their_kernels) {
               "those of a context without fusion", name);
         /* One kernel per parameter, computing its new value and its moments'; a copy back of
          * each parameter took one launch more each. (The CPU backend runs no fused kernels.) */
-        CHECK(wgt_context_backend(ctx) != WGT_BACKEND_WEBGPU || launches == 2, "%s: an eager step took %llu launches (2 expected, one per parameter)", name,
-              (unsigned long long)launches);
+        CHECK(wgt_context_backend(ctx) != WGT_BACKEND_WEBGPU || launches == 2,
+              "%s: an eager step took %llu launches (2 expected, one per parameter)", name, (unsigned long long)launches);
         wgt_context_release(cs[1]);
     }
 }

@@ -12,9 +12,9 @@
  *      steps than the backend takes. A member's result is stored only when someone outside
  *      the group needs it. A whole copy of such a result into a tensor (an optimizer step's
  *      update of a parameter, eager or in a graph) folds into the group: its kernel stores
- *      the result straight into the copy's target (folds_update says when that keeps every view), and
- *      a whole copy only that group reads is left out, the group reading its source instead
- *      (folds_copy).
+ *      the result straight into the copy's target (folds_update says when that keeps every
+ *      view), and a whole copy only that group reads is left out, the group reading its
+ *      source instead (folds_copy).
  *   3. Steps: one per node that runs alone, one per fused group; each storage notes the last
  *      step that touches it, so a compiled graph can return its memory to the pool there.
  */
@@ -329,6 +329,13 @@ static int writes(const wgt_node *x, const wgt_storage *s) {
     return 0;
 }
 
+/* Whether a fused kernel writing target (a whole dense tensor) at out's shape may read arg, an
+ * operand of target's storage, through target's binding: the backends allow it for inputs of
+ * the target's 4-byte type read element for element at the kernel's shape (backend.h). */
+static int reads_in_place(const wgt_operand *arg, const wgt_operand *target, const wgt_operand *out) {
+    return arg->dtype == target->dtype && wgt_dtype_size(target->dtype) == 4 && reads_whole(arg, target, out);
+}
+
 /* Whether the whole copy u (dst = src: a compiled graph's in-place update, graph_updates.c,
  * or an eager copy into a tensor, such as an optimizer step writing a parameter) can be
  * stored by the fused kernel that computes src, straight into dst: the copy and its dispatch
@@ -363,9 +370,7 @@ static int folds_update(const planner *p, int u, const int *last, const int *gsi
             continue;
         }
         for (int j = 0; j < m->nargs; j++) {
-            if (m->args[j].storage == d &&
-                (j < m->nwrites || m->args[j].dtype != dst->dtype || wgt_dtype_size(dst->dtype) != 4 ||
-                 !reads_whole(&m->args[j], dst, &m->args[0])))
+            if (m->args[j].storage == d && (j < m->nwrites || !reads_in_place(&m->args[j], dst, &m->args[0])))
                 return -1;
             if (j >= m->nwrites && m->args[j].storage == s && inlined(p, k, j, g)) inside++;
         }
@@ -397,13 +402,13 @@ static int folds_copy(const planner *p, int r, const int *reader_group, const in
         return 0;
     for (int d = 0; d < dst->ndim; d++)
         if (dst->shape[d] != src->shape[d]) return 0;
-    int stores_x = 0, in_place = wgt_dtype_size(dst->dtype) == 4; /* whether g may also store into x */
+    int stores_x = 0, in_place = 1; /* whether g may also store into x */
     for (int k = g; k <= last[g]; k++) {
         if (p->group[k] != g) continue;
         const wgt_node *m = p->nodes[k];
         if (p->stored_in[k] >= 0 && p->nodes[p->stored_in[k]]->args[0].storage == x) stores_x = 1;
         for (int j = 1; j < m->nargs; j++)
-            if (m->args[j].storage == copy && !reads_whole(&m->args[j], dst, &m->args[0])) in_place = 0;
+            if (m->args[j].storage == copy && !reads_in_place(&m->args[j], dst, &m->args[0])) in_place = 0;
     }
     return x->writers <= stores_x && (!stores_x || in_place);
 }
