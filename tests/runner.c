@@ -77,6 +77,23 @@ wgt_context *test_new_context(wgt_backend_kind kind) {
     return ctx;
 }
 
+wgt_context *test_fusion_context(wgt_backend_kind kind, int no_fusion) {
+    wgt_context_options opt = {0};
+    opt.backend = kind;
+    opt.quiet = 1;
+    opt.no_fusion = no_fusion;
+    wgt_context *ctx = wgt_context_create(&opt);
+    if (!ctx) test_fail(__FILE__, __LINE__, "context", "cannot create a context: %s", wgt_last_error());
+    return ctx;
+}
+
+uint64_t test_launches(wgt_context *ctx) {
+    wgt_stats s;
+    memset(&s, 0, sizeof s);
+    if (wgt_context_stats(ctx, &s) != WGT_OK) test_fail(__FILE__, __LINE__, "stats", "%s", wgt_last_error());
+    return s.launches;
+}
+
 wgt_context *test_webgpu_context(void) {
     wgt_context_options opt = {0};
     opt.backend = WGT_BACKEND_WEBGPU;

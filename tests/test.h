@@ -30,6 +30,10 @@ void test_skip_no_webgpu(void);
 const char *test_backend_name(void);
 /* A context of the given kind for tests that must own theirs (NULL and a failure if none). */
 wgt_context *test_new_context(wgt_backend_kind kind);
+/* A context of the given kind with fusion off (the planner's folds too) or on. */
+wgt_context *test_fusion_context(wgt_backend_kind kind, int no_fusion);
+/* The launches ctx has made so far (wgt_context_stats). */
+uint64_t test_launches(wgt_context *ctx);
 /* A WebGPU context of the test's own, or NULL after test_skip_no_webgpu() when there is none. */
 wgt_context *test_webgpu_context(void);
 /* A CPU and a WebGPU context for tests that compare the backends; 0 (nothing to release,

@@ -14,23 +14,6 @@
 
 #include "test.h"
 
-static uint64_t launches(wgt_context *ctx) {
-    wgt_stats s;
-    memset(&s, 0, sizeof s);
-    CHECK(wgt_context_stats(ctx, &s) == WGT_OK, "%s", wgt_last_error());
-    return s.launches;
-}
-
-static wgt_context *own_context(wgt_backend_kind kind, int no_fusion) {
-    wgt_context_options o = {0};
-    o.backend = kind;
-    o.quiet = 1;
-    o.no_fusion = no_fusion;
-    wgt_context *c = wgt_context_create(&o);
-    CHECK(c != NULL, "%s", wgt_last_error());
-    return c;
-}
-
 enum { PLAIN, SWAPPED, WINDOW, KEEP_PRODUCT, BROADCAST, LAYOUTS };
 
 /* r + x @ w^T (layout: how the add is written) in ctx, read into out [M, N]; ref [2 M N]: the
@@ -56,12 +39,12 @@ static int run_case(wgt_context *ctx, wgt_dtype t, int64_t M, int64_t N, int64_t
                                         : wgt_slice(rall, 0, 0, M, 1);
     int ok = wback && x && r && wgt_tensor_read(wback, wd, sizeof(float) * (size_t)(N * K)) == WGT_OK &&
              wgt_context_sync(ctx) == WGT_OK;
-    uint64_t before = launches(ctx);
+    uint64_t before = test_launches(ctx);
     wgt_tensor *d = ok ? wgt_matmul_quantized(x, wq) : NULL;
     wgt_tensor *y = d ? (layout == SWAPPED ? wgt_add(d, r) : wgt_add(r, d)) : NULL;
     if (layout != KEEP_PRODUCT) wgt_release(d), d = NULL;
     ok = y && wgt_tensor_read(y, out, sizeof(float) * (size_t)(M * N)) == WGT_OK;
-    *ran = launches(ctx) - before;
+    *ran = test_launches(ctx) - before;
     if (ok && d) { /* the product's result, read after the add, is whole */
         float *dv = malloc(sizeof(float) * (size_t)(M * N));
         ok = wgt_tensor_read(d, dv, sizeof(float) * (size_t)(M * N)) == WGT_OK;
@@ -133,7 +116,8 @@ static void check_epilogues(wgt_context *fused, wgt_context *plain, int int8) {
 TEST_BACKENDS(epilogue_add_folds_into_quantized_product) {
     for (int int8 = 0; int8 < 2; int8++) {
         test_saved_env env = test_env_set("WGT_QUANT_INT8", int8 ? "1" : NULL);
-        wgt_context *fused = own_context(wgt_context_backend(ctx), 0), *plain = own_context(wgt_context_backend(ctx), 1);
+        wgt_backend_kind kind = wgt_context_backend(ctx);
+        wgt_context *fused = test_fusion_context(kind, 0), *plain = test_fusion_context(kind, 1);
         test_env_restore(&env);
         if (fused && plain) check_epilogues(fused, plain, int8);
         if (fused) wgt_context_release(fused);

@@ -28,6 +28,13 @@ typedef struct wgt_operand {
     struct wgt_storage *storage; /* the core's bookkeeping; backends never look at it */
 } wgt_operand;
 
+/* An rms_norm applied to a quantized product's x inside the product (matmul_quantized):
+ * weight f32 [K] at any stride, or NULL; eps as the rows entry takes it. */
+typedef struct wgt_quant_norm {
+    const wgt_operand *weight;
+    double eps;
+} wgt_quant_norm;
+
 /* Binary ops. The comparisons and logical ops give u32 0/1 outputs. */
 typedef enum wgt_binary_op {
     WGT_BINARY_ADD,
@@ -442,9 +449,12 @@ struct wgt_backend {
      * a block contributes d_w * d_x * (the integer dot product of the values). addend (NULL:
      * none; f32 [M, N], contiguous rows at any offset, never out's storage) is added to each
      * finished sum, as an add after the product would (the scheduler folds a residual add into
-     * the product, src/core/epilogue.c). */
+     * the product, src/core/epilogue.c). norm (NULL: none): the product's input is
+     * rms_norm(x) over K with norm's weight and eps, as the rows entry computes it (the
+     * scheduler folds a norm whose result only such products read, src/core/prologue.c). */
     wgt_status (*matmul_quantized)(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
-                                   const wgt_operand *w, const wgt_operand *addend, int int8);
+                                   const wgt_operand *w, const wgt_operand *addend, const wgt_quant_norm *norm,
+                                   int int8);
 
     /* User kernels (NULL: the backend runs no WGSL). user_kernel_create compiles source's
      * entry point with the given layout (WGT_ERR_BACKEND with the compiler's message, lines

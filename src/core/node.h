@@ -260,10 +260,10 @@ wgt_status wgt_graph_hook_add(wgt_context *ctx, const char *fn, wgt_graph_hook h
 /* Drops the waiting updates and hooks (the context is released). */
 void wgt_graph_updates_drop(wgt_context *ctx);
 
-/* ---- planning and running (scheduler.c) ---- */
+/* ---- planning (scheduler.c) and running (step_run.c) ---- */
 typedef struct wgt_step {
     wgt_node *node;          /* one node, or NULL for a fused kernel */
-    int owns_node;           /* node is an epilogue's (epilogue.c), freed with the plan */
+    int owns_node;           /* node is an epilogue's or a prologue's, freed with the plan */
     wgt_fused_kernel *fused; /* operands' storage fields name the storages */
     int members;             /* nodes the step stands for */
     /* Storages this step reads or writes for the last time in the plan (may be released to the
@@ -281,6 +281,20 @@ void wgt_epilogues_find(wgt_node *const *nodes, int n, const char *live, int *ep
 /* The node the pair's step runs: the product writing the add's output with the add's other
  * operand as its addend (args[3]); malloc'd, freed with the plan; NULL when out of memory. */
 wgt_node *wgt_epilogue_node(const wgt_node *prod, const wgt_node *add);
+
+/* Prologues (prologue.c): pro[i] for each of n nodes: the rms_norm a quantized product takes
+ * in, or NONE, or FOLDED for a norm that runs inside its products. find reads the plan's
+ * storage marks and epi; keep, called once the other folds are decided (stored_in: scheduler.c's
+ * updates stored by other kernels), undoes the folds whose norm input such a kernel writes. */
+#define WGT_PROLOGUE_NONE (-1)
+#define WGT_PROLOGUE_FOLDED (-2)
+void wgt_prologues_find(wgt_node *const *nodes, int n, const char *live, const int *epi, int *pro);
+void wgt_prologues_keep(wgt_node *const *nodes, int n, const int *stored_in, int *pro);
+/* The node a product's step runs: the product reading the norm's input as x [M, K] (args[1]),
+ * no addend (args[3] empty), the norm's weight as args[4] (storage NULL: none) and its eps as
+ * params[0]; a quantized product node with 5 operands always has a norm. malloc'd, freed with
+ * the plan; NULL when out of memory. */
+wgt_node *wgt_prologue_node(const wgt_node *prod, const wgt_node *norm);
 
 typedef struct wgt_plan {
     wgt_step *steps;

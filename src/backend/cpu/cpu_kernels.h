@@ -83,6 +83,7 @@ wgt_status wgt_cpu_quantize(wgt_backend *be, const wgt_operand *out, const wgt_o
 wgt_status wgt_cpu_dequantize(wgt_backend *be, const wgt_operand *out, const wgt_operand *table,
                               const wgt_operand *indices);
 wgt_status wgt_cpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
-                                    const wgt_operand *w, const wgt_operand *addend, int int8);
+                                    const wgt_operand *w, const wgt_operand *addend, const wgt_quant_norm *norm,
+                                    int int8);
 
 #endif

@@ -198,10 +198,26 @@ static void matmul_task(void *arg, int64_t task, int slot) {
     }
 }
 
+/* A norm before the product runs as the rows entry into rows of its own first: the same
+ * values as the two ops apart. */
+static wgt_status matmul_normed(wgt_backend *be, const wgt_operand *out, const wgt_operand *x, const wgt_operand *w,
+                                const wgt_operand *addend, const wgt_quant_norm *norm, int int8) {
+    int64_t M = x->shape[0], K = x->shape[1];
+    wgt_operand t = {.dtype = WGT_F32, .ndim = 2, .shape = {M, K}, .strides = {K, 1}};
+    t.host = malloc(sizeof(float) * (size_t)(M * K) + 1);
+    if (!t.host) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_matmul_quantized: out of host memory for x's normed rows");
+    wgt_status st = wgt_cpu_rows(be, WGT_ROWS_RMS_NORM, &t, x, norm->weight, NULL, norm->eps);
+    if (st == WGT_OK) st = wgt_cpu_matmul_quantized(be, out, &t, w, addend, NULL, int8);
+    free(t.host);
+    return st;
+}
+
 wgt_status wgt_cpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, const wgt_operand *x,
-                                    const wgt_operand *w, const wgt_operand *addend, int int8) {
+                                    const wgt_operand *w, const wgt_operand *addend, const wgt_quant_norm *norm,
+                                    int int8) {
     matmul_job j = {out, x, w, addend, out->shape[0], out->shape[1], x->shape[1], 0, 0, int8, NULL, NULL};
     if (j.M == 0 || j.N == 0) return WGT_OK;
+    if (norm) return matmul_normed(be, out, x, w, addend, norm, int8);
     wgt_cpu_advise_output(out);
     int64_t chunks = j.M * ((j.N + MATMUL_CHUNK - 1) / MATMUL_CHUNK);
     size_t slots = (size_t)wgt_cpu_pool_slots(wgt_cpu_pool_of(be)), K = (size_t)j.K;

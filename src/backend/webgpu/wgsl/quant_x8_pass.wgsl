@@ -11,19 +11,33 @@
 // (a maximum, an integer sum), so the words are those quant_x8.wgsl's q8_of gives, which the
 // other kernels use.
 
+//
+// With NORM, x is first normalized as rms_norm would (quant_norm.wgsl, the statistics of the
+// rows the workgroup's blocks lie in), times the norm's weight where it has one (HAS_G).
+
 struct Params {
     M: u32,
     row_blocks: u32, // B = K / 32
     x_offset: u32,
     x_stride0: i32,
     x_stride1: i32,
+    g_offset: u32,   // the norm's weight (with NORM and HAS_G)
+    g_stride: i32,
+    eps: f32,        // the norm's eps (with NORM)
 }
 
-@group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read_write> xq: array<u32>;
-@group(0) @binding(2) var<uniform> params: Params;
+const NORM: bool = {{NORM}};
+const HAS_G: bool = {{HAS_G}};
+
+{{BINDINGS}}
 
 {{X8}}
+
+fn norm_x(m: u32, k: u32) -> f32 {
+    return x[u32(i32(params.x_offset) + i32(m) * params.x_stride0 + i32(k) * params.x_stride1)];
+}
+
+{{NORM_STATS}}
 
 const PARTS: u32 = 8u;  // invocations a block
 
@@ -37,6 +51,9 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
     let part = li % PARTS;
     let first = li - part;
     let valid = i < params.M * params.row_blocks;
+    // The statistics of every row (at most three: the pass serves decoding's products), each
+    // workgroup its own.
+    norm_rows(li, params.M);
     var v = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
     if (valid) {
         let m = i / params.row_blocks;
@@ -44,6 +61,12 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
         let s = params.x_stride1;
         let base = i32(params.x_offset) + i32(m) * params.x_stride0 + i32(b * 32u + 4u * part) * s;
         for (var j = 0; j < 4; j = j + 1) { v[j] = x[u32(base + j * s)]; }
+        if (NORM) {
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                v[j] = (v[j] * norm_inv[m]) * norm_rs[m];
+                if (HAS_G) { v[j] = v[j] * g[u32(i32(params.g_offset) + i32(b * 32u + 4u * part + j) * params.g_stride)]; }
+            }
+        }
     }
     amax_of[li] = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
     workgroupBarrier();
