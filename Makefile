@@ -247,8 +247,9 @@ $(FUZZ_DIR)/obj/gen/wgsl_sources.o: $(BUILD)/gen/wgsl_sources.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -O1 -fPIC -c $< -o $@
 
-$(FUZZ_DIR)/fuzz_api $(FUZZ_DIR)/fuzz_files: $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(CPPFLAGS_ALL) $(WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+$(FUZZ_DIR)/fuzz_api $(FUZZ_DIR)/fuzz_files: $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJ) $(FUZZ_DIR)/pin_lavapipe.o
+	$(FUZZ_CC) $(CPPFLAGS_ALL) $(WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) \
+		$(FUZZ_DIR)/pin_lavapipe.o $(LDLIBS)
 
 # ---- sanitizers: `make test-asan`, `make test-valgrind` ------------------------------------
 # test-asan: the library, tools and tests rebuilt into build/asan/ with ASan and UBSan (the
@@ -313,9 +314,10 @@ test-valgrind: setup
 	@command -v valgrind >/dev/null || { echo 'test-valgrind: valgrind is not installed (see scripts/setup.sh)' >&2; exit 1; }
 	$(VALGRIND_ENV) $(VALGRIND) $(BUILD)/wgt_tests
 
-# Linked into the sanitized programs only: opens Mesa's lavapipe once with RTLD_NODELETE, so
-# the driver stays mapped to the end and LeakSanitizer still scans its globals.
-$(ASAN_BUILD)/pin_lavapipe.o:
+# Linked into the sanitized programs only (the suite's and the fuzzers'): opens Mesa's
+# lavapipe once with RTLD_NODELETE, so the driver stays mapped to the end and LeakSanitizer
+# still scans its globals (tests/lsan.supp says why).
+$(ASAN_BUILD)/pin_lavapipe.o $(FUZZ_DIR)/pin_lavapipe.o:
 	@mkdir -p $(@D)
 	printf '%s\n' '#include <dlfcn.h>' '__attribute__((constructor)) static void pin_lavapipe(void) {' \
 		'    dlopen("libvulkan_lvp.so", RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);' '}' \
