@@ -3,10 +3,10 @@
  * inside them, one launch a product. The results are within f32 rounding of a float64
  * reference (with x quantized to q8, within its rounding too), for x and the norm's weight
  * contiguous or strided, no weight, rows of x of very large and very small magnitude, one or
- * two products of one norm, and every kernel the product may take (the matrix-vector kernel,
- * which normalizes x itself; the tiled one, which runs the norm apart inside the step). A
- * norm whose result is also read elsewhere, or with other work between it and its product,
- * runs apart.
+ * two products of one norm, and every kernel the product may take (on WebGPU decoding's rows
+ * normalized by the q8 pass, quantized or in its f32 form; more rows by the rows op inside
+ * the step). A norm whose result is also read elsewhere, or with other work between it and
+ * its product, runs apart.
  */
 #include <math.h>
 #include <stdlib.h>

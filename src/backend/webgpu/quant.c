@@ -28,7 +28,7 @@ static char *build_quant(wgt_webgpu *w, const void *arg) {
     if (!text || !blocks_text) return NULL;
     const char *q8 = k->q8 ? "true" : "false";
     const char *block_pairs[] = {"Q8", q8, NULL};
-    char *blocks = wgt_wgsl_expand(blocks_text, block_pairs), *product = wgt_wgpu_quant_product("f32", "u32", k->addend, 0);
+    char *blocks = wgt_wgsl_expand(blocks_text, block_pairs), *product = wgt_wgpu_quant_product("f32", "u32", k->addend);
     if (!blocks || !product) {
         free(blocks), free(product);
         return NULL;
@@ -42,7 +42,7 @@ static char *build_quant(wgt_webgpu *w, const void *arg) {
     return out;
 }
 
-char *wgt_wgpu_quant_product(const char *x_type, const char *w_type, int addend, int normw) {
+char *wgt_wgpu_quant_product(const char *x_type, const char *w_type, int addend) {
     const char *text = wgt_wgsl_source("quant_product"), *x8 = wgt_wgsl_source("quant_x8");
     const char *with =
         "@group(0) @binding(2) var<storage, read> addend: array<f32>;\n"
@@ -52,11 +52,7 @@ char *wgt_wgpu_quant_product(const char *x_type, const char *w_type, int addend,
     const char *without = "@group(0) @binding(2) var<storage, read_write> out: array<f32>;\n"
                           "@group(0) @binding(3) var<uniform> params: Params;\n"
                           "fn finished(i: u32, v: f32) -> f32 { return v; }";
-    const char *with_normw = "@group(0) @binding(2) var<storage, read> normw: array<vec4<f32>>;\n"
-                             "@group(0) @binding(3) var<storage, read_write> out: array<f32>;\n"
-                             "@group(0) @binding(4) var<uniform> params: Params;\n"
-                             "fn finished(i: u32, v: f32) -> f32 { return v; }";
-    const char *pairs[] = {"X_TYPE", x_type, "W_TYPE", w_type, "ADDEND", addend ? with : normw ? with_normw : without, NULL};
+    const char *pairs[] = {"X_TYPE", x_type, "W_TYPE", w_type, "ADDEND", addend ? with : without, NULL};
     char *bindings = text && x8 ? wgt_wgsl_expand(text, pairs) : NULL;
     if (!bindings) return NULL;
     wgt_wgsl_text t = {0};
@@ -134,8 +130,6 @@ typedef struct {
     uint32_t M, N, row_blocks, w_first, w_stride, x_offset;
     int32_t x_stride0, x_stride1;
     uint32_t a_offset, scales;
-    uint32_t g_offset; /* a norm's weight (quant_lanes.c), in vec4 units */
-    float eps;
 } matmul_params;
 
 /* Rows of x per workgroup of quant_matmul where several rows share each weight block; fewer
@@ -143,15 +137,18 @@ typedef struct {
 #define MATVEC_MAX_ROWS 3
 static int rows_per_group(int64_t M) { return M >= 8 ? 8 : 4; }
 
-/* A norm before the product that no kernel takes in (quant_lanes.c's do, for decoding's rows)
- * runs as the rows entry into a buffer of its own first: the same values as the two ops apart. */
+/* A norm before the product runs into a buffer of its own first, inside the product's step:
+ * for decoding's rows (pass) through quant_x8_pass's f32 form, which takes the rows'
+ * statistics in each workgroup (quant_norm.wgsl), else as the rows entry (the same values as
+ * the two ops apart). */
 static wgt_status matmul_normed(wgt_webgpu *w, const wgt_operand *out, const wgt_operand *x, const wgt_operand *wt,
-                                const wgt_operand *addend, const wgt_quant_norm *norm, int int8) {
+                                const wgt_operand *addend, const wgt_quant_norm *norm, int int8, int pass) {
     int64_t M = x->shape[0], K = x->shape[1];
     wgt_operand t = {.dtype = WGT_F32, .ndim = 2, .shape = {M, K}, .strides = {K, 1}};
-    wgt_status st = wgt_wgpu_buffer_create(&w->base, (size_t)(M * K) * sizeof(float) + 16, 0, &t.buffer);
+    wgt_status st = pass ? wgt_wgpu_quant_x8(w, x, (uint32_t)(K / QK), norm, 1, &t.buffer)
+                         : wgt_wgpu_buffer_create(&w->base, (size_t)(M * K) * sizeof(float) + 16, 0, &t.buffer);
     if (st != WGT_OK) return st;
-    st = wgt_wgpu_rows(&w->base, WGT_ROWS_RMS_NORM, &t, x, norm->weight, NULL, norm->eps);
+    if (!pass) st = wgt_wgpu_rows(&w->base, WGT_ROWS_RMS_NORM, &t, x, norm->weight, NULL, norm->eps);
     if (st == WGT_OK) st = wgt_wgpu_matmul_quantized(&w->base, out, &t, wt, addend, NULL, int8);
     wgt_wgpu_buffer_destroy(&w->base, t.buffer); /* the recorded commands keep it */
     return st;
@@ -178,12 +175,13 @@ wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, co
     int matvec = M <= MATVEC_MAX_ROWS, tm = matvec ? 1 : rows_per_group(M);
     matmul_params p = {(uint32_t)M, (uint32_t)N, (uint32_t)(wt->shape[1] / QK), (uint32_t)(wt->offset / QK),
                        (uint32_t)(wt->strides[0] / QK), (uint32_t)x->offset, (int32_t)x->strides[0],
-                       (int32_t)x->strides[1], addend ? (uint32_t)addend->offset : 0, wgt_wgpu_quant_scales(wt),
-                       norm && norm->weight ? (uint32_t)(norm->weight->offset / 4) : 0, norm ? (float)norm->eps : 0.0f};
+                       (int32_t)x->strides[1], addend ? (uint32_t)addend->offset : 0, wgt_wgpu_quant_scales(wt)};
     if ((st = check_u32("matmul_quantized addend", addend ? (uint64_t)addend->offset + (uint64_t)M * (uint64_t)N : 0)) != WGT_OK)
         return st;
-    if (norm && !(matvec && wgt_wgpu_quant_lanes_take_norm(norm, int8)))
-        return matmul_normed(w, out, x, wt, addend, norm, int8);
+    /* A norm: decoding's rows (matvec) are normalized by quant_x8_pass, which the integer path
+     * runs anyway and whose f32 form costs the float path less than the rows op (H200,
+     * BENCHMARKS.md); more rows go through the rows op. */
+    if (norm && !(matvec && int8)) return matmul_normed(w, out, x, wt, addend, norm, int8, matvec);
     if (matvec) return wgt_wgpu_quant_matvec_lanes(w, out, x, wt, addend, norm, int8, &p, sizeof p);
     quant_kernel k = {"quant_matmul", wt->dtype == WGT_Q8_0, 0, 0, tm, int8, addend != NULL};
     wgt_pipeline *pl;

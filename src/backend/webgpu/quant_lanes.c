@@ -4,9 +4,10 @@
  * blocks of a row of w. This file fills in the kernel's reads of x and its per-block
  * arithmetic for the variant and picks how many invocations share a row and how many rows a
  * group of them takes. With WGT_QUANT_INT8=1, x is first quantized to q8 blocks
- * (quant_x8_pass.wgsl) and each block is integer dot products. A norm folded into the
- * product (src/core/prologue.c) is taken by the float kernel itself and by the q8 pass
- * (quant_norm.wgsl: each workgroup computes the rows' statistics).
+ * (quant_x8_pass.wgsl) and each block is integer dot products. The same pass normalizes x for
+ * a norm folded into the product (src/core/prologue.c; quant_norm.wgsl: each workgroup
+ * computes the rows' statistics), quantizing it for the integer path or, in its f32 form,
+ * writing it for the float path (quant.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 
 #include "webgpu_internal.h"
 
-/* What the kernels without a norm take for quant_norm.wgsl (their norm code is dead). */
+/* What the pass without a norm takes for quant_norm.wgsl (its norm code is dead). */
 #define NO_NORM_ROWS                                                                                               \
     "var<private> norm_inv: array<f32, 3>;\nvar<private> norm_rs: array<f32, 3>;\n"                               \
     "fn norm_rows(li: u32, rows: u32) {}\n"
@@ -24,54 +25,31 @@ typedef struct {
     int int8;          /* x quantized to q8 first (quant_x8_pass), integer dot products */
     int addend;        /* an addend binding (finished() in quant_product.wgsl) */
     int lanes, rows;   /* invocations along a row of w, rows of w per group of them */
-    int norm, has_g;   /* float path: x normalized in the kernel (quant_norm.wgsl), times a weight */
 } lanes_kernel;
 
-/* Element k of row m of x, for quant_norm.wgsl's statistics: x bound as vec4 units or as f32. */
-#define NORM_X_VEC                                                                                 \
-    "fn norm_x(m: u32, k: u32) -> f32 {\n"                                                         \
-    "    let i = params.x_offset + m * u32(params.x_stride0) + k;\n"                               \
-    "    return x[i / 4u][i % 4u];\n}"
-#define NORM_X_STRIDED                                                                             \
-    "fn norm_x(m: u32, k: u32) -> f32 {\n"                                                         \
-    "    return x[u32(i32(params.x_offset) + i32(m) * params.x_stride0 + i32(k) * params.x_stride1)];\n}"
-
-/* The kernel's reads of x: x_block (a block of row m as the per-block arithmetic takes it)
- * and, for the float path, norm_x (one element, for quant_norm.wgsl's statistics), into buf. */
-static const char *x_read(const lanes_kernel *k, char *buf, size_t size) {
+static const char *x_read(const lanes_kernel *k) {
     if (k->int8)
         return "struct XB { lo: vec4<u32>, hi: vec4<u32>, ds: vec2<u32> }\n"
                "fn x_block(m: u32, kb: u32) -> XB {\n"
                "    let at = 3u * (m * params.row_blocks + kb);\n"
                "    return XB(x[at], x[at + 1u], x[at + 2u].xy);\n}";
-    /* With a norm, x's values times the norm's weight and x's power-of-two scale. */
-    const char *normed = !k->norm ? ""
-                         : k->has_g ? "    for (var i = 0u; i < 8u; i = i + 1u) {\n"
-                                      "        b.v[i] = b.v[i] * (normw[params.g_offset + kb * 8u + i] * norm_inv[m]);\n    }\n"
-                                    : "    for (var i = 0u; i < 8u; i = i + 1u) { b.v[i] = b.v[i] * norm_inv[m]; }\n";
     if (k->x_vec)
-        snprintf(buf, size,
-                 "struct XB { v: array<vec4<f32>, 8> }\n"
-                 "fn x_block(m: u32, kb: u32) -> XB {\n"
-                 "    let at = (params.x_offset + m * u32(params.x_stride0) + kb * 32u) / 4u;\n"
-                 "    var b: XB;\n"
-                 "    for (var i = 0u; i < 8u; i = i + 1u) { b.v[i] = x[at + i]; }\n%s"
-                 "    return b;\n}\n%s",
-                 normed, NORM_X_VEC);
-    else
-        snprintf(buf, size,
-                 "struct XB { v: array<vec4<f32>, 8> }\n"
-                 "fn x_block(m: u32, kb: u32) -> XB {\n"
-                 "    let s = params.x_stride1;\n"
-                 "    let at = i32(params.x_offset) + i32(m) * params.x_stride0 + i32(kb * 32u) * s;\n"
-                 "    var b: XB;\n"
-                 "    for (var i = 0; i < 8; i = i + 1) {\n"
-                 "        let e = at + 4 * i * s;\n"
-                 "        b.v[i] = vec4<f32>(x[u32(e)], x[u32(e + s)], x[u32(e + 2 * s)], x[u32(e + 3 * s)]);\n"
-                 "    }\n%s"
-                 "    return b;\n}\n%s",
-                 normed, NORM_X_STRIDED);
-    return buf;
+        return "struct XB { v: array<vec4<f32>, 8> }\n"
+               "fn x_block(m: u32, kb: u32) -> XB {\n"
+               "    let at = (params.x_offset + m * u32(params.x_stride0) + kb * 32u) / 4u;\n"
+               "    var b: XB;\n"
+               "    for (var i = 0u; i < 8u; i = i + 1u) { b.v[i] = x[at + i]; }\n"
+               "    return b;\n}";
+    return "struct XB { v: array<vec4<f32>, 8> }\n"
+           "fn x_block(m: u32, kb: u32) -> XB {\n"
+           "    let s = params.x_stride1;\n"
+           "    let at = i32(params.x_offset) + i32(m) * params.x_stride0 + i32(kb * 32u) * s;\n"
+           "    var b: XB;\n"
+           "    for (var i = 0; i < 8; i = i + 1) {\n"
+           "        let e = at + 4 * i * s;\n"
+           "        b.v[i] = vec4<f32>(x[u32(e)], x[u32(e + s)], x[u32(e + 2 * s)], x[u32(e + 3 * s)]);\n"
+           "    }\n"
+           "    return b;\n}";
 }
 
 /* A block's products with x, scaled: w0 (and w1 for q8_0) are its values' words, d its scale. */
@@ -109,20 +87,17 @@ static char *build_lanes(wgt_webgpu *w, const void *arg) {
     const lanes_kernel *k = arg;
     const char *source = wgt_wgsl_source("quant_matvec_lanes");
     const char *x_type = k->int8 ? "vec4<u32>" : k->x_vec ? "vec4<f32>" : "f32";
-    char *product = wgt_wgpu_quant_product(x_type, "vec4<u32>", k->addend, k->norm);
-    const char *stats = k->norm ? wgt_wgsl_source("quant_norm") : NO_NORM_ROWS;
-    if (!source || !product || !stats) {
+    char *product = wgt_wgpu_quant_product(x_type, "vec4<u32>", k->addend);
+    if (!source || !product) {
         free(product);
         return NULL;
     }
-    char mx[16], lanes[16], rows[16], xr[1536];
+    char mx[16], lanes[16], rows[16];
     snprintf(mx, sizeof mx, "%d", k->mx);
     snprintf(lanes, sizeof lanes, "%d", k->lanes);
     snprintf(rows, sizeof rows, "%d", k->rows);
     const char *pairs[] = {"PRODUCT", product, "LANES", lanes, "ROWS", rows, "MX", mx, "Q8", k->q8 ? "true" : "false",
-                           "X_READ", x_read(k, xr, sizeof xr), "BLOCK_DOT", block_dot(k),
-                           "NORM", k->norm ? "true" : "false", "HAS_G", k->has_g ? "true" : "false",
-                           "NORM_STATS", stats, NULL};
+                           "X_READ", x_read(k), "BLOCK_DOT", block_dot(k), NULL};
     char *out = wgt_wgsl_expand(source, pairs);
     free(product);
     return out;
@@ -130,6 +105,7 @@ static char *build_lanes(wgt_webgpu *w, const void *arg) {
 
 typedef struct {
     int norm, has_g; /* x normalized first (quant_norm.wgsl), times a weight */
+    int f32_out;     /* with norm: the normed x as f32, not quantized */
 } x8_kernel;
 
 static char *build_x8_pass(wgt_webgpu *w, const void *arg) {
@@ -146,12 +122,12 @@ static char *build_x8_pass(wgt_webgpu *w, const void *arg) {
                                      "@group(0) @binding(2) var<uniform> params: Params;\n"
                                      "var<private> g: array<f32, 1>;\n" NO_NORM_ROWS;
     const char *pairs[] = {"X8",         x8,    "NORM",     k->norm ? "true" : "false", "HAS_G", k->has_g ? "true" : "false",
-                           "NORM_STATS", stats, "BINDINGS", bindings,                   NULL};
+                           "NORM_STATS", stats, "BINDINGS", bindings, "F32_OUT", k->f32_out ? "true" : "false", NULL};
     return source && x8 && stats ? wgt_wgsl_expand(source, pairs) : NULL;
 }
 
 wgt_status wgt_wgpu_quant_x8(wgt_webgpu *w, const wgt_operand *x, uint32_t row_blocks, const wgt_quant_norm *norm,
-                             wgt_buffer **xq) {
+                             int f32_out, wgt_buffer **xq) {
     const wgt_operand *g = norm ? norm->weight : NULL;
     struct {
         uint32_t M, row_blocks, x_offset;
@@ -162,12 +138,13 @@ wgt_status wgt_wgpu_quant_x8(wgt_webgpu *w, const wgt_operand *x, uint32_t row_b
     } p = {(uint32_t)x->shape[0], row_blocks, (uint32_t)x->offset, (int32_t)x->strides[0], (int32_t)x->strides[1],
            g ? (uint32_t)g->offset : 0, g ? (int32_t)g->strides[0] : 0, norm ? (float)norm->eps : 0.0f};
     uint64_t blocks = (uint64_t)p.M * row_blocks;
-    x8_kernel k = {norm != NULL, g != NULL};
+    x8_kernel k = {norm != NULL, g != NULL, norm && f32_out};
     char key[48];
-    snprintf(key, sizeof key, "quant_x8_pass:n%d:g%d", k.norm, k.has_g);
+    snprintf(key, sizeof key, "quant_x8_pass:n%d:g%d:f%d", k.norm, k.has_g, k.f32_out);
     wgt_pipeline *pl;
     wgt_status st = wgt_wgpu_pipeline(w, key, norm ? 3 : 2, build_x8_pass, &k, &pl);
-    if (st == WGT_OK) st = wgt_wgpu_buffer_create(&w->base, (size_t)(blocks * 48), 0, xq);
+    /* A block is 48 bytes quantized (three 16-byte words), 128 as f32. */
+    if (st == WGT_OK) st = wgt_wgpu_buffer_create(&w->base, (size_t)(blocks * (k.f32_out ? 128 : 48)), 0, xq);
     if (st != WGT_OK) return st;
     /* Without a weight x stands in for the unused binding. */
     wgt_buffer *buffers[3] = {x->buffer, norm ? (g ? g->buffer : x->buffer) : *xq, *xq};
@@ -177,12 +154,6 @@ wgt_status wgt_wgpu_quant_x8(wgt_webgpu *w, const wgt_operand *x, uint32_t row_b
 uint32_t wgt_wgpu_quant_scales(const wgt_operand *q) {
     size_t blocks = (size_t)(q->buffer->size / wgt_dtype_block_bytes(q->dtype));
     return (uint32_t)(blocks * (wgt_dtype_block_bytes(q->dtype) - 2) / 4);
-}
-
-int wgt_wgpu_quant_lanes_take_norm(const wgt_quant_norm *norm, int int8) {
-    const wgt_operand *g = norm->weight;
-    /* The float kernel reads the weight as x's blocks, in vec4 units; the pass at any stride. */
-    return int8 || !g || (g->strides[0] == 1 && g->offset % 4 == 0);
 }
 
 wgt_status wgt_wgpu_quant_matvec_lanes(wgt_webgpu *w, const wgt_operand *out, const wgt_operand *x,
@@ -195,8 +166,7 @@ wgt_status wgt_wgpu_quant_matvec_lanes(wgt_webgpu *w, const wgt_operand *out, co
      * BENCHMARKS.md): the float path gains most from several rows sharing each block of x it
      * reads (64, 4); the integer path, whose x is a quarter the bytes, from more workgroups
      * (32, 1). WGT_QUANT_LANES=lanes,rows overrides, for measuring. */
-    lanes_kernel k = {wt->dtype == WGT_Q8_0, (int)M, x_vec, int8, addend != NULL, int8 ? 32 : 64, int8 ? 1 : 4,
-                      norm && !int8, norm && !int8 && norm->weight};
+    lanes_kernel k = {wt->dtype == WGT_Q8_0, (int)M, x_vec, int8, addend != NULL, int8 ? 32 : 64, int8 ? 1 : 4};
     const char *shape = getenv("WGT_QUANT_LANES");
     if (shape && *shape) { /* empty: unset, as for every WGT_ variable */
         int lanes = 0, rows = 0;
@@ -207,17 +177,13 @@ wgt_status wgt_wgpu_quant_matvec_lanes(wgt_webgpu *w, const wgt_operand *out, co
         k.lanes = lanes, k.rows = rows;
     }
     char key[96];
-    snprintf(key, sizeof key, "quant_matvec_lanes:%s:m%d:v%d:i%d:a%d:l%d:r%d:n%d%d", k.q8 ? "q8_0" : "q4_0", k.mx,
-             k.x_vec, k.int8, k.addend, k.lanes, k.rows, k.norm, k.has_g);
+    snprintf(key, sizeof key, "quant_matvec_lanes:%s:m%d:v%d:i%d:a%d:l%d:r%d", k.q8 ? "q8_0" : "q4_0", k.mx, k.x_vec,
+             k.int8, k.addend, k.lanes, k.rows);
     wgt_pipeline *pl;
-    int third = addend || k.norm; /* binding 2: the addend or the norm's weight */
-    wgt_status st = wgt_wgpu_pipeline(w, key, third ? 4 : 3, build_lanes, &k, &pl);
+    wgt_status st = wgt_wgpu_pipeline(w, key, addend ? 4 : 3, build_lanes, &k, &pl);
     wgt_buffer *xq = NULL;
-    if (st == WGT_OK && int8) st = wgt_wgpu_quant_x8(w, x, (uint32_t)row_blocks, norm, &xq);
-    /* A norm without a weight binds x in the weight's place, unread. */
-    wgt_buffer *buffers[4] = {xq ? xq : x->buffer, wt->buffer,
-                              addend ? addend->buffer : k.has_g ? norm->weight->buffer : k.norm ? x->buffer : out->buffer,
-                              out->buffer};
+    if (st == WGT_OK && int8) st = wgt_wgpu_quant_x8(w, x, (uint32_t)row_blocks, norm, 0, &xq);
+    wgt_buffer *buffers[4] = {xq ? xq : x->buffer, wt->buffer, addend ? addend->buffer : out->buffer, out->buffer};
     int64_t per_group = (int64_t)(256 / k.lanes) * k.rows;
     if (st == WGT_OK)
         st = wgt_wgpu_dispatch(w, pl, buffers, params, params_size, (uint64_t)((N + per_group - 1) / per_group));

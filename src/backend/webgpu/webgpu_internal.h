@@ -552,19 +552,19 @@ wgt_status wgt_wgpu_matmul_quantized(wgt_backend *be, const wgt_operand *out, co
                                      int int8);
 /* wgsl/quant_product.wgsl (the products' parameters and bindings) with x an array of x_type
  * and w one of w_type, with an addend binding or not; malloc'd, or NULL. */
-char *wgt_wgpu_quant_product(const char *x_type, const char *w_type, int addend, int normw);
+char *wgt_wgpu_quant_product(const char *x_type, const char *w_type, int addend);
 /* quant_lanes.c: x @ w^T for 1 to 3 rows of f32 x (the caller's matvec case); int8: x
- * quantized to q8; addend as for matmul_quantized (backend.h). params: quant.c's, whose
- * layout quant_product.wgsl declares. */
+ * quantized to q8, normalized first when norm is given (the float path takes no norm);
+ * addend as for matmul_quantized (backend.h). params: quant.c's, whose layout
+ * quant_product.wgsl declares. */
 wgt_status wgt_wgpu_quant_matvec_lanes(wgt_webgpu *w, const wgt_operand *out, const wgt_operand *x,
                                        const wgt_operand *wt, const wgt_operand *addend, const wgt_quant_norm *norm,
                                        int int8, const void *params, uint32_t params_size);
-/* Whether quant_matvec_lanes normalizes x itself for norm (else the caller runs the norm). */
-int wgt_wgpu_quant_lanes_take_norm(const wgt_quant_norm *norm, int int8);
 /* x [M, K] quantized to q8 blocks (three 16-byte words each: values, then d_x and their sum)
- * into a new buffer *xq, for the integer kernels. */
+ * into a new buffer *xq, for the integer kernels; with norm (1 to 3 rows), rms_norm(x) first
+ * (quant_norm.wgsl), and with f32_out that as f32 [M, K] instead of blocks. */
 wgt_status wgt_wgpu_quant_x8(wgt_webgpu *w, const wgt_operand *x, uint32_t row_blocks, const wgt_quant_norm *norm,
-                             wgt_buffer **xq);
+                             int f32_out, wgt_buffer **xq);
 /* The u32 word of q's buffer where the blocks' scales start (the device layout,
  * core/block_layout.c). */
 uint32_t wgt_wgpu_quant_scales(const wgt_operand *q);

@@ -13,11 +13,6 @@
 // block is 8 integer dot products of four packed bytes (q4_0: 4 of the low nibbles, 4 of the
 // high, less 8 times x's sum); quant_x8_pass.wgsl has quantized x first (three 16-byte words
 // a block).
-//
-// With NORM (the float path; src/core/prologue.c folds an rms_norm into the product) each
-// workgroup first takes the statistics of x's rows (quant_norm.wgsl); x_block then gives x at
-// its power-of-two scale times the norm's weight, and each finished sum is multiplied by the
-// row's rs. (The integer path's pass normalizes x instead.)
 
 {{PRODUCT}}
 
@@ -28,10 +23,6 @@ const MX: u32 = {{MX}}u;              // rows of x (1 to 3)
 const Q8: bool = {{Q8}};
 const QV: u32 = select(1u, 2u, Q8);   // 16-byte words of values per block
 const SLOTS: u32 = ROWS * MX;         // sums per group
-const NORM: bool = {{NORM}};
-const HAS_G: bool = {{HAS_G}};
-
-{{NORM_STATS}}
 
 var<workgroup> partial: array<f32, 256u * SLOTS>;
 
@@ -61,7 +52,6 @@ fn dot_words(a: vec4<u32>, b: vec4<u32>) -> i32 {
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) groups: vec3<u32>) {
-    norm_rows(li, MX);
     let lane = li % LANES;
     let group = li / LANES;
     let n0 = ((wid.x + wid.y * groups.x) * GROUPS + group) * ROWS;
@@ -102,8 +92,6 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
     if (lane < SLOTS) {
         let n = n0 + lane / MX;
         let m = lane % MX;
-        var v = partial[(group * SLOTS + lane) * LANES];
-        if (NORM) { v = v * norm_rs[m]; }
-        if (n < params.N) { out[m * params.N + n] = finished(m * params.N + n, v); }
+        if (n < params.N) { out[m * params.N + n] = finished(m * params.N + n, partial[(group * SLOTS + lane) * LANES]); }
     }
 }

@@ -1,10 +1,10 @@
-// rms_norm of a row of x inside a quantized product's kernels (src/core/prologue.c folds a
-// norm whose result only such products read): appended to quant_x8_pass.wgsl and to
-// quant_matvec_lanes.wgsl, which define norm_x(m, k), x's element k of row m, and whose
-// params hold row_blocks (K / 32) and eps. norm_rows fills norm_inv and norm_rs for the
-// first rows of x (the kernels without a norm take quant_lanes.c's empty norm_rows). Every workgroup computes the statistics of the
-// rows it needs itself: decoding's rows are one to three of a few thousand values, which
-// the workgroup reads from the cache faster than a launch of their own would take.
+// rms_norm of decoding's rows of x inside a quantized product's step (src/core/prologue.c folds
+// a norm whose result only such products read): appended to quant_x8_pass.wgsl, which defines
+// norm_x(m, k), x's element k of row m, and whose params hold row_blocks (K / 32) and eps.
+// norm_rows fills norm_inv and norm_rs for the first rows of x (the pass without a norm takes
+// quant_lanes.c's empty norm_rows). Every workgroup computes the statistics of the rows it
+// needs itself: decoding's rows are one to three of a few thousand values, which the
+// workgroup reads from the cache faster than a launch of their own would take.
 //
 // The row's elements are taken at a power-of-two scale u = x inv (exact), inv bringing the
 // largest magnitude to [1, 4), so the squares neither overflow nor vanish whatever the row's
@@ -26,9 +26,9 @@ struct RowNorm {
 fn norm_pow2(e: i32) -> f32 { return bitcast<f32>(u32(e + 127) << 23u); }
 
 // Values an invocation holds at once: a chunk of 8 x 256 of the row is loaded with all its
-// loads in flight together (a loop reading one value at a time, twice, cost the H200's
-// decoding products about 1.8 us more a dispatch), and a row of one chunk (decoding's widths
-// up to 2048) stays in registers for the sum.
+// loads in flight together (a loop reading one value at a time, twice, cost about 1.8 us more
+// a dispatch on an H200), and a row of one chunk (decoding's widths up to 2048) stays in
+// registers for the sum.
 const NORM_HELD: u32 = 8u;
 
 fn norm_chunk(m: u32, c: u32, li: u32, K: u32) -> array<f32, NORM_HELD> {

@@ -4,8 +4,7 @@
 // quantization of x to q8. ADDEND declares out's and the params' bindings (out is the last
 // storage binding, the one a layout makes writable) and finished(i, v), the value
 // stored at out[i] for the sum v: v itself, or with an addend binding (a residual add folded
-// into the product) addend[a_offset + i] + v, the same f32 add the separate op made. With a
-// folded norm (NORMW) binding 2 is the norm's weight instead, normw, as vec4 units.
+// into the product) addend[a_offset + i] + v, the same f32 add the separate op made.
 
 struct Params {
     M: u32,
@@ -18,8 +17,6 @@ struct Params {
     x_stride1: i32,
     a_offset: u32,     // the addend's first element (unused without one)
     scales: u32,       // w's scales (quant_blocks.wgsl), a u32 word
-    g_offset: u32,     // a folded norm's weight (quant_norm.wgsl), in vec4 units
-    eps: f32,          // and its eps
 };
 
 @group(0) @binding(0) var<storage, read> x: array<{{X_TYPE}}>;

@@ -12,8 +12,10 @@
 // other kernels use.
 
 //
-// With NORM, x is first normalized as rms_norm would (quant_norm.wgsl, the statistics of the
-// rows the workgroup's blocks lie in), times the norm's weight where it has one (HAS_G).
+// With NORM, x is first normalized as rms_norm would (quant_norm.wgsl: each workgroup takes
+// the statistics of every row, at most three), times the norm's weight where it has one
+// (HAS_G); with F32_OUT too, those values are written as f32 for the float path's product
+// instead of being quantized.
 
 struct Params {
     M: u32,
@@ -28,6 +30,9 @@ struct Params {
 
 const NORM: bool = {{NORM}};
 const HAS_G: bool = {{HAS_G}};
+// The normed values themselves, as f32 [M, K] in xq's words, for the float path's products
+// (with NORM; no quantizing).
+const F32_OUT: bool = {{F32_OUT}};
 
 {{BINDINGS}}
 
@@ -67,6 +72,12 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
                 if (HAS_G) { v[j] = v[j] * g[u32(i32(params.g_offset) + i32(b * 32u + 4u * part + j) * params.g_stride)]; }
             }
         }
+    }
+    if (F32_OUT) {
+        if (valid) {
+            for (var j = 0u; j < 4u; j = j + 1u) { xq[32u * i + 4u * part + j] = bitcast<u32>(v[j]); }
+        }
+        return;
     }
     amax_of[li] = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
     workgroupBarrier();
