@@ -53,9 +53,8 @@ static int foldable(wgt_node *const *nodes, const char *live, int p, int i, int 
     /* The pair runs at the add: nothing in between may write what the product reads. */
     for (int q = p + 1; q < i; q++) {
         if (!live[q]) continue;
-        for (int j = 0; j < nodes[q]->nwrites; j++)
-            if (nodes[q]->args[j].storage == prod->args[1].storage || nodes[q]->args[j].storage == prod->args[2].storage)
-                return 0;
+        if (wgt_node_writes(nodes[q], prod->args[1].storage) || wgt_node_writes(nodes[q], prod->args[2].storage))
+            return 0;
     }
     return 1;
 }

@@ -272,6 +272,9 @@ typedef struct wgt_step {
     int nlast;
 } wgt_step;
 
+/* Whether node n writes storage s (any of its written operands). */
+int wgt_node_writes(const wgt_node *n, const wgt_storage *s);
+
 /* Epilogues (epilogue.c): epi[i] for each of n nodes: the product an add folds in, or NONE,
  * or FOLDED for a product that runs inside its add's step. Reads the storages' readers,
  * needed and producer_index marks of the plan being built. */

@@ -42,14 +42,10 @@ static int rows_view(const wgt_operand *in, int64_t M, int64_t K, wgt_operand *x
     return 1;
 }
 
+/* op is M rows of K from its storage's start, row-major. */
 static int dense_rows(const wgt_operand *op, int64_t M, int64_t K) {
-    if (op->offset != 0 || op->shape[op->ndim - 1] != K || op->strides[op->ndim - 1] != 1) return 0;
-    int64_t expect = K;
-    for (int d = op->ndim - 2; d >= 0; d--) {
-        if (op->shape[d] != 1 && op->strides[d] != expect) return 0;
-        expect *= op->shape[d];
-    }
-    return expect == M * K;
+    return op->offset == 0 && op->shape[op->ndim - 1] == K && op->strides[op->ndim - 1] == 1 &&
+           wgt_numel(op->ndim, op->shape) == M * K && wgt_is_contiguous(op->ndim, op->shape, op->strides);
 }
 
 /* Whether norm node r may fold into product p, which reads r's result as its x. */
@@ -61,12 +57,6 @@ static int product_takes(const wgt_node *r, const wgt_node *p, const int *epi, i
     /* x read whole and in order: [M, K] rows from the result's start. */
     if (x->offset != 0 || x->strides[1] != 1 || (M > 1 && x->strides[0] != K)) return 0;
     return x->dtype == WGT_F32 && dense_rows(res, M, K);
-}
-
-static int writes_any(const wgt_node *q, const wgt_storage *a, const wgt_storage *b) {
-    for (int j = 0; j < q->nwrites; j++)
-        if (q->args[j].storage == a || (b && q->args[j].storage == b)) return 1;
-    return 0;
 }
 
 /* The products of norm node i (into readers, *count of them), or 0 when it cannot fold. */
@@ -85,7 +75,9 @@ static int find_readers(wgt_node *const *nodes, int n, const char *live, const i
     *count = 0;
     for (int q = i + 1; q < n && *count < s->readers; q++) {
         if (!live[q]) continue;
-        if (!product_takes(r, nodes[q], epi, q) || writes_any(nodes[q], in->storage, g ? g->storage : NULL)) return 0;
+        if (!product_takes(r, nodes[q], epi, q) || wgt_node_writes(nodes[q], in->storage) ||
+            (g && wgt_node_writes(nodes[q], g->storage)))
+            return 0;
         readers[(*count)++] = q;
     }
     return *count == s->readers;
@@ -111,7 +103,9 @@ void wgt_prologues_keep(wgt_node *const *nodes, int n, const int *stored_in, int
         const wgt_storage *in = r->args[1].storage, *g = r->nargs > 2 ? r->args[2].storage : NULL;
         int kept = 1;
         for (int u = 0; u < n && kept; u++)
-            if (stored_in[u] >= 0 && writes_any(nodes[stored_in[u]], in, g)) kept = 0;
+            if (stored_in[u] >= 0 &&
+                (wgt_node_writes(nodes[stored_in[u]], in) || (g && wgt_node_writes(nodes[stored_in[u]], g))))
+                kept = 0;
         if (kept) continue;
         pro[i] = WGT_PROLOGUE_NONE;
         for (int q = i + 1; q < n; q++)

@@ -325,9 +325,9 @@ static int touches(const wgt_node *x, const wgt_storage *s) {
     return 0;
 }
 
-static int writes(const wgt_node *x, const wgt_storage *s) {
-    for (int j = 0; j < x->nwrites; j++)
-        if (x->args[j].storage == s) return 1;
+int wgt_node_writes(const wgt_node *n, const wgt_storage *s) {
+    for (int j = 0; j < n->nwrites; j++)
+        if (n->args[j].storage == s) return 1;
     return 0;
 }
 
@@ -368,7 +368,7 @@ static int folds_update(const planner *p, int u, const int *last, const int *gsi
         const wgt_node *m = p->nodes[k];
         if (!p->live[k]) continue;
         if (p->group[k] != g) { /* before the group's run, reading the old values is right */
-            if (k > last[g] ? touches(m, d) : writes(m, d)) return -1;
+            if (k > last[g] ? touches(m, d) : wgt_node_writes(m, d)) return -1;
             continue;
         }
         for (int j = 0; j < m->nargs; j++) {
