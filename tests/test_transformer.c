@@ -67,12 +67,43 @@ static void check_rope_ranks(wgt_context *ctx) {
     }
 }
 
+/* q and k heads as a decoding step takes them: [heads, n, hd] read through the transpose of
+ * a [n, heads + 1, hd] product (the last head left out), with positions every other element
+ * of a longer array and as large as a long context's (the angle is rounded to f32 first, as
+ * rope computes it; the reference takes its cos and sin in double). */
+static void check_rope_heads_view(wgt_context *ctx) {
+    enum { N = 3, H = 5, HD = 8, HALF = HD / 2 };
+    int64_t pshape[3] = {N, H + 1, HD}, six = 2 * N;
+    wgt_tensor *qkv = wgt_rand_normal(ctx, WGT_F32, 3, pshape, 0, 1, 91);
+    wgt_tensor *heads = qkv ? wgt_transpose(qkv, 0, 1) : NULL, *x = heads ? wgt_slice(heads, 0, 0, H, 1) : NULL;
+    int32_t pos[2 * N] = {5, -1, 70001, -1, -1234567, -1};
+    wgt_tensor *all = wgt_tensor_from_data(ctx, WGT_I32, 1, &six, pos, sizeof pos, WGT_USAGE_DEFAULT);
+    wgt_tensor *p = all ? wgt_slice(all, 0, 0, 2 * N, 2) : NULL, *y = x && p ? wgt_rope(x, p, 10000.0) : NULL;
+    double *vq = qkv ? test_read_f64(qkv) : NULL, *vy = y ? test_read_f64(y) : NULL;
+    CHECK(vq && vy, "rope of a heads view: %s", wgt_last_error());
+    for (int h = 0; vq && vy && h < H; h++)
+        for (int s = 0; s < N; s++)
+            for (int i = 0; i < HD; i++) {
+                int j = i % HALF;
+                float freq = (float)exp(-(double)j * log(10000.0) / HALF), angle = (float)pos[2 * s] * freq;
+                const double *row = vq + (s * (H + 1) + h) * HD;
+                double rot = i < HALF ? -row[i + HALF] : row[i - HALF];
+                double want = row[i] * cos((double)angle) + rot * sin((double)angle);
+                double got = vy[(h * N + s) * HD + i];
+                CHECK(fabs(got - want) <= 2e-6 * (1 + fabs(want)), "rope of a heads view (%d, %d, %d): %.9g, want %.9g",
+                      h, s, i, got, want);
+            }
+    free(vq), free(vy);
+    wgt_release(qkv), wgt_release(heads), wgt_release(x), wgt_release(all), wgt_release(p), wgt_release(y);
+}
+
 TEST_BACKENDS(rope_matches_reference) {
     check_rope(ctx, WGT_F32, 2, 7, 8, 0);
     check_rope(ctx, WGT_F32, 1, 13, 6, 1);
     check_rope(ctx, WGT_F16, 3, 5, 4, 1);
     check_rope(ctx, WGT_F32, 1, 1, 2, 0);
     check_rope_ranks(ctx);
+    check_rope_heads_view(ctx);
 }
 
 static void check_attention(wgt_context *ctx, wgt_dtype dt, int64_t heads, int64_t lq, int64_t lk, int64_t d,

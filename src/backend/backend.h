@@ -410,6 +410,13 @@ struct wgt_backend {
     wgt_status (*attention)(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
                             const wgt_operand *v, const wgt_operand *count, int causal, double scale);
     int (*attention_fits)(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
+    /* Rotary position embedding in one kernel, for small f32 x (a decoding step's heads): out
+     * [B, S, d] (contiguous) = x [B, S, d] (any strides) with each pair (j, j + d/2) of row
+     * (b, s) turned by positions[s] * freqs[j] (positions 1-D i32, or NULL for s itself;
+     * freqs [d/2] f32), each product rounded before the sum, as the composed rope rounds them.
+     * NULL: the core composes rope from elementwise ops (core/transformer.c). */
+    wgt_status (*rope)(wgt_backend *be, const wgt_operand *out, const wgt_operand *x, const wgt_operand *positions,
+                       const wgt_operand *freqs);
     int (*attention_pays)(wgt_backend *be, wgt_dtype dtype, uint64_t batch, int64_t lq, int64_t lk, int causal);
 
     /* Counter-based random numbers (philox.h): out (f32, i32 or u32, contiguous, offset 0)

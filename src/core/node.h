@@ -40,6 +40,7 @@ typedef enum wgt_node_kind {
     WGT_NODE_RANDOM,       /* op: wgt_random_kind; params a, b, c; box: seed, count; bits: low */
     WGT_NODE_USER_KERNEL, /* a caller's WGSL kernel (user_kernel.c): several bindings, several written */
     WGT_NODE_INDEX_NARROW, /* i64/u64 indices to u32 (index_narrow.c); bits: the bound */
+    WGT_NODE_ROPE,         /* out, x, positions (or none), freqs: the backend's rope */
     WGT_NODE_KIND_COUNT
 } wgt_node_kind;
 
@@ -147,6 +148,9 @@ wgt_status wgt_record_set_rows(wgt_context *ctx, const char *fn, const wgt_opera
 wgt_status wgt_record_attention(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *q,
                                 const wgt_operand *k, const wgt_operand *v, const wgt_operand *count, int causal,
                                 double scale);
+/* The backend's one-kernel rope (backend.h); positions may be NULL. */
+wgt_status wgt_record_rope(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *x,
+                           const wgt_operand *positions, const wgt_operand *freqs);
 /* Block types (src/quant/): indices may be NULL (every row in order); deferred and the
  * index shape as for gather_rows. */
 wgt_status wgt_record_quantize(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in);

@@ -185,6 +185,12 @@ wgt_status wgt_record_attention(wgt_context *ctx, const char *fn, const wgt_oper
     return wgt_record(ctx, n);
 }
 
+wgt_status wgt_record_rope(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *x,
+                           const wgt_operand *positions, const wgt_operand *freqs) {
+    RECORD(WGT_NODE_ROPE, 0, 4, out, x, positions, freqs)
+    return wgt_record(ctx, n);
+}
+
 wgt_status wgt_record_quantize(wgt_context *ctx, const char *fn, const wgt_operand *out, const wgt_operand *in) {
     RECORD(WGT_NODE_QUANTIZE, 0, 2, out, in)
     return wgt_record(ctx, n);

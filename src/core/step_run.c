@@ -99,6 +99,7 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     case WGT_NODE_ATTENTION:
         st = be->attention(be, &a[0], &a[1], &a[2], &a[3], a[4].storage ? &a[4] : NULL, n->axis, n->params[0]);
         break;
+    case WGT_NODE_ROPE: st = be->rope(be, &a[0], &a[1], a[2].storage ? &a[2] : NULL, &a[3]); break;
     case WGT_NODE_QUANTIZE: st = be->quantize(be, &a[0], &a[1]); break;
     case WGT_NODE_DEQUANTIZE: st = be->dequantize(be, &a[0], &a[1], a[2].storage ? &a[2] : NULL); break;
     case WGT_NODE_MATMUL_QUANTIZED: {

@@ -577,6 +577,7 @@ wgt_backend *wgt_webgpu_backend_create(const wgt_context_options *options) {
     be->index_narrow = wgt_wgpu_index_narrow;
     be->rows = wgt_wgpu_rows;
     be->attention = wgt_wgpu_attention;
+    be->rope = wgt_wgpu_rope;
     be->attention_fits = wgt_wgpu_attention_fits;
     be->attention_pays = wgt_wgpu_attention_pays;
     be->write_box = wgt_wgpu_write_box;

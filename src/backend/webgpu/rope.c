@@ -1,0 +1,60 @@
+/*
+ * Rotary position embedding in one kernel (wgsl/rope.wgsl) for the small x of a decoding
+ * step: one invocation per rotated pair, its angle's cos and sin taken once (trig.c). The
+ * core composes rope from elementwise ops for larger x and on backends without this entry.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "webgpu_internal.h"
+
+static char *build_rope(wgt_webgpu *w, const void *arg) {
+    (void)w, (void)arg;
+    wgt_wgsl_pieces helpers = {0};
+    wgt_wgsl_pieces_add(&helpers, &wgt_wgsl_sin_cos);
+    char *text = wgt_wgsl_pieces_text(&helpers);
+    const char *source = wgt_wgsl_source("rope");
+    const char *pairs[] = {"HELPERS", text ? text : "", NULL};
+    char *out = text && source ? wgt_wgsl_expand(source, pairs) : NULL;
+    free(text);
+    return out;
+}
+
+wgt_status wgt_wgpu_rope(wgt_backend *be, const wgt_operand *out, const wgt_operand *x, const wgt_operand *positions,
+                         const wgt_operand *freqs) {
+    wgt_webgpu *w = (wgt_webgpu *)be;
+    int64_t B = x->shape[0], S = x->shape[1], d = x->shape[2];
+    if (x->ndim != 3 || x->dtype != WGT_F32 || out->dtype != WGT_F32 || out->offset != 0 || d % 2 ||
+        (positions && positions->dtype != WGT_I32) || freqs->dtype != WGT_F32 || freqs->shape[0] != d / 2)
+        return wgt_error(WGT_ERR_INTERNAL, "rope of %s [%lld, %lld, %lld] into %s", wgt_dtype_name(x->dtype),
+                         (long long)B, (long long)S, (long long)d, wgt_dtype_name(out->dtype));
+    uint64_t pairs = (uint64_t)B * (uint64_t)S * (uint64_t)(d / 2);
+    if (pairs == 0) return WGT_OK;
+    if (pairs > 0x7fffffffu || x->buffer->size / 4 > 0x7fffffffu)
+        return wgt_error(WGT_ERR_INTERNAL, "rope of %llu pairs in a buffer of %llu bytes: past 32-bit indexing",
+                         (unsigned long long)pairs, (unsigned long long)x->buffer->size);
+    struct {
+        uint32_t pairs, seq, half, x_offset;
+        int32_t x_sb, x_ss, x_sd;
+        uint32_t p_offset;
+        int32_t p_stride;
+        uint32_t zero, has_pos, pad;
+    } p = {(uint32_t)pairs,
+           (uint32_t)S,
+           (uint32_t)(d / 2),
+           (uint32_t)x->offset,
+           (int32_t)x->strides[0],
+           (int32_t)x->strides[1],
+           (int32_t)x->strides[2],
+           positions ? (uint32_t)positions->offset : 0,
+           positions ? (int32_t)positions->strides[0] : 0,
+           0,
+           positions != NULL,
+           0};
+    wgt_pipeline *pl;
+    wgt_status st = wgt_wgpu_pipeline(w, "rope:f32", 4, build_rope, NULL, &pl);
+    if (st != WGT_OK) return st;
+    /* Without positions freqs stands in for the unused binding. */
+    wgt_buffer *buffers[4] = {x->buffer, positions ? positions->buffer : freqs->buffer, freqs->buffer, out->buffer};
+    return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, (pairs + 255) / 256);
+}
