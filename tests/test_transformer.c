@@ -257,6 +257,12 @@ static void prefix_check_all(wgt_context *ctx, const char *path) {
         /* past a tile of 64 keys, odd head sizes, strided views */
         {WGT_F32, 1, 3, 5, 150, 7, 5, 1, 2, 1, 129, WGT_I32},
         {WGT_F32, 3, 1, 70, 90, 6, 9, 2, 1, 2, 70, WGT_U32},
+        /* counts ending at, just past and before a tile of 64 keys with more tiles after it
+         * (the kernel stops at the count's last tile) */
+        {WGT_F32, 2, 2, 1, 150, 16, 16, 0, 0, 0, 64, WGT_I32},
+        {WGT_F32, 2, 2, 1, 150, 16, 16, 0, 0, 0, 65, WGT_U32},
+        {WGT_F32, 1, 2, 2, 200, 8, 8, 0, 0, 0, 127, WGT_I32},
+        {WGT_F32, 1, 2, 2, 200, 8, 8, 0, 0, 0, 0, WGT_I32},
         /* counts past Lk (all keys), 0 and below (NaN rows) */
         {WGT_F32, 1, 2, 2, 9, 4, 4, 0, 0, 0, 40, WGT_I32},
         {WGT_F32, 1, 2, 2, 9, 4, 4, 0, 0, 0, 0, WGT_I32},
