@@ -97,7 +97,8 @@ static wgt_tensor *rope_kernel(const char *fn, wgt_tensor *x, wgt_tensor *positi
     wgt_context *ctx = x->storage->ctx;
     int64_t batch, batch_stride, seq = x->shape[x->ndim - 2], d = x->shape[x->ndim - 1];
     *declined = !ctx->backend->rope || x->dtype != WGT_F32 || (positions && positions->dtype != WGT_I32) ||
-                !merged_batch(x, &batch, &batch_stride) || x->storage->nbytes / 4 > 0x7fffffff;
+                !merged_batch(x, &batch, &batch_stride) || x->storage->nbytes / 4 > 0x7fffffff ||
+                (positions && positions->storage->nbytes / 4 > 0x7fffffff); /* the kernel's i32 indexing */
     if (*declined) return NULL;
     int64_t half = d / 2, shape3[3] = {batch, seq, d}, strides3[3] = {batch_stride, x->strides[x->ndim - 2],
                                                                        x->strides[x->ndim - 1]};
