@@ -110,11 +110,11 @@ static wgt_tensor *rope_kernel(const char *fn, wgt_tensor *x, wgt_tensor *positi
     wgt_tensor *out = freqs ? wgt_tensor_new(ctx, fn, WGT_F32, x->ndim, x->shape, WGT_USAGE_DEFAULT) : NULL;
     if (out) {
         wgt_operand ox, op, of, oo;
-        int64_t out3[3] = {batch, seq, d}, ostrides[3] = {seq * d, d, 1};
+        int64_t ostrides[3] = {seq * d, d, 1};
         wgt_view_operand(x, 3, shape3, strides3, &ox);
         if (positions) wgt_view_operand(positions, 1, positions->shape, positions->strides, &op);
         wgt_view_operand(freqs, 1, &half, freqs->strides, &of);
-        wgt_view_operand(out, 3, out3, ostrides, &oo);
+        wgt_view_operand(out, 3, shape3, ostrides, &oo);
         if (wgt_record_rope(ctx, fn, &oo, &ox, positions ? &op : NULL, &of) != WGT_OK) {
             wgt_release(out);
             out = NULL;

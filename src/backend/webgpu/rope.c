@@ -12,9 +12,11 @@ static char *build_rope(wgt_webgpu *w, const void *arg) {
     (void)w, (void)arg;
     wgt_wgsl_pieces helpers = {0};
     wgt_wgsl_pieces_add(&helpers, &wgt_wgsl_sin_cos);
+    char cast[128];
+    if (wgt_wgpu_cast_expr(WGT_I32, WGT_F32, cast, sizeof cast, &helpers) != WGT_OK) return NULL;
     char *text = wgt_wgsl_pieces_text(&helpers);
     const char *source = wgt_wgsl_source("rope");
-    const char *pairs[] = {"HELPERS", text ? text : "", NULL};
+    const char *pairs[] = {"HELPERS", text ? text : "", "I32_AS_F32", cast, NULL};
     char *out = text && source ? wgt_wgsl_expand(source, pairs) : NULL;
     free(text);
     return out;

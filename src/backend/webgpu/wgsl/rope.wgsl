@@ -33,11 +33,13 @@ struct Params {
 
 fn keep(v: f32) -> f32 { return bitcast<f32>(bitcast<u32>(v) ^ params.zero); }
 
-// An i32 as f32 rounded once (the cast's expression): both halves convert exactly.
+// An i32 as f32 exactly as the cast op converts it (unary.c's expression, filled in by
+// rope.c), as the composed rope casts its positions.
+fn i32_as_f32(x: i32) -> f32 { return {{I32_AS_F32}}; }
+
 fn position_of(s: u32) -> f32 {
     if (params.has_pos == 0u) { return f32(s); }
-    let p = pos[u32(i32(params.p_offset) + i32(s) * params.p_stride)];
-    return f32(p & bitcast<i32>(0xffff0000u)) + f32(p & 0xffffi);
+    return i32_as_f32(pos[u32(i32(params.p_offset) + i32(s) * params.p_stride)]);
 }
 
 @compute @workgroup_size(256)
