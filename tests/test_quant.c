@@ -380,7 +380,55 @@ TEST(quant_backends_agree) {
 /* WGT_QUANT_INT8=1: x is quantized to q8 per block and the integer dot products scaled. The
  * result differs from the float64 product of the dequantized weights by at most what
  * rounding x costs: half a step d_x of each block times the block's weight magnitudes, plus
- * f32 roundings. The same input on the f32 path is checked above. */
+ * f32 roundings. The same input on the f32 path is checked above. w is a window of a larger
+ * matrix (its rows from the second on, its columns from block wb on) where wb > 0: an odd first
+ * block keeps the matrix-vector kernel from taking blocks in pairs, an even one does not. */
+static void check_int8(wgt_context *c, wgt_dtype t, int64_t M, int64_t N, int64_t K, int64_t wb, uint32_t seed) {
+    int64_t WN = N + (wb > 0), WK = K + 2 * QK * wb; /* the whole quantized matrix */
+    float *w = malloc(sizeof(float) * (size_t)(WN * WK)), *x = malloc(sizeof(float) * (size_t)(M * K));
+    fill_values(w, WN * WK, seed);
+    for (int64_t i = 0; i < M * K; i++) x[i] = sinf((float)i * 0.37f) * (float)(1 + i % 5);
+    size_t nb = (size_t)(WN * WK / QK) * block_bytes(t);
+    unsigned char *qb = malloc(nb);
+    ref_quantize(t, w, WN * WK, qb);
+    int64_t ws[2] = {WN, WK}, xs[2] = {M, K};
+    wgt_tensor *wall = wgt_tensor_from_data(c, t, 2, ws, qb, nb, WGT_USAGE_DEFAULT);
+    wgt_tensor *wrows = wb ? wgt_slice(wall, 0, 1, WN, 1) : wgt_retain(wall);
+    wgt_tensor *wq = wb ? wgt_slice(wrows, 1, QK * wb, QK * wb + K, 1) : wgt_retain(wrows);
+    wgt_tensor *xt = wgt_tensor_from_data(c, WGT_F32, 2, xs, x, sizeof(float) * (size_t)(M * K), WGT_USAGE_DEFAULT);
+    wgt_tensor *y = wgt_matmul_quantized(xt, wq);
+    float *got = malloc(sizeof(float) * (size_t)(M * N));
+    CHECK(y && wgt_tensor_read(y, got, sizeof(float) * (size_t)(M * N)) == WGT_OK, "%s", wgt_last_error());
+    int bad = 0, exact_everywhere = 1;
+    for (int64_t m = 0; m < M && !bad; m++)
+        for (int64_t n = 0; n < N && !bad; n++) {
+            double sum = 0, mag = 0, bound = 0;
+            for (int64_t b = 0; b < K / QK; b++) {
+                double amax = 0, wmag = 0;
+                for (int i = 0; i < QK; i++) amax = fmax(amax, fabs(x[m * K + b * QK + i]));
+                for (int i = 0; i < QK; i++) {
+                    int64_t at = (n + (wb > 0)) * WK + QK * (wb + b) + i; /* the element in the whole matrix */
+                    double wv = ref_value(t, qb + (size_t)(at / QK) * block_bytes(t), i);
+                    double p = wv * x[m * K + b * QK + i];
+                    sum += p, mag += fabs(p), wmag += fabs(wv);
+                }
+                bound += (amax / 127.0) * 0.5 * wmag * (1 + 1e-6);
+            }
+            double err = fabs(got[m * N + n] - sum), tol = bound + ldexp(1, -22) * (double)(QK + K / QK) * mag;
+            if (err > ldexp(1, -20) * mag) exact_everywhere = 0;
+            if (err > tol) {
+                bad = 1;
+                CHECK(0, "%s M=%lld N=%lld K=%lld window at block %lld: out[%lld, %lld] = %.9g, float64 %.9g (bound %.3g)",
+                      wgt_dtype_name(t), (long long)M, (long long)N, (long long)K, (long long)wb, (long long)m,
+                      (long long)n, got[m * N + n], sum, tol);
+            }
+        }
+    /* The path ran: rounding x shows somewhere. */
+    CHECK(!exact_everywhere, "%s: the int8 path gave f32 results", wgt_dtype_name(t));
+    free(w), free(x), free(qb), free(got);
+    wgt_release(wall), wgt_release(wrows), wgt_release(wq), wgt_release(xt), wgt_release(y);
+}
+
 TEST_BACKENDS(quant_matmul_int8_activations) {
     test_saved_env saved = test_env_set("WGT_QUANT_INT8", "1");
     wgt_context_options o = {0};
@@ -391,52 +439,14 @@ TEST_BACKENDS(quant_matmul_int8_activations) {
     CHECK(c != NULL, "%s", wgt_last_error());
     if (!c) return;
     /* 1 to 3 rows of x take the matrix-vector kernel with x quantized by a pass of its own
-     * first (long rows of x too, 1600 and 1800 blocks); more rows the tiled kernels. */
-    const int64_t cases[][3] = {{1, 67, 4096}, {3, 5, 96},   {9, 17, 64}, {1, 13, 129 * 32}, {2, 9, 7 * 32},
-                                {2, 37, 768},  {3, 5, 256}, {1, 3, 1600 * 32}, {3, 4, 600 * 32}};
+     * first (long rows of x too, 1600 and 1800 blocks); more rows the tiled kernels. Windows
+     * of w: at an odd block, at an even block, with an odd count of blocks a row. */
+    const int64_t cases[][4] = {{1, 67, 4096, 0}, {3, 5, 96, 0},      {9, 17, 64, 0},  {1, 13, 129 * 32, 0},
+                                {2, 9, 7 * 32, 0}, {2, 37, 768, 0},     {3, 5, 256, 0},  {1, 3, 1600 * 32, 0},
+                                {3, 4, 600 * 32, 0}, {1, 41, 64 * 32, 1}, {2, 9, 66 * 32, 2}, {3, 7, 9 * 32, 2},
+                                {1, 33, 130 * 32, 4}};
     for (int ti = 0; ti < 2; ti++)
-        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-            wgt_dtype t = block_types[ti];
-            int64_t M = cases[ci][0], N = cases[ci][1], K = cases[ci][2];
-            float *w = malloc(sizeof(float) * (size_t)(N * K)), *x = malloc(sizeof(float) * (size_t)(M * K));
-            fill_values(w, N * K, (uint32_t)ci);
-            for (int64_t i = 0; i < M * K; i++) x[i] = sinf((float)i * 0.37f) * (float)(1 + i % 5);
-            size_t nb = (size_t)(N * K / QK) * block_bytes(t);
-            unsigned char *qb = malloc(nb);
-            ref_quantize(t, w, N * K, qb);
-            int64_t ws[2] = {N, K}, xs[2] = {M, K};
-            wgt_tensor *wq = wgt_tensor_from_data(c, t, 2, ws, qb, nb, WGT_USAGE_DEFAULT);
-            wgt_tensor *xt = wgt_tensor_from_data(c, WGT_F32, 2, xs, x, sizeof(float) * (size_t)(M * K), WGT_USAGE_DEFAULT);
-            wgt_tensor *y = wgt_matmul_quantized(xt, wq);
-            float *got = malloc(sizeof(float) * (size_t)(M * N));
-            CHECK(y && wgt_tensor_read(y, got, sizeof(float) * (size_t)(M * N)) == WGT_OK, "%s", wgt_last_error());
-            int bad = 0, exact_everywhere = 1;
-            for (int64_t m = 0; m < M && !bad; m++)
-                for (int64_t n = 0; n < N && !bad; n++) {
-                    double sum = 0, mag = 0, bound = 0;
-                    for (int64_t b = 0; b < K / QK; b++) {
-                        double amax = 0, wmag = 0;
-                        for (int i = 0; i < QK; i++) amax = fmax(amax, fabs(x[m * K + b * QK + i]));
-                        for (int i = 0; i < QK; i++) {
-                            double wv = ref_value(t, qb + (size_t)((n * K + b * QK + i) / QK) * block_bytes(t), i);
-                            double p = wv * x[m * K + b * QK + i];
-                            sum += p, mag += fabs(p), wmag += fabs(wv);
-                        }
-                        bound += (amax / 127.0) * 0.5 * wmag * (1 + 1e-6);
-                    }
-                    double err = fabs(got[m * N + n] - sum), tol = bound + ldexp(1, -22) * (double)(QK + K / QK) * mag;
-                    if (err > ldexp(1, -20) * mag) exact_everywhere = 0;
-                    if (err > tol) {
-                        bad = 1;
-                        CHECK(0, "%s M=%lld N=%lld K=%lld: out[%lld, %lld] = %.9g, float64 %.9g (bound %.3g)",
-                              wgt_dtype_name(t), (long long)M, (long long)N, (long long)K, (long long)m, (long long)n,
-                              got[m * N + n], sum, tol);
-                    }
-                }
-            /* The path ran: rounding x shows somewhere. */
-            CHECK(!exact_everywhere, "%s: the int8 path gave f32 results", wgt_dtype_name(t));
-            free(w), free(x), free(qb), free(got);
-            wgt_release(wq), wgt_release(xt), wgt_release(y);
-        }
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+            check_int8(c, block_types[ti], cases[ci][0], cases[ci][1], cases[ci][2], cases[ci][3], (uint32_t)ci);
     wgt_context_release(c);
 }
