@@ -97,13 +97,52 @@ static void check_rope_heads_view(wgt_context *ctx) {
     wgt_release(qkv), wgt_release(heads), wgt_release(x), wgt_release(all), wgt_release(p), wgt_release(y);
 }
 
+/* f16 rope of a decoding step's heads view (on a backend with a rope kernel, small f16 x with
+ * d a multiple of 4 takes it) gives the composition's bits, which a larger x of the same
+ * values takes: cos and sin rounded to f16, then each product, then the sum, as the
+ * elementwise ops round them. Positions large and negative; rows strided (a transposed
+ * product's heads). */
+static void check_rope_f16_bits(wgt_context *ctx) {
+    enum { S = 300, H = 6, HD = 128, N = 5 }; /* S * H * HD is past the kernel's 65536 elements */
+    int64_t shape[3] = {S, H, HD}, seq = S;
+    wgt_tensor *big = wgt_rand_normal(ctx, WGT_F16, 3, shape, 0, 3, 19);
+    int32_t pos[S];
+    for (int i = 0; i < S; i++) pos[i] = (int32_t)(37 * i * i - 5000);
+    pos[1] = 70001, pos[2] = -1234567, pos[3] = 999999;
+    wgt_tensor *p = wgt_tensor_from_data(ctx, WGT_I32, 1, &seq, pos, sizeof pos, WGT_USAGE_DEFAULT);
+    wgt_tensor *bt = big ? wgt_transpose(big, 0, 1) : NULL, *whole = bt && p ? wgt_rope(bt, p, 10000.0) : NULL;
+    wgt_tensor *small = big ? wgt_slice(big, 0, 0, N, 1) : NULL, *st = small ? wgt_transpose(small, 0, 1) : NULL;
+    wgt_tensor *ps = p ? wgt_slice(p, 0, 0, N, 1) : NULL, *part = st && ps ? wgt_rope(st, ps, 10000.0) : NULL;
+    uint16_t *a = malloc(sizeof(uint16_t) * H * S * HD), *b = malloc(sizeof(uint16_t) * H * N * HD);
+    CHECK(a && b && whole && part && wgt_tensor_read(whole, a, sizeof(uint16_t) * H * S * HD) == WGT_OK &&
+              wgt_tensor_read(part, b, sizeof(uint16_t) * H * N * HD) == WGT_OK,
+          "f16 rope: %s", wgt_last_error());
+    int bad = 0;
+    for (int h = 0; whole && part && h < H && !bad; h++)
+        for (int s = 0; s < N && !bad; s++)
+            for (int i = 0; i < HD && !bad; i++) {
+                uint16_t want = a[(h * S + s) * HD + i], got = b[(h * N + s) * HD + i];
+                if (got != want) {
+                    bad = 1;
+                    CHECK(0, "f16 rope of a heads view (%d, %d, %d): 0x%04x (%g), the composition 0x%04x (%g)", h, s, i,
+                          got, wgt_f16_to_f32(got), want, wgt_f16_to_f32(want));
+                }
+            }
+    free(a), free(b);
+    wgt_release(big), wgt_release(p), wgt_release(bt), wgt_release(whole), wgt_release(small), wgt_release(st);
+    wgt_release(ps), wgt_release(part);
+}
+
 TEST_BACKENDS(rope_matches_reference) {
     check_rope(ctx, WGT_F32, 2, 7, 8, 0);
     check_rope(ctx, WGT_F32, 1, 13, 6, 1);
     check_rope(ctx, WGT_F16, 3, 5, 4, 1);
+    check_rope(ctx, WGT_F16, 2, 7, 8, 0);
+    check_rope(ctx, WGT_F16, 1, 13, 6, 1); /* d not a multiple of 4: composed */
     check_rope(ctx, WGT_F32, 1, 1, 2, 0);
     check_rope_ranks(ctx);
     check_rope_heads_view(ctx);
+    check_rope_f16_bits(ctx);
 }
 
 static void check_attention(wgt_context *ctx, wgt_dtype dt, int64_t heads, int64_t lq, int64_t lk, int64_t d,

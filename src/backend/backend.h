@@ -410,10 +410,11 @@ struct wgt_backend {
     wgt_status (*attention)(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
                             const wgt_operand *v, const wgt_operand *count, int causal, double scale);
     int (*attention_fits)(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);
-    /* Rotary position embedding in one kernel, for small f32 x (a decoding step's heads): out
-     * [B, S, d] (contiguous) = x [B, S, d] (any strides) with each pair (j, j + d/2) of row
-     * (b, s) turned by positions[s] * freqs[j] (positions 1-D i32, or NULL for s itself;
-     * freqs [d/2] f32), each product rounded before the sum, as the composed rope rounds them.
+    /* Rotary position embedding in one kernel, for small x (a decoding step's heads; f32, or
+     * f16 with d a multiple of 4): out [B, S, d] (contiguous, x's type) = x [B, S, d] (any
+     * strides) with each pair (j, j + d/2) of row (b, s) turned by positions[s] * freqs[j]
+     * (positions 1-D i32, or NULL for s itself; freqs [d/2] f32), each product rounded before
+     * the sum (in f16, cos, sin and every result rounded to f16), as the composed rope rounds them.
      * NULL: the core composes rope from elementwise ops (core/transformer.c). */
     wgt_status (*rope)(wgt_backend *be, const wgt_operand *out, const wgt_operand *x, const wgt_operand *positions,
                        const wgt_operand *freqs);

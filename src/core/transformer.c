@@ -91,13 +91,16 @@ static int merged_batch(const wgt_tensor *x, int64_t *count, int64_t *stride) {
     return 1;
 }
 
-/* The backend's one-kernel rope (backend.h) for f32 x, its batch axes merged; NULL with
- * *declined set where it does not apply (the composition runs), else NULL on an error. */
+/* The backend's one-kernel rope (backend.h) for f32 x, or f16 x with d a multiple of 4, its
+ * batch axes merged; NULL with *declined set where it does not apply (the composition runs),
+ * else NULL on an error. */
 static wgt_tensor *rope_kernel(const char *fn, wgt_tensor *x, wgt_tensor *positions, double base, int *declined) {
     wgt_context *ctx = x->storage->ctx;
     int64_t batch, batch_stride, seq = x->shape[x->ndim - 2], d = x->shape[x->ndim - 1];
-    *declined = !ctx->backend->rope || x->dtype != WGT_F32 || (positions && positions->dtype != WGT_I32) ||
-                !merged_batch(x, &batch, &batch_stride) || x->storage->nbytes / 4 > 0x7fffffff ||
+    int typed = x->dtype == WGT_F32 || (x->dtype == WGT_F16 && d % 4 == 0);
+    *declined = !ctx->backend->rope || !typed || (positions && positions->dtype != WGT_I32) ||
+                !merged_batch(x, &batch, &batch_stride) ||
+                x->storage->nbytes / wgt_dtype_size(x->dtype) > 0x7fffffff ||
                 (positions && positions->storage->nbytes / 4 > 0x7fffffff); /* the kernel's i32 indexing */
     if (*declined) return NULL;
     int64_t half = d / 2, shape3[3] = {batch, seq, d}, strides3[3] = {batch_stride, x->strides[x->ndim - 2],
@@ -107,7 +110,7 @@ static wgt_tensor *rope_kernel(const char *fn, wgt_tensor *x, wgt_tensor *positi
                                                  WGT_USAGE_DEFAULT)
                           : NULL;
     free(f);
-    wgt_tensor *out = freqs ? wgt_tensor_new(ctx, fn, WGT_F32, x->ndim, x->shape, WGT_USAGE_DEFAULT) : NULL;
+    wgt_tensor *out = freqs ? wgt_tensor_new(ctx, fn, x->dtype, x->ndim, x->shape, WGT_USAGE_DEFAULT) : NULL;
     if (out) {
         wgt_operand ox, op, of, oo;
         int64_t ostrides[3] = {seq * d, d, 1};
@@ -183,9 +186,10 @@ wgt_tensor *wgt_rope(wgt_tensor *x, wgt_tensor *positions, double base) {
      * instead, each element computing its angle's cos and sin: the whole rope is then one
      * kernel, and a dispatch costs more there than the repeated arithmetic. */
     int at_x = wgt_tensor_numel(x) <= ROPE_ANGLES_AT_X;
-    /* Where the backend has a rope kernel, that small f32 x runs through it instead: each
-     * pair's angle, cos and sin taken once, no strided read of its partner (a decoding step
-     * of 24 layers 0.18 ms less GPU time on an H200, BENCHMARKS.md). */
+    /* Where the backend has a rope kernel, that small x (f32, or f16 with d a multiple of 4)
+     * runs through it instead: each pair's angle, cos and sin taken once, no strided read of
+     * its partner (a decoding step of 24 layers 0.18 ms less GPU time on an H200 in f32,
+     * BENCHMARKS.md). */
     if (at_x) {
         int declined = 0;
         wgt_tensor *out = rope_kernel(fn, x, positions, base, &declined);
