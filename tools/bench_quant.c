@@ -370,7 +370,7 @@ int wgt_bench_quant_main(int argc, char **argv) {
         if (matvec_row(ctx, w16, k, xs, bw, gpu_bw, mv_names[k], r, &nr)) goto fail;
     static const char *const dec_names[3] = {"decode f16", "decode q8_0", "decode q4_0"};
     for (int k = 0; k < 3 && !o.matvec_only; k++)
-        if (decode_row(ctx, &o, k, bw, dec_names[k], k == 2, r, &nr)) goto fail;
+        if ((o.decode >> k & 1) && decode_row(ctx, &o, k, bw, dec_names[k], k == 2, r, &nr)) goto fail;
     /* The same with x quantized to q8 on the fly and integer dot products (WGT_QUANT_INT8). */
     const char *was = getenv("WGT_QUANT_INT8");
     char *saved = was ? strdup(was) : NULL;
@@ -386,7 +386,7 @@ int wgt_bench_quant_main(int argc, char **argv) {
     for (int k = 1; k < 3 && w16; k++)
         if (matvec_row(int8_ctx, w16, k, xs, bw, gpu_bw, i8_names[k], r, &nr)) goto fail;
     for (int k = 1; k < 3 && int8_ctx && !o.matvec_only; k++)
-        if (decode_row(int8_ctx, &o, k, bw, i8_dec[k], 0, r, &nr)) goto fail;
+        if ((o.decode >> (k + 2) & 1) && decode_row(int8_ctx, &o, k, bw, i8_dec[k], 0, r, &nr)) goto fail;
     if (!w16) goto fail;
     goto done;
 fail:

@@ -28,7 +28,25 @@ static const char usage_bench[] =
     "  --json FILE         the results as JSON too\n"
     "  --profile           after each replayed decode row, the GPU time of a step: in compute passes, and by kernel\n"
     "  --matvec-only       the copy and matrix-vector rows alone\n"
+    "  --decode LIST       the decode rows to run, of f16,q8_0,q4_0,q8_0-int8,q4_0-int8 (all; prefill runs with q4_0)\n"
     "  --cpu | --webgpu    the backend (default: the best device)\n";
+
+const char *const gen_decode_rows[5] = {"f16", "q8_0", "q4_0", "q8_0-int8", "q4_0-int8"};
+
+/* The bits of gen_decode_rows named in the comma-separated list, or 0 for a name not there. */
+static unsigned decode_rows(const char *list) {
+    unsigned bits = 0;
+    for (const char *at = list; *at;) {
+        size_t n = strcspn(at, ",");
+        unsigned found = 0;
+        for (unsigned k = 0; k < 5; k++)
+            if (strlen(gen_decode_rows[k]) == n && !strncmp(at, gen_decode_rows[k], n)) found = 1u << k;
+        if (!found) return 0;
+        bits |= found;
+        at += n + (at[n] == ',');
+    }
+    return bits;
+}
 
 static int number(const char *s, int64_t *out) {
     char *end;
@@ -51,6 +69,7 @@ int gen_parse(int argc, char **argv, gen_options *o, int generate) {
     o->prompt = "";
     o->matvec = 8192;
     o->prefill = 512;
+    o->decode = 0x1f;
     const char *usage = generate ? usage_generate : usage_bench;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -76,6 +95,12 @@ int gen_parse(int argc, char **argv, gen_options *o, int generate) {
         else if (!strcmp(a, "--webgpu")) o->backend = WGT_BACKEND_WEBGPU;
         else if (!generate && !strcmp(a, "--profile")) o->profile = 1;
         else if (!generate && !strcmp(a, "--matvec-only")) o->matvec_only = 1;
+        else if (!generate && v && !strcmp(a, "--decode")) {
+            if (!(o->decode = decode_rows(argv[++i]))) {
+                fprintf(stderr, "--decode takes a comma-separated list of f16, q8_0, q4_0, q8_0-int8, q4_0-int8\n%s", usage);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--quick")) {
             o->quick = 1;
             o->matvec = 1024;
