@@ -381,8 +381,8 @@ TEST(quant_backends_agree) {
  * result differs from the float64 product of the dequantized weights by at most what
  * rounding x costs: half a step d_x of each block times the block's weight magnitudes, plus
  * f32 roundings. The same input on the f32 path is checked above. w is a window of a larger
- * matrix (its rows from the second on, its columns from block wb on) where wb > 0: an odd first
- * block keeps the matrix-vector kernel from taking blocks in pairs, an even one does not. */
+ * matrix (its rows from the second on, its columns from block wb on) where wb > 0, which the
+ * matrix-vector kernel reads through its first block and row stride (w_first, w_stride). */
 static void check_int8(wgt_context *c, wgt_dtype t, int64_t M, int64_t N, int64_t K, int64_t wb, uint32_t seed) {
     int64_t WN = N + (wb > 0), WK = K + 2 * QK * wb; /* the whole quantized matrix */
     float *w = malloc(sizeof(float) * (size_t)(WN * WK)), *x = malloc(sizeof(float) * (size_t)(M * K));
@@ -440,7 +440,7 @@ TEST_BACKENDS(quant_matmul_int8_activations) {
     if (!c) return;
     /* 1 to 3 rows of x take the matrix-vector kernel with x quantized by a pass of its own
      * first (long rows of x too, 1600 and 1800 blocks); more rows the tiled kernels. Windows
-     * of w: at an odd block, at an even block, with an odd count of blocks a row. */
+     * of w: from an odd block, from an even block, with an odd count of blocks a row. */
     const int64_t cases[][4] = {{1, 67, 4096, 0}, {3, 5, 96, 0},      {9, 17, 64, 0},  {1, 13, 129 * 32, 0},
                                 {2, 9, 7 * 32, 0}, {2, 37, 768, 0},     {3, 5, 256, 0},  {1, 3, 1600 * 32, 0},
                                 {3, 4, 600 * 32, 0}, {1, 41, 64 * 32, 1}, {2, 9, 66 * 32, 2}, {3, 7, 9 * 32, 2},

@@ -31,16 +31,18 @@ static const char usage_bench[] =
     "  --decode LIST       the decode rows to run, of f16,q8_0,q4_0,q8_0-int8,q4_0-int8 (all; prefill runs with q4_0)\n"
     "  --cpu | --webgpu    the backend (default: the best device)\n";
 
-const char *const gen_decode_rows[5] = {"f16", "q8_0", "q4_0", "q8_0-int8", "q4_0-int8"};
+/* bench-quant's decode rows in the order it runs them: f16, q8_0, q4_0, then q8_0 and q4_0
+ * with int8 dots. */
+static const char *const decode_names[] = {"f16", "q8_0", "q4_0", "q8_0-int8", "q4_0-int8"};
 
-/* The bits of gen_decode_rows named in the comma-separated list, or 0 for a name not there. */
+/* The bits of decode_names named in the comma-separated list, or 0 for a name not there. */
 static unsigned decode_rows(const char *list) {
     unsigned bits = 0;
     for (const char *at = list; *at;) {
         size_t n = strcspn(at, ",");
         unsigned found = 0;
-        for (unsigned k = 0; k < 5; k++)
-            if (strlen(gen_decode_rows[k]) == n && !strncmp(at, gen_decode_rows[k], n)) found = 1u << k;
+        for (unsigned k = 0; k < sizeof decode_names / sizeof decode_names[0]; k++)
+            if (strlen(decode_names[k]) == n && !strncmp(at, decode_names[k], n)) found = 1u << k;
         if (!found) return 0;
         bits |= found;
         at += n + (at[n] == ',');

@@ -15,11 +15,8 @@ typedef struct {
     int quick;
     int profile;     /* bench-quant --profile */
     int matvec_only; /* bench-quant --matvec-only: no decode or prefill rows */
-    unsigned decode;  /* bench-quant --decode: the decode rows to run, bits of gen_decode_rows (all without it) */
+    unsigned decode;  /* bench-quant --decode: bits of the decode rows to run, in bench-quant's order (all without it) */
 } gen_options;
-
-/* bench-quant's decode rows in order: f16, q8_0, q4_0, then q8_0 and q4_0 with int8 dots. */
-extern const char *const gen_decode_rows[5];
 
 /* 0, or 2 after printing the usage (generate: 1 for `generate`, 0 for `bench-quant`). */
 int gen_parse(int argc, char **argv, gen_options *o, int generate);

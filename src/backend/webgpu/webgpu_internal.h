@@ -462,10 +462,10 @@ wgt_status wgt_wgpu_matmul_sgmatrix(wgt_webgpu *w, const wgt_operand *out, const
 /* conv.c: the general convolution as an implicit GEMM */
 wgt_status wgt_wgpu_conv(wgt_backend *be, const wgt_operand *out, const wgt_operand *x, const wgt_operand *w,
                          const int64_t *params);
-/* attention.c: fused scaled dot-product attention (wgsl/attention.wgsl) */
-/* rope.c */
+/* rope.c: rotary position embedding of a decoding step's heads (wgsl/rope.wgsl) */
 wgt_status wgt_wgpu_rope(wgt_backend *be, const wgt_operand *out, const wgt_operand *x, const wgt_operand *positions,
                          const wgt_operand *freqs);
+/* attention.c: fused scaled dot-product attention (wgsl/attention.wgsl) */
 wgt_status wgt_wgpu_attention(wgt_backend *be, const wgt_operand *out, const wgt_operand *q, const wgt_operand *k,
                               const wgt_operand *v, const wgt_operand *count, int causal, double scale);
 int wgt_wgpu_attention_fits(wgt_backend *be, wgt_dtype dtype, int64_t d, int64_t dv);

@@ -1,8 +1,7 @@
 // Rotary position embedding for small x (a decoding step's heads: core/transformer.c sends
 // x of at most 65536 elements here): out [B, S, d] (contiguous) from x [B, S, d] (any
-// strides), the pair (j, j + d/2) of row (b, s) turned by
-// the angle pos(s) * freq[j]: out_j = x_j cos - x_{j+d/2} sin, out_{j+d/2} = x_{j+d/2} cos
-// + x_j sin. The composed rope (elementwise ops) computes each element on its own, so each
+// strides), the pair (j, j + d/2) of row (b, s) turned by the angle pos(s) * freq[j]:
+// out_j = x_j cos - x_{j+d/2} sin, out_{j+d/2} = x_{j+d/2} cos + x_j sin. The composed rope (elementwise ops) computes each element on its own, so each
 // pair took its angle's cos and sin twice, and read its partner through a strided index;
 // here each pair takes them once. The values are the composition's: the same f32 angle,
 // wgt_sin / wgt_cos (trig.c), each product rounded before the sum (keep(): no fused
