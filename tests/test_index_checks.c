@@ -292,6 +292,37 @@ TEST_BACKENDS(index_checks_graph_intermediate_recovers) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
 }
 
+/* As above with the failed intermediate written in parts (a stack of a checked one-hot): the
+ * next dispatch with a good index writes all of it anew, so the earlier failure goes. */
+TEST_BACKENDS(index_checks_graph_intermediate_in_parts_recovers) {
+    char name[32];
+    snprintf(name, sizeof name, "ic_parts_%s", test_backend_name());
+    wgt_tensor *ids = wgt_graph_input(ctx, name, WGT_I32, 0, NULL);
+    wgt_tensor *hot = ids ? wgt_one_hot(ids, 4, WGT_U32) : NULL;
+    wgt_tensor *pair = hot ? wgt_stack((wgt_tensor *const[]){hot, hot}, 2, 1) : NULL;
+    wgt_tensor *y = pair ? wgt_transpose(pair, 0, 1) : NULL;
+    wgt_graph *graph = y ? wgt_graph_build(ctx, 1, (const wgt_binding[]){{"y", y}}) : NULL;
+    CHECK(graph != NULL, "%s", wgt_last_error());
+    wgt_tensor *bad = wgt_tensor_from_data(ctx, WGT_I32, 0, NULL, (int32_t[]){-4}, 4, WGT_USAGE_DEFAULT);
+    wgt_tensor *good = wgt_tensor_from_data(ctx, WGT_I32, 0, NULL, (int32_t[]){2}, 4, WGT_USAGE_DEFAULT);
+    for (int round = 0; graph && round < 3; round++) {
+        uint32_t out[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+        wgt_tensor *o1 = wgt_zeros(ctx, WGT_U32, 2, (int64_t[]){2, 4}), *o2 = wgt_zeros(ctx, WGT_U32, 2, (int64_t[]){2, 4});
+        CHECK(wgt_graph_dispatch(graph, 1, (const wgt_binding[]){{name, bad}}, 1, (const wgt_binding[]){{"y", o1}}) ==
+                  WGT_OK || wgt_last_status() == WGT_ERR_INVALID_ARGUMENT,
+              "round %d: %s", round, wgt_last_error());
+        CHECK_ERROR(wgt_tensor_read(o1, out, sizeof out) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "index -4");
+        wgt_clear_error();
+        wgt_status st = wgt_graph_dispatch(graph, 1, (const wgt_binding[]){{name, good}}, 1, (const wgt_binding[]){{"y", o2}});
+        CHECK(st == WGT_OK && wgt_tensor_read(o2, out, sizeof out) == WGT_OK, "round %d: %s", round, wgt_last_error());
+        for (int i = 0; i < 8; i++) CHECK(out[i] == (uint32_t)(i % 4 == 2), "round %d: out[%d] = %u", round, i, out[i]);
+        wgt_release(o1), wgt_release(o2);
+    }
+    wgt_graph_release(graph);
+    wgt_tensor *all[] = {ids, hot, pair, y, bad, good};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
+}
+
 /* A gather by indices computed on the device (so checked there), its result checked, and
  * every tensor released. */
 static void checked_gather(wgt_context *own) {

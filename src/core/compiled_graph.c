@@ -519,7 +519,9 @@ static wgt_status outputs_not_updated(const char *fn, const wgt_graph *g) {
 }
 
 /* An intermediate's memory goes back to the pool (or the host heap); a later step or replay
- * that writes it first in parts gets it zeroed again, as a fresh tensor would be. */
+ * that writes it first in parts gets it zeroed again, as a fresh tensor would be. With its
+ * values go the index checks they depended on and a failure a check found in them: the next
+ * dispatch computes it anew from its own inputs, even where it writes it in parts. */
 static void release_intermediate(wgt_graph *g, wgt_storage *x) {
     if (!wgt_storage_is_intermediate(x) || is_output(x, g)) return;
     wgt_backend *be = g->ctx->backend;
@@ -528,6 +530,10 @@ static void release_intermediate(wgt_graph *g, wgt_storage *x) {
     free(x->host);
     x->host = NULL;
     x->device_valid = x->host_valid = 0;
+    wgt_index_checks_forget(x);
+    x->failed = WGT_OK;
+    free(x->failed_message);
+    x->failed_message = NULL;
 }
 
 static int staged_output(const graph_value *v) { return v->bound_tensor->offset != 0 || v->in_parts; }
@@ -606,6 +612,9 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
     if (st != WGT_OK) goto done;
     ctx->refs++;
     wgt_index_checks_new_run(ctx);
+    /* Each intermediate starts the run holding nothing (its last step of the previous run
+     * released it already, unless that step's list of last uses could not grow). */
+    for (int i = 0; i < g->nstorages; i++) release_intermediate(g, g->storages[i]);
     for (int s = 0; s < g->plan.nsteps && st == WGT_OK; s++) {
         const wgt_step *step = &g->plan.steps[s];
         st = wgt_step_run(ctx, step, resolve, g);

@@ -20,12 +20,6 @@ static wgt_status bind_operand(wgt_operand *op, int whole_output, wgt_resolve_fn
     if (!real) return wgt_last_status() != WGT_OK ? wgt_last_status() : WGT_ERR_INTERNAL;
     op->offset += shift;
     wgt_status st;
-    /* A graph's intermediate that a bad index failed in an earlier dispatch is computed anew. */
-    if (real->failed && whole_output && wgt_storage_is_intermediate(real)) {
-        real->failed = WGT_OK;
-        free(real->failed_message);
-        real->failed_message = NULL;
-    }
     if (real->failed)
         return wgt_error(real->failed, "an input failed earlier: %s",
                          real->failed_message ? real->failed_message : wgt_status_name(real->failed));
