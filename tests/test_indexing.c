@@ -307,8 +307,8 @@ TEST_BACKENDS(index_select_every_axis) {
 
 /* ---- set_rows ---- */
 
-typedef enum { D_CONTIG, D_SLICED, D_TRANSPOSED, D_REVERSED, D_COUNT } dst_kind;
-static const char *const dst_names[] = {"contiguous", "sliced", "transposed", "reversed"};
+typedef enum { D_CONTIG, D_SLICED, D_EVEN_SLICED, D_TRANSPOSED, D_REVERSED, D_COUNT } dst_kind;
+static const char *const dst_names[] = {"contiguous", "sliced", "sliced at even positions", "transposed", "reversed"};
 
 /* dst [n, r] as a view of *base (contiguous, offset 0), which the caller releases. */
 static wgt_tensor *make_dst(wgt_context *ctx, wgt_dtype dt, dst_kind k, int64_t n, int64_t r, uint64_t seed,
@@ -319,6 +319,12 @@ static wgt_tensor *make_dst(wgt_context *ctx, wgt_dtype dt, dst_kind k, int64_t 
         *base = bits_tensor(ctx, dt, 2, (int64_t[]){2 * n + 1, r + 2}, seed, WGT_USAGE_DEFAULT);
         tmp = wgt_slice(*base, 0, 1, 2 * n + 1, 2);
         v = wgt_slice(tmp, 1, 1, r + 1, 1);
+        wgt_release(tmp);
+        return v;
+    case D_EVEN_SLICED: /* rows 0, 2, ... and columns 2..: f16 rows of whole words where r is even */
+        *base = bits_tensor(ctx, dt, 2, (int64_t[]){2 * n + 1, r + 4}, seed, WGT_USAGE_DEFAULT);
+        tmp = wgt_slice(*base, 0, 0, 2 * n, 2);
+        v = wgt_slice(tmp, 1, 2, r + 2, 1);
         wgt_release(tmp);
         return v;
     case D_TRANSPOSED:
@@ -381,17 +387,47 @@ static void check_set_rows(wgt_context *ctx, wgt_dtype dt, dst_kind dk, int64_t 
 }
 
 TEST_BACKENDS(index_set_rows_types_views_repeats) {
-    static const int64_t row_sizes[] = {1, 3, 64};
+    static const int64_t row_sizes[] = {1, 3, 6, 64};
     uint64_t seed = 700;
     for (int d = 0; d < NDT; d++)
         for (int dk = 0; dk < D_COUNT; dk++)
-            for (int r = 0; r < 3; r++)
+            for (int r = 0; r < 4; r++)
                 for (int id = 0; id < 2; id++) {
                     /* 5 indices into 9 rows, then 40 into 9: many repeats. */
                     check_set_rows(ctx, dtypes[d], (dst_kind)dk, 9, row_sizes[r], index_dtypes[id], id ? 40 : 5,
                                    (dk + r) % 2, seed);
                     seed += 3;
                 }
+}
+
+/* f16 rows of whole words (written a word an invocation) with many indices (the pick pass
+ * settles repeats), and a 3-D dst whose rows are planes with an even middle stride, from
+ * rows seen transposed: each element against a host replay, and what lies between the rows
+ * unchanged. */
+TEST_BACKENDS(index_set_rows_f16_whole_words) {
+    for (int dk = 0; dk < D_COUNT; dk++)
+        check_set_rows(ctx, WGT_F16, (dst_kind)dk, 9, 6, WGT_I32, 100, dk % 2, 900 + (uint64_t)dk);
+    /* dst [4, 3, 6]: every other plane row of a [4, 6, 6] base (strides 36, 12, 1). */
+    wgt_tensor *base = bits_tensor(ctx, WGT_F16, 3, (int64_t[]){4, 6, 6}, 77, WGT_USAGE_DEFAULT);
+    wgt_tensor *dst = wgt_slice(base, 1, 0, 6, 2);
+    wgt_tensor *rb = bits_tensor(ctx, WGT_F16, 3, (int64_t[]){6, 3, 3}, 78, WGT_USAGE_DEFAULT);
+    wgt_tensor *rows = wgt_permute(rb, (const int[]){2, 1, 0}); /* [3, 3, 6], strides (1, 3, 9) */
+    wgt_tensor *idx = index_tensor(ctx, WGT_U32, 1, (int64_t[]){3}, (int64_t[]){2, 0, 2});
+    uint16_t *before = (uint16_t *)read_all(base), *src = (uint16_t *)read_all(rb), *after = NULL;
+    CHECK(wgt_set_rows(dst, idx, rows) == WGT_OK, "3-D: %s", wgt_last_error());
+    if (before && src && (after = (uint16_t *)read_all(base)) != NULL) {
+        static const int at[3] = {2, 0, 2};
+        for (int i = 0; i < 3; i++) /* in order, so the last repeat wins */
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 6; b++) before[at[i] * 36 + a * 12 + b] = src[b * 9 + a * 3 + i];
+        for (int e = 0; e < 144; e++)
+            CHECK(before[e] == after[e], "3-D: storage element %d is %04x, want %04x", e, after[e], before[e]);
+    } else {
+        CHECK(0, "3-D: reading back: %s", wgt_last_error());
+    }
+    free(before), free(src), free(after);
+    wgt_tensor *all[] = {base, dst, rb, rows, idx};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) wgt_release(all[k]);
 }
 
 /* A 1-D dst (rows of one element, odd f16 positions everywhere), a 3-D dst, explicit

@@ -12,9 +12,10 @@
  * output element (per word for f16). set_rows lets the last of repeated indices win, as the
  * CPU's sequential loop does: with few indices each invocation scans them all; with many a
  * pick pass first leaves, per dst row, the last position naming it (atomicMax into a zeroed
- * buffer of dst rows + 1 words, the last one flagging a bad index). f16 rows can start at
- * odd positions, sharing a word with a neighbouring row; the scatter then runs twice, once
- * per storage parity, so each word has a single writer per dispatch.
+ * buffer of dst rows + 1 words, the last one flagging a bad index). f16 rows that cover
+ * whole words (a KV cache's rows, say) are written a word an invocation, in one dispatch;
+ * rows that start at odd positions share a word with a neighbouring row, and the scatter then
+ * runs twice, once per storage parity, so each word has a single writer per dispatch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ typedef struct {
     int32_t dst_stride0, rows_stride0;
     uint32_t index_offset;
     int32_t index_stride;
-    uint32_t n, dst_rows, is_signed, winners, pad[2];
+    uint32_t n, dst_rows, is_signed, winners, words, pad;
     uint32_t row_shape[8];
     int32_t dst_strides[8];
     int32_t rows_strides[8];
@@ -160,6 +161,16 @@ wgt_status wgt_wgpu_index_narrow(wgt_backend *be, const wgt_operand *out, const 
     return wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, ((uint64_t)p.count + WORKGROUP_SIZE - 1) / WORKGROUP_SIZE);
 }
 
+/* Whether every f16 element pair (2m, 2m + 1) of dst's rows lies in one storage word: the
+ * innermost dimension even and dense, every other stride and the offset even. */
+static int rows_are_whole_words(const wgt_operand *dst) {
+    int last = dst->ndim - 1;
+    if (last < 1 || dst->shape[last] % 2 || dst->strides[last] != 1 || dst->offset % 2) return 0;
+    for (int d = 0; d < last; d++)
+        if (dst->strides[d] % 2) return 0;
+    return 1;
+}
+
 wgt_status wgt_wgpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_operand *indices,
                              const wgt_operand *rows) {
     wgt_webgpu *w = (wgt_webgpu *)be;
@@ -203,8 +214,9 @@ wgt_status wgt_wgpu_set_rows(wgt_backend *be, const wgt_operand *dst, const wgt_
     }
     if ((st = indexing_pipeline(w, "set_rows", dst->dtype, 4, &pl)) != WGT_OK) goto done;
     wgt_buffer *buffers[4] = {rows->buffer, indices->buffer, winners ? winners : indices->buffer, dst->buffer};
-    uint64_t groups = (p.count + WORKGROUP_SIZE - 1) / WORKGROUP_SIZE;
-    for (p.parity = 0; p.parity < (dst->dtype == WGT_F16 ? 2u : 1u) && st == WGT_OK; p.parity++)
+    p.words = dst->dtype == WGT_F16 && rows_are_whole_words(dst);
+    uint64_t invocations = p.words ? p.count / 2 : p.count, groups = (invocations + WORKGROUP_SIZE - 1) / WORKGROUP_SIZE;
+    for (p.parity = 0; p.parity < (dst->dtype == WGT_F16 && !p.words ? 2u : 1u) && st == WGT_OK; p.parity++)
         st = wgt_wgpu_dispatch(w, pl, buffers, &p, sizeof p, groups);
 done:
     wgt_wgpu_buffer_destroy(be, winners); /* a release: the recorded dispatches keep it alive */

@@ -11,10 +11,12 @@
 // r and in winners[dst_rows] whether any index was bad.
 //
 // An f16 element shares its word with a neighbour that may be written by another
-// invocation, so f16 runs as two dispatches: the first writes only elements at even
-// storage positions, the second only those at odd ones. Within a dispatch each word then
-// has one writer, which reads, modifies and writes it alone; the next dispatch sees the
-// first one's writes.
+// invocation. Where every row of dst covers whole words (words == 1: the host saw that each
+// element pair (2m, 2m + 1) of a row lies in one word), an invocation writes one word, both
+// of its elements, in one dispatch. Otherwise f16 runs as two dispatches: the first writes
+// only elements at even storage positions, the second only those at odd ones. Within a
+// dispatch each word then has one writer, which reads, modifies and writes it alone; the
+// next dispatch sees the first one's writes.
 
 struct Params {
     count: u32,          // indices * row
@@ -31,7 +33,7 @@ struct Params {
     dst_rows: u32,       // valid indices: [0, dst_rows)
     signed_: u32,        // 1: i32 indices
     winners: u32,        // 1: the pick pass ran
-    _pad0: u32,
+    words: u32,          // f16: 1 when an invocation writes one whole word (count is even)
     _pad1: u32,
     row_shape: array<vec4<u32>, 2>,
     dst_strides: array<vec4<i32>, 2>,
@@ -68,15 +70,9 @@ fn wins(i: u32, v: u32) -> bool {
     return true;
 }
 
-// Large launches use a 2-D grid of workgroups: the limit per dimension is 65535.
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let e = gid.x + gid.y * groups.x * WORKGROUP_SIZE;
-    if (e >= params.count) { return; }
-    let i = e / params.row;
-    let v = index_at(i);
-    if (!wins(i, v)) { return; }
-    var rem = e % params.row;
+// Storage positions in dst and rows of element rem of position i's row, written to dst row v.
+fn positions(i: u32, v: u32, rem_in: u32) -> vec2<u32> {
+    var rem = rem_in;
     var d_pos = i32(params.dst_offset) + i32(v) * params.dst_stride0;
     var s_pos = i32(params.rows_offset) + i32(i) * params.rows_stride0;
     for (var d = i32(params.row_ndim) - 1; d >= 0; d = d - 1) {
@@ -86,15 +82,32 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         s_pos = s_pos + c * params.rows_strides[d / 4][d % 4];
         rem = rem / n;
     }
-    let p = u32(d_pos);
-    let s = u32(s_pos);
-    if (HALF) {
+    return vec2<u32>(u32(d_pos), u32(s_pos));
+}
+
+fn half_at(s: u32) -> u32 { return (rows[s >> 1u] >> ((s & 1u) * 16u)) & 0xffffu; }
+
+// Large launches use a 2-D grid of workgroups: the limit per dimension is 65535.
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let t = gid.x + gid.y * groups.x * WORKGROUP_SIZE;
+    let words = HALF && params.words != 0u;
+    let e = select(t, 2u * t, words); // the (first) element of rows this invocation moves
+    if (e >= params.count) { return; }
+    let i = e / params.row;
+    let v = index_at(i);
+    if (!wins(i, v)) { return; }
+    let at = positions(i, v, e % params.row);
+    if (words) {
+        let second = positions(i, v, e % params.row + 1u);
+        dst[at.x >> 1u] = half_at(at.y) | (half_at(second.y) << 16u);
+    } else if (HALF) {
+        let p = at.x;
         if ((p & 1u) != params.parity) { return; }
-        let bits = (rows[s >> 1u] >> ((s & 1u) * 16u)) & 0xffffu;
         let shift = (p & 1u) * 16u;
         let w = p >> 1u;
-        dst[w] = (dst[w] & ~(0xffffu << shift)) | (bits << shift);
+        dst[w] = (dst[w] & ~(0xffffu << shift)) | (half_at(at.y) << shift);
     } else {
-        dst[p] = rows[s];
+        dst[at.x] = rows[at.y];
     }
 }
