@@ -315,7 +315,9 @@ wgt_status wgt_tensor_read(wgt_tensor *t, void *dst, size_t nbytes);
  * (stride 0 on a dimension longer than 1) cannot be written. */
 wgt_status wgt_tensor_write(wgt_tensor *t, const void *src, size_t nbytes);
 /* Host pointer to the tensor's first element, synced from the device; index it with the
- * strides. Valid until the next call on the tensor's context. NULL on error. */
+ * strides (q8_0, q4_0: to its first block, ggml's bytes; the element at position e, from the
+ * strides, lies in block e / 32 from there). Valid until the next call on the tensor's
+ * context. NULL on error. */
 const void *wgt_tensor_data(wgt_tensor *t);
 /* As wgt_tensor_data, and the caller may write: the device copy is refreshed on next use. */
 void *wgt_tensor_data_mut(wgt_tensor *t);

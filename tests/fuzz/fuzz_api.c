@@ -338,19 +338,23 @@ static void check_success(int op, wgt_context *made_in) {
     }
 }
 
-/* Touches the lowest and highest element the view addresses: ASan reports one outside the
- * storage's host memory. */
+/* Touches the first and last byte of the lowest and highest element the view addresses (of
+ * their blocks, for q8_0 and q4_0, whose host data is ggml's blocks): ASan reports one
+ * outside the storage's host memory. */
 static void touch(wgt_tensor *t, int write) {
     int nd = wgt_tensor_ndim(t);
+    wgt_dtype dt = wgt_tensor_dtype(t);
     const int64_t *sh = wgt_tensor_shape(t), *st = wgt_tensor_strides(t);
-    __int128 lo = 0, hi = 0, es = (__int128)wgt_dtype_size(wgt_tensor_dtype(t));
-    if (wgt_tensor_numel(t) <= 0) return;
+    __int128 lo = 0, hi = 0, es = (__int128)wgt_dtype_size(dt), per = 1;
+    if (!es) es = (__int128)wgt_dtype_block_bytes(dt), per = wgt_dtype_block_elements(dt);
+    if (wgt_tensor_numel(t) <= 0 || es <= 0 || per <= 0) return;
     volatile char *p = write ? wgt_tensor_data_mut(t) : (char *)wgt_tensor_data(t);
     if (!p) { check_failure(-1), wgt_clear_error(); return; }
     for (int d = 0; d < nd; d++) {
         __int128 span = (__int128)(sh[d] - 1) * st[d];
         *(span < 0 ? &lo : &hi) += span;
     }
+    lo /= per, hi /= per; /* blocks stay whole in every view: strides but the last are multiples of per */
     if (write) p[(ptrdiff_t)(lo * es)] = 0, p[(ptrdiff_t)(hi * es + es - 1)] = 0;
     else (void)p[(ptrdiff_t)(lo * es)], (void)p[(ptrdiff_t)(hi * es + es - 1)];
 }
