@@ -197,10 +197,14 @@ static uint32_t threads_for(uint64_t outputs, uint64_t count) {
  * SPLIT_MIN elements (column reductions: SPLIT_MIN_COLUMN in sequence). Rows reduced by whole
  * workgroups aim for 2^17 invocations (512 workgroups): on an H200 a sum over 64M f32 took
  * 0.077 ms, against 0.082 for 2^18, 0.081 for 2^19 and 0.090 for 2^16 (earlier, 2^20 and
- * 2^22 took 0.089); column reductions, one invocation per output and chunk, aim for 2^18. */
+ * 2^22 took 0.089); column reductions, one invocation per output and chunk, aim for 2^18.
+ * SPLIT_MIN is low so that a few rows of some thousands of elements spread too: one
+ * workgroup walking a row waits on each of its loads in turn (the greedy pick of a decoding
+ * step, an argmax over 32000 logits in one workgroup, took about 0.05 ms of GPU time on an
+ * H200, BENCHMARKS.md, where the products of the whole token take 1.2 ms). */
 #define SPLIT_TARGET_ROWS (1u << 17)
 #define SPLIT_TARGET (1u << 18)
-#define SPLIT_MIN 64u
+#define SPLIT_MIN 8u
 #define SPLIT_MIN_COLUMN 64u
 /* Rows shorter than this are read element by element (vectors would save little). */
 #define VEC_MIN 256u
