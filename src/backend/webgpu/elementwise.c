@@ -55,6 +55,20 @@ const wgt_wgsl_piece wgt_wgsl_float_bits = {
     "}\n",
     {NULL}};
 
+/* unpack2x16float may give any NaN for an f16 NaN, and NVIDIA's drops the sign (signbit and
+ * copysign read -NaN as +NaN there): NaN lanes take the sign from the bits. The rest of the
+ * NaN is the driver's, the same NaN its arithmetic gives, so a value unpacked and one computed
+ * in a fused kernel keep agreeing bit for bit. */
+const wgt_wgsl_piece wgt_wgsl_unpack_f16 = {
+    "fn wgt_unpack_f16(w: u32) -> vec2<f32> {\n"
+    "    let h = vec2<u32>(w & 0xffffu, w >> 16u);\n"
+    "    let v = unpack2x16float(w);\n"
+    "    let signed = bitcast<vec2<f32>>((bitcast<vec2<u32>>(v) & vec2<u32>(0x7fffffffu))\n"
+    "                                    | ((h & vec2<u32>(0x8000u)) << vec2<u32>(16u)));\n"
+    "    return select(v, signed, (h & vec2<u32>(0x7fffu)) > vec2<u32>(0x7c00u));\n"
+    "}\n",
+    {NULL}};
+
 /* Subnormal inputs, read from their bits: a GPU may treat them as zero in arithmetic and
  * comparisons (WGSL allows it), and lavapipe's log2 misreads them, so the functions that
  * honour them test and rescale them on the bits. */
@@ -169,23 +183,9 @@ int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_
     const char *const *lane = vector ? quad : clamped;
     int vector_load = kind == WGT_ACCESS_VECTOR || kind == WGT_ACCESS_ROW;
     if (vector_load && !vector) return 0; /* tail kernels load element by element */
-    /* unpack2x16float may give any NaN for an f16 NaN, and NVIDIA's drops the sign (signbit
-     * and copysign read -NaN as +NaN there): NaN lanes take the sign from the bits. The rest
-     * of the NaN is the driver's, the same NaN its arithmetic gives, so a value unpacked and
-     * one computed in a fused kernel keep agreeing bit for bit. */
-    if (f16)
-        ok &= append(dst, size,
-                     "fn unpack%d(w: u32) -> vec2<f32> {\n"
-                     "    let h = vec2<u32>(w & 0xffffu, w >> 16u);\n"
-                     "    let v = unpack2x16float(w);\n"
-                     "    let signed = bitcast<vec2<f32>>((bitcast<vec2<u32>>(v) & vec2<u32>(0x7fffffffu))\n"
-                     "                                    | ((h & vec2<u32>(0x8000u)) << vec2<u32>(16u)));\n"
-                     "    return select(v, signed, (h & vec2<u32>(0x7fffu)) > vec2<u32>(0x7c00u));\n"
-                     "}\n",
-                     k);
     if (!vector_load) {
         unsigned bits = lane_bits(dtype), shift = bits == 8 ? 2u : 1u;
-        if (f16) ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return unpack%d(%s[e >> 1u])[e & 1u]; }\n", k, k, e->array);
+        if (f16) ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return wgt_unpack_f16(%s[e >> 1u])[e & 1u]; }\n", k, e->array);
         else if (dtype == WGT_BF16) /* the high half of an f32 */
             ok &= append(dst, size, "fn fetch%d(e: u32) -> f32 { return bitcast<f32>(((%s[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu) << 16u); }\n",
                          k, e->array);
@@ -203,8 +203,8 @@ int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_
         if (kind == WGT_ACCESS_VECTOR) snprintf(index, sizeof index, "(%s + i) >> 2u", e->offset);
         else snprintf(index, sizeof index, "(%s + i %% %s) >> 2u", e->offset, e->mid);
         if (f16)
-            ok &= append(dst, size, "    let w = %s[%s];\n    return vec4<f32>(unpack%d(w.x), unpack%d(w.y));\n", e->array,
-                         index, k, k);
+            ok &= append(dst, size, "    let w = %s[%s];\n    return vec4<f32>(wgt_unpack_f16(w.x), wgt_unpack_f16(w.y));\n",
+                         e->array, index);
         else ok &= append(dst, size, "    return %s[%s];\n", e->array, index);
         break;
     }
@@ -363,8 +363,13 @@ static char *build_elementwise(wgt_webgpu *w, const void *arg) {
     if (!ok) return NULL; /* an op expression too long: no truncated kernel */
     char binding_index[16];
     snprintf(binding_index, sizeof binding_index, "%d", k->nin + 1);
-    /* The op's helpers come first so the generated functions can call them. */
-    char *helpers = wgt_wgsl_pieces_text(src->helpers);
+    /* The op's helpers come first so the generated functions can call them; f16 loads call
+     * wgt_unpack_f16. */
+    wgt_wgsl_pieces pieces = {0};
+    if (src->helpers) pieces = *src->helpers;
+    for (int i = 0; i < k->nin; i++)
+        if (k->in_dtype[i] == WGT_F16) wgt_wgsl_pieces_add(&pieces, &wgt_wgsl_unpack_f16);
+    char *helpers = wgt_wgsl_pieces_text(&pieces);
     char *all = helpers ? malloc(strlen(helpers) + strlen(functions) + 2) : NULL;
     if (all) sprintf(all, "%s\n%s", helpers, functions);
     free(helpers);

@@ -56,7 +56,8 @@ typedef struct wgt_wgpu_access_exprs {
 /* Appends to dst (a string in a buffer of size bytes) `fn load<k>(i: u32) -> vec4<T>`: the four
  * values of input k (binding e->array) for output elements i .. i + 3, in the compute type T;
  * tail kernels clamp the four to params.end - 1. STRIDED calls `fn element<k>(i: u32) -> u32`,
- * which the caller defines. Returns 0 when dst is too small (dst is then unusable). */
+ * which the caller defines, and f16 calls wgt_unpack_f16 (the piece wgt_wgsl_unpack_f16), which
+ * the caller adds to its helpers. Returns 0 when dst is too small (dst is then unusable). */
 int wgt_wgpu_load_wgsl(char *dst, size_t size, int k, wgt_dtype dtype, wgt_wgpu_access_kind kind,
                        const wgt_wgpu_access_exprs *e, int vector);
 /* Appends `fn store<k>(i: u32, v: vec4<T>)` writing output k (binding named out<k>, or `out`

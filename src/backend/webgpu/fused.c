@@ -254,6 +254,7 @@ static wgt_status build_wgsl(const wgt_fused_kernel *k, const plan *p, const wgt
         if (access[i] == WGT_ACCESS_STRIDED)
             wgt_wgsl_add(&loads, "fn element%d(i: u32) -> u32 { return strided_index(%du, i); }\n", i, i);
         char fn[2048] = "";
+        if (d == WGT_F16) wgt_wgsl_pieces_add(&helpers, &wgt_wgsl_unpack_f16);
         if (!wgt_wgpu_load_wgsl(fn, sizeof fn, i, d, access[i], &e, vector))
             st = wgt_error(WGT_ERR_INTERNAL, "fused kernel: no load for input %d read as %c", i,
                            wgt_wgpu_access_letter(access[i]));

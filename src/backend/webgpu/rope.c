@@ -17,6 +17,7 @@ static char *build_rope(wgt_webgpu *w, const void *arg) {
     int f16 = arg == &f16_kernel;
     wgt_wgsl_pieces helpers = {0};
     wgt_wgsl_pieces_add(&helpers, &wgt_wgsl_sin_cos);
+    if (f16) wgt_wgsl_pieces_add(&helpers, &wgt_wgsl_unpack_f16);
     char cast[128], round16[128] = "";
     if (wgt_wgpu_cast_expr(WGT_I32, WGT_F32, cast, sizeof cast, &helpers) != WGT_OK ||
         (f16 && wgt_wgpu_cast_expr(WGT_F32, WGT_F16, round16, sizeof round16, &helpers) != WGT_OK))

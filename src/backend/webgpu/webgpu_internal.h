@@ -388,6 +388,8 @@ void wgt_wgsl_pieces_add(wgt_wgsl_pieces *set, const wgt_wgsl_piece *piece);
 char *wgt_wgsl_pieces_text(const wgt_wgsl_pieces *set);
 /* wgt_nan(), wgt_inf(), wgt_is_nan(v), wgt_is_inf(v), wgt_sign_bit(v), wgt_with_sign(mag, negative). */
 extern const wgt_wgsl_piece wgt_wgsl_float_bits;
+/* elementwise.c: wgt_unpack_f16(w), the two f16 of word w as f32, a NaN keeping its sign. */
+extern const wgt_wgsl_piece wgt_wgsl_unpack_f16;
 /* wgt_is_zero(v), wgt_is_subnormal(v) on the bits, wgt_subnormal_scaled(v) = v 2^24 exactly, and
  * wgt_scale_up64(v) = v 2^64 exactly for |v| < 2^64 (subnormals included). */
 extern const wgt_wgsl_piece wgt_wgsl_subnormal;

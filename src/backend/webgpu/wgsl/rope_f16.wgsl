@@ -10,15 +10,8 @@ fn keep_f16(v: f32) -> f32 { return unpack2x16float(pack2x16float(vec2<f32>(v, 0
 // f32 to f16 as the cast op rounds it (unary.c's expression, filled in by rope.c).
 fn f32_as_f16(x: f32) -> f32 { return keep_f16({{F32_AS_F16}}); }
 
-// Element e of x. A NaN keeps its sign, which unpack2x16float may drop, as the elementwise
-// ops' loads keep it.
-fn x_at(e: i32) -> f32 {
-    let w = x[u32(e) >> 1u];
-    let h = (w >> (16u * (u32(e) & 1u))) & 0xffffu;
-    let v = unpack2x16float(h).x;
-    if ((h & 0x7fffu) > 0x7c00u) { return bitcast<f32>((bitcast<u32>(v) & 0x7fffffffu) | ((h & 0x8000u) << 16u)); }
-    return v;
-}
+// Element e of x, loaded as the elementwise ops load f16 (a NaN keeps its sign).
+fn x_at(e: i32) -> f32 { return wgt_unpack_f16(x[u32(e) >> 1u])[u32(e) & 1u]; }
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
