@@ -323,6 +323,65 @@ TEST_BACKENDS(index_checks_graph_intermediate_in_parts_recovers) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_release(all[i]);
 }
 
+/* A fresh context whose ring of check slots has had `slots` taken and read: a graph with one
+ * checked gather dispatched that many times, then a sync. NULL after a failed CHECK. */
+static wgt_context *context_with_slots_taken(int slots) {
+    wgt_context *c = test_new_context(strcmp(test_backend_name(), "cpu") ? WGT_BACKEND_WEBGPU : WGT_BACKEND_CPU);
+    wgt_tensor *table = c ? wgt_zeros(c, WGT_F32, 2, (int64_t[]){4, 1}) : NULL;
+    wgt_tensor *at = table ? wgt_graph_input(c, "ring.at", WGT_I32, 1, (int64_t[]){1}) : NULL;
+    wgt_tensor *rows = at ? wgt_gather_rows(table, at) : NULL;
+    wgt_graph *g = rows ? wgt_graph_build(c, 1, (const wgt_binding[]){{"rows", rows}}) : NULL;
+    wgt_tensor *one = c ? wgt_tensor_from_data(c, WGT_I32, 1, (int64_t[]){1}, (int32_t[]){2}, 4, WGT_USAGE_DEFAULT) : NULL;
+    wgt_tensor *out = c ? wgt_zeros(c, WGT_F32, 2, (int64_t[]){1, 1}) : NULL;
+    int ok = g && one && out;
+    for (int i = 0; ok && i < slots; i++)
+        ok = wgt_graph_dispatch(g, 1, (const wgt_binding[]){{"ring.at", one}}, 1, (const wgt_binding[]){{"rows", out}}) ==
+             WGT_OK;
+    ok = ok && wgt_context_sync(c) == WGT_OK;
+    CHECK(ok, "advancing the ring by %d slots: %s", slots, wgt_last_error());
+    wgt_graph_release(g);
+    wgt_tensor *all[] = {table, at, rows, one, out};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) wgt_release(all[k]);
+    if (!ok && c) wgt_context_release(c), c = NULL;
+    return c;
+}
+
+/* A dispatch whose checks straddle the end of the ring of check slots (1024): taking the
+ * second slot reads the record first, which finds the first check's bad index while the
+ * dispatch runs. The dispatch still does not report it (it does not wait for the device, so
+ * where the ring stands must not change what it returns): the reads of what depends on the
+ * index do, or the next wgt_context_sync; a dispatch with a good index then computes. */
+TEST_BACKENDS(index_checks_ring_starting_over_inside_a_dispatch) {
+    for (int before = 1021; before <= 1023; before++)
+        for (int by_sync = 0; by_sync < 2; by_sync++) {
+            wgt_context *c = context_with_slots_taken(before);
+            if (!c) return;
+            wgt_tensor *x = wgt_graph_input(c, "ring.x", WGT_I32, 0, NULL);
+            wgt_tensor *hot = x ? wgt_one_hot(x, 7, WGT_U32) : NULL; /* the first check */
+            wgt_tensor *pick = hot ? wgt_gather_rows(hot, x) : NULL;  /* the second */
+            wgt_graph *g = pick ? wgt_graph_build(c, 1, (const wgt_binding[]){{"pick", pick}}) : NULL;
+            wgt_tensor *bad = wgt_tensor_from_data(c, WGT_I32, 0, NULL, (int32_t[]){-1}, 4, WGT_USAGE_DEFAULT);
+            wgt_tensor *good = wgt_tensor_from_data(c, WGT_I32, 0, NULL, (int32_t[]){3}, 4, WGT_USAGE_DEFAULT);
+            wgt_tensor *o1 = wgt_zeros(c, WGT_U32, 0, NULL), *o2 = wgt_zeros(c, WGT_U32, 0, NULL);
+            uint32_t v = 9;
+            CHECK(g && wgt_graph_dispatch(g, 1, (const wgt_binding[]){{"ring.x", bad}}, 1,
+                                          (const wgt_binding[]){{"pick", o1}}) == WGT_OK,
+                  "%d slots taken before: the dispatch reported %s", before, wgt_last_error());
+            if (by_sync) CHECK_ERROR(wgt_context_sync(c) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "wgt_one_hot: index -1");
+            CHECK_ERROR(wgt_tensor_read(o1, &v, 4) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "wgt_one_hot: index -1");
+            CHECK(wgt_context_sync(c) == WGT_OK, "%d slots taken before: a second report: %s", before, wgt_last_error());
+            CHECK(g &&
+                      wgt_graph_dispatch(g, 1, (const wgt_binding[]){{"ring.x", good}}, 1,
+                                         (const wgt_binding[]){{"pick", o2}}) == WGT_OK &&
+                      wgt_tensor_read(o2, &v, 4) == WGT_OK && v == 1,
+                  "%d slots taken before: a good index gave %u (%s)", before, v, wgt_last_error());
+            wgt_graph_release(g);
+            wgt_tensor *all[] = {x, hot, pick, bad, good, o1, o2};
+            for (size_t k = 0; k < sizeof all / sizeof *all; k++) wgt_release(all[k]);
+            wgt_context_release(c);
+        }
+}
+
 /* A gather by indices computed on the device (so checked there), its result checked, and
  * every tensor released. */
 static void checked_gather(wgt_context *own) {

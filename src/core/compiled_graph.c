@@ -532,6 +532,7 @@ static void release_intermediate(wgt_graph *g, wgt_storage *x) {
     x->device_valid = x->host_valid = 0;
     wgt_index_checks_forget(x);
     x->failed = WGT_OK;
+    x->failed_in_run = 0;
     free(x->failed_message);
     x->failed_message = NULL;
 }

@@ -36,6 +36,15 @@
  * the slots not yet finished span fewer than 64, and taking one past that finishes the oldest
  * read first (a wait, as a run with more than 64 checks always had). Without reads in flight,
  * slots not yet read may share bits as before: one read takes them all.
+ *
+ * Such a read, forced by a run, learns verdicts before any caller asked for them. Were the
+ * storages it fails simply failed, the run would stop at the next step reading one, and a
+ * dispatch would report an index error it otherwise leaves to the next synchronisation, on
+ * where the ring happened to stand. So they are marked failed_in_run (tensor.h) and treated
+ * as the taint they replace: runs carry the failure into what they write from them, a whole
+ * write or a host write drops it, record-time checks ignore it, and a synchronisation reports
+ * it (a read of such a storage reads the record first, as it would have; the first message
+ * waits in unreported for the next wgt_context_sync).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +94,11 @@ struct wgt_index_checks {
     slot_info slots[SLOTS];
     shared_check shared[SHARED]; /* the run's checks others may share, the oldest replaced */
     uint32_t nshared_taken;      /* entries filled so far (mod SHARED gives the next) */
+    /* Reads a run forces (taking a slot, above) find failures the caller would otherwise
+     * learn of at the next synchronisation: storages they fail are marked failed_in_run, and
+     * the first message waits here for the next synchronisation to report or drop it. */
+    int forced;
+    char unreported[512];
 };
 
 static wgt_status finish_oldest(wgt_context *ctx, char *message, size_t size);
@@ -201,11 +215,15 @@ wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, const wgt_
         *bit = slot_bit((uint64_t)old);
         return WGT_OK;
     }
-    /* A finished read clears its slots' bits, so none of them may be this slot's (see above). */
-    while (c->nreads && c->taken - c->finished >= TAINT_BITS)
-        if ((st = finish_oldest(ctx, NULL, 0)) != WGT_OK) return st;
-    /* A read never wraps round the ring: everything taken is read before the ring starts over. */
-    if (c->taken % SLOTS == 0 && c->taken > c->finished && (st = wgt_index_checks_read(ctx, 0)) != WGT_OK) return st;
+    /* A finished read clears its slots' bits, so none of them may be this slot's (see above).
+     * A read never wraps round the ring: everything taken is read before the ring starts over.
+     * Reads forced here run inside a run of steps (forced: see the struct). */
+    c->forced = 1;
+    st = WGT_OK;
+    while (st == WGT_OK && c->nreads && c->taken - c->finished >= TAINT_BITS) st = finish_oldest(ctx, NULL, 0);
+    if (st == WGT_OK && c->taken % SLOTS == 0 && c->taken > c->finished) st = wgt_index_checks_read(ctx, 0);
+    c->forced = 0;
+    if (st != WGT_OK) return st;
     uint32_t k = (uint32_t)(c->taken++ % SLOTS);
     slot_info *info = &c->slots[k];
     info->fn = n->fn;
@@ -240,7 +258,18 @@ static void unlink_tainted(struct wgt_index_checks *c, wgt_storage *s) {
     s->check_mask = 0;
 }
 
+/* A failure a run found (failed_in_run) stands for taint whose verdict came early: it goes
+ * where the taint would go. */
+static void drop_failure_in_run(wgt_storage *s) {
+    if (!s->failed || !s->failed_in_run) return;
+    s->failed = WGT_OK;
+    s->failed_in_run = 0;
+    free(s->failed_message);
+    s->failed_message = NULL;
+}
+
 void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole) {
+    if (whole) drop_failure_in_run(s);
     struct wgt_index_checks *c = s->ctx->index_checks;
     if (!c) return;
     unshare(c, s); /* new values: a check of the old ones says nothing of them */
@@ -258,7 +287,14 @@ void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole) {
     s->check_mask = mask;
 }
 
+wgt_status wgt_index_checks_settle(wgt_storage *s) {
+    if (!s->failed || !s->failed_in_run) return WGT_OK;
+    s->failed_in_run = 0;
+    return wgt_index_checks_read(s->ctx, 0);
+}
+
 void wgt_index_checks_forget(wgt_storage *s) {
+    drop_failure_in_run(s);
     if (s->ctx->index_checks) unshare(s->ctx->index_checks, s);
     if (s->check_mask) unlink_tainted(s->ctx->index_checks, s);
 }
@@ -319,6 +355,7 @@ static int64_t apply(wgt_context *ctx, const uint32_t *words, uint32_t first, ui
                 if ((hit >> q & 1) && (b < 0 || order[q] < order[b])) b = q;
             s->failed = WGT_ERR_INVALID_ARGUMENT;
             s->failed_message = messages[b] ? strdup(messages[b]) : NULL;
+            s->failed_in_run = c->forced;
         }
         if (!(s->check_mask &= ~cleared)) unlink_tainted(c, s);
     }
@@ -345,6 +382,7 @@ static wgt_status finish_oldest(wgt_context *ctx, char *message, size_t size) {
     if (st == WGT_OK && !words) st = wgt_error(WGT_ERR_INTERNAL, "the index check record was read without data");
     if (st == WGT_OK) {
         int64_t failed = apply(ctx, words, first, n);
+        if (c->forced) message = c->unreported, size = sizeof c->unreported;
         if (failed >= 0 && message && !*message)
             slot_message(message, size, &c->slots[first + failed], words + SLOT_WORDS * failed);
     }
@@ -358,6 +396,12 @@ wgt_status wgt_index_checks_finish_through(wgt_context *ctx, uint64_t mark, int 
     while (c && c->nreads && c->reads[0].to <= mark) {
         wgt_status st = finish_oldest(ctx, message, sizeof message);
         if (st != WGT_OK) return st;
+    }
+    /* A synchronisation also reports (or, not reporting, drops) what reads forced by a run
+     * found: checks taken before any read here, so theirs is the first failure. */
+    if (c && !c->forced) {
+        if (c->unreported[0]) memcpy(message, c->unreported, sizeof message);
+        c->unreported[0] = 0;
     }
     if (!*message || !report) return WGT_OK;
     return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s", message);

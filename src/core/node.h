@@ -202,6 +202,9 @@ void wgt_index_checks_new_run(wgt_context *ctx);
 void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole);
 /* s goes away, or its contents are replaced from the host: its taint goes with it. */
 void wgt_index_checks_forget(wgt_storage *s);
+/* A synchronisation is about to report s's failure: where a run found it (failed_in_run), the
+ * record is read first, as the synchronisation would have read it to find the failure. */
+wgt_status wgt_index_checks_settle(wgt_storage *s);
 /* Whether checks have run that the record has not been read for. */
 int wgt_index_checks_unread(const wgt_context *ctx);
 /* A synchronisation reads the record: begin records a copy of the slots taken since the last

@@ -71,7 +71,7 @@ wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) {
     r->src = contiguous ? wgt_retain(t) : wgt_contiguous(t);
     if (!r->src || wgt_flush_for(r->src->storage, 0) != WGT_OK) goto fail;
     s = r->src->storage;
-    if (s->failed) {
+    if (s->failed && !s->failed_in_run) {
         wgt_check_tensor(fn, "tensor", r->src);
         goto fail;
     }
@@ -80,9 +80,10 @@ wgt_read *wgt_read_begin(wgt_tensor *t, void *dst, size_t nbytes) {
         r->done = 1;
         return r;
     }
-    /* Values that depend on unread index checks come back only with the checks' verdict. */
+    /* Values that depend on unread index checks come back only with the checks' verdict, as
+     * do those a run already found failed (failed_in_run: a verdict that came early). */
     if (s->check_mask && wgt_index_checks_begin(r->ctx) != WGT_OK) goto fail;
-    r->checks = s->check_mask != 0;
+    r->checks = s->check_mask != 0 || s->failed;
     r->check_mark = wgt_index_checks_mark(r->ctx);
     size_t first = wgt_dtype_bytes(r->src->dtype, r->src->offset);
     size_t lo = first & ~(size_t)3, hi = (first + nbytes + 3) & ~(size_t)3;
@@ -100,9 +101,11 @@ static wgt_status finish(wgt_read *r) {
     const char *bytes = be->read_data(be, r->pending);
     if (!bytes) return wgt_error(WGT_ERR_INTERNAL, "wgt_read: the finished read has no data");
     wgt_status st;
-    if (r->checks && ((st = wgt_index_checks_finish_through(r->ctx, r->check_mark, 0)) != WGT_OK ||
-                      (st = wgt_check_tensor("wgt_read", "tensor", r->src)) != WGT_OK))
-        return st;
+    if (r->checks) {
+        if ((st = wgt_index_checks_finish_through(r->ctx, r->check_mark, 0)) != WGT_OK) return st;
+        r->src->storage->failed_in_run = 0; /* reported here, whichever way it was found */
+        if ((st = wgt_check_tensor("wgt_read", "tensor", r->src)) != WGT_OK) return st;
+    }
     memcpy(r->dst, bytes + r->skip, r->nbytes);
     be->read_release(be, r->pending);
     r->pending = NULL;

@@ -20,7 +20,8 @@ static wgt_status bind_operand(wgt_operand *op, int whole_output, wgt_resolve_fn
     if (!real) return wgt_last_status() != WGT_OK ? wgt_last_status() : WGT_ERR_INTERNAL;
     op->offset += shift;
     wgt_status st;
-    if (real->failed)
+    /* A failure the run found on its own (failed_in_run) goes on into what this step writes. */
+    if (real->failed && !real->failed_in_run)
         return wgt_error(real->failed, "an input failed earlier: %s",
                          real->failed_message ? real->failed_message : wgt_status_name(real->failed));
     /* A graph's intermediate holds no data between dispatches: destroying its handle ends the
@@ -40,6 +41,23 @@ static wgt_status bind_operand(wgt_operand *op, int whole_output, wgt_resolve_fn
     op->buffer = real->buffer;
     op->storage = real;
     return WGT_OK;
+}
+
+/* The first of a step's operands that a check found failed while a run went on (see
+ * failed_in_run in tensor.h), or NULL. */
+static const wgt_storage *failed_in_run(const wgt_operand *ops, int n) {
+    for (int i = 0; i < n; i++)
+        if (ops[i].storage && ops[i].storage->failed && ops[i].storage->failed_in_run) return ops[i].storage;
+    return NULL;
+}
+
+/* What a step wrote from such an operand fails as it does, as its taint would have made it
+ * fail at the next synchronisation: the run goes on, and reads report the check. */
+static void carry_failure(wgt_storage *s, const wgt_storage *from) {
+    if (!s || s->failed || !from) return;
+    s->failed = from->failed;
+    s->failed_message = from->failed_message ? strdup(from->failed_message) : NULL;
+    s->failed_in_run = 1;
 }
 
 /* The taint of what a step reads (see index_checks.c): the union of its operands' masks. */
@@ -120,9 +138,11 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
         int whole = !n->partial || (n->kind == WGT_NODE_WRITE_BOX &&
                                     wgt_numel(a[1].ndim, a[1].shape) == wgt_numel(a[0].ndim, a[0].shape));
         uint64_t mask = read_mask(a + n->nwrites, n->nargs - n->nwrites) | bit;
+        const wgt_storage *failed = failed_in_run(a + n->nwrites, n->nargs - n->nwrites);
         for (int i = 0; i < n->nwrites; i++) {
             wgt_storage_mark_device_written(a[i].storage);
             wgt_index_checks_written(a[i].storage, mask, whole);
+            carry_failure(a[i].storage, failed);
         }
     }
     return st;
@@ -141,10 +161,12 @@ static wgt_status run_fused(wgt_context *ctx, const wgt_fused_kernel *src, wgt_r
     }
     st = ctx->backend->fused(ctx->backend, &k);
     uint64_t mask = read_mask(k.inputs, k.ninputs);
+    const wgt_storage *failed = failed_in_run(k.inputs, k.ninputs);
     if (st == WGT_OK)
         for (int i = 0; i < k.noutputs; i++) {
             wgt_storage_mark_device_written(k.outputs[i].storage);
             wgt_index_checks_written(k.outputs[i].storage, mask, 1);
+            carry_failure(k.outputs[i].storage, failed);
         }
     return st;
 }

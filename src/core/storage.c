@@ -68,9 +68,12 @@ static wgt_status check_has_data(wgt_storage *s) {
     if (s->symbolic)
         return wgt_error(WGT_ERR_USAGE, "the tensor is %s; it has values only inside wgt_graph_dispatch",
                          s->input_name ? "a graph input" : "computed from graph inputs");
-    if (s->failed)
+    if (s->failed) {
+        wgt_status st = wgt_index_checks_settle(s);
+        if (st != WGT_OK) return st;
         return wgt_error(s->failed, "the work computing this tensor failed: %s",
                          s->failed_message ? s->failed_message : wgt_status_name(s->failed));
+    }
     return WGT_OK;
 }
 

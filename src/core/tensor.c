@@ -127,7 +127,8 @@ wgt_status wgt_check_tensor_any_type(const char *fn, const char *name, const wgt
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: %s is not a live tensor (released or not a tensor)", fn, name);
     if (t->storage->destroyed)
         return wgt_error(WGT_ERR_DESTROYED, "%s: %s was destroyed", fn, name);
-    if (t->storage->failed)
+    /* A failure a run found on its own (failed_in_run) is reported where a read finds it. */
+    if (t->storage->failed && !t->storage->failed_in_run)
         return wgt_error(t->storage->failed, "%s: the work computing %s failed: %s", fn, name,
                          t->storage->failed_message ? t->storage->failed_message : wgt_status_name(t->storage->failed));
     return wgt_check_context(fn, t->storage->ctx);

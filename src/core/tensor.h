@@ -83,6 +83,10 @@ typedef struct wgt_storage {
     struct wgt_node *producer; /* symbolic: the node that writes it last (a reference) */
     wgt_status failed;   /* the work that was to write it failed: reads report this */
     char *failed_message;
+    /* Failed by an index check whose verdict a run had to read before it could go on
+     * (index_checks.c): the run carries the failure into what it writes from this storage
+     * instead of stopping, as it would have had the verdict come at the next synchronisation. */
+    int failed_in_run;
     /* Index checks its value depends on that are not read yet (index_checks.c): one bit per
      * check slot modulo 64; while non-zero it is on the context's list of such storages. */
     uint64_t check_mask;
