@@ -4,6 +4,7 @@
  * float64 product of the dequantized weights, embedding lookups, views and byte I/O.
  * The errors (block-cutting views, other ops given block types) are in test_quant_errors.c.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,9 @@
 
 static size_t block_bytes(wgt_dtype t) { return t == WGT_Q8_0 ? 34 : 18; }
 
-/* ggml's quantize_row_q8_0_ref / quantize_row_q4_0_ref for one block. */
+/* ggml's quantize_row_q8_0_ref / quantize_row_q4_0_ref for one block, with docs/quant.md's
+ * rules where ggml's C is undefined: 1 / d only for a normal d (else 0), and a NaN product
+ * converts to 0. */
 static void ref_quantize_block(wgt_dtype t, const float *x, unsigned char *out) {
     float amax = 0.0f, max = 0.0f;
     for (int i = 0; i < QK; i++)
@@ -23,16 +26,20 @@ static void ref_quantize_block(wgt_dtype t, const float *x, unsigned char *out) 
             max = x[i];
         }
     float d = t == WGT_Q8_0 ? amax / 127.0f : max / -8.0f;
-    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    float id = d != 0.0f && isfinite(d) && fabsf(d) >= FLT_MIN ? 1.0f / d : 0.0f;
     uint16_t h = wgt_f32_to_f16(d);
     out[0] = (unsigned char)(h & 0xff);
     out[1] = (unsigned char)(h >> 8);
     if (t == WGT_Q8_0) {
-        for (int i = 0; i < QK; i++) out[2 + i] = (unsigned char)(int8_t)roundf(x[i] * id);
+        for (int i = 0; i < QK; i++) {
+            float q = roundf(x[i] * id);
+            out[2 + i] = q != q ? 0 : (unsigned char)(int8_t)q;
+        }
         return;
     }
     for (int i = 0; i < QK / 2; i++) {
-        int8_t a = (int8_t)(x[i] * id + 8.5f), b = (int8_t)(x[i + QK / 2] * id + 8.5f);
+        float va = x[i] * id + 8.5f, vb = x[i + QK / 2] * id + 8.5f;
+        int8_t a = va != va ? 0 : (int8_t)va, b = vb != vb ? 0 : (int8_t)vb;
         out[2 + i] = (unsigned char)((a < 15 ? a : 15) | (b < 15 ? b : 15) << 4);
     }
 }
@@ -45,13 +52,25 @@ static float ref_value(wgt_dtype t, const unsigned char *block, int i) {
 }
 
 /* Deterministic values with blocks of every kind that matters to the rounding: random
- * magnitudes, all zeros, a lone negative extreme, exact ties, tiny values. */
-static void fill_values(float *x, int64_t n, uint32_t seed) {
+ * magnitudes, all zeros, a lone negative extreme, exact ties, tiny values; and, where
+ * odd is set, a NaN, an infinity of each sign, subnormals only, and magnitudes so small that
+ * the scale d is subnormal (1 / d overflows). */
+static void fill_values_of(float *x, int64_t n, uint32_t seed, int odd) {
     uint32_t s = seed * 2654435761u + 1;
     for (int64_t i = 0; i < n; i++) {
         s = s * 1664525u + 1013904223u;
         float u = (float)(s >> 8) / 16777216.0f - 0.5f;
         int64_t block = i / QK, j = i % QK;
+        if (odd && block % 12 >= 7) {
+            switch (block % 12) {
+            case 7: x[i] = j == 9 ? NAN : u * 4.0f; break;
+            case 8: x[i] = j == 3 ? INFINITY : u; break;
+            case 9: x[i] = j == 30 ? -INFINITY : u * 10.0f; break;
+            case 10: x[i] = u * 2e-38f; break;       /* subnormal and tiny normal values */
+            default: x[i] = u * 1e-36f; break;       /* d = amax / 127 (q8_0) subnormal */
+            }
+            continue;
+        }
         switch (block % 7) {
         case 0: x[i] = u * 8.0f; break;
         case 1: x[i] = 0.0f; break;
@@ -63,6 +82,8 @@ static void fill_values(float *x, int64_t n, uint32_t seed) {
         }
     }
 }
+
+static void fill_values(float *x, int64_t n, uint32_t seed) { fill_values_of(x, n, seed, 0); }
 
 static void ref_quantize(wgt_dtype t, const float *x, int64_t n, unsigned char *out) {
     for (int64_t b = 0; b < n / QK; b++) ref_quantize_block(t, x + b * QK, out + b * block_bytes(t));
@@ -104,6 +125,40 @@ TEST_BACKENDS(quant_quantize_matches_ggml_bit_for_bit) {
             free(x), free(want), free(got), free(back);
             wgt_release(a), wgt_release(q), wgt_release(d);
         }
+}
+
+/* Blocks with a NaN, infinities, subnormals and a subnormal scale: every byte as the reference
+ * with docs/quant.md's rules gives (so the backends agree, whatever a device does with
+ * subnormals or converting NaN), and dequantized values as the bytes say (NaN as NaN). */
+TEST_BACKENDS(quant_quantize_non_finite_and_subnormal_blocks) {
+    const int64_t shape[2] = {3, 12 * QK};
+    int64_t n = shape[0] * shape[1];
+    float *x = malloc(sizeof(float) * (size_t)n), *back = malloc(sizeof(float) * (size_t)n);
+    fill_values_of(x, n, 5, 1);
+    wgt_tensor *a = wgt_tensor_from_data(ctx, WGT_F32, 2, shape, x, sizeof(float) * (size_t)n, WGT_USAGE_DEFAULT);
+    for (int ti = 0; ti < 2; ti++) {
+        wgt_dtype t = block_types[ti];
+        size_t nb = (size_t)(n / QK) * block_bytes(t);
+        unsigned char *want = malloc(nb), *got = malloc(nb);
+        ref_quantize(t, x, n, want);
+        wgt_tensor *q = wgt_quantize(a, t), *d = q ? wgt_dequantize(q, WGT_F32) : NULL;
+        CHECK(q && wgt_tensor_read(q, got, nb) == WGT_OK, "%s", wgt_last_error());
+        for (size_t b = 0, shown = 0; q && b < nb; b++)
+            if (got[b] != want[b] && shown++ < 4)
+                CHECK(0, "%s: byte %zu (block %zu, kind %zu) is %02x, want %02x", wgt_dtype_name(t), b,
+                      b / block_bytes(t), b / block_bytes(t) % 12, got[b], want[b]);
+        CHECK(d && wgt_tensor_read(d, back, sizeof(float) * (size_t)n) == WGT_OK, "%s", wgt_last_error());
+        for (int64_t i = 0, shown = 0; d && i < n; i++) {
+            float r = ref_value(t, want + (size_t)(i / QK) * block_bytes(t), (int)(i % QK));
+            int same = (isnan(r) && isnan(back[i])) || !memcmp(&r, &back[i], 4);
+            if (!same && shown++ < 4)
+                CHECK(0, "%s: dequantized element %lld is %g, want %g", wgt_dtype_name(t), (long long)i, back[i], r);
+        }
+        free(want), free(got);
+        wgt_release(q), wgt_release(d);
+    }
+    free(x), free(back);
+    wgt_release(a);
 }
 
 /* f16 input, a transposed (strided) input and wgt_cast both ways. */
@@ -429,7 +484,9 @@ static void check_int8(wgt_context *c, wgt_dtype t, int64_t M, int64_t N, int64_
     wgt_release(wall), wgt_release(wrows), wgt_release(wq), wgt_release(xt), wgt_release(y);
 }
 
-TEST_BACKENDS(quant_matmul_int8_activations) {
+/* A context of ctx's backend whose quantized products take the integer path
+ * (WGT_QUANT_INT8=1 when it is created); NULL after a failed CHECK. */
+static wgt_context *int8_context(wgt_context *ctx) {
     test_saved_env saved = test_env_set("WGT_QUANT_INT8", "1");
     wgt_context_options o = {0};
     o.backend = wgt_context_backend(ctx);
@@ -437,6 +494,11 @@ TEST_BACKENDS(quant_matmul_int8_activations) {
     wgt_context *c = wgt_context_create(&o);
     test_env_restore(&saved);
     CHECK(c != NULL, "%s", wgt_last_error());
+    return c;
+}
+
+TEST_BACKENDS(quant_matmul_int8_activations) {
+    wgt_context *c = int8_context(ctx);
     if (!c) return;
     /* 1 to 3 rows of x take the matrix-vector kernel with x quantized by a pass of its own
      * first (long rows of x too, 1600 and 1800 blocks); more rows the tiled kernels. Windows
@@ -448,5 +510,50 @@ TEST_BACKENDS(quant_matmul_int8_activations) {
     for (int ti = 0; ti < 2; ti++)
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
             check_int8(c, block_types[ti], cases[ci][0], cases[ci][1], cases[ci][2], cases[ci][3], (uint32_t)ci);
+    wgt_context_release(c);
+}
+
+/* The int8 path given rows of x that hold a NaN, an infinity, or a block of subnormal and tiny
+ * values (whose scale d_x is subnormal, so 1 / d_x would overflow): a NaN row gives NaN
+ * products, an infinite one products that are not finite, and the tiny block adds nothing
+ * (the same bits as the row with that block zero), on the matrix-vector (1 to 3 rows) and the
+ * tiled kernels alike. */
+TEST_BACKENDS(quant_matmul_int8_non_finite_activations) {
+    wgt_context *c = int8_context(ctx);
+    if (!c) return;
+    enum { N = 5, K = 96 };
+    wgt_tensor *w = wgt_rand_normal(c, WGT_F32, 2, (int64_t[]){N, K}, 0, 1, 31);
+    for (int ti = 0; ti < 2; ti++) {
+        wgt_tensor *wq = wgt_quantize(w, block_types[ti]);
+        for (int M = 3; M <= 9; M += 6) {
+            float x[2][9 * K];
+            for (int v = 0; v < 2; v++)
+                for (int i = 0; i < M * K; i++) {
+                    int r = i / K % 4, k = i % K;
+                    float u = sinf((float)i * 0.37f) * 2.0f;
+                    x[v][i] = r == 1 && k == 40 ? NAN : r == 3 && k == 70 ? INFINITY : u;
+                    if (r == 2 && k < 32) x[v][i] = v ? 0.0f : (k % 2 ? 1e-40f : -3e-37f) * (float)(k % 5);
+                }
+            float y[2][9 * N];
+            for (int v = 0; v < 2; v++) {
+                wgt_tensor *xt = wgt_tensor_from_data(c, WGT_F32, 2, (int64_t[]){M, K}, x[v], sizeof(float) * (size_t)(M * K),
+                                                      WGT_USAGE_DEFAULT);
+                wgt_tensor *yt = wq && xt ? wgt_matmul_quantized(xt, wq) : NULL;
+                CHECK(yt && wgt_tensor_read(yt, y[v], sizeof(float) * (size_t)(M * N)) == WGT_OK, "%s", wgt_last_error());
+                wgt_release(xt), wgt_release(yt);
+            }
+            for (int m = 0; m < M; m++)
+                for (int n = 0; n < N; n++) {
+                    float got = y[0][m * N + n];
+                    const char *what = wgt_dtype_name(block_types[ti]);
+                    if (m % 4 == 1) CHECK(isnan(got), "%s M %d: NaN row %d gave %g", what, M, m, got);
+                    else if (m % 4 == 3) CHECK(!isfinite(got), "%s M %d: infinite row %d gave %g", what, M, m, got);
+                    else CHECK(!memcmp(&got, &y[1][m * N + n], 4), "%s M %d: row %d gave %g, with the block zero %g",
+                               what, M, m, got, y[1][m * N + n]);
+                }
+        }
+        wgt_release(wq);
+    }
+    wgt_release(w);
     wgt_context_release(c);
 }

@@ -36,15 +36,24 @@ static void store_u16(unsigned char *p, uint16_t v) {
     p[1] = (unsigned char)(v >> 8);
 }
 
-/* One block of 32 values, as ggml's quantize_row_q8_0_ref and quantize_row_q4_0_ref round. */
+/* 1 / d where d is a normal float, else 0 (docs/quant.md): ggml takes 1 / d for any nonzero
+ * d, whose subnormal d gives infinite products, which C cannot convert and devices that flush
+ * subnormals never see; the f16 scale of such a d is 0 either way. */
+static float inverse_scale(float d) { return isnormal(d) ? 1.0f / d : 0.0f; }
+
+/* One block of 32 values, as ggml's quantize_row_q8_0_ref and quantize_row_q4_0_ref round. A
+ * NaN element's product converts to 0 (q8_0) or nibble 0 (q4_0), as ggml's does on x86. */
 static void quantize_block(wgt_dtype type, const float *x, unsigned char *dst) {
     if (type == WGT_Q8_0) {
         float amax = 0.0f;
         for (int i = 0; i < QK; i++) amax = fmaxf(amax, fabsf(x[i]));
         const float d = amax / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        const float id = inverse_scale(d);
         store_u16(dst, wgt_f32_to_f16(d));
-        for (int i = 0; i < QK; i++) dst[2 + i] = (unsigned char)(int8_t)roundf(x[i] * id);
+        for (int i = 0; i < QK; i++) {
+            float q = roundf(x[i] * id);
+            dst[2 + i] = isnan(q) ? 0 : (unsigned char)(int8_t)q;
+        }
         return;
     }
     float amax = 0.0f, max = 0.0f; /* the value of largest magnitude, the first if tied */
@@ -54,12 +63,12 @@ static void quantize_block(wgt_dtype type, const float *x, unsigned char *dst) {
             max = x[i];
         }
     const float d = max / -8.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const float id = inverse_scale(d);
     store_u16(dst, wgt_f32_to_f16(d));
     for (int i = 0; i < QK / 2; i++) {
         float v0 = x[i] * id + 8.5f, v1 = x[i + QK / 2] * id + 8.5f;
         /* ggml converts to int8_t, truncating; the values are at least 0.5 here, so floor. */
-        int q0 = (int)v0, q1 = (int)v1;
+        int q0 = isnan(v0) ? 0 : (int)v0, q1 = isnan(v1) ? 0 : (int)v1;
         dst[2 + i] = (unsigned char)((q0 < 15 ? q0 : 15) | (q1 < 15 ? q1 : 15) << 4);
     }
 }
@@ -149,14 +158,24 @@ typedef struct {
     int8_t *qx;     /* K per thread: x's row quantized (int8) */
 } matmul_job;
 
-/* x's row as q8 blocks, rounded as ggml's q8_0 quantizer rounds: values into q, scales into d. */
+/* x's row as q8 blocks, rounded as ggml's q8_0 quantizer rounds: values into q, scales into d
+ * (quantize_block's rules where ggml's C is undefined). A block holding a NaN gets d = NaN, so
+ * its products are NaN, as the float path's would be. */
 static void quantize_row_q8(const float *x, int64_t blocks, int8_t *q, float *d) {
     for (int64_t b = 0; b < blocks; b++) {
         float amax = 0.0f;
-        for (int i = 0; i < QK; i++) amax = fmaxf(amax, fabsf(x[b * QK + i]));
+        int nan = 0;
+        for (int i = 0; i < QK; i++) {
+            amax = fmaxf(amax, fabsf(x[b * QK + i])); /* fmaxf passes a NaN over */
+            nan |= isnan(x[b * QK + i]);
+        }
         d[b] = amax / 127.0f;
-        float id = d[b] != 0.0f ? 1.0f / d[b] : 0.0f;
-        for (int i = 0; i < QK; i++) q[b * QK + i] = (int8_t)roundf(x[b * QK + i] * id);
+        float id = inverse_scale(d[b]);
+        if (nan) d[b] = NAN;
+        for (int i = 0; i < QK; i++) {
+            float r = roundf(x[b * QK + i] * id);
+            q[b * QK + i] = isnan(r) ? 0 : (int8_t)r;
+        }
     }
 }
 

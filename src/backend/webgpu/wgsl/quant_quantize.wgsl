@@ -107,7 +107,18 @@ fn round_away(v: f32) -> f32 {
     return t;
 }
 
-// Block g into the pair's words: its values at byte base, its scale at byte scale.
+// Whether v is a normal float (by its bits: a driver may fold comparisons on subnormals).
+fn is_normal(v: f32) -> bool {
+    let e = (bitcast<u32>(v) >> 23u) & 0xffu;
+    return e != 0u && e != 255u;
+}
+
+fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
+
+// Block g into the pair's words: its values at byte base, its scale at byte scale. 1 / d only
+// for a normal d, else 0, and a NaN element's product gives 0 (q8_0) or nibble 0 (q4_0): the
+// CPU backend's rules (docs/quant.md), which no device's subnormal flushing or float-to-int
+// conversion of NaN can change.
 fn quantize_block(g: u32, base: u32, scale: u32) {
     var x: array<f32, 32>;
     var amax = 0.0;
@@ -119,16 +130,21 @@ fn quantize_block(g: u32, base: u32, scale: u32) {
     var d: f32;
     if (Q8) { d = div_rn(amax, 127.0); } else { d = mx * -0.125; }
     var id = 0.0;
-    if (d != 0.0) { id = div_rn(1.0, d); }
+    if (is_normal(d)) { id = div_rn(1.0, d); }
     let h = f16_bits(d);
     put_byte(scale, h);
     put_byte(scale + 1u, h >> 8u);
     if (Q8) {
-        for (var i = 0u; i < 32u; i = i + 1u) { put_byte(base + i, u32(i32(round_away(keep(x[i] * id))))); }
+        for (var i = 0u; i < 32u; i = i + 1u) {
+            let v = keep(x[i] * id);
+            put_byte(base + i, select(u32(i32(round_away(v))), 0u, is_nan(v)));
+        }
     } else {
         for (var i = 0u; i < 16u; i = i + 1u) {
-            let q0 = min(15u, u32(keep(x[i] * id) + 8.5));
-            let q1 = min(15u, u32(keep(x[i + 16u] * id) + 8.5));
+            let v0 = keep(x[i] * id) + 8.5;
+            let v1 = keep(x[i + 16u] * id) + 8.5;
+            let q0 = select(min(15u, u32(v0)), 0u, is_nan(v0));
+            let q1 = select(min(15u, u32(v1)), 0u, is_nan(v1));
             put_byte(base + i, q0 | (q1 << 4u));
         }
     }

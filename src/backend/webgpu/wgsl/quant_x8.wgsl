@@ -17,18 +17,37 @@ struct Q8x {
     sum: i32,
 }
 
+// A NaN made at run time (WGSL refuses a NaN constant).
+var<private> q8_nan_bits: u32 = 0x7fc00000u;
+
+// By the bits: a driver may fold float tests that NaN or subnormals decide.
+fn q8_is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
+fn q8_is_normal(v: f32) -> bool {
+    let e = (bitcast<u32>(v) >> 23u) & 0xffu;
+    return e != 0u && e != 255u;
+}
+
+// As the CPU backend's quantize_row_q8 (cpu_quant.c): 1 / d only for a normal d, a NaN product
+// converts to 0, and a block holding a NaN gets d = NaN, so the product is NaN as the float
+// path's would be.
 fn q8_of(v: array<f32, 32>) -> Q8x {
     var amax = 0.0;
-    for (var i = 0u; i < 32u; i = i + 1u) { amax = max(amax, abs(v[i])); }
+    var nan = false;
+    for (var i = 0u; i < 32u; i = i + 1u) {
+        nan = nan || q8_is_nan(v[i]);
+        amax = max(amax, select(abs(v[i]), 0.0, q8_is_nan(v[i])));
+    }
     var q: Q8x;
     q.d = amax / 127.0;
     var id = 0.0;
-    if (q.d != 0.0) { id = 1.0 / q.d; }
+    if (q8_is_normal(q.d)) { id = 1.0 / q.d; }
+    if (nan) { q.d = bitcast<f32>(q8_nan_bits); }
     q.sum = 0;
     for (var k = 0u; k < 8u; k = k + 1u) {
         var word = 0u;
         for (var j = 0u; j < 4u; j = j + 1u) {
-            let c = i32(round_away(v[4u * k + j] * id));
+            let p = v[4u * k + j] * id;
+            let c = select(i32(round_away(p)), 0, q8_is_nan(p));
             q.sum = q.sum + c;
             word = word | ((bitcast<u32>(c) & 0xffu) << (8u * j));
         }

@@ -47,6 +47,7 @@ fn norm_x(m: u32, k: u32) -> f32 {
 const PARTS: u32 = 8u;  // invocations a block
 
 var<workgroup> amax_of: array<f32, 256>;
+var<workgroup> nan_of: array<u32, 256>;
 var<workgroup> sum_of: array<i32, 256>;
 
 @compute @workgroup_size(256)
@@ -79,17 +80,31 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
         }
         return;
     }
-    amax_of[li] = max(max(abs(v[0]), abs(v[1])), max(abs(v[2]), abs(v[3])));
+    // As q8_of: NaN kept out of the maximum and flagged, 1 / d only for a normal d.
+    var part_max = 0.0;
+    var part_nan = 0u;
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        part_nan = part_nan | u32(q8_is_nan(v[j]));
+        part_max = max(part_max, select(abs(v[j]), 0.0, q8_is_nan(v[j])));
+    }
+    amax_of[li] = part_max;
+    nan_of[li] = part_nan;
     workgroupBarrier();
     var amax = 0.0;
-    for (var j = 0u; j < PARTS; j = j + 1u) { amax = max(amax, amax_of[first + j]); }
-    let d = amax / 127.0;
+    var nan = 0u;
+    for (var j = 0u; j < PARTS; j = j + 1u) {
+        amax = max(amax, amax_of[first + j]);
+        nan = nan | nan_of[first + j];
+    }
+    var d = amax / 127.0;
     var id = 0.0;
-    if (d != 0.0) { id = 1.0 / d; }
+    if (q8_is_normal(d)) { id = 1.0 / d; }
+    if (nan != 0u) { d = bitcast<f32>(q8_nan_bits); }
     var word = 0u;
     var sum = 0;
     for (var j = 0u; j < 4u; j = j + 1u) {
-        let c = i32(round_away(v[j] * id));
+        let p = v[j] * id;
+        let c = select(i32(round_away(p)), 0, q8_is_nan(p));
         sum = sum + c;
         word = word | ((bitcast<u32>(c) & 0xffu) << (8u * j));
     }
