@@ -251,8 +251,8 @@ wgt_tensor *wgt_graph_input(wgt_context *ctx, const char *name, wgt_dtype dtype,
  * was recorded. */
 wgt_graph *wgt_graph_build(wgt_context *ctx, int n_outputs, const wgt_binding *outputs);
 /* Every input and output name exactly once; tensors of the graph's context with the
- * recorded types and shapes; outputs writable, contiguous and distinct from every input.
- * Outputs are overwritten with the results. */
+ * recorded types and shapes; outputs writable, contiguous and distinct from every input and
+ * from every tensor the graph reads or updates. Outputs are overwritten with the results. */
 wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inputs, int n_outputs,
                               const wgt_binding *outputs);
 /* Kernel launches one dispatch makes (after fusion). */

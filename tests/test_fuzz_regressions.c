@@ -524,3 +524,29 @@ TEST_BACKENDS(fuzz_rand_uniform_of_a_narrow_type_with_a_negative_bound) {
     for (int i = 0; i < 4; i++)
         CHECK_ERROR(!wgt_rand_uniform(ctx, narrow[i], 1, &n, -4.5, 3, 7), WGT_ERR_DTYPE, wgt_dtype_name(narrow[i]));
 }
+
+/* Trace: "g0 = div(w, #2) with #2 a tensor with data; wgt_graph_dispatch g0 out=#2": the
+ * output bound to a tensor the graph reads made one kernel read and write a buffer, which
+ * WebGPU refused at the submit (a backend error). It is a usage error at the dispatch, and
+ * the constant keeps its values. */
+TEST_BACKENDS(fuzz_graph_output_bound_to_a_constant_it_reads) {
+    char name[32];
+    snprintf(name, sizeof name, "fz_const_w_%s", test_backend_name());
+    wgt_tensor *c = wgt_tensor_from_data(ctx, WGT_I32, 0, NULL, (int32_t[]){4}, 4, WGT_USAGE_DEFAULT);
+    wgt_tensor *w = wgt_graph_input(ctx, name, WGT_I32, 0, NULL);
+    wgt_tensor *q = w ? wgt_div(w, c) : NULL;
+    wgt_graph *g = q ? wgt_graph_build(ctx, 1, (const wgt_binding[]){{"out", q}}) : NULL;
+    wgt_tensor *x = wgt_tensor_from_data(ctx, WGT_I32, 0, NULL, (int32_t[]){12}, 4, WGT_USAGE_DEFAULT);
+    wgt_tensor *o = wgt_zeros(ctx, WGT_I32, 0, NULL);
+    CHECK(g != NULL, "%s", wgt_last_error());
+    CHECK_ERROR(wgt_graph_dispatch(g, 1, (const wgt_binding[]){{name, x}}, 1, (const wgt_binding[]){{"out", c}}) != WGT_OK,
+                WGT_ERR_USAGE, "output 'out' is bound to a tensor the graph reads");
+    int32_t v = 0, cv = 0;
+    CHECK(wgt_graph_dispatch(g, 1, (const wgt_binding[]){{name, x}}, 1, (const wgt_binding[]){{"out", o}}) == WGT_OK &&
+              wgt_tensor_read(o, &v, 4) == WGT_OK && v == 3 && wgt_tensor_read(c, &cv, 4) == WGT_OK && cv == 4,
+          "12 / 4 gave %d, the constant %d (%s)", v, cv, wgt_last_error());
+    still_computes(ctx, "a graph output bound to its constant");
+    wgt_graph_release(g);
+    wgt_tensor *all[] = {c, w, q, x, o};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) wgt_release(all[k]);
+}

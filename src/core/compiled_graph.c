@@ -61,17 +61,30 @@ static graph_value *value_of(const wgt_graph *g, const wgt_storage *s) {
     return g->slots[i].value;
 }
 
-/* 0 when out of host memory. */
+/* Whether s is a tensor with data the graph reads (a constant captured at the build): its
+ * slot holds no value. */
+static int is_constant(const wgt_graph *g, const wgt_storage *s) {
+    if (!g->nslots || !s) return 0;
+    size_t i = (size_t)(((uintptr_t)s >> 4) * 0x9e3779b97f4a7c15ull) & (g->nslots - 1);
+    while (g->slots[i].key && g->slots[i].key != s) i = (i + 1) & (g->nslots - 1);
+    return g->slots[i].key == s && !g->slots[i].value;
+}
+
+/* Indexes the inputs, the outputs and the constants (no value) by storage. 0 when out of host
+ * memory. */
 static int index_values(wgt_graph *g) {
-    size_t n = (size_t)g->ninputs + (size_t)g->noutputs, size = 4;
-    while (size < 2 * n) size *= 2;
+    size_t n = (size_t)g->ninputs + (size_t)g->noutputs, constants = 0, size = 4;
+    for (int k = 0; k < g->nstorages; k++) constants += !g->storages[k]->symbolic;
+    while (size < 2 * (n + constants)) size *= 2;
     if (!(g->slots = calloc(size, sizeof *g->slots))) return 0;
     g->nslots = size;
-    for (size_t k = 0; k < n; k++) {
-        graph_value *v = k < (size_t)g->ninputs ? &g->inputs[k] : &g->outputs[k - (size_t)g->ninputs];
-        size_t i = (size_t)(((uintptr_t)v->storage >> 4) * 0x9e3779b97f4a7c15ull) & (size - 1);
+    for (size_t k = 0; k < n + (size_t)g->nstorages; k++) {
+        graph_value *v = k < (size_t)g->ninputs ? &g->inputs[k] : k < n ? &g->outputs[k - (size_t)g->ninputs] : NULL;
+        const wgt_storage *key = v ? v->storage : g->storages[k - n];
+        if (!v && key->symbolic) continue;
+        size_t i = (size_t)(((uintptr_t)key >> 4) * 0x9e3779b97f4a7c15ull) & (size - 1);
         while (g->slots[i].key) i = (i + 1) & (size - 1);
-        g->slots[i].key = v->storage;
+        g->slots[i].key = key;
         g->slots[i].value = v;
     }
     return 1;
@@ -505,6 +518,17 @@ static wgt_status bound_apart(const char *fn, const wgt_graph *g) {
                      g->outputs[clash.index].name);
 }
 
+/* No output is bound to a tensor the graph reads as a constant: a kernel would read and
+ * write one buffer (WebGPU refuses that within a pass), and what it read would depend on the
+ * order of its writes. */
+static wgt_status outputs_not_constants(const char *fn, const wgt_graph *g) {
+    for (int o = 0; o < g->noutputs; o++)
+        if (is_constant(g, g->outputs[o].bound))
+            return wgt_error(WGT_ERR_USAGE, "%s: output '%s' is bound to a tensor the graph reads (a tensor with "
+                             "data captured when it was built); bind another tensor", fn, g->outputs[o].name);
+    return WGT_OK;
+}
+
 /* No output is bound to a tensor that the graph updates in place (a parameter): both would
  * write it. */
 static wgt_status outputs_not_updated(const char *fn, const wgt_graph *g) {
@@ -562,7 +586,8 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
     if (st != WGT_OK ||
         (st = bind(fn, g, "input", g->inputs, g->ninputs, &g->input_names, n_inputs, inputs, 0)) != WGT_OK ||
         (st = bind(fn, g, "output", g->outputs, g->noutputs, &g->output_names, n_outputs, outputs, 1)) != WGT_OK ||
-        (st = bound_apart(fn, g)) != WGT_OK || (st = outputs_not_updated(fn, g)) != WGT_OK)
+        (st = bound_apart(fn, g)) != WGT_OK || (st = outputs_not_updated(fn, g)) != WGT_OK ||
+        (st = outputs_not_constants(fn, g)) != WGT_OK)
         return st;
     /* Strided inputs are copied to contiguous ones first: the graph reads placeholders whole. */
     wgt_tensor *copies[64] = {0}, *staged[64] = {0};
