@@ -382,6 +382,46 @@ TEST_BACKENDS(index_checks_ring_starting_over_inside_a_dispatch) {
         }
 }
 
+/* A step that fails after taking its slot (a destroyed constant) never checks: the slot's old
+ * words, a bad index found 1024 slots earlier, must not come back as its verdict. */
+TEST_BACKENDS(index_checks_slot_of_a_step_that_never_checked) {
+    wgt_context *c = test_new_context(strcmp(test_backend_name(), "cpu") ? WGT_BACKEND_WEBGPU : WGT_BACKEND_CPU);
+    if (!c) return;
+    wgt_tensor *table = wgt_zeros(c, WGT_F32, 2, (int64_t[]){4, 1});
+    wgt_tensor *doomed = wgt_zeros(c, WGT_F32, 2, (int64_t[]){4, 1});
+    wgt_tensor *at = wgt_graph_input(c, "never.at", WGT_I32, 1, (int64_t[]){1});
+    wgt_tensor *rows = at ? wgt_gather_rows(table, at) : NULL, *lost = at ? wgt_gather_rows(doomed, at) : NULL;
+    wgt_graph *g = rows ? wgt_graph_build(c, 1, (const wgt_binding[]){{"rows", rows}}) : NULL;
+    wgt_graph *h = lost ? wgt_graph_build(c, 1, (const wgt_binding[]){{"rows", lost}}) : NULL;
+    wgt_tensor *bad = wgt_tensor_from_data(c, WGT_I32, 1, (int64_t[]){1}, (int32_t[]){9}, 4, WGT_USAGE_DEFAULT);
+    wgt_tensor *good = wgt_tensor_from_data(c, WGT_I32, 1, (int64_t[]){1}, (int32_t[]){1}, 4, WGT_USAGE_DEFAULT);
+    wgt_tensor *out = wgt_zeros(c, WGT_F32, 2, (int64_t[]){1, 1});
+    CHECK(g && h, "%s", wgt_last_error());
+    /* Slot 0: a bad index, reported. */
+    CHECK(g && wgt_graph_dispatch(g, 1, (const wgt_binding[]){{"never.at", bad}}, 1, (const wgt_binding[]){{"rows", out}}) ==
+                   WGT_OK,
+          "%s", wgt_last_error());
+    CHECK_ERROR(wgt_context_sync(c) != WGT_OK, WGT_ERR_INVALID_ARGUMENT, "index 9");
+    wgt_release(out);
+    out = wgt_zeros(c, WGT_F32, 2, (int64_t[]){1, 1});
+    /* Slots 1 to 1023: good. */
+    int ok = g != NULL;
+    for (int i = 1; ok && i < 1024; i++)
+        ok = wgt_graph_dispatch(g, 1, (const wgt_binding[]){{"never.at", good}}, 1, (const wgt_binding[]){{"rows", out}}) ==
+             WGT_OK;
+    CHECK(ok && wgt_context_sync(c) == WGT_OK, "%s", wgt_last_error());
+    /* Slot 1024, slot 0's place: taken, then the step fails on the destroyed table. */
+    CHECK(wgt_tensor_destroy(doomed) == WGT_OK, "%s", wgt_last_error());
+    CHECK_ERROR(h && wgt_graph_dispatch(h, 1, (const wgt_binding[]){{"never.at", good}}, 1,
+                                        (const wgt_binding[]){{"rows", out}}) != WGT_OK,
+                WGT_ERR_DESTROYED, "destroyed");
+    CHECK(wgt_context_sync(c) == WGT_OK, "the step that never checked reported: %s", wgt_last_error());
+    wgt_graph_release(g), wgt_graph_release(h);
+    wgt_tensor *all[] = {table, doomed, at, rows, lost, bad, good, out};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) wgt_release(all[k]);
+    wgt_context_release(c);
+}
+
 /* A gather by indices computed on the device (so checked there), its result checked, and
  * every tensor released. */
 static void checked_gather(wgt_context *own) {

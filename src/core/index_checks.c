@@ -71,6 +71,7 @@ typedef struct {
 
 typedef struct {
     const char *fn;
+    int ran; /* the backend's check was recorded: a step that failed first leaves old words */
     int64_t bound;
     wgt_dtype dtype;
     int ndim;
@@ -227,6 +228,7 @@ wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, const wgt_
     uint32_t k = (uint32_t)(c->taken++ % SLOTS);
     slot_info *info = &c->slots[k];
     info->fn = n->fn;
+    info->ran = 0;
     info->bound = n->index_bound < 0 ? 0 : n->index_bound;
     info->dtype = n->args[n->index_arg].dtype;
     info->ndim = n->axis;
@@ -287,6 +289,11 @@ void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole) {
     s->check_mask = mask;
 }
 
+void wgt_index_checks_ran(wgt_context *ctx, const wgt_operand *record) {
+    struct wgt_index_checks *c = ctx->index_checks;
+    if (c) c->slots[(uint64_t)record->offset / SLOT_WORDS % SLOTS].ran = 1;
+}
+
 wgt_status wgt_index_checks_settle(wgt_storage *s) {
     if (!s->failed || !s->failed_in_run) return WGT_OK;
     s->failed_in_run = 0;
@@ -335,7 +342,7 @@ static int64_t apply(wgt_context *ctx, const uint32_t *words, uint32_t first, ui
         uint32_t k = first + i;
         uint64_t bit = slot_bit(k);
         cleared |= bit;
-        if (words[SLOT_WORDS * i] == NONE) continue;
+        if (words[SLOT_WORDS * i] == NONE || !c->slots[k % SLOTS].ran) continue;
         if (first_failed < 0) first_failed = i;
         if (failed & bit) continue;
         failed |= bit;

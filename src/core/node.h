@@ -195,6 +195,9 @@ wgt_status wgt_user_call_run(wgt_backend *be, const struct wgt_user_call *call, 
  * check of its own (record untouched). */
 wgt_status wgt_index_checks_take(wgt_context *ctx, const wgt_node *n, const wgt_storage *real, int64_t offset,
                                  wgt_operand *record, uint64_t *bit, int *shared);
+/* The backend's index_check into record (a slot take gave) was recorded: only such slots'
+ * words are read as verdicts (a step can fail between taking its slot and checking). */
+void wgt_index_checks_ran(wgt_context *ctx, const wgt_operand *record);
 /* A run of steps begins (a flush, a graph's dispatch): no earlier check is shared into it. */
 void wgt_index_checks_new_run(wgt_context *ctx);
 /* s was just written by a step whose value depends on the checks in mask (the taint of what

@@ -84,9 +84,11 @@ static wgt_status run_node(wgt_context *ctx, const wgt_node *n, wgt_resolve_fn r
     for (int i = n->nargs - 1; i >= 0; i--) /* inputs first: syncing them may submit work */
         if ((st = bind_operand(&a[i], i < n->nwrites && !n->partial, resolve, arg)) != WGT_OK) return st;
     wgt_backend *be = ctx->backend;
-    if (n->index_bound && !shared &&
-        (st = be->index_check(be, &a[n->index_arg], n->index_bound < 0 ? 0 : n->index_bound, &record)) != WGT_OK)
-        return st;
+    if (n->index_bound && !shared) {
+        if ((st = be->index_check(be, &a[n->index_arg], n->index_bound < 0 ? 0 : n->index_bound, &record)) != WGT_OK)
+            return st;
+        wgt_index_checks_ran(ctx, &record);
+    }
     switch (n->kind) {
     case WGT_NODE_COPY: st = be->copy(be, &a[0], &a[1]); break;
     case WGT_NODE_BINARY: st = be->binary(be, (wgt_binary_op)n->op, &a[0], &a[1], &a[2]); break;
