@@ -54,39 +54,40 @@ struct wgt_graph {
     size_t nslots;
 };
 
-static graph_value *value_of(const wgt_graph *g, const wgt_storage *s) {
+/* The slot holding s, or the empty slot where it would go (NULL: no slots). */
+static struct value_slot *slot_of(const wgt_graph *g, const wgt_storage *s) {
     if (!g->nslots) return NULL;
     size_t i = (size_t)(((uintptr_t)s >> 4) * 0x9e3779b97f4a7c15ull) & (g->nslots - 1);
     while (g->slots[i].key && g->slots[i].key != s) i = (i + 1) & (g->nslots - 1);
-    return g->slots[i].value;
+    return &g->slots[i];
+}
+
+static graph_value *value_of(const wgt_graph *g, const wgt_storage *s) {
+    const struct value_slot *slot = slot_of(g, s);
+    return slot ? slot->value : NULL;
 }
 
 /* Whether s is a tensor with data the graph reads (a constant captured at the build): its
  * slot holds no value. */
 static int is_constant(const wgt_graph *g, const wgt_storage *s) {
-    if (!g->nslots || !s) return 0;
-    size_t i = (size_t)(((uintptr_t)s >> 4) * 0x9e3779b97f4a7c15ull) & (g->nslots - 1);
-    while (g->slots[i].key && g->slots[i].key != s) i = (i + 1) & (g->nslots - 1);
-    return g->slots[i].key == s && !g->slots[i].value;
+    const struct value_slot *slot = s ? slot_of(g, s) : NULL;
+    return slot && slot->key == s && !slot->value;
 }
 
-/* Indexes the inputs, the outputs and the constants (no value) by storage. 0 when out of host
- * memory. */
+/* Indexes the inputs and the outputs by storage, and the constants with no value. 0 when out
+ * of host memory. */
 static int index_values(wgt_graph *g) {
-    size_t n = (size_t)g->ninputs + (size_t)g->noutputs, constants = 0, size = 4;
-    for (int k = 0; k < g->nstorages; k++) constants += !g->storages[k]->symbolic;
-    while (size < 2 * (n + constants)) size *= 2;
+    size_t n = (size_t)g->ninputs + (size_t)g->noutputs, size = 4;
+    for (int k = 0; k < g->nstorages; k++) n += !g->storages[k]->symbolic;
+    while (size < 2 * n) size *= 2;
     if (!(g->slots = calloc(size, sizeof *g->slots))) return 0;
     g->nslots = size;
-    for (size_t k = 0; k < n + (size_t)g->nstorages; k++) {
-        graph_value *v = k < (size_t)g->ninputs ? &g->inputs[k] : k < n ? &g->outputs[k - (size_t)g->ninputs] : NULL;
-        const wgt_storage *key = v ? v->storage : g->storages[k - n];
-        if (!v && key->symbolic) continue;
-        size_t i = (size_t)(((uintptr_t)key >> 4) * 0x9e3779b97f4a7c15ull) & (size - 1);
-        while (g->slots[i].key) i = (i + 1) & (size - 1);
-        g->slots[i].key = key;
-        g->slots[i].value = v;
+    for (int k = 0; k < g->ninputs + g->noutputs; k++) {
+        graph_value *v = k < g->ninputs ? &g->inputs[k] : &g->outputs[k - g->ninputs];
+        *slot_of(g, v->storage) = (struct value_slot){v->storage, v};
     }
+    for (int k = 0; k < g->nstorages; k++)
+        if (!g->storages[k]->symbolic) *slot_of(g, g->storages[k]) = (struct value_slot){g->storages[k], NULL};
     return 1;
 }
 
@@ -555,10 +556,7 @@ static void release_intermediate(wgt_graph *g, wgt_storage *x) {
     x->host = NULL;
     x->device_valid = x->host_valid = 0;
     wgt_index_checks_forget(x);
-    x->failed = WGT_OK;
-    x->failed_in_run = 0;
-    free(x->failed_message);
-    x->failed_message = NULL;
+    wgt_storage_clear_failure(x);
 }
 
 static int staged_output(const graph_value *v) { return v->bound_tensor->offset != 0 || v->in_parts; }
@@ -638,9 +636,9 @@ wgt_status wgt_graph_dispatch(wgt_graph *g, int n_inputs, const wgt_binding *inp
     if (st != WGT_OK) goto done;
     ctx->refs++;
     wgt_index_checks_new_run(ctx);
-    /* Each intermediate starts the run holding nothing (its last step of the previous run
-     * released it already, unless that step's list of last uses could not grow). */
-    for (int i = 0; i < g->nstorages; i++) release_intermediate(g, g->storages[i]);
+    /* Each intermediate starts the run holding nothing: its last step of the previous run
+     * released it, unless that step's list of last uses could not grow. */
+    for (int i = 0; g->plan.lost_last_uses && i < g->nstorages; i++) release_intermediate(g, g->storages[i]);
     for (int s = 0; s < g->plan.nsteps && st == WGT_OK; s++) {
         const wgt_step *step = &g->plan.steps[s];
         st = wgt_step_run(ctx, step, resolve, g);

@@ -263,11 +263,7 @@ static void unlink_tainted(struct wgt_index_checks *c, wgt_storage *s) {
 /* A failure a run found (failed_in_run) stands for taint whose verdict came early: it goes
  * where the taint would go. */
 static void drop_failure_in_run(wgt_storage *s) {
-    if (!s->failed || !s->failed_in_run) return;
-    s->failed = WGT_OK;
-    s->failed_in_run = 0;
-    free(s->failed_message);
-    s->failed_message = NULL;
+    if (s->failed && s->failed_in_run) wgt_storage_clear_failure(s);
 }
 
 void wgt_index_checks_written(wgt_storage *s, uint64_t mask, int whole) {

@@ -315,6 +315,7 @@ typedef struct wgt_plan {
     int *node_step; /* per planned node: the step that runs it, or -1 when dropped */
     int skipped; /* nodes dropped: nobody could read what they write */
     int fused;   /* nodes that run inside fused kernels */
+    int lost_last_uses; /* a step's list of last uses could not grow: some storages are not in one */
 } wgt_plan;
 
 /* needed(s, arg): whether storage s must hold its final value after the list runs (a tensor

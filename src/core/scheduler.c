@@ -622,7 +622,10 @@ wgt_status wgt_plan_build(wgt_context *ctx, wgt_node *const *nodes, int n, wgt_n
             for (int q = 0; q < step->nlast && !seen; q++) seen = step->last_uses[q] == s;
             if (seen) continue;
             wgt_storage **grown = realloc(step->last_uses, sizeof *grown * ((size_t)step->nlast + 1));
-            if (!grown) continue; /* only an early release is lost */
+            if (!grown) { /* only an early release is lost */
+                out->lost_last_uses = 1;
+                continue;
+            }
             step->last_uses = grown;
             step->last_uses[step->nlast++] = s;
         }

@@ -136,6 +136,13 @@ wgt_status wgt_storage_sync_device(wgt_storage *s) {
     return wgt_storage_sync_device_now(s);
 }
 
+void wgt_storage_clear_failure(wgt_storage *s) {
+    s->failed = WGT_OK;
+    s->failed_in_run = 0;
+    free(s->failed_message);
+    s->failed_message = NULL;
+}
+
 wgt_status wgt_storage_sync_device_now(wgt_storage *s) {
     wgt_backend *be = s->ctx->backend;
     if (be->host_resident) return ensure_host_memory(s);

@@ -162,6 +162,8 @@ void wgt_storage_destroy_data(wgt_storage *s);
 wgt_status wgt_storage_sync_device_now(wgt_storage *s);
 /* Allocation for a storage a kernel is about to write whole (poisoned with WGT_POISON=1). */
 wgt_status wgt_storage_prepare_output(wgt_storage *s);
+/* s's values are gone or replaced: no failure of the work that computed them stands. */
+void wgt_storage_clear_failure(wgt_storage *s);
 
 /* ---- the device layout of block types (block_layout.c) ---- */
 /* Bytes of values per block (32 q8_0, 16 q4_0): a block's stride in the first part of the
